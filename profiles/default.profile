@@ -1,0 +1,1 @@
+# skillrun default profile (placeholder)

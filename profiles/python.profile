@@ -1,0 +1,1 @@
+# python profile (placeholder)

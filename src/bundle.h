@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Caps on what a bundle may contain (refused beyond them, path named). */
+struct sr_bundle_caps {
+  uint64_t max_files;      /* files + directories, default 10000 */
+  uint64_t max_bytes;      /* total file bytes, default 256 MiB */
+  uint64_t max_file_bytes; /* one file, default 256 MiB */
+  size_t max_path;         /* relative path bytes, default 1024 */
+  size_t max_depth;        /* directory depth, default 32 */
+};
+void sr_bundle_caps_default(struct sr_bundle_caps *c);
+
+struct sr_bundle {
+  char digest[72];   /* "sha256:" + 64 hex + NUL */
+  uint64_t n_files;
+  uint64_t n_dirs;
+  uint64_t total_bytes;
+  char *records;     /* the canonical record text, when asked for */
+  size_t records_len;
+  char *skill_md;    /* the exact bytes of SKILL.md that were hashed (NUL-
+                      * terminated), so the manifest is parsed from what was
+                      * verified and never re-read; NULL if over 1 MiB */
+  size_t skill_md_len;
+};
+
+/*
+ * Walks the bundle at `src` (no symlink following, each file opened once
+ * relative to its directory fd with O_NOFOLLOW), computes the canonical
+ * digest (skillrun-bundle(5)) and, when dst_dirfd >= 0, copies every file
+ * and directory into that (empty) directory *while* hashing, so the copy
+ * holds exactly the hashed bytes.  Copies get mode 0644/0755 as in the
+ * records.  Refuses symlinks, devices, FIFOs, sockets, names with control
+ * characters and anything over the caps before reading contents: exit 123,
+ * reason "bundle_invalid", the offending relative path named.  A bundle
+ * without SKILL.md at its root is refused too.
+ */
+int sr_bundle_stage(const char *src, int dst_dirfd,
+                    const struct sr_bundle_caps *caps, bool keep_records,
+                    struct sr_bundle *out, struct sr_error *err);
+
+void sr_bundle_free(struct sr_bundle *b);
+
+/* ---- pure pieces, unit-tested ---- */
+
+/* One record line (with the trailing '\n'); returns malloc'd text or NULL.
+ * type 'f': mode_exec selects 0755/0644, sha256_hex the content hash.
+ * type 'd': size and hash ignored, "d 0755 0 - path/\n". */
+char *sr_bundle_record(char type, bool mode_exec, uint64_t size,
+                       const char *sha256_hex, const char *relpath);
+/* Ordering used for records: strcmp of relative paths (no trailing slash). */
+int sr_bundle_path_cmp(const char *a, const char *b);
+/* A name is acceptable in a bundle: no control characters, not "." or "..",
+ * no '/', at most 255 bytes. */
+bool sr_bundle_name_ok(const char *name);

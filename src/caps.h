@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "error.h"
+
+/*
+ * Drops every capability of the calling process (libcap): locks the
+ * securebits (NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE,
+ * each with its _LOCKED bit) while CAP_SETPCAP is still held, empties the
+ * bounding set, clears ambient, then sets permitted, effective and
+ * inheritable to empty.  Then reads every set back (cap_get_proc,
+ * PR_CAPBSET_READ, PR_CAP_AMBIENT_IS_SET, PR_GET_SECUREBITS) and fails if
+ * anything is left.  Failure: sr_error_layer("capabilities", ...).
+ */
+int sr_caps_drop_all(struct sr_error *err);
+
+/* Sets no_new_privs and reads it back.  Failure: layer "no_new_privs". */
+int sr_set_no_new_privs(struct sr_error *err);

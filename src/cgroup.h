@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+
+/* One cgroup v2 leaf per run. */
+struct sr_cgroup {
+  bool active;       /* a leaf exists and holds the limits */
+  int leaf_fd;       /* O_DIRECTORY|O_CLOEXEC fd of the leaf (CLONE_INTO_CGROUP) */
+  char *leaf_path;   /* absolute path under /sys/fs/cgroup */
+  char *parent_path; /* the subtree the leaf was created in */
+  bool memory, pids, cpu; /* controllers enabled for the leaf */
+};
+
+struct sr_cgroup_stats {
+  uint64_t cpu_usec;     /* cpu.stat usage_usec */
+  uint64_t memory_peak;  /* memory.peak (0 when the kernel lacks it) */
+  uint64_t pids_peak;    /* pids.peak (0 when the kernel lacks it) */
+  uint64_t oom_kill;     /* memory.events oom_kill */
+  uint64_t pids_max_hit; /* pids.events max */
+};
+
+/*
+ * Finds a writable cgroup v2 subtree (parent_override, else a `skillrun`
+ * subtree as root, else a delegated subtree from /proc/self/cgroup), creates
+ * the leaf `name`, enables controllers, writes memory.max,
+ * memory.swap.max=0, memory.oom.group=1, pids.max, and reads them back.
+ * Sets p->limits[..].enforced_by = "cgroup2" for what it enforces.
+ * When no usable leaf can be made: mode REQUIRE -> error (layer "cgroup");
+ * PREFER -> returns 0 with cg->active false and *why set (malloc'd) for the
+ * warning; the caller then applies rlimit fallbacks.
+ */
+int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p,
+                    const char *parent_override, const char *name, char **why,
+                    struct sr_error *err);
+
+int sr_cgroup_cpu_usec(const struct sr_cgroup *cg, uint64_t *usec);
+int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
+/* cgroup.kill (or SIGKILL of every pid in cgroup.procs on old kernels). */
+int sr_cgroup_kill(const struct sr_cgroup *cg);
+/* Waits until empty and removes the leaf.  Safe to call when inactive. */
+int sr_cgroup_destroy(struct sr_cgroup *cg);
+
+/* Removes leftover leaves of dead runs below the skillrun subtree (--gc). */
+int sr_cgroup_gc(const char *parent_override, struct sr_error *err);

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+enum sr_mode {
+  SR_MODE_RUN = 0,
+  SR_MODE_DIGEST,       /* --digest */
+  SR_MODE_EXPLAIN,      /* --explain */
+  SR_MODE_VERIFY_AUDIT, /* --verify-audit FILE */
+  SR_MODE_HELP,
+  SR_MODE_VERSION,
+};
+
+struct sr_input_arg {
+  char *path; /* host path, as given */
+  char *name; /* name under /workspace/inputs (basename when not given) */
+};
+
+/* A limit given on the command line; `set` false when absent. */
+struct sr_flag_u64 {
+  bool set;
+  uint64_t value;
+};
+
+/*
+ * The parsed command line.  Pure data: parsing opens no file and has no side
+ * effect, so every rule is unit-tested.  Sizes are bytes, durations ms.
+ */
+struct sr_args {
+  enum sr_mode mode;
+  char *bundle;         /* BUNDLE (required for run, digest, explain) */
+  char *profile;        /* -p NAME|PATH, NULL = embedded default */
+  char *conf;           /* --conf PATH, NULL = SR_SYSCONFDIR/skillrun/skillrun.conf */
+  char *expect_sha256;  /* 64 lowercase hex digits (a "sha256:" prefix is stripped) */
+  char *signature;      /* --signature FILE */
+  char *tenant;         /* validated with sr_valid_id; default "default" */
+  char *execution_id;   /* validated; NULL = random UUIDv4 chosen by main */
+  struct sr_input_arg *inputs;
+  size_t n_inputs;
+  char *workspace_root; /* --workspace-root DIR */
+  struct sr_flag_u64 memory, cpu_seconds, timeout_ms, pids, log_cap;
+  int network;          /* -1 unset, 0 deny, 1 allow */
+  int audit_fd;         /* -1 unset */
+  char *audit_file;     /* --audit-file PATH */
+  char *verify_audit;   /* --verify-audit FILE */
+  bool verbose;         /* --verbose (with --digest: print the records) */
+  bool log_passthrough; /* --log-passthrough: copy kept log bytes to stderr */
+  char **command;       /* after "--", NULL-terminated, copied verbatim */
+  size_t n_command;
+};
+
+/*
+ * Parses argv into *out (zeroed first).  On a usage error returns -EINVAL
+ * with err set (exit 125, one line naming the option; main adds the hint
+ * "Try 'skillrun --help'").  Everything after the first "--" is copied
+ * into command[] untouched, never parsed as options.
+ */
+int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
+                 struct sr_error *err);
+void sr_args_free(struct sr_args *a);
+
+/* The --help text (short and complete), and --version. */
+void sr_cli_help(FILE *f);
+void sr_cli_version(FILE *f);

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fdutil.h"
+
+int safe_close(int fd) {
+  if (fd >= 0) {
+    int saved = errno;
+    /* close(2): never retry on EINTR, the fd is gone either way on Linux. */
+    (void)close(fd);
+    errno = saved;
+  }
+  return -1;
+}
+
+int sr_write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (n == 0)
+      return -EIO;
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int sr_read_full(int fd, void *buf, size_t len, size_t *got) {
+  char *p = buf;
+  size_t total = 0;
+
+  while (total < len) {
+    ssize_t n = read(fd, p + total, len - total);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (n == 0)
+      break;
+    total += (size_t)n;
+  }
+  *got = total;
+  return 0;
+}
+
+int sr_read_fd(int fd, size_t max, char **out, size_t *len) {
+  _cleanup_free_ char *buf = NULL;
+  size_t size = 0, used = 0;
+
+  for (;;) {
+    ssize_t n;
+
+    if (used == size) {
+      size_t nsize = size ? size * 2 : 4096;
+      char *nbuf;
+      if (nsize > max + 1)
+        nsize = max + 1;
+      if (nsize <= used)
+        return -EFBIG;
+      nbuf = realloc(buf, nsize + 1);
+      if (!nbuf)
+        return -ENOMEM;
+      buf = nbuf;
+      size = nsize;
+    }
+    n = read(fd, buf + used, size - used);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (n == 0)
+      break;
+    used += (size_t)n;
+    if (used > max)
+      return -EFBIG;
+  }
+  if (!buf) {
+    buf = malloc(1);
+    if (!buf)
+      return -ENOMEM;
+  }
+  buf[used] = '\0';
+  *out = TAKE_PTR(buf);
+  if (len)
+    *len = used;
+  return 0;
+}
+
+int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
+                    size_t *len) {
+  _cleanup_close_ int fd = -1;
+  struct stat st;
+
+  fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  if (!S_ISREG(st.st_mode))
+    return -EINVAL;
+  if ((uint64_t)st.st_size > max)
+    return -EFBIG;
+  return sr_read_fd(fd, max, out, len);
+}
+
+int sr_write_file_at(int dirfd, const char *path, const char *s) {
+  _cleanup_close_ int fd = -1;
+  int r;
+
+  fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  r = sr_write_all(fd, s, strlen(s));
+  if (r < 0)
+    return r;
+  return 0;
+}
+
+static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
+  DIR *d;
+  struct dirent *de;
+  int r = 0;
+
+  if (depth > 256)
+    return -ELOOP;
+  d = fdopendir(fd);
+  if (!d) {
+    r = -errno;
+    safe_close(fd);
+    return r;
+  }
+  while ((errno = 0, de = readdir(d))) {
+    struct stat st;
+
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      if (errno != ENOENT && r == 0)
+        r = -errno;
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      int sub;
+      if (st.st_dev != dev) {
+        /* Never descend into another mount. */
+        if (r == 0)
+          r = -EXDEV;
+        continue;
+      }
+      sub = openat(dirfd(d), de->d_name,
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        if (errno != ENOENT && r == 0)
+          r = -errno;
+        continue;
+      }
+      /* A read-only copy has mode 0555 directories: make them writable. */
+      (void)fchmod(sub, 0700); /* failure shows up as unlinkat below */
+      int q = rm_rf_children(sub, dev, depth + 1);
+      if (q < 0 && r == 0)
+        r = q;
+      if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+          r == 0)
+        r = -errno;
+    } else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT &&
+               r == 0) {
+      r = -errno;
+    }
+  }
+  if (errno != 0 && r == 0)
+    r = -errno;
+  closedir(d);
+  return r;
+}
+
+int sr_rm_rf_at(int dirfd, const char *name) {
+  struct stat st;
+  int fd, r;
+
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : -errno;
+  if (!S_ISDIR(st.st_mode))
+    return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+  fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  (void)fchmod(fd, 0700); /* see rm_rf_children */
+  r = rm_rf_children(fd, st.st_dev, 0);
+  if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+    r = -errno;
+  return r;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  return *(const int *)a - *(const int *)b;
+}
+
+int sr_close_all_fds_except(int from, const int *keep, size_t n_keep) {
+  int sorted[16];
+  unsigned int lo = (unsigned int)from;
+
+  if (n_keep > SR_ARRAY_SIZE(sorted))
+    return -E2BIG;
+  memcpy(sorted, keep, n_keep * sizeof(int));
+  qsort(sorted, n_keep, sizeof(int), cmp_int);
+  for (size_t i = 0; i <= n_keep; i++) {
+    unsigned int hi = i < n_keep ? (unsigned int)sorted[i] : ~0U;
+    if (i < n_keep && sorted[i] < from)
+      continue;
+    if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0)
+      return -errno;
+    if (i < n_keep)
+      lo = hi + 1;
+  }
+  return 0;
+}
+
+int sr_fd_cloexec(int fd, bool on) {
+  int flags = fcntl(fd, F_GETFD);
+
+  if (flags < 0)
+    return -errno;
+  flags = on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC;
+  if (fcntl(fd, F_SETFD, flags) < 0)
+    return -errno;
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "macro.h"
+
+/* Close if >= 0, keep errno, never retry close (close(2) NOTES). */
+int safe_close(int fd);
+static inline void safe_closep(int *fd) { safe_close(*fd); }
+#define _cleanup_close_ _cleanup_(safe_closep)
+static inline void sr_fclosep(FILE **f) {
+  if (*f)
+    fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(sr_fclosep)
+
+/* Loops over EINTR and short transfers.  0 or -errno. */
+int sr_write_all(int fd, const void *buf, size_t len);
+/* Reads until EOF or len bytes; *got = bytes read.  0 or -errno. */
+int sr_read_full(int fd, void *buf, size_t len, size_t *got);
+/*
+ * Reads a whole file opened relative to dirfd (AT_FDCWD allowed) without
+ * following a final symlink, refusing non-regular files and files larger
+ * than max bytes (-EFBIG).  *out is NUL-terminated and malloc'd.
+ */
+int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
+                    size_t *len);
+/* Reads an already open fd the same way. */
+int sr_read_fd(int fd, size_t max, char **out, size_t *len);
+
+/* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */
+int sr_write_file_at(int dirfd, const char *path, const char *s);
+
+/* Removes name below dirfd recursively, never following symlinks and never
+ * crossing into another mount.  Missing is not an error.  0 or -errno. */
+int sr_rm_rf_at(int dirfd, const char *name);
+
+/* Closes every fd >= from except those listed (close_range where possible). */
+int sr_close_all_fds_except(int from, const int *keep, size_t n_keep);
+
+/* Sets or clears O_CLOEXEC. */
+int sr_fd_cloexec(int fd, bool on);

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Take ownership of a pointer or fd out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                                                            \
+  ({                                                                           \
+    __typeof__(p) _p_ = (p);                                                   \
+    (p) = NULL;                                                                \
+    _p_;                                                                       \
+  })
+#define TAKE_FD(fd)                                                            \
+  ({                                                                           \
+    int _fd_ = (fd);                                                           \
+    (fd) = -1;                                                                 \
+    _fd_;                                                                      \
+  })
+
+static inline void sr_freep(void *p) { free(*(void **)p); }
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(sr_freep)
+
+/* Declares name##p(type *) calling func(*p) when *p is not NULL. */
+#define SR_DEFINE_CLEANUP(type, func)                                          \
+  static inline void func##p(type *p) {                                        \
+    if (*p)                                                                    \
+      func(*p);                                                                \
+  }
+
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _warn_unused_ __attribute__((warn_unused_result))

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "util.h"
+
+#define SR_MANIFEST_MAX_BYTES (1024 * 1024)
+
+struct sr_kv {
+  char *key;
+  char *value;
+  unsigned line;
+};
+
+/* A sandbox.* limit declared in metadata: value in bytes / ms / count. */
+struct sr_manifest_limit {
+  bool set;
+  uint64_t value;
+  unsigned line; /* SKILL.md line, for messages */
+};
+
+/*
+ * SKILL.md front matter as skillrun reads it (skillrun-skill(5)).  All
+ * strings are UTF-8 as written (name is kept as written; validation uses its
+ * NFKC form).
+ */
+struct sr_manifest {
+  char *name;          /* required, 1-64 */
+  char *description;   /* required, 1-1024 */
+  char *license;       /* optional */
+  char *compatibility; /* optional, 1-500 */
+  char *version;       /* metadata.version, optional */
+  struct sr_strv allowed_tools; /* "allowed-tools": string (split on spaces) or list */
+  struct sr_kv *metadata;       /* every metadata entry, in order */
+  size_t n_metadata;
+
+  /* skillrun's own declarations (metadata keys with the "sandbox." prefix) */
+  struct sr_strv entrypoint;    /* sandbox.entrypoint split on blanks; empty if absent */
+  unsigned entrypoint_line;
+  int network;                  /* sandbox.network: -1 absent, 0 deny, 1 allow */
+  unsigned network_line;
+  struct sr_manifest_limit memory, cpu_seconds, timeout_ms, pids;
+
+  /* Places where skillrun is more lenient than the reference validator
+   * ("SKILL.md:4: unknown top-level key 'tags'"); each becomes a `warning`
+   * event, and a refusal under a strict profile. */
+  struct sr_strv warnings;
+};
+
+/*
+ * Parses and validates SKILL.md.  `buf` is the whole file (at most
+ * SR_MANIFEST_MAX_BYTES), `dirname` the bundle directory's base name (for
+ * the name-matches-directory rule; NULL skips it).  Errors: exit 123,
+ * reason "manifest_invalid", message "SKILL.md:LINE: <rule broken>".
+ * *out is untouched on failure.
+ */
+int sr_manifest_parse(const char *buf, size_t len, const char *dirname,
+                      struct sr_manifest *out, struct sr_error *err);
+
+/* Reads SKILL.md from a directory fd (the verified staging copy). */
+int sr_manifest_load_at(int dirfd, const char *dirname,
+                        struct sr_manifest *out, struct sr_error *err);
+
+void sr_manifest_free(struct sr_manifest *m);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "policy.h"
+
+/* What the sandbox filesystem is built from (DESIGN.md "The sandbox as the
+ * skill sees it"). Host paths are absolute. */
+struct sr_mount_plan {
+  const struct sr_policy *policy;
+  const char *bundle_dir;    /* verified staging copy -> /workspace/inputs/bundle (ro) */
+  const char *inputs_dir;    /* staged --input files -> /workspace/inputs/NAME (ro); may be NULL */
+  const char *metadata_file; /* -> /workspace/metadata.json (ro); may be NULL */
+  uid_t uid;                 /* inside ids, 1000 */
+  gid_t gid;
+  const char *user_name;     /* "skill": passwd/group entry */
+  const char *home;          /* "/workspace/scratch" */
+};
+
+/*
+ * Builds the sandbox root and enters it.  Runs in pid 1 of the new pid
+ * namespace, inside the new user and mount namespaces, with full
+ * capabilities there.  Order: / MS_SLAVE|MS_REC; tmpfs root; binds; /etc;
+ * /dev; /proc; /tmp; /workspace; pivot_root; old root detached; root
+ * remounted read-only; cwd "/".  Any failure: sr_error_layer("mount", ...).
+ * Verifies what it can (read back of mount flags via statvfs / mountinfo).
+ */
+int sr_mount_build(const struct sr_mount_plan *plan, struct sr_error *err);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "conf.h"
+#include "error.h"
+#include "util.h"
+
+struct sr_manifest;
+
+/* Where a value came from, in the order layers are applied. */
+enum sr_source {
+  SR_SRC_BUILTIN = 0, /* compiled-in platform cap */
+  SR_SRC_CONF,        /* /etc/skillrun/skillrun.conf (sets the caps) */
+  SR_SRC_PROFILE,     /* the profile (and its includes) */
+  SR_SRC_MANIFEST,    /* SKILL.md metadata sandbox.* */
+  SR_SRC_FLAG,        /* command line */
+  SR__SRC_MAX
+};
+const char *sr_source_name(enum sr_source s); /* "builtin", "conf", ... */
+
+enum sr_limit_kind { SR_KIND_SIZE, SR_KIND_COUNT, SR_KIND_DURATION };
+
+/* Every numeric limit.  Sizes in bytes, durations in ms, counts plain. */
+enum sr_limit_id {
+  SR_LIM_MEMORY = 0,   /* memory            512MiB */
+  SR_LIM_CPU_SECONDS,  /* cpu-seconds       60 (whole tree) */
+  SR_LIM_TIMEOUT,      /* timeout           wall clock */
+  SR_LIM_PIDS,         /* pids */
+  SR_LIM_LOG_CAP,      /* log-cap           10MiB, stdout+stderr */
+  SR_LIM_TMP_SIZE,     /* tmp-size          /tmp tmpfs */
+  SR_LIM_SCRATCH_SIZE, /* scratch-size      /workspace/scratch tmpfs */
+  SR_LIM_OUTPUTS_SIZE, /* outputs-size      /workspace/outputs tmpfs and harvest cap */
+  SR_LIM_INPUTS_SIZE,  /* inputs-size       total of --input files */
+  SR_LIM_NOFILE,       /* nofile            RLIMIT_NOFILE */
+  SR_LIM_KILL_GRACE,   /* kill-grace        SIGTERM -> SIGKILL delay */
+  SR__LIM_MAX
+};
+
+struct sr_limit_def {
+  const char *name;         /* profile key, --explain key */
+  enum sr_limit_kind kind;
+  uint64_t builtin;         /* compiled-in platform cap */
+  uint64_t min;             /* smallest accepted value */
+  uint64_t max;             /* largest value a conf may set as a cap */
+};
+extern const struct sr_limit_def sr_limit_defs[SR__LIM_MAX];
+int sr_limit_by_name(const char *name); /* index or -1 */
+
+struct sr_limit {
+  uint64_t value;        /* effective value (<= cap) */
+  uint64_t cap;          /* platform cap: builtin, or skillrun.conf */
+  enum sr_source source; /* layer that set `value` */
+  const char *enforced_by; /* "cgroup2", "rlimit", "tmpfs", "supervisor", ...
+                            * filled by the layer that enforces it; NULL until then */
+};
+
+enum sr_cgroup_mode { SR_CGROUP_PREFER = 0, SR_CGROUP_REQUIRE, SR_CGROUP_OFF };
+enum sr_proc_mode { SR_PROC_PROCFS = 0, SR_PROC_TMPFS };
+
+struct sr_bind {
+  char *src;      /* absolute host path */
+  char *dst;      /* absolute sandbox path */
+  bool optional;  /* bind-ro-try: a missing source is skipped, not an error */
+  char *file;     /* where it was declared, for errors */
+  unsigned line;
+};
+
+struct sr_setenv {
+  char *name;
+  char *value;
+};
+
+/*
+ * The resolved policy: every limit already clamped.  Built once, then only
+ * read (the `enforced_by` fields are the one exception, filled as layers
+ * are applied).
+ */
+struct sr_policy {
+  char *profile;                     /* display name of the profile */
+  struct sr_limit limits[SR__LIM_MAX];
+
+  bool network_allow;                /* the effective decision */
+  bool network_permitted;            /* caps and profile permit allow */
+  enum sr_source network_source;
+
+  enum sr_cgroup_mode cgroup;
+  enum sr_proc_mode proc;
+  bool strict;        /* `strict yes`: manifest lenience and fallbacks refused */
+  char *hostname;     /* default "skillrun" */
+
+  struct sr_bind *binds;  /* extra read-only binds (/usr and friends are built in) */
+  size_t n_binds;
+  struct sr_strv etc_files;  /* host /etc files copied in (etc-file/etc-file-try) */
+  struct sr_strv etc_files_try;
+  struct sr_strv env_keep;   /* names kept from the caller's environment */
+  struct sr_setenv *setenv;
+  size_t n_setenv;
+
+  struct sr_strv seccomp_allow; /* syscall names added to the allowlist */
+  struct sr_strv seccomp_deny;  /* syscall names removed from it */
+
+  char *workspace_root;      /* from conf `workspace-root`, may be NULL */
+
+  /* Clamping notices and other non-fatal findings, each one a `warning`
+   * audit event: "profile: memory 2GiB above the platform cap 512MiB, clamped". */
+  struct sr_strv warnings;
+};
+
+/* Builtin caps, defaults, hostname; never fails except on ENOMEM. */
+int sr_policy_init(struct sr_policy *p);
+
+/*
+ * skillrun.conf: limit keys set the platform caps (they may raise or lower
+ * the compiled-in ones, and the current values follow).  Other keys:
+ * `network allow|deny` (whether allow may be granted at all),
+ * `workspace-root DIR`.  Unknown key, duplicate scalar key, bad value:
+ * "file:line: ..." error, exit 125.
+ */
+int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
+                         struct sr_error *err);
+/* A profile: limits may only be lowered (raising is clamped + warning). */
+int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
+                            struct sr_error *err);
+/* SKILL.md sandbox.* declarations; may only lower; network allow needs the
+ * profile to permit it.  Manifest warnings in strict mode are refusals. */
+int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
+                             struct sr_error *err);
+/* Command-line flags; may only lower. */
+int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
+                         struct sr_error *err);
+
+/* The resolved policy as JSON (--explain; policy_resolved event fields):
+ * {"profile":..., "limits":{"memory":{"value":N,"cap":N,"source":"profile",
+ *  "enforced_by":...},...}, "network":{...}, "cgroup":..., "proc":...,
+ *  "mounts":[...], "environment":{...}, "seccomp":{...}}.  New reference. */
+json_t *sr_policy_to_json(const struct sr_policy *p);
+
+void sr_policy_free(struct sr_policy *p);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "policy.h"
+
+struct sr_seccomp;
+
+/*
+ * Builds the allowlist filter for the resolved policy (the default table
+ * plus the profile's seccomp-allow, minus its seccomp-deny).  Done in the
+ * supervisor before the sandbox exists, so policy_resolved can name the
+ * filter's digest and a libseccomp failure stops the run before anything
+ * is created.  Failure: sr_error_layer("seccomp", ...).
+ */
+int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
+                     struct sr_error *err);
+
+/* "sha256:<hex>" of the exact BPF program that will be loaded. */
+const char *sr_seccomp_digest(const struct sr_seccomp *f);
+/* Number of BPF instructions. */
+unsigned sr_seccomp_insns(const struct sr_seccomp *f);
+
+/*
+ * Loads the filter into the calling process with TSYNC, after no_new_privs;
+ * the last step before execve.  Verifies "Seccomp: 2" in /proc/self/status
+ * afterwards when /proc is readable.  Failure: layer "seccomp".
+ */
+int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err);
+
+void sr_seccomp_free(struct sr_seccomp *f);
+
+/* True when `name` is a syscall libseccomp knows for the native arch. */
+bool sr_seccomp_known_syscall(const char *name);

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "util.h"
+
+#define SR_U64_LIMIT (UINT64_C(1) << 62)
+
+int sr_parse_uint(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+
+  if (!s || !*s)
+    return -EINVAL;
+  for (const char *c = s; *c; c++) {
+    if (*c < '0' || *c > '9')
+      return -EINVAL;
+    if (v > (UINT64_MAX - (uint64_t)(*c - '0')) / 10)
+      return -ERANGE;
+    v = v * 10 + (uint64_t)(*c - '0');
+  }
+  if (v > max)
+    return -ERANGE;
+  *out = v;
+  return 0;
+}
+
+/* Splits "123abc" into the number and the suffix. */
+static int split_number(const char *s, uint64_t *num, const char **suffix) {
+  uint64_t v = 0;
+  const char *c = s;
+
+  if (!s || !(*c >= '0' && *c <= '9'))
+    return -EINVAL;
+  for (; *c >= '0' && *c <= '9'; c++) {
+    if (v > (SR_U64_LIMIT - (uint64_t)(*c - '0')) / 10)
+      return -ERANGE;
+    v = v * 10 + (uint64_t)(*c - '0');
+  }
+  *num = v;
+  *suffix = c;
+  return 0;
+}
+
+int sr_parse_size(const char *s, uint64_t *out) {
+  static const struct {
+    const char *suffix;
+    unsigned shift;
+  } units[] = {
+      {"", 0},     {"b", 0},    {"k", 10},   {"kb", 10},  {"kib", 10},
+      {"m", 20},   {"mb", 20},  {"mib", 20}, {"g", 30},   {"gb", 30},
+      {"gib", 30}, {"t", 40},   {"tb", 40},  {"tib", 40},
+  };
+  const char *suffix;
+  uint64_t v;
+  int r;
+
+  r = split_number(s, &v, &suffix);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(units); i++) {
+    if (strcasecmp(suffix, units[i].suffix) != 0)
+      continue;
+    if (v > (SR_U64_LIMIT >> units[i].shift))
+      return -ERANGE;
+    *out = v << units[i].shift;
+    return 0;
+  }
+  return -EINVAL;
+}
+
+int sr_parse_duration_ms(const char *s, uint64_t *out) {
+  static const struct {
+    const char *suffix;
+    uint64_t ms;
+  } units[] = {
+      {"", 1000},   {"s", 1000},      {"ms", 1},          {"m", 60000},
+      {"min", 60000}, {"h", 3600000}, {"sec", 1000},
+  };
+  const char *suffix;
+  uint64_t v;
+  int r;
+
+  r = split_number(s, &v, &suffix);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(units); i++) {
+    if (strcmp(suffix, units[i].suffix) != 0)
+      continue;
+    if (v > SR_U64_LIMIT / units[i].ms)
+      return -ERANGE;
+    *out = v * units[i].ms;
+    return 0;
+  }
+  return -EINVAL;
+}
+
+int sr_parse_bool(const char *s, bool *out) {
+  if (!s)
+    return -EINVAL;
+  if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1")) {
+    *out = true;
+    return 0;
+  }
+  if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0")) {
+    *out = false;
+    return 0;
+  }
+  return -EINVAL;
+}
+
+void sr_format_size(uint64_t bytes, char *buf, size_t len) {
+  static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned i = 0;
+
+  /* Exact when the value is a whole number of the unit, else one decimal. */
+  while (i + 1 < SR_ARRAY_SIZE(names) && bytes >= (UINT64_C(1) << (10 * (i + 1))))
+    i++;
+  if (i == 0 || bytes % (UINT64_C(1) << (10 * i)) == 0)
+    snprintf(buf, len, "%" PRIu64 "%s", bytes >> (10 * i), names[i]);
+  else
+    snprintf(buf, len, "%.1f%s", (double)bytes / (double)(UINT64_C(1) << (10 * i)),
+             names[i]);
+}
+
+void sr_format_duration_ms(uint64_t ms, char *buf, size_t len) {
+  if (ms % 3600000 == 0 && ms >= 3600000)
+    snprintf(buf, len, "%" PRIu64 "h", ms / 3600000);
+  else if (ms % 60000 == 0 && ms >= 60000)
+    snprintf(buf, len, "%" PRIu64 "m", ms / 60000);
+  else if (ms % 1000 == 0)
+    snprintf(buf, len, "%" PRIu64 "s", ms / 1000);
+  else
+    snprintf(buf, len, "%" PRIu64 "ms", ms);
+}
+
+bool sr_valid_id(const char *s) {
+  size_t n;
+
+  if (!s || !isalnum((unsigned char)s[0]))
+    return false;
+  n = strlen(s);
+  if (n > 64)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (!(isalnum(c) && c < 0x80) && c != '.' && c != '_' && c != '-')
+      return false;
+  }
+  return strstr(s, "..") == NULL;
+}
+
+bool sr_valid_hex(const char *s, size_t len) {
+  if (!s || strlen(s) != len)
+    return false;
+  for (size_t i = 0; i < len; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+bool sr_has_control_chars(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+      return true;
+  return false;
+}
+
+bool sr_valid_filename(const char *s) {
+  size_t n;
+
+  if (!s || !*s || !strcmp(s, ".") || !strcmp(s, ".."))
+    return false;
+  n = strlen(s);
+  return n <= 255 && !strchr(s, '/') && !sr_has_control_chars(s);
+}
+
+void sr_hex(const unsigned char *in, size_t n, char *out) {
+  static const char digits[] = "0123456789abcdef";
+
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = digits[in[i] >> 4];
+    out[2 * i + 1] = digits[in[i] & 0xf];
+  }
+  out[2 * n] = '\0';
+}
+
+int sr_random_uuid(char out[37]) {
+  unsigned char b[16];
+  char hex[33];
+  ssize_t n;
+
+  n = getrandom(b, sizeof(b), 0);
+  if (n < 0)
+    return -errno;
+  if ((size_t)n != sizeof(b))
+    return -EIO;
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  sr_hex(b, sizeof(b), hex);
+  snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12,
+           hex + 16, hex + 20);
+  return 0;
+}
+
+char *sr_strndup_safe(const char *s, size_t max) {
+  return s ? strndup(s, max) : NULL;
+}
+
+int sr_strv_push(struct sr_strv *sv, const char *s) {
+  char **v;
+  char *copy;
+
+  copy = strdup(s);
+  if (!copy)
+    return -ENOMEM;
+  v = realloc(sv->v, (sv->n + 2) * sizeof(char *));
+  if (!v) {
+    free(copy);
+    return -ENOMEM;
+  }
+  v[sv->n++] = copy;
+  v[sv->n] = NULL;
+  sv->v = v;
+  return 0;
+}
+
+bool sr_strv_contains(const struct sr_strv *sv, const char *s) {
+  for (size_t i = 0; i < sv->n; i++)
+    if (!strcmp(sv->v[i], s))
+      return true;
+  return false;
+}
+
+void sr_strv_free(struct sr_strv *sv) {
+  for (size_t i = 0; i < sv->n; i++)
+    free(sv->v[i]);
+  free(sv->v);
+  sv->v = NULL;
+  sv->n = 0;
+}
+
+void sr_now_rfc3339(char buf[32]) {
+  struct timespec ts;
+  struct tm tm;
+
+  char date[24];
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf, 32, "%.19s.%06ldZ", date, ts.tv_nsec / 1000 % 1000000);
+}
+
+uint64_t sr_now_mono_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/* Pure helpers: no syscalls except sr_random_uuid (getrandom). */
+
+/*
+ * Sizes: "512M", "10MiB", "1G", "4096", "64k".  Suffixes K/M/G/T (binary,
+ * case-insensitive, optional "i" and "B").  0 .. 2^62.  Returns 0 or -EINVAL/
+ * -ERANGE; *out untouched on failure.
+ */
+int sr_parse_size(const char *s, uint64_t *out);
+/* Durations: "30s", "5m", "1h", "250ms", "90" (seconds).  Result in ms. */
+int sr_parse_duration_ms(const char *s, uint64_t *out);
+/* Decimal unsigned integer, no sign, no suffix, <= max. */
+int sr_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* "yes"/"no"/"true"/"false"/"1"/"0". */
+int sr_parse_bool(const char *s, bool *out);
+
+/* Human form used in messages and --explain ("512MiB", "1.5GiB", "300B"). */
+void sr_format_size(uint64_t bytes, char *buf, size_t len);
+/* "30s", "1500ms", "5m". */
+void sr_format_duration_ms(uint64_t ms, char *buf, size_t len);
+
+/* Tenant and execution ids: [A-Za-z0-9][A-Za-z0-9._-]{0,63}, no "..". */
+bool sr_valid_id(const char *s);
+/* Lowercase hex, exactly `len` hex digits. */
+bool sr_valid_hex(const char *s, size_t len);
+/* A single path component: non-empty, not "." or "..", no '/', no control
+ * characters, at most 255 bytes. */
+bool sr_valid_filename(const char *s);
+/* True when s contains a byte < 0x20 or 0x7f. */
+bool sr_has_control_chars(const char *s);
+
+/* Lowercase hex of n bytes into out (2n+1 bytes). */
+void sr_hex(const unsigned char *in, size_t n, char *out);
+
+/* Random UUIDv4, 36 chars + NUL.  Returns 0 or -errno. */
+int sr_random_uuid(char out[37]);
+
+/* strdup that aborts on ENOMEM-free callers: returns NULL on ENOMEM. */
+char *sr_strndup_safe(const char *s, size_t max);
+
+/* Dynamic array of strings, NULL-terminated. */
+struct sr_strv {
+  char **v;
+  size_t n;
+};
+int sr_strv_push(struct sr_strv *sv, const char *s); /* copies s */
+bool sr_strv_contains(const struct sr_strv *sv, const char *s);
+void sr_strv_free(struct sr_strv *sv);
+
+/* Current wall-clock time as RFC 3339 UTC with microseconds. */
+void sr_now_rfc3339(char buf[32]);
+/* Monotonic milliseconds. */
+uint64_t sr_now_mono_ms(void);

@@ -1,0 +1,1 @@
+# shell test library
