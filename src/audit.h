@@ -17,16 +17,16 @@
  * the caller stops the run.
  */
 struct sr_audit {
-  int fd;              /* primary sink (stdout, --audit-fd, --audit-file) */
+  int fd; /* primary sink (stdout, --audit-fd, --audit-file) */
   bool own_fd;
-  int copy_fd;         /* {run}/audit.jsonl once it exists, else -1 */
+  int copy_fd; /* {run}/audit.jsonl once it exists, else -1 */
   uint64_t seq;
   char prev[65];
   char *execution_id;
   char *tenant_id;
-  char *skill;         /* NULL until known: written as JSON null */
+  char *skill; /* NULL until known: written as JSON null */
   char *version;
-  char *backlog;       /* lines emitted before copy_fd existed */
+  char *backlog; /* lines emitted before copy_fd existed */
   size_t backlog_len;
   /* Test hook: when non-NULL, used instead of the clock. */
   const char *fixed_ts;
@@ -38,7 +38,9 @@ int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
 /* Sets skill name and version for every later event. */
 int sr_audit_set_skill(struct sr_audit *a, const char *skill,
                        const char *version);
-/* From now on also write to copy_fd; the backlog is written first. */
+/* From now on also write to copy_fd; the backlog is written first.  On
+ * success copy_fd is owned by `a` (closed by sr_audit_done); on failure the
+ * caller keeps it. */
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
 
 /*
@@ -63,3 +65,11 @@ int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
                        uint64_t *n_lines, struct sr_error *err);
 
 void sr_audit_done(struct sr_audit *a);
+
+/*
+ * A JSON string from bytes that may not be valid UTF-8 (skill output,
+ * file names): each ill-formed subsequence becomes U+FFFD, so jansson
+ * accepts it and the event is still written.  NULL s gives JSON null;
+ * returns NULL only on ENOMEM.
+ */
+json_t *sr_json_string_lossy(const char *s, size_t len);

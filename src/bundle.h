@@ -18,15 +18,16 @@ struct sr_bundle_caps {
 void sr_bundle_caps_default(struct sr_bundle_caps *c);
 
 struct sr_bundle {
-  char digest[72];   /* "sha256:" + 64 hex + NUL */
+  char digest[72]; /* "sha256:" + 64 hex + NUL */
   uint64_t n_files;
   uint64_t n_dirs;
   uint64_t total_bytes;
-  char *records;     /* the canonical record text, when asked for */
+  char *records; /* the canonical record text, when asked for */
   size_t records_len;
-  char *skill_md;    /* the exact bytes of SKILL.md that were hashed (NUL-
-                      * terminated), so the manifest is parsed from what was
-                      * verified and never re-read; NULL if over 1 MiB */
+  char *skill_md; /* the exact bytes of SKILL.md that were hashed (NUL-
+                   * terminated), so the manifest is parsed from what was
+                   * verified and never re-read; a SKILL.md over 1 MiB
+                   * is refused, so this is never NULL on success */
   size_t skill_md_len;
 };
 
@@ -39,12 +40,17 @@ struct sr_bundle {
  * records.  Refuses symlinks, devices, FIFOs, sockets, names with control
  * characters and anything over the caps before reading contents: exit 123,
  * reason "bundle_invalid", the offending relative path named.  A bundle
- * without SKILL.md at its root is refused too.
+ * without SKILL.md at its root is refused too.  A file that changes while
+ * it is read: exit 123, reason "bundle_changed".  I/O errors: exit 125.
+ * caps NULL means sr_bundle_caps_default().  *out is untouched on failure;
+ * a partial copy may remain under dst_dirfd, and the caller removes its
+ * staging directory.
  */
 int sr_bundle_stage(const char *src, int dst_dirfd,
                     const struct sr_bundle_caps *caps, bool keep_records,
                     struct sr_bundle *out, struct sr_error *err);
 
+/* Frees what *b owns (records, skill_md), not b itself. */
 void sr_bundle_free(struct sr_bundle *b);
 
 /* ---- pure pieces, unit-tested ---- */

@@ -1,6 +1,118 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB */
 #include "config.h"
+
+#include <errno.h>
+#include <linux/securebits.h>
+#include <stdbool.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
 #include "caps.h"
-int sr_caps_drop_all(struct sr_error *err) { return sr_error_layer(err, "capabilities", ENOSYS, "not built yet"); }
-int sr_set_no_new_privs(struct sr_error *err) { return sr_error_layer(err, "no_new_privs", ENOSYS, "not built yet"); }
+
+/* Root inside the namespace gains nothing, uid changes never touch the
+ * sets, capabilities are not kept across setuid, ambient cannot be raised;
+ * each locked so the skill cannot turn it back. */
+#define SR_SECUREBITS                                                          \
+  (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |             \
+   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |                   \
+   SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+static void cap_freep(cap_t *c) {
+  if (*c)
+    (void)cap_free(*c); /* only fails on a bad pointer */
+}
+#define _cleanup_cap_ _cleanup_(cap_freep)
+
+/* Highest capability the running kernel knows.  libcap reads it from the
+ * kernel; probing PR_CAPBSET_READ below also covers caps newer than the
+ * libcap we were built with. */
+static cap_value_t last_cap(void) {
+  cap_value_t last = (cap_value_t)cap_max_bits() - 1;
+
+  while (last < 63 && prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0)
+    last++;
+  return last;
+}
+
+static int verify(cap_value_t last, struct sr_error *err) {
+  _cleanup_cap_ cap_t now = NULL, empty = NULL;
+  int r;
+
+  now = cap_get_proc();
+  empty = cap_init();
+  if (!now || !empty)
+    return sr_error_layer(err, "capabilities", errno, "cap_get_proc");
+  r = cap_compare(now, empty);
+  if (r < 0)
+    return sr_error_layer(err, "capabilities", errno, "cap_compare");
+  if (r != 0)
+    return sr_error_layer(err, "capabilities", EPERM,
+                          "capability sets not empty after dropping");
+
+  for (cap_value_t c = 0; c <= last; c++) {
+    r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+    if (r < 0)
+      return sr_error_layer(err, "capabilities", errno, "PR_CAPBSET_READ(%d)",
+                            c);
+    if (r != 0)
+      return sr_error_layer(err, "capabilities", EPERM,
+                            "capability %d still in the bounding set", c);
+    r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0);
+    if (r < 0)
+      return sr_error_layer(err, "capabilities", errno,
+                            "PR_CAP_AMBIENT_IS_SET(%d)", c);
+    if (r != 0)
+      return sr_error_layer(err, "capabilities", EPERM,
+                            "capability %d still ambient", c);
+  }
+
+  r = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+  if (r < 0)
+    return sr_error_layer(err, "capabilities", errno, "PR_GET_SECUREBITS");
+  if ((r & SR_SECUREBITS) != SR_SECUREBITS || (r & SECBIT_KEEP_CAPS))
+    return sr_error_layer(err, "capabilities", EPERM,
+                          "securebits are 0x%x, expected 0x%x", r,
+                          SR_SECUREBITS);
+  return 0;
+}
+
+int sr_caps_drop_all(struct sr_error *err) {
+  _cleanup_cap_ cap_t none = NULL;
+  cap_value_t last = last_cap();
+
+  /* Order matters: securebits and the bounding set need CAP_SETPCAP, so
+   * they go before the sets that hold it are emptied. */
+  if (prctl(PR_SET_SECUREBITS, SR_SECUREBITS, 0, 0, 0) < 0)
+    return sr_error_layer(err, "capabilities", errno, "PR_SET_SECUREBITS");
+
+  for (cap_value_t c = 0; c <= last; c++)
+    if (cap_drop_bound(c) < 0)
+      return sr_error_layer(err, "capabilities", errno,
+                            "dropping capability %d from the bounding set", c);
+
+  if (cap_reset_ambient() < 0)
+    return sr_error_layer(err, "capabilities", errno,
+                          "clearing the ambient set");
+
+  none = cap_init(); /* cap_init() is all-clear */
+  if (!none)
+    return sr_error_layer(err, "capabilities", errno, "cap_init");
+  if (cap_set_proc(none) < 0)
+    return sr_error_layer(err, "capabilities", errno, "cap_set_proc");
+
+  return verify(last, err);
+}
+
+int sr_set_no_new_privs(struct sr_error *err) {
+  int r;
+
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return sr_error_layer(err, "no_new_privs", errno, "PR_SET_NO_NEW_PRIVS");
+  r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+  if (r < 0)
+    return sr_error_layer(err, "no_new_privs", errno, "PR_GET_NO_NEW_PRIVS");
+  if (r != 1)
+    return sr_error_layer(err, "no_new_privs", EPERM,
+                          "no_new_privs reads back as %d", r);
+  return 0;
+}

@@ -1,10 +1,881 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB */
+/*
+ * cgroup v2: find a subtree we may write, create one leaf per run, write the
+ * limits and read every one of them back, report usage, kill, remove.
+ *
+ * Kernel reference: Documentation/admin-guide/cgroup-v2.rst (sections
+ * "No Internal Process Constraint", "Delegation", "Core Interface Files").
+ */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cgroup.h"
-int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p, const char *parent_override, const char *name, char **why, struct sr_error *err) { cg->active = false; cg->leaf_fd = -1; return 0; }
-int sr_cgroup_cpu_usec(const struct sr_cgroup *cg, uint64_t *usec) { return -ENOSYS; }
-int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) { return -ENOSYS; }
-int sr_cgroup_kill(const struct sr_cgroup *cg) { return -ENOSYS; }
-int sr_cgroup_destroy(struct sr_cgroup *cg) { return 0; }
-int sr_cgroup_gc(const char *parent_override, struct sr_error *err) { return 0; }
+#include "fdutil.h"
+#include "util.h"
+
+#define CG_FILE_MAX (64 * 1024)
+#define MOUNTINFO_MAX (4 * 1024 * 1024)
+#define LEAF_PREFIX "run-"
+/* Where the supervisor moves itself when it must enable controllers on the
+ * cgroup it runs in ("no internal processes", cgroup-v2.rst). */
+#define SUPERVISOR_LEAF "supervisor"
+/* A leaf younger than this is never collected by --gc: its run may be
+ * between mkdir and flock. */
+#define GC_MIN_AGE_SEC 2
+#define DESTROY_WAIT_MS 2000
+
+static const char *const hybrid_v2_mount = "/sys/fs/cgroup/unified";
+
+static char *xasprintf(const char *fmt, ...) _printf_(1, 2);
+static char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  char *s = NULL;
+  int n;
+
+  va_start(ap, fmt);
+  n = vasprintf(&s, fmt, ap);
+  va_end(ap);
+  return n < 0 ? NULL : s;
+}
+
+static int read_at(int dfd, const char *file, char **out) {
+  return sr_read_file_at(dfd, file, CG_FILE_MAX, out, NULL);
+}
+
+/* "N\n" or "max\n" (UINT64_MAX). */
+static int parse_u64_value(const char *s, uint64_t *v) {
+  char buf[32];
+  size_t n = strcspn(s, "\n");
+
+  if (n == 0 || n >= sizeof(buf))
+    return -EINVAL;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  if (!strcmp(buf, "max")) {
+    *v = UINT64_MAX;
+    return 0;
+  }
+  return sr_parse_uint(buf, UINT64_MAX, v);
+}
+
+static int read_u64_at(int dfd, const char *file, uint64_t *v) {
+  _cleanup_free_ char *s = NULL;
+  int r = read_at(dfd, file, &s);
+
+  if (r < 0)
+    return r;
+  return parse_u64_value(s, v);
+}
+
+/* A flat keyed file ("key value\n" lines: cpu.stat, memory.events...). */
+static int read_key_u64_at(int dfd, const char *file, const char *key,
+                           uint64_t *v) {
+  _cleanup_free_ char *s = NULL;
+  size_t klen = strlen(key);
+  int r = read_at(dfd, file, &s);
+
+  if (r < 0)
+    return r;
+  for (const char *l = s; *l;) {
+    const char *nl = strchr(l, '\n');
+    if (!strncmp(l, key, klen) && l[klen] == ' ')
+      return parse_u64_value(l + klen + 1, v);
+    if (!nl)
+      break;
+    l = nl + 1;
+  }
+  return -ENOENT;
+}
+
+/* Is `word` one of the space-separated words of `list`? */
+static bool has_word(const char *list, const char *word) {
+  size_t wl = strlen(word);
+
+  for (const char *p = list; *p;) {
+    size_t n;
+    p += strspn(p, " \n");
+    n = strcspn(p, " \n");
+    if (n == wl && !strncmp(p, word, wl))
+      return true;
+    p += n;
+  }
+  return false;
+}
+
+/* Decodes the \ooo escapes of /proc/self/mountinfo in place. */
+static void unescape_octal(char *s) {
+  char *w = s;
+
+  for (char *r = s; *r;) {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
+        r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+      *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+      r += 4;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+}
+
+/*
+ * The cgroup2 mount point: /sys/fs/cgroup (unified) is preferred, then
+ * /sys/fs/cgroup/unified (hybrid), then the first one found.  *hybrid is
+ * set when cgroup v1 hierarchies are mounted too.  -ENOENT when none.
+ */
+static int find_cgroup2_mount(char **out, bool *hybrid) {
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_free_ char *best = NULL;
+  int best_rank = 0;
+  char *save = NULL;
+  int r;
+
+  *hybrid = false;
+  r = sr_read_file_at(AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &buf,
+                      NULL);
+  if (r < 0)
+    return r;
+  for (char *line = strtok_r(buf, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *fields[6] = {0}, *fstype, *sep, *p = line;
+    int rank;
+
+    /* id parent maj:min root mountpoint options [optional...] - fstype ... */
+    for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
+      fields[i] = p;
+      p = strchr(p, ' ');
+      if (p)
+        *p++ = '\0';
+    }
+    if (!p || !fields[4])
+      continue;
+    sep = strstr(p, "- ");
+    if (sep != p && !(sep = strstr(p, " - ")))
+      continue;
+    fstype = sep + (sep == p ? 2 : 3);
+    if (!strncmp(fstype, "cgroup ", 7)) {
+      *hybrid = true;
+      continue;
+    }
+    if (strncmp(fstype, "cgroup2 ", 8) != 0)
+      continue;
+    unescape_octal(fields[4]);
+    rank = !strcmp(fields[4], "/sys/fs/cgroup")  ? 3
+           : !strcmp(fields[4], hybrid_v2_mount) ? 2
+                                                 : 1;
+    if (rank > best_rank) {
+      char *d = strdup(fields[4]);
+      if (!d)
+        return -ENOMEM;
+      free(best);
+      best = d;
+      best_rank = rank;
+    }
+  }
+  if (!best)
+    return -ENOENT;
+  *out = TAKE_PTR(best);
+  return 0;
+}
+
+/* Our own cgroup v2 path ("0::/a/b" in /proc/self/cgroup), "/a/b". */
+static int own_cgroup_path(char **out) {
+  _cleanup_free_ char *buf = NULL;
+  char *save = NULL;
+  int r =
+      sr_read_file_at(AT_FDCWD, "/proc/self/cgroup", CG_FILE_MAX, &buf, NULL);
+
+  if (r < 0)
+    return r;
+  for (char *line = strtok_r(buf, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    if (!strncmp(line, "0::", 3)) {
+      char *d = strdup(line + 3);
+      if (!d)
+        return -ENOMEM;
+      *out = d;
+      return 0;
+    }
+  }
+  return -ENOENT;
+}
+
+static int open_dir_at(int dfd, const char *path) {
+  int fd = openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+static int is_cgroup2_fd(int fd) {
+  struct statfs sfs;
+
+  if (fstatfs(fd, &sfs) < 0)
+    return -errno;
+  return sfs.f_type == CGROUP2_SUPER_MAGIC ? 1 : 0;
+}
+
+/* True when cgroup.procs of dfd lists no process but ours. */
+static int only_self_inside(int dfd) {
+  _cleanup_free_ char *s = NULL;
+  char self[32];
+  int r = read_at(dfd, "cgroup.procs", &s);
+
+  if (r < 0)
+    return r;
+  snprintf(self, sizeof(self), "%d", (int)getpid());
+  for (char *p = s; *p;) {
+    size_t n = strcspn(p, "\n");
+    if (n > 0 && (n != strlen(self) || strncmp(p, self, n)))
+      return 0;
+    p += n;
+    p += strspn(p, "\n");
+  }
+  return 1;
+}
+
+static int move_self_to_supervisor_leaf(int dfd) {
+  char pid[32];
+  int r = 0;
+
+  snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+  /* --gc may remove an empty supervisor leaf between mkdir and the move. */
+  for (int attempt = 0; attempt < 3; attempt++) {
+    _cleanup_close_ int sfd = -1;
+
+    if (mkdirat(dfd, SUPERVISOR_LEAF, 0755) < 0 && errno != EEXIST)
+      return -errno;
+    sfd = open_dir_at(dfd, SUPERVISOR_LEAF);
+    if (sfd == -ENOENT) {
+      r = sfd;
+      continue;
+    }
+    if (sfd < 0)
+      return sfd;
+    r = sr_write_file_at(sfd, "cgroup.procs", pid);
+    if (r != -ENOENT && r != -ENODEV)
+      return r;
+  }
+  return r;
+}
+
+/*
+ * Makes sure that children of the cgroup at dfd get the memory and pids
+ * controllers (and cpu when the kernel offers it).  When the cgroup holds
+ * our own process and nothing else, we move ourselves into a leaf first,
+ * as container runtimes do.  On failure *reason says why (malloc'd).
+ */
+static int enable_controllers(int dfd, const char *path, bool may_move_self,
+                              bool *cpu, char **reason) {
+  _cleanup_free_ char *avail = NULL;
+  _cleanup_free_ char *enabled = NULL;
+  char req[32] = "";
+  int r;
+
+  *cpu = false;
+  r = read_at(dfd, "cgroup.controllers", &avail);
+  if (r < 0) {
+    *reason =
+        xasprintf("cannot read %s/cgroup.controllers: %s", path, strerror(-r));
+    return r;
+  }
+  if (!has_word(avail, "memory") || !has_word(avail, "pids")) {
+    *reason = xasprintf("cgroup v2 has no %s controller at %s",
+                        has_word(avail, "memory") ? "pids" : "memory", path);
+    return -EOPNOTSUPP;
+  }
+  r = read_at(dfd, "cgroup.subtree_control", &enabled);
+  if (r < 0) {
+    *reason = xasprintf("cannot read %s/cgroup.subtree_control: %s", path,
+                        strerror(-r));
+    return r;
+  }
+  if (!has_word(enabled, "memory"))
+    strcat(req, "+memory ");
+  if (!has_word(enabled, "pids"))
+    strcat(req, "+pids ");
+  if (req[0]) {
+    r = sr_write_file_at(dfd, "cgroup.subtree_control", req);
+    if (r == -EBUSY && may_move_self) {
+      int q = only_self_inside(dfd);
+      if (q < 0)
+        r = q;
+      else if (q == 0)
+        *reason = xasprintf("cannot enable controllers in %s: other "
+                            "processes run in it (no internal processes "
+                            "rule); give a delegated subtree with "
+                            "--cgroup-parent",
+                            path);
+      else {
+        r = move_self_to_supervisor_leaf(dfd);
+        if (r >= 0)
+          r = sr_write_file_at(dfd, "cgroup.subtree_control", req);
+      }
+    }
+    if (r < 0) {
+      if (!*reason)
+        *reason = xasprintf("cannot enable %sin %s/cgroup.subtree_control: %s",
+                            req, path, strerror(-r));
+      return r;
+    }
+  }
+  /* cpu is optional: the CPU-seconds budget is read from cpu.stat, which
+   * every cgroup has; the controller only adds pressure/weight files. */
+  if (has_word(avail, "cpu")) {
+    if (has_word(enabled, "cpu") ||
+        sr_write_file_at(dfd, "cgroup.subtree_control", "+cpu") >= 0)
+      *cpu = true;
+  }
+
+  /* Read back. */
+  free(enabled);
+  enabled = NULL;
+  r = read_at(dfd, "cgroup.subtree_control", &enabled);
+  if (r < 0) {
+    *reason = xasprintf("cannot read back %s/cgroup.subtree_control: %s", path,
+                        strerror(-r));
+    return r;
+  }
+  if (!has_word(enabled, "memory") || !has_word(enabled, "pids")) {
+    *reason = xasprintf("%s/cgroup.subtree_control reads \"%.*s\" after "
+                        "enabling memory and pids",
+                        path, (int)strcspn(enabled, "\n"), enabled);
+    return -EIO;
+  }
+  *cpu = has_word(enabled, "cpu");
+  return 0;
+}
+
+static const char *path_basename(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+/* Can the caller use the cgroup at dfd as a delegated subtree? */
+static bool delegated_to_us(int dfd) {
+  struct stat st;
+
+  if (fstat(dfd, &st) < 0 || st.st_uid != geteuid())
+    return false;
+  return faccessat(dfd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
+         faccessat(dfd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0;
+}
+
+/*
+ * Finds the subtree that will hold the leaf (parent_override, else
+ * <mount>/skillrun as root, else our own delegated cgroup).  When
+ * `prepare`, creates what is missing and enables controllers.
+ * Returns 0 with *out_fd and *out_path set; or -errno and either *reason (the
+ * cgroup layer is unavailable: `prefer` falls back) or err (a hard failure).
+ */
+static int find_parent(const char *override, bool prepare, int *out_fd,
+                       char **out_path, bool *cpu, char **reason,
+                       struct sr_error *err) {
+  _cleanup_free_ char *mnt = NULL;
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int mfd = -1;
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *avail = NULL;
+  bool hybrid = false;
+  int r;
+
+  *cpu = false;
+  if (override) {
+    if (override[0] != '/')
+      return sr_error_layer(err, "cgroup", EINVAL,
+                            "--cgroup-parent %s: not an absolute path",
+                            override);
+    fd = open_dir_at(AT_FDCWD, override);
+    if (fd < 0)
+      return sr_error_layer(err, "cgroup", -fd, "--cgroup-parent %s", override);
+    r = is_cgroup2_fd(fd);
+    if (r <= 0)
+      return sr_error_layer(err, "cgroup", r < 0 ? -r : ENOTDIR,
+                            "--cgroup-parent %s: not a cgroup v2 directory",
+                            override);
+    path = strdup(override);
+    if (!path)
+      return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+    if (prepare) {
+      _cleanup_free_ char *why = NULL;
+      r = enable_controllers(fd, path, true, cpu, &why);
+      if (r < 0)
+        return sr_error_layer(err, "cgroup", 0, "--cgroup-parent: %s",
+                              why ? why : strerror(-r));
+    }
+    *out_fd = TAKE_FD(fd);
+    *out_path = TAKE_PTR(path);
+    return 0;
+  }
+
+  r = find_cgroup2_mount(&mnt, &hybrid);
+  if (r == -ENOENT) {
+    *reason = xasprintf("no cgroup v2 hierarchy is mounted");
+    return r;
+  }
+  if (r < 0)
+    return sr_error_layer(err, "cgroup", -r, "read /proc/self/mountinfo");
+  mfd = open_dir_at(AT_FDCWD, mnt);
+  if (mfd < 0) {
+    *reason = xasprintf("cannot open %s: %s", mnt, strerror(-mfd));
+    return mfd;
+  }
+  /* Nothing below the mount can have a controller its root lacks: this is
+   * the answer on hybrid hosts, whose v2 tree has no memory controller. */
+  r = read_at(mfd, "cgroup.controllers", &avail);
+  if (r < 0) {
+    *reason =
+        xasprintf("cannot read %s/cgroup.controllers: %s", mnt, strerror(-r));
+    return r;
+  }
+  if (!has_word(avail, "memory") || !has_word(avail, "pids")) {
+    *reason = xasprintf("cgroup v2 has no %s controller at %s%s",
+                        has_word(avail, "memory") ? "pids" : "memory", mnt,
+                        hybrid ? " (hybrid layout)" : "");
+    return -EOPNOTSUPP;
+  }
+
+  if (geteuid() == 0) {
+    bool root_cpu;
+    if (prepare) {
+      /* The root cgroup is exempt from the no-internal-processes rule. */
+      r = enable_controllers(mfd, mnt, false, &root_cpu, reason);
+      if (r < 0)
+        return r;
+      if (mkdirat(mfd, "skillrun", 0755) < 0 && errno != EEXIST) {
+        r = -errno;
+        *reason = xasprintf("mkdir %s/skillrun: %s", mnt, strerror(-r));
+        return r;
+      }
+    }
+    path = xasprintf("%s/skillrun", strcmp(mnt, "/") ? mnt : "");
+    if (!path)
+      return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+    fd = open_dir_at(mfd, "skillrun");
+    if (fd < 0) {
+      *reason = xasprintf("open %s: %s", path, strerror(-fd));
+      return fd;
+    }
+    if (prepare) {
+      r = enable_controllers(fd, path, false, cpu, reason);
+      if (r < 0)
+        return r;
+    }
+  } else {
+    _cleanup_free_ char *own = NULL;
+
+    r = own_cgroup_path(&own);
+    if (r < 0) {
+      *reason = xasprintf("no cgroup v2 entry in /proc/self/cgroup");
+      return r;
+    }
+    /* A supervisor that already moved itself uses the subtree above. */
+    if (!strcmp(path_basename(own), SUPERVISOR_LEAF) && strlen(own) > 1)
+      own[strlen(own) - strlen(SUPERVISOR_LEAF) - 1] = '\0';
+    path = xasprintf("%s%s", strcmp(mnt, "/") ? mnt : "",
+                     strcmp(own, "/") && own[0] ? own : "");
+    if (!path)
+      return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+    fd = open_dir_at(AT_FDCWD, path);
+    if (fd < 0) {
+      *reason = xasprintf("open %s: %s", path, strerror(-fd));
+      return fd;
+    }
+    if (!delegated_to_us(fd)) {
+      *reason = xasprintf("no delegated cgroup v2 subtree: %s is not "
+                          "delegated to uid %u (use --cgroup-parent)",
+                          path, (unsigned)geteuid());
+      return -EACCES;
+    }
+    if (prepare) {
+      r = enable_controllers(fd, path, true, cpu, reason);
+      if (r < 0)
+        return r;
+    }
+  }
+  *out_fd = TAKE_FD(fd);
+  *out_path = TAKE_PTR(path);
+  return 0;
+}
+
+/* Writes a value and reads it back; a mismatch is a failed layer. */
+static int write_checked(int lfd, const char *leaf_path, const char *file,
+                         uint64_t value, struct sr_error *err) {
+  char buf[32];
+  uint64_t got = 0;
+  int r;
+
+  snprintf(buf, sizeof(buf), "%" PRIu64 "\n", value);
+  r = sr_write_file_at(lfd, file, buf);
+  if (r < 0)
+    return sr_error_layer(err, "cgroup", -r, "write %s/%s", leaf_path, file);
+  r = read_u64_at(lfd, file, &got);
+  if (r < 0)
+    return sr_error_layer(err, "cgroup", -r, "read back %s/%s", leaf_path,
+                          file);
+  if (got != value)
+    return sr_error_layer(err, "cgroup", EIO,
+                          "%s/%s reads %" PRIu64 " after writing %" PRIu64,
+                          leaf_path, file, got, value);
+  return 0;
+}
+
+/* True when /proc/swaps lists no swap device. */
+static bool no_swap_configured(void) {
+  _cleanup_free_ char *s = NULL;
+  char *nl;
+
+  if (sr_read_file_at(AT_FDCWD, "/proc/swaps", CG_FILE_MAX, &s, NULL) < 0)
+    return false;
+  nl = strchr(s, '\n'); /* header line */
+  return nl && nl[1] == '\0';
+}
+
+static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
+                        struct sr_error *err) {
+  _cleanup_free_ char *ctl = NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t mem = p->limits[SR_LIM_MEMORY].value;
+  uint64_t pids = p->limits[SR_LIM_PIDS].value;
+  int r;
+
+  r = read_at(cg->leaf_fd, "cgroup.controllers", &ctl);
+  if (r < 0)
+    return sr_error_layer(err, "cgroup", -r, "read %s/cgroup.controllers",
+                          cg->leaf_path);
+  if (!has_word(ctl, "memory") || !has_word(ctl, "pids"))
+    return sr_error_layer(err, "cgroup", EIO,
+                          "%s lacks the memory or pids controller",
+                          cg->leaf_path);
+  cg->memory = cg->pids = true;
+  cg->cpu = has_word(ctl, "cpu");
+
+  /* The kernel keeps memory.max in pages and rounds down; we round first
+   * so the read-back compares equal. */
+  if (page <= 0)
+    page = 4096;
+  mem -= mem % (uint64_t)page;
+  if (mem == 0)
+    return sr_error_layer(err, "cgroup", EINVAL, "memory limit below one page");
+  if (pids == 0)
+    return sr_error_layer(err, "cgroup", EINVAL, "pids limit is 0");
+
+  r = write_checked(cg->leaf_fd, cg->leaf_path, "memory.max", mem, err);
+  if (r < 0)
+    return r;
+  /* Swap would let a run exceed memory.max; without swap accounting
+   * (no memory.swap.max) that is only acceptable when there is no swap. */
+  r = sr_write_file_at(cg->leaf_fd, "memory.swap.max", "0\n");
+  if (r == -ENOENT) {
+    if (!no_swap_configured())
+      return sr_error_layer(err, "cgroup", ENOENT,
+                            "swap is enabled but the kernel has no "
+                            "memory.swap.max (swap accounting is off)");
+  } else {
+    r = write_checked(cg->leaf_fd, cg->leaf_path, "memory.swap.max", 0, err);
+    if (r < 0)
+      return r;
+  }
+  /* Kill the whole run on OOM, not one process of it. */
+  r = write_checked(cg->leaf_fd, cg->leaf_path, "memory.oom.group", 1, err);
+  if (r < 0)
+    return r;
+  r = write_checked(cg->leaf_fd, cg->leaf_path, "pids.max", pids, err);
+  if (r < 0)
+    return r;
+  return 0;
+}
+
+static void cgroup_reset(struct sr_cgroup *cg) {
+  cg->leaf_fd = safe_close(cg->leaf_fd);
+  free(cg->leaf_path);
+  free(cg->parent_path);
+  cg->leaf_path = cg->parent_path = NULL;
+  cg->active = cg->memory = cg->pids = cg->cpu = false;
+}
+
+int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p,
+                    const char *parent_override, const char *name, char **why,
+                    struct sr_error *err) {
+  _cleanup_free_ char *reason = NULL;
+  _cleanup_free_ char *parent_path = NULL;
+  _cleanup_close_ int pfd = -1;
+  char leaf[sizeof(LEAF_PREFIX) + 64];
+  bool require, cpu = false;
+  int r;
+
+  memset(cg, 0, sizeof(*cg));
+  cg->leaf_fd = -1;
+  if (why)
+    *why = NULL;
+
+  if (p->cgroup == SR_CGROUP_OFF) {
+    if (why && !(*why = strdup("cgroup off in the policy")))
+      return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+    return 0;
+  }
+  /* `strict` refuses every fallback (policy.h). */
+  require = p->cgroup == SR_CGROUP_REQUIRE || p->strict;
+  if (!name || !sr_valid_id(name) || strlen(name) > 64)
+    return sr_error_layer(err, "cgroup", EINVAL, "invalid cgroup leaf name");
+  snprintf(leaf, sizeof(leaf), LEAF_PREFIX "%s", name);
+
+  r = find_parent(parent_override, true, &pfd, &parent_path, &cpu, &reason,
+                  err);
+  if (r < 0) {
+    if (!reason) /* err is set: a hard failure */
+      return r;
+    if (require)
+      return sr_error_layer(err, "cgroup", 0,
+                            "cgroup require: no usable cgroup v2 leaf: %s",
+                            reason);
+    if (why)
+      *why = TAKE_PTR(reason);
+    return 0;
+  }
+
+  if (mkdirat(pfd, leaf, 0755) < 0)
+    return sr_error_layer(err, "cgroup", errno, "mkdir %s/%s", parent_path,
+                          leaf);
+  cg->leaf_fd = open_dir_at(pfd, leaf);
+  cg->leaf_path = xasprintf("%s/%s", parent_path, leaf);
+  if (cg->leaf_fd < 0 || !cg->leaf_path) {
+    r = cg->leaf_fd < 0 ? cg->leaf_fd : -ENOMEM;
+    r = sr_error_layer(err, "cgroup", -r, "open %s/%s", parent_path, leaf);
+    goto fail;
+  }
+  /* The lock marks the leaf live for --gc for as long as the run exists. */
+  if (flock(cg->leaf_fd, LOCK_EX | LOCK_NB) < 0) {
+    r = sr_error_layer(err, "cgroup", errno, "lock %s", cg->leaf_path);
+    goto fail;
+  }
+  r = write_limits(cg, p, err);
+  if (r < 0)
+    goto fail;
+
+  cg->parent_path = TAKE_PTR(parent_path);
+  cg->active = true;
+  p->limits[SR_LIM_MEMORY].enforced_by = "cgroup2";
+  p->limits[SR_LIM_PIDS].enforced_by = "cgroup2";
+  /* cpu.stat usage_usec polled by the supervisor, then cgroup.kill. */
+  p->limits[SR_LIM_CPU_SECONDS].enforced_by = "cgroup2";
+  return 0;
+
+fail:
+  /* The leaf is empty: nothing was started in it yet. */
+  (void)unlinkat(pfd, leaf, AT_REMOVEDIR); /* best effort; r says why */
+  cgroup_reset(cg);
+  return r;
+}
+
+int sr_cgroup_cpu_usec(const struct sr_cgroup *cg, uint64_t *usec) {
+  if (!cg->active || cg->leaf_fd < 0)
+    return -ENODEV;
+  return read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", usec);
+}
+
+int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
+  struct sr_cgroup_stats s = {0};
+  int r;
+
+  if (!cg->active || cg->leaf_fd < 0)
+    return -ENODEV;
+  r = read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", &s.cpu_usec);
+  if (r < 0)
+    return r;
+  r = read_key_u64_at(cg->leaf_fd, "memory.events", "oom_kill", &s.oom_kill);
+  if (r < 0)
+    return r;
+  r = read_key_u64_at(cg->leaf_fd, "pids.events", "max", &s.pids_max_hit);
+  if (r < 0)
+    return r;
+  /* memory.peak is 5.19+, pids.peak 6.1+: 0 when absent (cgroup.h). */
+  r = read_u64_at(cg->leaf_fd, "memory.peak", &s.memory_peak);
+  if (r < 0 && r != -ENOENT)
+    return r;
+  r = read_u64_at(cg->leaf_fd, "pids.peak", &s.pids_peak);
+  if (r < 0 && r != -ENOENT)
+    return r;
+  *st = s;
+  return 0;
+}
+
+static int kill_listed(int lfd, bool *empty) {
+  _cleanup_free_ char *s = NULL;
+  int r = read_at(lfd, "cgroup.procs", &s);
+
+  if (r < 0)
+    return r;
+  *empty = true;
+  for (char *p = s; *p;) {
+    uint64_t pid;
+    size_t n = strcspn(p, "\n");
+    char c = p[n];
+
+    p[n] = '\0';
+    if (n > 0 && sr_parse_uint(p, INT32_MAX, &pid) == 0 && pid > 0) {
+      *empty = false;
+      if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
+        r = -errno;
+    }
+    p[n] = c;
+    p += n;
+    p += strspn(p, "\n");
+  }
+  return r;
+}
+
+int sr_cgroup_kill(const struct sr_cgroup *cg) {
+  int r;
+
+  if (cg->leaf_fd < 0)
+    return -ENODEV;
+  r = sr_write_file_at(cg->leaf_fd, "cgroup.kill", "1\n");
+  if (r != -ENOENT)
+    return r;
+  /* Before 5.14: kill what is listed until nothing is left; a process
+   * that forks meanwhile shows up in the next read. */
+  for (int i = 0; i < 100; i++) {
+    bool empty = false;
+    r = kill_listed(cg->leaf_fd, &empty);
+    if (r < 0 || empty)
+      return r;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+  return -EBUSY;
+}
+
+/* 0 once cgroup.events reads "populated 0", -EBUSY after timeout_ms. */
+static int wait_unpopulated(int lfd, unsigned timeout_ms) {
+  uint64_t start = sr_now_mono_ms();
+
+  for (;;) {
+    uint64_t populated = 1;
+    int r = read_key_u64_at(lfd, "cgroup.events", "populated", &populated);
+    if (r < 0)
+      return r;
+    if (populated == 0)
+      return 0;
+    if (sr_now_mono_ms() - start >= timeout_ms)
+      return -EBUSY;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+}
+
+int sr_cgroup_destroy(struct sr_cgroup *cg) {
+  _cleanup_close_ int pfd = -1;
+  int r;
+
+  if (cg->leaf_fd < 0 || !cg->leaf_path || !cg->parent_path) {
+    cgroup_reset(cg);
+    return 0;
+  }
+  r = wait_unpopulated(cg->leaf_fd, DESTROY_WAIT_MS);
+  if (r == -EBUSY) {
+    r = sr_cgroup_kill(cg);
+    if (r < 0)
+      return r;
+    r = wait_unpopulated(cg->leaf_fd, DESTROY_WAIT_MS);
+  }
+  if (r < 0)
+    return r; /* cg kept intact: the caller may retry, --gc later */
+
+  pfd = open_dir_at(AT_FDCWD, cg->parent_path);
+  if (pfd < 0)
+    return pfd;
+  /* populated 0 can precede the last css release by a moment. */
+  for (int i = 0;; i++) {
+    if (unlinkat(pfd, path_basename(cg->leaf_path), AT_REMOVEDIR) == 0 ||
+        errno == ENOENT)
+      break;
+    r = -errno;
+    if (r != -EBUSY || i >= 100)
+      return r;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+  cgroup_reset(cg);
+  return 0;
+}
+
+/* Removes the empty, unlocked, not-too-young leaf `name` below pfd. */
+static int gc_one(int pfd, const char *name) {
+  _cleanup_close_ int fd = -1;
+  uint64_t populated = 1;
+  struct stat st;
+  struct timespec now;
+  int r;
+
+  fd = open_dir_at(pfd, name);
+  if (fd < 0)
+    return fd == -ENOENT ? 0 : fd;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return errno == EWOULDBLOCK ? 0 : -errno; /* a live run holds it */
+  r = read_key_u64_at(fd, "cgroup.events", "populated", &populated);
+  if (r < 0)
+    return r;
+  if (populated)
+    return 0;
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+    return -errno;
+  if (now.tv_sec - st.st_ctim.tv_sec < GC_MIN_AGE_SEC)
+    return 0;
+  /* rmdir refuses a populated cgroup (EBUSY), so a run that started in
+   * it after our check is never disturbed. */
+  if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+      errno != EBUSY)
+    return -errno;
+  return 0;
+}
+
+int sr_cgroup_gc(const char *parent_override, struct sr_error *err) {
+  _cleanup_free_ char *reason = NULL;
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int pfd = -1;
+  DIR *d;
+  struct dirent *de;
+  bool cpu;
+  int r, dfd, ret = 0;
+
+  r = find_parent(parent_override, false, &pfd, &path, &cpu, &reason, err);
+  if (r < 0)
+    return reason ? 0 : r; /* no cgroup subtree: nothing to collect */
+
+  dfd = fcntl(pfd, F_DUPFD_CLOEXEC, 3);
+  if (dfd < 0)
+    return sr_error_layer(err, "cgroup", errno, "%s", path);
+  d = fdopendir(dfd);
+  if (!d) {
+    r = -errno;
+    safe_close(dfd);
+    return sr_error_layer(err, "cgroup", -r, "%s", path);
+  }
+  while ((errno = 0, de = readdir(d))) {
+    if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+      continue;
+    if (strncmp(de->d_name, LEAF_PREFIX, strlen(LEAF_PREFIX)) != 0 &&
+        strcmp(de->d_name, SUPERVISOR_LEAF) != 0)
+      continue;
+    r = gc_one(pfd, de->d_name);
+    if (r < 0 && ret == 0)
+      ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, de->d_name);
+  }
+  if (errno != 0 && ret == 0)
+    ret = sr_error_layer(err, "cgroup", errno, "--gc: read %s", path);
+  closedir(d);
+  return ret;
+}

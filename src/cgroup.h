@@ -9,10 +9,10 @@
 
 /* One cgroup v2 leaf per run. */
 struct sr_cgroup {
-  bool active;       /* a leaf exists and holds the limits */
-  int leaf_fd;       /* O_DIRECTORY|O_CLOEXEC fd of the leaf (CLONE_INTO_CGROUP) */
-  char *leaf_path;   /* absolute path under /sys/fs/cgroup */
-  char *parent_path; /* the subtree the leaf was created in */
+  bool active; /* a leaf exists and holds the limits */
+  int leaf_fd; /* O_DIRECTORY|O_CLOEXEC fd of the leaf (CLONE_INTO_CGROUP) */
+  char *leaf_path;        /* absolute path under /sys/fs/cgroup */
+  char *parent_path;      /* the subtree the leaf was created in */
   bool memory, pids, cpu; /* controllers enabled for the leaf */
 };
 
@@ -27,8 +27,10 @@ struct sr_cgroup_stats {
 /*
  * Finds a writable cgroup v2 subtree (parent_override, else a `skillrun`
  * subtree as root, else a delegated subtree from /proc/self/cgroup), creates
- * the leaf `name`, enables controllers, writes memory.max,
- * memory.swap.max=0, memory.oom.group=1, pids.max, and reads them back.
+ * the leaf "run-<name>" (name: an id, sr_valid_id), enables controllers,
+ * writes memory.max, memory.swap.max=0, memory.oom.group=1, pids.max, and
+ * reads them back.  `strict` in the policy counts as REQUIRE; a
+ * parent_override that cannot be used is an error in every mode.
  * Sets p->limits[..].enforced_by = "cgroup2" for what it enforces.
  * When no usable leaf can be made: mode REQUIRE -> error (layer "cgroup");
  * PREFER -> returns 0 with cg->active false and *why set (malloc'd) for the

@@ -1,4 +1,167 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "caps.h"
 #include "child.h"
+#include "fdutil.h"
+#include "ns.h"
+#include "seccomp.h"
+
+#define SR_BUNDLE_DIR "/workspace/inputs/bundle"
+
+_Noreturn static void fail(const struct sr_sandbox *sb, struct sr_error *err) {
+  (void)sr_sync_send(sb->sync_fd, SR_SYNC_ERROR, 0, err, -1); /* EOF tells
+      the supervisor as much */
+  _exit(SR_EXIT_FAILED);
+}
+
+static int set_rlimit(int resource, uint64_t value, const char *name,
+                      struct sr_error *err) {
+  struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+  struct rlimit back;
+
+  if (setrlimit(resource, &rl) < 0)
+    return sr_error_layer(err, "rlimits", errno, "setrlimit(%s)", name);
+  if (getrlimit(resource, &back) < 0 || back.rlim_cur != value ||
+      back.rlim_max != value)
+    return sr_error_layer(err, "rlimits", 0, "%s did not take", name);
+  return 0;
+}
+
+static bool by_rlimit(const struct sr_policy *p, enum sr_limit_id id) {
+  const char *e = p->limits[id].enforced_by;
+  return e && !strcmp(e, "rlimit");
+}
+
+static int apply_rlimits(const struct sr_policy *p, struct sr_error *err) {
+  int r;
+
+  r = set_rlimit(RLIMIT_NOFILE, p->limits[SR_LIM_NOFILE].value, "RLIMIT_NOFILE",
+                 err);
+  if (r >= 0)
+    r = set_rlimit(RLIMIT_CORE, 0, "RLIMIT_CORE", err);
+  /* Fallbacks, only where the policy says this is what enforces them. */
+  if (r >= 0 && by_rlimit(p, SR_LIM_MEMORY))
+    r = set_rlimit(RLIMIT_AS, p->limits[SR_LIM_MEMORY].value, "RLIMIT_AS", err);
+  if (r >= 0 && by_rlimit(p, SR_LIM_PIDS))
+    r = set_rlimit(RLIMIT_NPROC, p->limits[SR_LIM_PIDS].value, "RLIMIT_NPROC",
+                   err);
+  /* CPU: with cgroup2 the supervisor enforces the whole-tree budget and this
+   * is a per-process backstop one second later; without it, it is all. */
+  if (r >= 0 && p->limits[SR_LIM_CPU_SECONDS].enforced_by) {
+    uint64_t cpu = p->limits[SR_LIM_CPU_SECONDS].value;
+    if (!by_rlimit(p, SR_LIM_CPU_SECONDS))
+      cpu += 1;
+    r = set_rlimit(RLIMIT_CPU, cpu, "RLIMIT_CPU", err);
+  }
+  return r;
+}
+
+/* Runs argv: a name without '/' is looked up in the sandbox PATH; a relative
+ * path is relative to the bundle.  Returns the errno of the failure. */
+static int exec_command(char *const *argv, char *const *envp) {
+  const char *cmd = argv[0];
+  const char *path = NULL;
+  char buf[PATH_MAX];
+  int saved = ENOENT;
+
+  for (char *const *e = envp; *e; e++)
+    if (!strncmp(*e, "PATH=", 5))
+      path = *e + 5;
+  if (strchr(cmd, '/')) {
+    if (cmd[0] != '/') {
+      if (snprintf(buf, sizeof(buf), "%s/%s", SR_BUNDLE_DIR, cmd) >=
+          (int)sizeof(buf))
+        return ENAMETOOLONG;
+      cmd = buf;
+    }
+    execve(cmd, argv, envp);
+    return errno;
+  }
+  for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+    const char *end = strchrnul(p, ':');
+    size_t n = (size_t)(end - p);
+    if (n > 0 && n + strlen(cmd) + 2 < sizeof(buf)) {
+      memcpy(buf, p, n);
+      buf[n] = '/';
+      strcpy(buf + n + 1, cmd);
+      execve(buf, argv, envp);
+      /* Keep looking after ENOENT; remember that something was found. */
+      if (errno != ENOENT && errno != ENOTDIR)
+        saved = errno;
+    }
+    p = *end ? end + 1 : end;
+  }
+  return saved;
+}
+
+_Noreturn void sr_child_exec(const struct sr_sandbox *sb) {
+  const struct sr_policy *p = sb->policy;
+  struct sr_error err;
+  sigset_t all;
+  int keep[1];
+  int nullfd, e;
+
+  memset(&err, 0, sizeof(err));
+  /* Signals: default dispositions, nothing blocked, as a fresh process. */
+  for (int s = 1; s < NSIG; s++)
+    (void)signal(s, SIG_DFL); /* EINVAL for SIGKILL/SIGSTOP and RT gaps */
+  sigemptyset(&all);
+  if (sigprocmask(SIG_SETMASK, &all, NULL) < 0) {
+    sr_error_layer(&err, "child", errno, "sigprocmask");
+    fail(sb, &err);
+  }
+
+  /* A new session: no controlling terminal, so TIOCSTI cannot reach the
+   * caller's terminal. */
+  if (setsid() < 0) {
+    sr_error_layer(&err, "session", errno, "setsid");
+    fail(sb, &err);
+  }
+  nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(sb->stdout_w, 1) < 0 ||
+      dup2(sb->stderr_w, 2) < 0) {
+    sr_error_layer(&err, "fds", errno, "cannot set up stdin/stdout/stderr");
+    fail(sb, &err);
+  }
+  if (chdir("/workspace/scratch") < 0) {
+    sr_error_layer(&err, "mount", errno, "chdir /workspace/scratch");
+    fail(sb, &err);
+  }
+  if (getuid() != SR_SANDBOX_UID || geteuid() != SR_SANDBOX_UID ||
+      getgid() != SR_SANDBOX_GID || getegid() != SR_SANDBOX_GID) {
+    sr_error_layer(&err, "ids", 0, "the skill is not running as %d:%d",
+                   SR_SANDBOX_UID, SR_SANDBOX_GID);
+    fail(sb, &err);
+  }
+  if (sr_caps_drop_all(&err) < 0)
+    fail(sb, &err);
+  if (sr_set_no_new_privs(&err) < 0)
+    fail(sb, &err);
+  /* Only 0-2 survive exec: the sync socket is O_CLOEXEC and is still
+   * needed to report an exec failure. */
+  keep[0] = sb->sync_fd;
+  e = sr_close_all_fds_except(3, keep, 1);
+  if (e < 0) {
+    sr_error_layer(&err, "fds", -e, "close_range");
+    fail(sb, &err);
+  }
+  if (apply_rlimits(p, &err) < 0)
+    fail(sb, &err);
+  /* Last, so that nothing above runs under the filter's constraints. */
+  if (sr_seccomp_load(sb->seccomp, &err) < 0)
+    fail(sb, &err);
+
+  e = exec_command(sb->argv, sb->envp);
+  (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXEC_FAILED, e, NULL, -1);
+  _exit(e == ENOENT || e == ENOTDIR ? SR_EXIT_NOTFOUND : SR_EXIT_NOEXEC);
+}

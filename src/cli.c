@@ -1,12 +1,804 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: replaced by the CLI work. */
+/*
+ * argv -> struct sr_args.  Pure: no file is opened and nothing is printed
+ * (only sr_cli_help and sr_cli_version write, to the stream they are given).
+ * Every usage error becomes one line in the sr_error; main.c prints it with
+ * the "Try 'skillrun --help'" hint and exits 125.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
+#include <libmnl/libmnl.h>
+#include <openssl/crypto.h>
+#include <seccomp.h>
+#include <sys/capability.h>
+#include <unistring/version.h>
+#include <yaml.h>
+
 #include "cli.h"
-int sr_cli_parse(int argc, char *const argv[], struct sr_args *out, struct sr_error *err) {
-  memset(out, 0, sizeof(*out));
-  return sr_error_set(err, SR_EXIT_FAILED, ENOSYS, "usage", "command line parsing not built yet");
+#include "util.h"
+
+#ifndef SR_SYSCONFDIR
+#define SR_SYSCONFDIR "/etc"
+#endif
+
+/* Bounds on what one command line may ask for. */
+#define SR_MAX_INPUTS 64
+#define SR_MAX_PIDS UINT64_C(4194304) /* PID_MAX_LIMIT on 64-bit kernels */
+#define SR_MAX_CPU_SECONDS UINT64_C(4294967295)
+
+enum {
+  OPT_PROFILE = 'p',
+  OPT_INPUT = 'i',
+  OPT_VERBOSE = 'v',
+  OPT_HELP = 'h',
+  OPT_VERSION = 'V',
+  /* Long-only options sit above every char value, so getopt's optopt can
+   * tell "--digest=x" (optopt >= 0x100) from an unknown short option. */
+  OPT_CONF = 0x100,
+  OPT_EXPECT_SHA256,
+  OPT_SIGNATURE,
+  OPT_TENANT,
+  OPT_EXECUTION_ID,
+  OPT_WORKSPACE_ROOT,
+  OPT_CGROUP_PARENT,
+  OPT_MEMORY,
+  OPT_CPU_SECONDS,
+  OPT_TIMEOUT,
+  OPT_PIDS,
+  OPT_LOG_CAP,
+  OPT_NETWORK,
+  OPT_AUDIT_FD,
+  OPT_AUDIT_FILE,
+  OPT_LOG_PASSTHROUGH,
+  OPT_DIGEST,
+  OPT_EXPLAIN,
+  OPT_VERIFY_AUDIT,
+  OPT_GC,
+};
+
+static const struct option long_options[] = {
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"conf", required_argument, NULL, OPT_CONF},
+    {"expect-sha256", required_argument, NULL, OPT_EXPECT_SHA256},
+    {"signature", required_argument, NULL, OPT_SIGNATURE},
+    {"tenant", required_argument, NULL, OPT_TENANT},
+    {"execution-id", required_argument, NULL, OPT_EXECUTION_ID},
+    {"input", required_argument, NULL, OPT_INPUT},
+    {"workspace-root", required_argument, NULL, OPT_WORKSPACE_ROOT},
+    {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"cpu-seconds", required_argument, NULL, OPT_CPU_SECONDS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"pids", required_argument, NULL, OPT_PIDS},
+    {"log-cap", required_argument, NULL, OPT_LOG_CAP},
+    {"network", required_argument, NULL, OPT_NETWORK},
+    {"audit-fd", required_argument, NULL, OPT_AUDIT_FD},
+    {"audit-file", required_argument, NULL, OPT_AUDIT_FILE},
+    {"log-passthrough", no_argument, NULL, OPT_LOG_PASSTHROUGH},
+    {"digest", no_argument, NULL, OPT_DIGEST},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"verify-audit", required_argument, NULL, OPT_VERIFY_AUDIT},
+    {"gc", no_argument, NULL, OPT_GC},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/*
+ * "-" first: non-options come back in order as option 1, whatever
+ * POSIXLY_CORRECT says, so BUNDLE may sit between options without argv being
+ * permuted.  ":" next: a missing argument is reported as ':' (not '?').
+ */
+static const char short_options[] = "-:p:i:vhV";
+
+static int option_index(int val) {
+  for (size_t i = 0; long_options[i].name; i++)
+    if (long_options[i].val == val)
+      return (int)i;
+  return -1;
 }
-void sr_args_free(struct sr_args *a) { (void)a; }
-void sr_cli_help(FILE *f) { (void)f; }
-void sr_cli_version(FILE *f) { (void)f; }
+
+static const char *option_name(int val) {
+  int i = option_index(val);
+  return i >= 0 ? long_options[i].name : "?";
+}
+
+static int usage_error(struct sr_error *err, const char *fmt, ...)
+    _printf_(2, 3);
+static int usage_error(struct sr_error *err, const char *fmt, ...) {
+  char line[sizeof(err->msg)];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  return sr_error_set(err, SR_EXIT_FAILED, 0, "usage", "%s", line);
+}
+
+static int oom_error(struct sr_error *err) {
+  return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "usage",
+                      "parsing the command line");
+}
+
+/*
+ * A user-supplied value made safe to echo in one error line: control
+ * characters (terminal escapes, newlines) become '?' and long values are cut,
+ * so a hostile argument cannot forge or flood the diagnostics.
+ */
+#define SR_QUOTE_MAX 80
+static const char *quote(const char *s, char buf[SR_QUOTE_MAX + 4]) {
+  size_t i;
+
+  for (i = 0; s[i] && i < SR_QUOTE_MAX; i++) {
+    unsigned char c = (unsigned char)s[i];
+    buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+  }
+  if (s[i])
+    memcpy(buf + i, "...", 4);
+  else
+    buf[i] = '\0';
+  return buf;
+}
+
+static int set_string(char **slot, int val, const char *value,
+                      struct sr_error *err) {
+  if (!*value)
+    return usage_error(err, "option '--%s' needs a non-empty value",
+                       option_name(val));
+  *slot = strdup(value);
+  if (!*slot)
+    return oom_error(err);
+  return 0;
+}
+
+static int set_size(struct sr_flag_u64 *f, int val, const char *value,
+                    bool zero_ok, struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  uint64_t v;
+
+  if (sr_parse_size(value, &v) < 0)
+    return usage_error(err,
+                       "invalid --%s value '%s': expected a size such as "
+                       "256M, 1G or 65536",
+                       option_name(val), quote(value, q));
+  if (v == 0 && !zero_ok)
+    return usage_error(err, "invalid --%s value '%s': must be more than 0",
+                       option_name(val), quote(value, q));
+  f->set = true;
+  f->value = v;
+  return 0;
+}
+
+static int set_duration(struct sr_flag_u64 *f, int val, const char *value,
+                        struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  uint64_t v;
+
+  if (sr_parse_duration_ms(value, &v) < 0)
+    return usage_error(err,
+                       "invalid --%s value '%s': expected a duration such as "
+                       "30s, 5m, 1h or 250ms",
+                       option_name(val), quote(value, q));
+  if (v == 0)
+    return usage_error(err, "invalid --%s value '%s': must be more than 0",
+                       option_name(val), quote(value, q));
+  f->set = true;
+  f->value = v;
+  return 0;
+}
+
+static int set_count(struct sr_flag_u64 *f, int val, const char *value,
+                     uint64_t max, struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  uint64_t v;
+
+  if (sr_parse_uint(value, max, &v) < 0)
+    return usage_error(err,
+                       "invalid --%s value '%s': expected a whole number "
+                       "from 1 to %" PRIu64,
+                       option_name(val), quote(value, q), max);
+  if (v == 0)
+    return usage_error(err, "invalid --%s value '%s': must be more than 0",
+                       option_name(val), quote(value, q));
+  f->set = true;
+  f->value = v;
+  return 0;
+}
+
+static int set_id(char **slot, int val, const char *value,
+                  struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+
+  /* Refused (123), not a usage error: ids reach paths and cgroup names,
+   * and an orchestrator must be able to tell a hostile id from a typo. */
+  if (!sr_valid_id(value))
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "invalid_id",
+                        "invalid %s id '%s': use 1-64 of A-Z a-z 0-9 . _ -, "
+                        "starting with a letter or digit, without '..'",
+                        val == OPT_TENANT ? "tenant" : "execution",
+                        quote(value, q));
+  return set_string(slot, val, value, err);
+}
+
+static int set_sha256(char **slot, const char *value, struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  const char *hex = value;
+
+  if (!strncmp(hex, "sha256:", 7))
+    hex += 7;
+  if (!sr_valid_hex(hex, 64))
+    return usage_error(err,
+                       "invalid --expect-sha256 '%s': expected 64 lowercase "
+                       "hex digits, optionally prefixed with 'sha256:'",
+                       quote(value, q));
+  return set_string(slot, OPT_EXPECT_SHA256, hex, err);
+}
+
+static int set_audit_fd(int *slot, const char *value, struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  uint64_t v;
+
+  if (sr_parse_uint(value, INT_MAX, &v) < 0)
+    return usage_error(err,
+                       "invalid --audit-fd '%s': expected a file "
+                       "descriptor number",
+                       quote(value, q));
+  /* 0 is the skill-facing stdin and 2 carries skillrun's own diagnostics:
+   * interleaving the audit chain with either would corrupt it. */
+  if (v == 0 || v == 2)
+    return usage_error(err,
+                       "invalid --audit-fd %s: use 1 or a descriptor "
+                       "above 2",
+                       v == 0 ? "0" : "2");
+  *slot = (int)v;
+  return 0;
+}
+
+/*
+ * Basename of a path without touching the file system: trailing slashes
+ * ignored.  Returns a malloc'd string (empty for "/" or "", which the
+ * caller then refuses) or NULL on ENOMEM.
+ */
+static char *path_basename(const char *path) {
+  size_t end = strlen(path), start;
+
+  while (end > 0 && path[end - 1] == '/')
+    end--;
+  start = end;
+  while (start > 0 && path[start - 1] != '/')
+    start--;
+  return strndup(path + start, end - start);
+}
+
+/*
+ * PATH[:NAME].  The split is at the last ':', so a path that itself contains
+ * a ':' needs an explicit ":NAME" (predictable beats guessing).
+ */
+static int add_input(struct sr_args *a, const char *value,
+                     struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  _cleanup_free_ char *path = NULL, *name = NULL;
+  const char *colon = strrchr(value, ':');
+  struct sr_input_arg *grown;
+
+  if (a->n_inputs >= SR_MAX_INPUTS)
+    return usage_error(err, "too many --input options (at most %d)",
+                       SR_MAX_INPUTS);
+  if (colon) {
+    path = strndup(value, (size_t)(colon - value));
+    name = strdup(colon + 1);
+  } else {
+    path = strdup(value);
+    name = path_basename(value);
+  }
+  if (!path || !name)
+    return oom_error(err);
+  if (!*path)
+    return usage_error(err, "invalid --input '%s': empty PATH",
+                       quote(value, q));
+  if (!sr_valid_filename(name)) {
+    char qn[SR_QUOTE_MAX + 4];
+    if (colon)
+      return usage_error(err,
+                         "invalid --input '%s': NAME '%s' must be a single "
+                         "file name (no '/', not '.' or '..')",
+                         quote(value, q), quote(name, qn));
+    return usage_error(err,
+                       "invalid --input '%s': no file name to use: give "
+                       "PATH:NAME",
+                       quote(value, q));
+  }
+  for (size_t i = 0; i < a->n_inputs; i++)
+    if (!strcmp(a->inputs[i].name, name))
+      return usage_error(err, "duplicate --input name '%s'", quote(name, q));
+
+  grown = realloc(a->inputs, (a->n_inputs + 1) * sizeof(*grown));
+  if (!grown)
+    return oom_error(err);
+  a->inputs = grown;
+  a->inputs[a->n_inputs].path = TAKE_PTR(path);
+  a->inputs[a->n_inputs].name = TAKE_PTR(name);
+  a->n_inputs++;
+  return 0;
+}
+
+/*
+ * "--name[=value]" that is not an exact option name.  Abbreviations are
+ * refused on purpose: the spellings are the interface, and an accepted
+ * "--mem" would change meaning the day an option "--memory-swap" is added.
+ */
+static int unknown_long_option(const char *arg, struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  size_t len = strcspn(arg + 2, "=");
+  _cleanup_free_ char *opt = strndup(arg, len + 2);
+  char names[512] = "";
+  size_t used = 0;
+
+  if (!opt)
+    return oom_error(err);
+  for (size_t i = 0; len > 0 && long_options[i].name; i++) {
+    int n;
+    if (strncmp(long_options[i].name, arg + 2, len))
+      continue;
+    n = snprintf(names + used, sizeof(names) - used, "%s'--%s'",
+                 used ? " or " : "", long_options[i].name);
+    if (n < 0 || (size_t)n >= sizeof(names) - used)
+      break;
+    used += (size_t)n;
+  }
+  if (used)
+    return usage_error(err, "unrecognized option '%s' (did you mean %s?)",
+                       quote(opt, q), names);
+  return usage_error(err, "unrecognized option '%s'", quote(opt, q));
+}
+
+/* getopt reported '?' or ':' for the element just consumed. */
+static int getopt_failure(int c, char *const av[], int n,
+                          struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  const char *arg = (optind > 0 && optind <= n) ? av[optind - 1] : "";
+  bool is_long = !strncmp(arg, "--", 2);
+
+  if (c == ':') {
+    if (is_long || optopt >= 0x100)
+      return usage_error(err, "option '--%s' requires an argument",
+                         option_name(optopt));
+    return usage_error(err, "option '-%c' requires an argument", optopt);
+  }
+  if (optopt != 0 && is_long)
+    return usage_error(err, "option '--%s' doesn't allow an argument",
+                       option_name(optopt));
+  if (optopt != 0)
+    return usage_error(err, "unrecognized option '-%c'",
+                       (optopt > 0x20 && optopt < 0x7f) ? optopt : '?');
+
+  if (is_long)
+    return unknown_long_option(arg, err);
+  return usage_error(err, "unrecognized option '%s'", quote(arg, q));
+}
+
+static bool mode_takes_bundle(enum sr_mode m) {
+  return m == SR_MODE_RUN || m == SR_MODE_DIGEST || m == SR_MODE_EXPLAIN;
+}
+
+static int mode_option(enum sr_mode m) {
+  switch (m) {
+  case SR_MODE_DIGEST:
+    return OPT_DIGEST;
+  case SR_MODE_EXPLAIN:
+    return OPT_EXPLAIN;
+  case SR_MODE_VERIFY_AUDIT:
+    return OPT_VERIFY_AUDIT;
+  case SR_MODE_GC:
+    return OPT_GC;
+  case SR_MODE_HELP:
+    return OPT_HELP;
+  case SR_MODE_VERSION:
+    return OPT_VERSION;
+  case SR_MODE_RUN:
+    break;
+  }
+  return 0;
+}
+
+static int set_mode(struct sr_args *a, enum sr_mode m, struct sr_error *err) {
+  if (a->mode != SR_MODE_RUN && a->mode != m)
+    return usage_error(err, "options '--%s' and '--%s' cannot be combined",
+                       option_name(mode_option(a->mode)),
+                       option_name(mode_option(m)));
+  a->mode = m;
+  return 0;
+}
+
+static int handle_option(struct sr_args *a, int c, const char *val,
+                         struct sr_error *err) {
+  switch (c) {
+  case OPT_PROFILE:
+    return set_string(&a->profile, c, val, err);
+  case OPT_CONF:
+    return set_string(&a->conf, c, val, err);
+  case OPT_EXPECT_SHA256:
+    return set_sha256(&a->expect_sha256, val, err);
+  case OPT_SIGNATURE:
+    return set_string(&a->signature, c, val, err);
+  case OPT_TENANT:
+    return set_id(&a->tenant, c, val, err);
+  case OPT_EXECUTION_ID:
+    return set_id(&a->execution_id, c, val, err);
+  case OPT_INPUT:
+    return add_input(a, val, err);
+  case OPT_WORKSPACE_ROOT:
+    return set_string(&a->workspace_root, c, val, err);
+  case OPT_CGROUP_PARENT:
+    return set_string(&a->cgroup_parent, c, val, err);
+  case OPT_MEMORY:
+    return set_size(&a->memory, c, val, false, err);
+  case OPT_CPU_SECONDS:
+    return set_count(&a->cpu_seconds, c, val, SR_MAX_CPU_SECONDS, err);
+  case OPT_TIMEOUT:
+    return set_duration(&a->timeout_ms, c, val, err);
+  case OPT_PIDS:
+    return set_count(&a->pids, c, val, SR_MAX_PIDS, err);
+  case OPT_LOG_CAP:
+    /* 0 is meaningful: keep no output at all. */
+    return set_size(&a->log_cap, c, val, true, err);
+  case OPT_NETWORK: {
+    char q[SR_QUOTE_MAX + 4];
+    if (!strcmp(val, "deny"))
+      a->network = 0;
+    else if (!strcmp(val, "allow"))
+      a->network = 1;
+    else
+      return usage_error(err, "invalid --network '%s': use deny or allow",
+                         quote(val, q));
+    return 0;
+  }
+  case OPT_AUDIT_FD:
+    return set_audit_fd(&a->audit_fd, val, err);
+  case OPT_AUDIT_FILE:
+    return set_string(&a->audit_file, c, val, err);
+  case OPT_LOG_PASSTHROUGH:
+    a->log_passthrough = true;
+    return 0;
+  case OPT_VERBOSE:
+    a->verbose = true;
+    return 0;
+  case OPT_DIGEST:
+    return set_mode(a, SR_MODE_DIGEST, err);
+  case OPT_EXPLAIN:
+    return set_mode(a, SR_MODE_EXPLAIN, err);
+  case OPT_VERIFY_AUDIT: {
+    int r = set_mode(a, SR_MODE_VERIFY_AUDIT, err);
+    if (r < 0)
+      return r;
+    return set_string(&a->verify_audit, c, val, err);
+  }
+  case OPT_GC:
+    return set_mode(a, SR_MODE_GC, err);
+  case OPT_HELP:
+    return set_mode(a, SR_MODE_HELP, err);
+  case OPT_VERSION:
+    return set_mode(a, SR_MODE_VERSION, err);
+  }
+  return usage_error(err, "internal error: unhandled option %d", c);
+}
+
+static int copy_command(struct sr_args *a, char *const argv[], int from,
+                        int argc, struct sr_error *err) {
+  size_t n = (size_t)(argc - from);
+
+  a->command = calloc(n + 1, sizeof(char *));
+  if (!a->command)
+    return oom_error(err);
+  for (size_t i = 0; i < n; i++) {
+    a->command[i] = strdup(argv[from + (int)i]);
+    if (!a->command[i])
+      return oom_error(err);
+    a->n_command++;
+  }
+  return 0;
+}
+
+/* Rules that need the whole command line. */
+static int check_combinations(struct sr_args *a, bool have_dashdash,
+                              struct sr_error *err) {
+  const char *mode_name = option_name(mode_option(a->mode));
+
+  if (a->audit_fd >= 0 && a->audit_file)
+    return usage_error(err, "options '--audit-fd' and '--audit-file' cannot be "
+                            "combined");
+  if (mode_takes_bundle(a->mode) && !a->bundle)
+    return usage_error(err, "missing BUNDLE");
+  if (!mode_takes_bundle(a->mode) && a->bundle) {
+    char q[SR_QUOTE_MAX + 4];
+    return usage_error(err, "option '--%s' takes no BUNDLE (got '%s')",
+                       mode_name, quote(a->bundle, q));
+  }
+  if (have_dashdash && a->n_command == 0)
+    return usage_error(err, "-- must be followed by a command");
+  /* --explain may show the command that would run; the other modes run
+   * nothing, so a command there is a mistake worth reporting. */
+  if (a->n_command > 0 && a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN)
+    return usage_error(err, "option '--%s' takes no command", mode_name);
+  return 0;
+}
+
+int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
+                 struct sr_error *err) {
+  _cleanup_free_ char **av = NULL;
+  uint64_t seen = 0;
+  int dd, r;
+
+  memset(out, 0, sizeof(*out));
+  out->network = -1;
+  out->audit_fd = -1;
+  if (argc < 0 || (argc > 0 && !argv))
+    return usage_error(err, "no command line");
+
+  /* The first "--" ends the options: what follows is the command, verbatim. */
+  for (dd = 1; dd < argc; dd++)
+    if (!strcmp(argv[dd], "--"))
+      break;
+
+  /* getopt works on a private pointer array: the caller's argv stays as it
+   * was, and nothing after "--" is ever looked at as an option. */
+  av = calloc((size_t)(dd > 0 ? dd : 1) + 1, sizeof(char *));
+  if (!av)
+    return oom_error(err);
+  av[0] = (argc > 0 && argv[0]) ? argv[0] : (char *)"skillrun";
+  for (int i = 1; i < dd; i++)
+    av[i] = argv[i];
+
+  optind = 0; /* 0, not 1: makes glibc reset all of its state */
+  opterr = 0;
+  for (;;) {
+    int longindex = -1;
+    int c = getopt_long(dd > 0 ? dd : 1, av, short_options, long_options,
+                        &longindex);
+    int idx;
+
+    if (c == -1)
+      break;
+    if (c == '?' || c == ':') {
+      r = getopt_failure(c, av, dd, err);
+      goto fail;
+    }
+    if (c == 1) {
+      char q[SR_QUOTE_MAX + 4];
+      if (out->bundle) {
+        r = usage_error(err,
+                        "unexpected argument '%s': give one BUNDLE, and the "
+                        "command after --",
+                        quote(optarg, q));
+        goto fail;
+      }
+      if (!*optarg) {
+        r = usage_error(err, "BUNDLE must not be empty");
+        goto fail;
+      }
+      out->bundle = strdup(optarg);
+      if (!out->bundle) {
+        r = oom_error(err);
+        goto fail;
+      }
+      continue;
+    }
+    if (longindex >= 0) {
+      /* The element that named the option: the one before a separate
+       * argument, else the last one consumed. */
+      const char *used = (optarg && optind >= 2 && optarg == av[optind - 1])
+                             ? av[optind - 2]
+                             : av[optind - 1];
+      const char *name = long_options[longindex].name;
+      size_t len = strlen(name);
+
+      if (strncmp(used + 2, name, len) ||
+          (used[2 + len] != '\0' && used[2 + len] != '=')) {
+        r = unknown_long_option(used, err);
+        goto fail;
+      }
+    }
+    idx = option_index(c);
+    if (idx < 0) {
+      r = usage_error(err, "internal error: unknown option %d", c);
+      goto fail;
+    }
+    /* Every option but --input is given at most once: "last one wins"
+     * would let a wrapper's limit be silently overridden further down. */
+    if (c != OPT_INPUT && (seen & (UINT64_C(1) << idx))) {
+      r = usage_error(err, "option '--%s' given twice", option_name(c));
+      goto fail;
+    }
+    seen |= UINT64_C(1) << idx;
+    r = handle_option(out, c, optarg, err);
+    if (r < 0)
+      goto fail;
+  }
+
+  if (dd < argc) {
+    r = copy_command(out, argv, dd + 1, argc, err);
+    if (r < 0)
+      goto fail;
+  }
+  r = check_combinations(out, dd < argc, err);
+  if (r < 0)
+    goto fail;
+
+  if (!out->tenant) {
+    out->tenant = strdup("default");
+    if (!out->tenant) {
+      r = oom_error(err);
+      goto fail;
+    }
+  }
+  return 0;
+
+fail:
+  sr_args_free(out);
+  return r;
+}
+
+void sr_args_free(struct sr_args *a) {
+  if (!a)
+    return;
+  free(a->bundle);
+  free(a->profile);
+  free(a->conf);
+  free(a->expect_sha256);
+  free(a->signature);
+  free(a->tenant);
+  free(a->execution_id);
+  for (size_t i = 0; i < a->n_inputs; i++) {
+    free(a->inputs[i].path);
+    free(a->inputs[i].name);
+  }
+  free(a->inputs);
+  free(a->workspace_root);
+  free(a->cgroup_parent);
+  free(a->audit_file);
+  free(a->verify_audit);
+  if (a->command)
+    for (size_t i = 0; a->command[i]; i++)
+      free(a->command[i]);
+  free(a->command);
+  /* Leave a valid empty struct behind so a second free is harmless. */
+  memset(a, 0, sizeof(*a));
+  a->network = -1;
+  a->audit_fd = -1;
+}
+
+void sr_cli_help(FILE *f) {
+  fputs(
+      "Usage: skillrun [OPTION]... BUNDLE [-- COMMAND [ARG]...]\n"
+      "Verify a skill bundle, run one command in a fresh sandbox, report JSON "
+      "lines.\n"
+      "\n"
+      "  -p, --profile NAME|PATH   profile (default: the built-in default)\n",
+      f);
+  fprintf(f,
+          "      --conf PATH           platform configuration\n"
+          "                            (default %s/skillrun/skillrun.conf)\n",
+          SR_SYSCONFDIR);
+  fputs(
+      "      --expect-sha256 HEX   refuse unless the bundle digest matches\n"
+      "      --signature FILE      detached signed statement for the bundle\n"
+      "      --tenant ID           tenant id (default \"default\")\n"
+      "      --execution-id ID     execution id (default: random UUIDv4); "
+      "runs once\n"
+      "  -i, --input PATH[:NAME]   copy a file into /workspace/inputs "
+      "(repeatable)\n"
+      "      --workspace-root DIR  where run directories live\n"
+      "      --cgroup-parent PATH  delegated cgroup v2 directory for the "
+      "run's leaf\n"
+      "      --memory SIZE         lower the memory limit (e.g. 256M)\n"
+      "      --cpu-seconds N       lower the CPU-time budget of the process "
+      "tree\n"
+      "      --timeout DURATION    lower the wall-clock limit (e.g. 30s, 5m)\n"
+      "      --pids N              lower the process/thread limit\n"
+      "      --log-cap SIZE        lower the cap on captured stdout+stderr\n"
+      "      --network deny|allow  network (allow: skill and profile must "
+      "agree)\n"
+      "      --audit-fd N          write audit events to fd N instead of "
+      "stdout\n"
+      "      --audit-file PATH     write audit events to a new file PATH\n"
+      "      --log-passthrough     also copy the skill's kept output to "
+      "stderr\n"
+      "      --digest              print the bundle digest and exit\n"
+      "      --explain             print the resolved policy as JSON and "
+      "exit\n"
+      "      --verify-audit FILE   check an audit file's chain and schema, "
+      "exit\n"
+      "      --gc                  remove leftovers of dead runs and exit\n"
+      "  -v, --verbose             more detail (with --digest: the records)\n"
+      "  -h, --help                show this help and exit\n"
+      "  -V, --version             show version and library versions, exit\n"
+      "\n"
+      "Without -- COMMAND the skill's metadata sandbox.entrypoint runs.\n"
+      "Exit status: the skill's own; 123 refused (nothing ran), 124 "
+      "timeout,\n"
+      "125 skillrun failed, 126/127 command not executable/not found, 128+N "
+      "signal N.\n"
+      "Full documentation: man skillrun (skillrun(1)).\n",
+      f);
+}
+
+struct lib_file {
+  const char *prefix; /* "libcap.so." */
+  char name[256];     /* real file name, e.g. "libcap.so.2.66" */
+};
+
+static int find_lib(struct dl_phdr_info *info, size_t size, void *data) {
+  struct lib_file *lf = data;
+  _cleanup_free_ char *real = NULL;
+  const char *base;
+
+  (void)size;
+  if (!info->dlpi_name || !strstr(info->dlpi_name, lf->prefix))
+    return 0;
+  /* The soname link points at the versioned file the loader mapped. */
+  real = realpath(info->dlpi_name, NULL);
+  base = strrchr(real ? real : info->dlpi_name, '/');
+  base = base ? base + 1 : (real ? real : info->dlpi_name);
+  snprintf(lf->name, sizeof(lf->name), "%s", base);
+  return 1;
+}
+
+/* The loaded file's name, or "" when the library is not mapped
+ * (static link). */
+static void loaded_library(const char *prefix, char *buf, size_t len) {
+  struct lib_file lf = {.prefix = prefix};
+
+  (void)dl_iterate_phdr(find_lib, &lf); /* 1 = found, 0 = not mapped */
+  snprintf(buf, len, "%s", lf.name);
+}
+
+void sr_cli_version(FILE *f) {
+  const struct scmp_version *sv = seccomp_version();
+  char file[256];
+
+  fprintf(f, "skillrun %s\n", PACKAGE_VERSION);
+  if (sv)
+    fprintf(f, "libseccomp %u.%u.%u\n", sv->major, sv->minor, sv->micro);
+  else
+    fprintf(f, "libseccomp unknown\n");
+
+  /*
+   * libcap and libmnl have no version API: name the file the loader mapped
+   * (libcap's carries its release, libmnl's only its ABI).  The calls below
+   * make sure each library is linked and mapped even in binaries that use
+   * nothing else from it (--as-needed), so the answer is never a guess.
+   */
+  {
+    int bits = cap_max_bits();
+    loaded_library("libcap.so.", file, sizeof(file));
+    if (!strncmp(file, "libcap.so.2.", 12))
+      fprintf(f, "libcap %s (loaded file %s; %d capabilities)\n", file + 10,
+              file, bits);
+    else
+      fprintf(f, "libcap unknown (no version API; loaded file %s)\n",
+              *file ? file : "not found");
+  }
+  (void)mnl_nlmsg_size(0); /* only to keep libmnl mapped, see above */
+  loaded_library("libmnl.so.", file, sizeof(file));
+  fprintf(f, "libmnl (no version API; loaded file %s)\n",
+          *file ? file : "not found");
+
+  fprintf(f, "OpenSSL %s\n", OpenSSL_version(OPENSSL_VERSION_STRING));
+  fprintf(f, "libyaml %s\n", yaml_get_version_string());
+  fprintf(f, "jansson %s\n", jansson_version_str());
+  /* (major << 16) | (minor << 8) | subminor, per unistring/version.h */
+  fprintf(f, "libunistring %d.%d.%d\n", (_libunistring_version >> 16) & 0xff,
+          (_libunistring_version >> 8) & 0xff, _libunistring_version & 0xff);
+}

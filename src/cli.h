@@ -12,6 +12,7 @@ enum sr_mode {
   SR_MODE_DIGEST,       /* --digest */
   SR_MODE_EXPLAIN,      /* --explain */
   SR_MODE_VERIFY_AUDIT, /* --verify-audit FILE */
+  SR_MODE_GC,           /* --gc: remove leftovers of dead runs */
   SR_MODE_HELP,
   SR_MODE_VERSION,
 };
@@ -33,16 +34,18 @@ struct sr_flag_u64 {
  */
 struct sr_args {
   enum sr_mode mode;
-  char *bundle;         /* BUNDLE (required for run, digest, explain) */
-  char *profile;        /* -p NAME|PATH, NULL = embedded default */
-  char *conf;           /* --conf PATH, NULL = SR_SYSCONFDIR/skillrun/skillrun.conf */
-  char *expect_sha256;  /* 64 lowercase hex digits (a "sha256:" prefix is stripped) */
-  char *signature;      /* --signature FILE */
-  char *tenant;         /* validated with sr_valid_id; default "default" */
-  char *execution_id;   /* validated; NULL = random UUIDv4 chosen by main */
+  char *bundle;  /* BUNDLE (required for run, digest, explain) */
+  char *profile; /* -p NAME|PATH, NULL = embedded default */
+  char *conf;    /* --conf PATH, NULL = SR_SYSCONFDIR/skillrun/skillrun.conf */
+  char *expect_sha256; /* 64 lowercase hex digits (a "sha256:" prefix is
+                          stripped) */
+  char *signature;     /* --signature FILE */
+  char *tenant;        /* validated with sr_valid_id; default "default" */
+  char *execution_id;  /* validated; NULL = random UUIDv4 chosen by main */
   struct sr_input_arg *inputs;
   size_t n_inputs;
   char *workspace_root; /* --workspace-root DIR */
+  char *cgroup_parent;  /* --cgroup-parent PATH (a delegated cgroup v2 dir) */
   struct sr_flag_u64 memory, cpu_seconds, timeout_ms, pids, log_cap;
   int network;          /* -1 unset, 0 deny, 1 allow */
   int audit_fd;         /* -1 unset */

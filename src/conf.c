@@ -1,9 +1,582 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB */
+/*
+ * The line format of profiles and skillrun.conf (skillrun.profile(5)).  This
+ * file knows the syntax and `include` only; policy.c gives keys a meaning.
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "conf.h"
-int sr_conf_parse_buffer(const char *buf, size_t len, const char *display_name, struct sr_conf *out, struct sr_error *err) { return sr_error_set(err, SR_EXIT_FAILED, ENOSYS, "conf", "not built yet"); }
-int sr_conf_parse_file(const char *path, struct sr_conf *out, struct sr_error *err) { return sr_error_set(err, SR_EXIT_FAILED, ENOSYS, "conf", "not built yet"); }
-int sr_conf_load_platform(const char *path, struct sr_conf *out, char **warning, struct sr_error *err) { return sr_error_set(err, SR_EXIT_FAILED, ENOSYS, "conf", "not built yet"); }
-int sr_conf_load_profile(const char *name_or_path, struct sr_conf *out, char **resolved, struct sr_error *err) { return sr_error_set(err, SR_EXIT_FAILED, ENOSYS, "conf", "not built yet"); }
-void sr_conf_free(struct sr_conf *c) {}
+#include "fdutil.h"
+#include "util.h"
+
+#define SR_CONF_MAX_WORDS 64
+/* Includes of the same file are allowed (only cycles are not), so nesting
+ * alone would permit exponential expansion: bound the totals as well. */
+#define SR_CONF_MAX_INCLUDES 256
+#define SR_CONF_MAX_TOTAL_LINES 16384
+
+#define SR_DEFAULT_PROFILE_NAME "default.profile (built-in)"
+#define SR_PLATFORM_CONF SR_SYSCONFDIR "/skillrun/skillrun.conf"
+
+/* A file being read, for include cycle detection. */
+struct conf_frame {
+  bool builtin; /* the embedded default profile */
+  bool has_id;  /* dev/ino valid (false for a caller's buffer) */
+  dev_t dev;
+  ino_t ino;
+};
+
+struct conf_ctx {
+  struct sr_conf *out;
+  size_t cap_lines;
+  bool allow_include;
+  unsigned n_includes;
+  struct conf_frame stack[SR_CONF_MAX_INCLUDE_DEPTH + 1];
+  size_t n_stack;
+  struct sr_error *err;
+};
+
+static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
+                        const char *where, char **resolved);
+
+static int conf_error(struct conf_ctx *ctx, const char *file, unsigned line,
+                      const char *msg) {
+  return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                      "%s:%u: %s", file, line, msg);
+}
+
+static void line_free(struct sr_conf_line *l) {
+  free(l->file);
+  free(l->key);
+  if (l->args)
+    for (size_t i = 0; i < l->n_args; i++)
+      free(l->args[i]);
+  free(l->args);
+}
+
+void sr_conf_free(struct sr_conf *c) {
+  if (!c)
+    return;
+  for (size_t i = 0; i < c->n_lines; i++)
+    line_free(&c->lines[i]);
+  free(c->lines);
+  free(c->name);
+  c->lines = NULL;
+  c->n_lines = 0;
+  c->name = NULL;
+}
+
+static bool is_blank(char c) {
+  /* '\r' so that files written on other systems still parse. */
+  return c == ' ' || c == '\t' || c == '\r';
+}
+
+/*
+ * Splits one line (without its '\n') into words.  On success *n_words words
+ * are malloc'd in words[] (which has room for SR_CONF_MAX_WORDS).
+ */
+static int split_words(struct conf_ctx *ctx, const char *s, size_t n,
+                       const char *file, unsigned lineno, char **words,
+                       size_t *n_words) {
+  char word[SR_CONF_MAX_LINE + 1];
+  size_t nw = 0, i = 0;
+  int r = 0;
+
+  for (size_t k = 0; k < n; k++) {
+    unsigned char c = (unsigned char)s[k];
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+      r = conf_error(ctx, file, lineno,
+                     c == 0 ? "NUL byte" : "control character");
+      goto fail;
+    }
+  }
+
+  for (;;) {
+    size_t wl = 0;
+
+    while (i < n && is_blank(s[i]))
+      i++;
+    if (i >= n || s[i] == '#')
+      break;
+    if (nw >= SR_CONF_MAX_WORDS) {
+      char msg[64];
+      snprintf(msg, sizeof(msg), "too many words (max %d)", SR_CONF_MAX_WORDS);
+      r = conf_error(ctx, file, lineno, msg);
+      goto fail;
+    }
+    /* One word: unquoted runs and "quoted" runs glued together, until a
+     * blank or a comment outside quotes. */
+    while (i < n && !is_blank(s[i]) && s[i] != '#') {
+      if (s[i] != '"') {
+        word[wl++] = s[i++];
+        continue;
+      }
+      i++;
+      for (;;) {
+        if (i >= n) {
+          r = conf_error(ctx, file, lineno, "unterminated quote");
+          goto fail;
+        }
+        if (s[i] == '"') {
+          i++;
+          break;
+        }
+        if (s[i] == '\\') {
+          if (i + 1 < n && (s[i + 1] == '"' || s[i + 1] == '\\')) {
+            word[wl++] = s[i + 1];
+            i += 2;
+            continue;
+          }
+          r = conf_error(ctx, file, lineno,
+                         "invalid escape in quotes (only \\\" and \\\\)");
+          goto fail;
+        }
+        word[wl++] = s[i++];
+      }
+    }
+    word[wl] = '\0';
+    words[nw] = strdup(word);
+    if (!words[nw]) {
+      r = -ENOMEM;
+      goto fail;
+    }
+    nw++;
+  }
+  *n_words = nw;
+  return 0;
+
+fail:
+  for (size_t k = 0; k < nw; k++)
+    free(words[k]);
+  return r;
+}
+
+static int push_line(struct conf_ctx *ctx, const char *file, unsigned lineno,
+                     char **words, size_t n_words) {
+  struct sr_conf *c = ctx->out;
+  struct sr_conf_line *l;
+
+  if (c->n_lines >= SR_CONF_MAX_TOTAL_LINES) {
+    char msg[80];
+    snprintf(msg, sizeof(msg), "too many lines with includes (max %d)",
+             SR_CONF_MAX_TOTAL_LINES);
+    return conf_error(ctx, file, lineno, msg);
+  }
+  if (c->n_lines == ctx->cap_lines) {
+    size_t ncap = ctx->cap_lines ? ctx->cap_lines * 2 : 32;
+    struct sr_conf_line *nl = realloc(c->lines, ncap * sizeof(*nl));
+    if (!nl)
+      return -ENOMEM;
+    c->lines = nl;
+    ctx->cap_lines = ncap;
+  }
+  l = &c->lines[c->n_lines];
+  memset(l, 0, sizeof(*l));
+  l->file = strdup(file);
+  l->args = calloc(n_words, sizeof(char *)); /* n_words-1 args + NULL */
+  if (!l->file || !l->args) {
+    free(l->file);
+    free(l->args);
+    return -ENOMEM;
+  }
+  l->line = lineno;
+  l->key = words[0];
+  for (size_t k = 1; k < n_words; k++)
+    l->args[k - 1] = words[k];
+  l->n_args = n_words - 1;
+  c->n_lines++;
+  return 0;
+}
+
+static int parse_into(struct conf_ctx *ctx, const char *buf, size_t len,
+                      const char *name) {
+  size_t pos = 0;
+  unsigned lineno = 0;
+  int r;
+
+  if (len > SR_CONF_MAX_BYTES)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s: file too large (max %d bytes)", name,
+                        SR_CONF_MAX_BYTES);
+  while (pos < len) {
+    const char *s = buf + pos;
+    const char *nl = memchr(s, '\n', len - pos);
+    size_t n = nl ? (size_t)(nl - s) : len - pos;
+    char *words[SR_CONF_MAX_WORDS];
+    size_t n_words = 0;
+
+    pos += n + (nl ? 1 : 0);
+    lineno++;
+    if (n > SR_CONF_MAX_LINE) {
+      char msg[64];
+      snprintf(msg, sizeof(msg), "line too long (max %d bytes)",
+               SR_CONF_MAX_LINE);
+      return conf_error(ctx, name, lineno, msg);
+    }
+    r = split_words(ctx, s, n, name, lineno, words, &n_words);
+    if (r < 0)
+      return r;
+    if (n_words == 0)
+      continue;
+    if (strcmp(words[0], "include") != 0) {
+      r = push_line(ctx, name, lineno, words, n_words);
+      if (r < 0) {
+        for (size_t k = 0; k < n_words; k++)
+          free(words[k]);
+        return r;
+      }
+      continue;
+    }
+
+    /* include NAME: splice the lines of NAME here. */
+    {
+      char where[SR_CONF_MAX_LINE];
+      const char *target = n_words == 2 ? words[1] : NULL;
+      bool allowed = ctx->allow_include;
+
+      snprintf(where, sizeof(where), "%s:%u: ", name, lineno);
+      if (n_words == 2 && target[0] != '\0' && allowed &&
+          ctx->n_includes < SR_CONF_MAX_INCLUDES) {
+        ctx->n_includes++;
+        r = load_profile(ctx, target, where, NULL);
+      } else if (!allowed) {
+        r = conf_error(ctx, name, lineno,
+                       "include is not allowed in skillrun.conf");
+      } else if (n_words != 2 || target[0] == '\0') {
+        r = conf_error(ctx, name, lineno, "include takes one profile NAME");
+      } else {
+        r = conf_error(ctx, name, lineno, "too many includes");
+      }
+      for (size_t k = 0; k < n_words; k++)
+        free(words[k]);
+      if (r < 0)
+        return r;
+    }
+  }
+  return 0;
+}
+
+/* Enters a file: rejects cycles and too deep nesting. */
+static int push_frame(struct conf_ctx *ctx, const struct conf_frame *f,
+                      const char *where, const char *name) {
+  for (size_t i = 0; i < ctx->n_stack; i++) {
+    const struct conf_frame *o = &ctx->stack[i];
+    if ((f->builtin && o->builtin) ||
+        (f->has_id && o->has_id && f->dev == o->dev && f->ino == o->ino))
+      return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                          "%sinclude cycle: %s is already being read", where,
+                          name);
+  }
+  if (ctx->n_stack >= SR_ARRAY_SIZE(ctx->stack))
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sincludes nested too deeply (max %d)", where,
+                        SR_CONF_MAX_INCLUDE_DEPTH);
+  ctx->stack[ctx->n_stack++] = *f;
+  return 0;
+}
+
+static int parse_framed(struct conf_ctx *ctx, const struct conf_frame *f,
+                        const char *buf, size_t len, const char *name,
+                        const char *where) {
+  int r;
+
+  r = push_frame(ctx, f, where, name);
+  if (r < 0)
+    return r;
+  r = parse_into(ctx, buf, len, name);
+  ctx->n_stack--;
+  return r;
+}
+
+/* Reads an opened file (regular, size-capped) and parses it. */
+static int parse_fd(struct conf_ctx *ctx, int fd, const char *name,
+                    const char *where) {
+  _cleanup_free_ char *buf = NULL;
+  struct conf_frame f = {.has_id = true};
+  struct stat st;
+  size_t len;
+  int r;
+
+  if (fstat(fd, &st) < 0)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, errno, "config_invalid",
+                        "%s%s", where, name);
+  if (!S_ISREG(st.st_mode))
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s%s: not a regular file", where, name);
+  if (st.st_size > SR_CONF_MAX_BYTES)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s%s: file too large (max %d bytes)", where, name,
+                        SR_CONF_MAX_BYTES);
+  f.dev = st.st_dev;
+  f.ino = st.st_ino;
+  r = sr_read_fd(fd, SR_CONF_MAX_BYTES, &buf, &len);
+  if (r == -EFBIG)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s%s: file too large (max %d bytes)", where, name,
+                        SR_CONF_MAX_BYTES);
+  if (r < 0)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "%sread %s", where, name);
+  return parse_framed(ctx, &f, buf, len, name, where);
+}
+
+static int open_conf(const char *path) {
+  /* O_NONBLOCK: a FIFO planted at the path must not hang us before fstat
+   * rejects it; it has no effect on regular files. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  return fd < 0 ? -errno : fd;
+}
+
+static int parse_path(struct conf_ctx *ctx, const char *path,
+                      const char *where) {
+  _cleanup_close_ int fd = -1;
+
+  fd = open_conf(path);
+  if (fd < 0)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, -fd, "config_invalid",
+                        "%sopen %s", where, path);
+  return parse_fd(ctx, fd, path, where);
+}
+
+static bool valid_profile_name(const char *s) {
+  return sr_valid_filename(s) && !strstr(s, "..") &&
+         strlen(s) <= 255 - strlen(".profile");
+}
+
+/* The directories searched for NAME.profile, in order (malloc'd strv). */
+static int profile_search_dirs(struct sr_strv *dirs) {
+  const char *env = getenv("SKILLRUN_PROFILE_PATH");
+  const char *xdg = getenv("XDG_CONFIG_HOME");
+  const char *home = getenv("HOME");
+  int r;
+
+  if (env && *env) {
+    /* Colon-separated, like PATH; empty entries are skipped. */
+    _cleanup_free_ char *copy = strdup(env);
+    char *save = NULL;
+    if (!copy)
+      return -ENOMEM;
+    for (char *t = strtok_r(copy, ":", &save); t;
+         t = strtok_r(NULL, ":", &save)) {
+      r = sr_strv_push(dirs, t);
+      if (r < 0)
+        return r;
+    }
+  }
+  r = sr_strv_push(dirs, SR_SYSCONFDIR "/skillrun/profiles");
+  if (r < 0)
+    return r;
+  /* XDG base directory spec: relative values are invalid and ignored. */
+  if (xdg && xdg[0] == '/') {
+    _cleanup_free_ char *d = NULL;
+    if (asprintf(&d, "%s/skillrun/profiles", xdg) < 0)
+      return -ENOMEM;
+    r = sr_strv_push(dirs, d);
+  } else if (home && home[0] == '/') {
+    _cleanup_free_ char *d = NULL;
+    if (asprintf(&d, "%s/.config/skillrun/profiles", home) < 0)
+      return -ENOMEM;
+    r = sr_strv_push(dirs, d);
+  }
+  if (r < 0)
+    return r;
+  return sr_strv_push(dirs, SR_DATADIR "/skillrun/profiles");
+}
+
+static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
+                        const char *where, char **resolved) {
+  _cleanup_(sr_strv_free) struct sr_strv dirs = {0};
+  char looked[768] = "";
+  size_t used = 0;
+  int r;
+
+  if (!name_or_path || !strcmp(name_or_path, "default")) {
+    struct conf_frame f = {.builtin = true};
+    if (resolved) {
+      *resolved = strdup(SR_DEFAULT_PROFILE_NAME);
+      if (!*resolved)
+        return -ENOMEM;
+    }
+    return parse_framed(ctx, &f, sr_default_profile, strlen(sr_default_profile),
+                        SR_DEFAULT_PROFILE_NAME, where);
+  }
+
+  if (strchr(name_or_path, '/')) {
+    if (resolved) {
+      *resolved = strdup(name_or_path);
+      if (!*resolved)
+        return -ENOMEM;
+    }
+    return parse_path(ctx, name_or_path, where);
+  }
+
+  if (!valid_profile_name(name_or_path))
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sinvalid profile name (a plain file name or a path "
+                        "containing '/' is expected)",
+                        where);
+  r = profile_search_dirs(&dirs);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < dirs.n; i++) {
+    _cleanup_free_ char *path = NULL;
+    _cleanup_close_ int fd = -1;
+    int n;
+
+    if (asprintf(&path, "%s/%s.profile", dirs.v[i], name_or_path) < 0)
+      return -ENOMEM;
+    fd = open_conf(path);
+    /* Like execvp(3): a directory we may not search (another user's $HOME
+     * after su) does not stop the search, but the final message says so. */
+    if (fd == -ENOENT || fd == -ENOTDIR || fd == -EACCES) {
+      n = snprintf(looked + used, sizeof(looked) - used, "%s%s%s",
+                   used ? ", " : "", path,
+                   fd == -EACCES ? " (permission denied)" : "");
+      if (n > 0 && (size_t)n < sizeof(looked) - used)
+        used += (size_t)n;
+      continue;
+    }
+    /* Anything else (ELOOP, EIO...) is an error, not a reason to fall
+     * through to a later directory. */
+    if (fd < 0)
+      return sr_error_set(ctx->err, SR_EXIT_FAILED, -fd, "config_invalid",
+                          "%sopen %s", where, path);
+    if (resolved) {
+      *resolved = strdup(path);
+      if (!*resolved)
+        return -ENOMEM;
+    }
+    r = parse_fd(ctx, fd, path, where);
+    if (r < 0 && resolved) {
+      free(*resolved);
+      *resolved = NULL;
+    }
+    return r;
+  }
+  return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                      "%sprofile '%s' not found (looked in: %s)", where,
+                      name_or_path, looked);
+}
+
+/* Parsing goes into a private conf that reaches *out only on success. */
+static void ctx_init(struct conf_ctx *ctx, struct sr_conf *tmp, bool include,
+                     struct sr_error *err) {
+  memset(ctx, 0, sizeof(*ctx));
+  memset(tmp, 0, sizeof(*tmp));
+  ctx->out = tmp;
+  ctx->allow_include = include;
+  ctx->err = err;
+}
+
+static int finish(struct sr_conf *tmp, const char *name, struct sr_conf *out,
+                  int r, struct sr_error *err) {
+  if (r >= 0 && name) {
+    tmp->name = strdup(name);
+    if (!tmp->name)
+      r = -ENOMEM;
+  }
+  if (r < 0) {
+    sr_conf_free(tmp);
+    /* Only ENOMEM gets here without a message. */
+    if (!sr_error_is_set(err))
+      sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "%s",
+                   name ? name : "configuration");
+    return r;
+  }
+  *out = *tmp;
+  return 0;
+}
+
+int sr_conf_parse_buffer(const char *buf, size_t len, const char *display_name,
+                         struct sr_conf *out, struct sr_error *err) {
+  struct conf_ctx ctx;
+  struct sr_conf tmp;
+  struct conf_frame f = {0};
+  const char *name = display_name ? display_name : "(buffer)";
+  int r;
+
+  ctx_init(&ctx, &tmp, true, err);
+  r = parse_framed(&ctx, &f, buf, len, name, "");
+  return finish(&tmp, name, out, r, err);
+}
+
+int sr_conf_parse_file(const char *path, struct sr_conf *out,
+                       struct sr_error *err) {
+  struct conf_ctx ctx;
+  struct sr_conf tmp;
+  int r;
+
+  ctx_init(&ctx, &tmp, true, err);
+  r = parse_path(&ctx, path, "");
+  return finish(&tmp, path, out, r, err);
+}
+
+int sr_conf_load_platform(const char *path, struct sr_conf *out, char **warning,
+                          struct sr_error *err) {
+  _cleanup_close_ int fd = -1;
+  struct conf_ctx ctx;
+  struct sr_conf tmp;
+  struct stat st;
+  int r;
+
+  if (!path)
+    path = SR_PLATFORM_CONF;
+  fd = open_conf(path);
+  if (fd == -ENOENT || fd == -ENOTDIR) {
+    memset(out, 0, sizeof(*out));
+    *warning = NULL;
+    return 0;
+  }
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -fd, "config_invalid", "open %s",
+                        path);
+  if (fstat(fd, &st) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid", "%s",
+                        path);
+  /* doas(1) rule: the file that sets the ceilings must be root's alone,
+   * checked on the opened fd so a rename race cannot swap it. */
+  if (S_ISREG(st.st_mode) &&
+      (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+    char *w = NULL;
+    if (asprintf(&w,
+                 "ignoring %s: not owned by root or writable by group/others",
+                 path) < 0)
+      return -ENOMEM;
+    memset(out, 0, sizeof(*out));
+    *warning = w;
+    return 0;
+  }
+  /* No include: an included profile would not get the ownership check. */
+  ctx_init(&ctx, &tmp, false, err);
+  r = parse_fd(&ctx, fd, path, "");
+  r = finish(&tmp, path, out, r, err);
+  if (r < 0)
+    return r;
+  *warning = NULL;
+  return 0;
+}
+
+int sr_conf_load_profile(const char *name_or_path, struct sr_conf *out,
+                         char **resolved, struct sr_error *err) {
+  _cleanup_free_ char *res = NULL;
+  struct conf_ctx ctx;
+  struct sr_conf tmp;
+  int r;
+
+  ctx_init(&ctx, &tmp, true, err);
+  r = load_profile(&ctx, name_or_path, "", &res);
+  r = finish(&tmp, res ? res : name_or_path, out, r, err);
+  if (r < 0)
+    return r;
+  if (resolved)
+    *resolved = TAKE_PTR(res);
+  return 0;
+}

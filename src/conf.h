@@ -15,16 +15,17 @@
  * conf.c knows the syntax only; policy.c knows the keys.
  */
 struct sr_conf_line {
-  char *file;   /* display name of the file ("strict.profile", a path) */
+  char *file; /* display name of the file ("strict.profile", a path) */
   unsigned line;
   char *key;
-  char **args;  /* NULL-terminated */
+  char **args; /* NULL-terminated */
   size_t n_args;
 };
 
 struct sr_conf {
   struct sr_conf_line *lines;
   size_t n_lines;
+  char *name; /* display name of the top-level file (sr_policy.profile) */
 };
 
 #define SR_CONF_MAX_BYTES (256 * 1024)

@@ -11,10 +11,10 @@
  */
 enum {
   SR_EXIT_OK = 0,
-  SR_EXIT_REFUSED = 123,  /* integrity, signature, tier or policy: nothing ran */
-  SR_EXIT_TIMEOUT = 124,  /* wall-clock timeout: the whole tree was killed */
-  SR_EXIT_FAILED = 125,   /* usage, configuration, or a sandbox layer */
-  SR_EXIT_NOEXEC = 126,   /* command found but not executable */
+  SR_EXIT_REFUSED = 123, /* integrity, signature, tier or policy: nothing ran */
+  SR_EXIT_TIMEOUT = 124, /* wall-clock timeout: the whole tree was killed */
+  SR_EXIT_FAILED = 125,  /* usage, configuration, or a sandbox layer */
+  SR_EXIT_NOEXEC = 126,  /* command found but not executable */
   SR_EXIT_NOTFOUND = 127, /* command not found */
 };
 

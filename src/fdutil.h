@@ -11,7 +11,9 @@
 
 /* Close if >= 0, keep errno, never retry close (close(2) NOTES). */
 int safe_close(int fd);
-static inline void safe_closep(int *fd) { safe_close(*fd); }
+static inline void safe_closep(int *fd) {
+  safe_close(*fd);
+}
 #define _cleanup_close_ _cleanup_(safe_closep)
 static inline void sr_fclosep(FILE **f) {
   if (*f)

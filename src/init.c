@@ -1,4 +1,272 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "fdutil.h"
 #include "init.h"
+#include "net.h"
+#include "ns.h"
+
+int sr_sync_send(int fd, uint32_t type, int32_t value,
+                 const struct sr_error *err, int pass_fd) {
+  struct sr_sync_msg m;
+  struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+  memset(&m, 0, sizeof(m));
+  m.type = type;
+  m.value = value;
+  if (err)
+    m.err = *err;
+  if (pass_fd >= 0) {
+    struct cmsghdr *c;
+    memset(&u, 0, sizeof(u));
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof(u.buf);
+    c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  }
+  for (;;) {
+    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -errno;
+    return n == (ssize_t)sizeof(m) ? 0 : -EIO;
+  }
+}
+
+int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd) {
+  struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = {.msg_iov = &iov,
+                      .msg_iovlen = 1,
+                      .msg_control = u.buf,
+                      .msg_controllen = sizeof(u.buf)};
+  ssize_t n;
+
+  if (ret_fd)
+    *ret_fd = -1;
+  do
+    n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  if (n == 0)
+    return -EPIPE;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int got;
+      memcpy(&got, CMSG_DATA(c), sizeof(int));
+      if (ret_fd && *ret_fd < 0)
+        *ret_fd = got;
+      else
+        safe_close(got);
+    }
+  }
+  if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+    return -EBADMSG;
+  m->err.msg[sizeof(m->err.msg) - 1] = '\0';
+  m->err.layer[sizeof(m->err.layer) - 1] = '\0';
+  m->err.reason[sizeof(m->err.reason) - 1] = '\0';
+  return 0;
+}
+
+_Noreturn static void fail(const struct sr_sandbox *sb, struct sr_error *err) {
+  if (!sr_error_is_set(err))
+    sr_error_layer(err, "init", 0, "sandbox setup failed");
+  (void)sr_sync_send(sb->sync_fd, SR_SYNC_ERROR, 0, err, -1); /* if this
+      fails the supervisor sees EOF without READY: also a failure */
+  _exit(SR_EXIT_FAILED);
+}
+
+/*
+ * As root, the sandbox's creator is host uid 0, which is not mapped inside:
+ * become the mapped sandbox user while keeping the namespace capabilities
+ * needed to build the mounts.  For an ordinary caller this is a no-op.
+ */
+static int become_sandbox_user(struct sr_error *err) {
+  cap_t caps;
+
+  if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return sr_error_layer(err, "userns", errno, "PR_SET_KEEPCAPS");
+  if (setresgid(SR_SANDBOX_GID, SR_SANDBOX_GID, SR_SANDBOX_GID) < 0)
+    return sr_error_layer(err, "userns", errno, "setresgid(%d)",
+                          SR_SANDBOX_GID);
+  if (setresuid(SR_SANDBOX_UID, SR_SANDBOX_UID, SR_SANDBOX_UID) < 0)
+    return sr_error_layer(err, "userns", errno, "setresuid(%d)",
+                          SR_SANDBOX_UID);
+  if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+    return sr_error_layer(err, "userns", errno, "PR_SET_KEEPCAPS");
+  /* A uid change clears the effective set: raise it again from permitted. */
+  caps = cap_get_proc();
+  if (!caps)
+    return sr_error_layer(err, "userns", errno, "cap_get_proc");
+  for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+    cap_flag_value_t v = CAP_CLEAR;
+    if (cap_get_flag(caps, c, CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+      (void)cap_set_flag(caps, CAP_EFFECTIVE, 1, &c, CAP_SET);
+  }
+  if (cap_set_proc(caps) < 0) {
+    int e = errno;
+    cap_free(caps);
+    return sr_error_layer(err, "userns", e, "cap_set_proc");
+  }
+  cap_free(caps);
+  if (getuid() != SR_SANDBOX_UID || getgid() != SR_SANDBOX_GID)
+    return sr_error_layer(err, "userns", 0, "sandbox ids did not take");
+  return 0;
+}
+
+static void forward(pid_t skill, int sig) {
+  /* The skill leads its own session and process group: signal the group so
+   * a shell pipeline stops as a whole, and the pid in case it moved. */
+  (void)kill(-skill, sig);
+  (void)kill(skill, sig);
+}
+
+_Noreturn void sr_init_main(const struct sr_sandbox *sb) {
+  struct sr_error err;
+  struct sr_sync_msg m;
+  sigset_t mask;
+  int outputs_fd = -1;
+  pid_t skill;
+  int status = 0;
+  bool skill_done = false;
+
+  memset(&err, 0, sizeof(err));
+  /* Die with the supervisor.  If it died before this line, the GO message
+   * below never comes and recv sees EOF. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    _exit(SR_EXIT_FAILED);
+  if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_GO)
+    _exit(SR_EXIT_FAILED);
+  /* Keep nothing of the supervisor's: not the audit stream, not the log
+   * files, not the caller's terminal (a pipe held here would also keep the
+   * caller waiting after the supervisor is gone). */
+  {
+    int keep[3] = {sb->sync_fd, sb->stdout_w, sb->stderr_w};
+    int nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(nullfd, 1) < 0 ||
+        dup2(nullfd, 2) < 0 || sr_close_all_fds_except(3, keep, 3) < 0) {
+      sr_error_layer(&err, "fds", errno, "cannot close the supervisor's fds");
+      fail(sb, &err);
+    }
+  }
+
+  if (become_sandbox_user(&err) < 0)
+    fail(sb, &err);
+  /* A change of euid clears the parent-death signal (prctl(2)): arm it
+   * again, then make sure the supervisor did not die in between (its end
+   * of the sync socket would have hung up). */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    _exit(SR_EXIT_FAILED);
+  {
+    struct pollfd p = {.fd = sb->sync_fd, .events = POLLIN};
+    if (poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)))
+      _exit(SR_EXIT_FAILED);
+  }
+  /* Rooted at the run's cgroup (we were born in it), so the skill reads
+   * 0::/ in /proc/self/cgroup. */
+  if (unshare(CLONE_NEWCGROUP) < 0) {
+    sr_error_layer(&err, "cgroupns", errno, "unshare(CLONE_NEWCGROUP)");
+    fail(sb, &err);
+  }
+  if (sr_mount_build(&sb->mount, &outputs_fd, &err) < 0)
+    fail(sb, &err);
+  if (sb->new_netns) {
+    int n;
+    if (sr_net_loopback_up(&err) < 0)
+      fail(sb, &err);
+    n = sr_net_count_non_loopback(&err);
+    if (n != 0) {
+      sr_error_layer(&err, "network", n < 0 ? -n : 0,
+                     "unexpected network interfaces in the sandbox");
+      fail(sb, &err);
+    }
+  }
+  if (sethostname(sb->policy->hostname, strlen(sb->policy->hostname)) < 0) {
+    sr_error_layer(&err, "uts", errno, "sethostname");
+    fail(sb, &err);
+  }
+
+  /* Signals stay blocked (the supervisor blocked them before clone) and are
+   * taken with sigwaitinfo, so none is lost between fork and the loop. */
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+    sr_error_layer(&err, "init", errno, "sigprocmask");
+    fail(sb, &err);
+  }
+
+  skill = fork();
+  if (skill < 0) {
+    sr_error_layer(&err, "init", errno, "fork");
+    fail(sb, &err);
+  }
+  if (skill == 0) {
+    safe_close(outputs_fd);
+    sr_child_exec(sb);
+  }
+  safe_close(sb->stdout_w);
+  safe_close(sb->stderr_w);
+  if (sr_sync_send(sb->sync_fd, SR_SYNC_READY, skill, NULL, outputs_fd) < 0)
+    _exit(SR_EXIT_FAILED); /* the supervisor is gone: PDEATHSIG follows */
+  safe_close(outputs_fd);
+
+  for (;;) {
+    siginfo_t si;
+    int sig = sigwaitinfo(&mask, &si);
+
+    if (sig < 0)
+      continue; /* EINTR */
+    if (sig != SIGCHLD) {
+      forward(skill, sig);
+      continue;
+    }
+    for (;;) {
+      int st;
+      pid_t p = waitpid(-1, &st, WNOHANG);
+      if (p <= 0)
+        break;
+      if (p == skill) {
+        status = st;
+        skill_done = true;
+      }
+    }
+    if (skill_done)
+      break;
+  }
+  /* The skill is gone: nothing it started may outlive it. */
+  (void)kill(-1, SIGKILL);
+  while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+    ;
+  (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXITED, status, NULL, -1);
+  _exit(0);
+}

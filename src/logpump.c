@@ -1,4 +1,81 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fdutil.h"
 #include "logpump.h"
+
+void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
+                     int stdout_log, int stderr_log, uint64_t cap,
+                     int passthrough_fd) {
+  memset(lp, 0, sizeof(*lp));
+  lp->in_fd[0] = stdout_r;
+  lp->in_fd[1] = stderr_r;
+  lp->out_fd[0] = stdout_log;
+  lp->out_fd[1] = stderr_log;
+  lp->cap = cap;
+  lp->passthrough_fd = passthrough_fd;
+}
+
+int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
+  char buf[64 * 1024];
+  int r;
+
+  *hit_cap = false;
+  /* Bounded per call so that one chatty stream cannot starve the loop. */
+  for (int round = 0; round < 16 && lp->in_fd[s] >= 0; round++) {
+    ssize_t n = read(lp->in_fd[s], buf, sizeof(buf));
+    uint64_t room, keep;
+
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN)
+        return 0;
+      return -errno;
+    }
+    if (n == 0) {
+      lp->in_fd[s] = safe_close(lp->in_fd[s]);
+      return 0;
+    }
+    room = lp->cap - (lp->kept[0] + lp->kept[1]);
+    keep = (uint64_t)n < room ? (uint64_t)n : room;
+    if (keep > 0) {
+      r = sr_write_all(lp->out_fd[s], buf, (size_t)keep);
+      if (r < 0)
+        return r;
+      if (lp->passthrough_fd >= 0)
+        (void)sr_write_all(lp->passthrough_fd, buf, (size_t)keep); /* a
+            closed terminal must not stop the run; the log has the bytes */
+      lp->kept[s] += keep;
+    }
+    if (keep < (uint64_t)n) {
+      lp->dropped[s] += (uint64_t)n - keep;
+      if (!lp->truncated) {
+        char marker[160];
+        lp->truncated = true;
+        *hit_cap = true;
+        snprintf(marker, sizeof(marker),
+                 "\n[skillrun: log cap of %" PRIu64
+                 " bytes reached; further output dropped]\n",
+                 lp->cap);
+        r = sr_write_all(lp->out_fd[s], marker, strlen(marker));
+        if (r < 0)
+          return r;
+      }
+    }
+  }
+  return 0;
+}
+
+void sr_logpump_close(struct sr_logpump *lp) {
+  for (int s = 0; s < 2; s++) {
+    lp->in_fd[s] = safe_close(lp->in_fd[s]);
+    lp->out_fd[s] = safe_close(lp->out_fd[s]);
+  }
+}

@@ -1,4 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "error.h"
+
+enum { SR_STREAM_STDOUT = 0, SR_STREAM_STDERR = 1 };
+
+/*
+ * The skill's stdout and stderr arrive on pipes; the supervisor copies them
+ * into logs/stdout.log and logs/stderr.log until the two together reach
+ * the cap, then writes one truncation marker and keeps draining (and
+ * counting) so the skill never blocks on a full pipe.
+ */
+struct sr_logpump {
+  int in_fd[2];       /* pipe read ends, O_NONBLOCK; -1 at EOF */
+  int out_fd[2];      /* log files */
+  int passthrough_fd; /* -1, or skillrun's stderr for --log-passthrough */
+  uint64_t cap;
+  uint64_t kept[2];
+  uint64_t dropped[2];
+  bool truncated;
+};
+
+void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
+                     int stdout_log, int stderr_log, uint64_t cap,
+                     int passthrough_fd);
+
+/* Reads what is available on stream s.  *hit_cap is set when this call
+ * crossed the cap (the caller emits log_truncated).  At EOF in_fd[s]
+ * becomes -1.  Returns 0 or -errno (a log write failure). */
+int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap);
+
+/* Closes everything. */
+void sr_logpump_close(struct sr_logpump *lp);

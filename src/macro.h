@@ -21,7 +21,9 @@
     _fd_;                                                                      \
   })
 
-static inline void sr_freep(void *p) { free(*(void **)p); }
+static inline void sr_freep(void *p) {
+  free(*(void **)p);
+}
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(sr_freep)
 

@@ -34,14 +34,16 @@ struct sr_manifest {
   char *license;       /* optional */
   char *compatibility; /* optional, 1-500 */
   char *version;       /* metadata.version, optional */
-  struct sr_strv allowed_tools; /* "allowed-tools": string (split on spaces) or list */
-  struct sr_kv *metadata;       /* every metadata entry, in order */
+  struct sr_strv
+      allowed_tools; /* "allowed-tools": string (split on spaces) or list */
+  struct sr_kv *metadata; /* every metadata entry, in order */
   size_t n_metadata;
 
   /* skillrun's own declarations (metadata keys with the "sandbox." prefix) */
-  struct sr_strv entrypoint;    /* sandbox.entrypoint split on blanks; empty if absent */
+  struct sr_strv
+      entrypoint; /* sandbox.entrypoint split on blanks; empty if absent */
   unsigned entrypoint_line;
-  int network;                  /* sandbox.network: -1 absent, 0 deny, 1 allow */
+  int network; /* sandbox.network: -1 absent, 0 deny, 1 allow */
   unsigned network_line;
   struct sr_manifest_limit memory, cpu_seconds, timeout_ms, pids;
 
@@ -62,7 +64,7 @@ int sr_manifest_parse(const char *buf, size_t len, const char *dirname,
                       struct sr_manifest *out, struct sr_error *err);
 
 /* Reads SKILL.md from a directory fd (the verified staging copy). */
-int sr_manifest_load_at(int dirfd, const char *dirname,
-                        struct sr_manifest *out, struct sr_error *err);
+int sr_manifest_load_at(int dirfd, const char *dirname, struct sr_manifest *out,
+                        struct sr_error *err);
 
 void sr_manifest_free(struct sr_manifest *m);

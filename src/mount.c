@@ -1,5 +1,999 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB */
+/*
+ * The sandbox filesystem.  Technique (the one bubblewrap uses, written
+ * afresh): make / a recursive slave, mount a scratch tmpfs on /tmp, pivot
+ * into it so the host root sits at /oldroot, build the new root in
+ * /newroot from clones of host trees (open_tree + mount_setattr +
+ * move_mount, so read-only holds recursively), pivot into /newroot, detach
+ * everything else, and remount the new root read-only.
+ *
+ * Host paths are resolved with openat2(RESOLVE_IN_ROOT) against the old
+ * root, so a symlink in a profile path resolves as if the host root were /
+ * and never escapes it; paths inside the new root are created and opened
+ * with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS.
+ */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fdutil.h"
 #include "mount.h"
-int sr_mount_build(const struct sr_mount_plan *plan, struct sr_error *err) { return sr_error_layer(err, "mount", ENOSYS, "mount layer not built yet"); }
+
+/* Where the intermediate tmpfs goes.  Private to this mount namespace once
+ * / is a slave, so the host never sees it. */
+#define BASE_DIR "/tmp"
+#define NEWROOT "/newroot"
+#define OLDROOT "/oldroot"
+
+/* The new root only holds directories, symlinks and the small synthesized
+ * /etc files; everything large is a mount on top of it. */
+#define ROOT_TMPFS_OPTS "size=16m,nr_inodes=4096,mode=0755"
+#define DEV_TMPFS_OPTS "size=64k,nr_inodes=256,mode=0755"
+#define INPUTS_TMPFS_OPTS "size=64k,nr_inodes=4096,mode=0755"
+#define MASK_TMPFS_OPTS "size=4k,nr_inodes=8,mode=0555"
+
+#define RESOLVE_HOST (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+#define RESOLVE_NEW                                                            \
+  (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+#define ATTR_RO_BIND (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define ATTR_RO_BIND_NOEXEC (ATTR_RO_BIND | MOUNT_ATTR_NOEXEC)
+/* Device nodes bound from the host: they must stay devices (no nodev). */
+#define ATTR_DEV_BIND (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)
+
+struct ctx {
+  const struct sr_mount_plan *plan;
+  const struct sr_policy *pol;
+  int host_fd; /* O_PATH of the host root (at /oldroot) */
+  int root_fd; /* O_PATH of the new root (at /newroot) */
+  struct sr_error *err;
+};
+
+static const char *const dev_nodes[] = {"null",   "zero",    "full",
+                                        "random", "urandom", "tty"};
+
+/* Top-level /proc entries hidden from the skill: files get /dev/null bound
+ * over them, directories an empty read-only tmpfs.  The list follows the
+ * runc/crun defaults plus the kernel-memory and key views. */
+static const char *const proc_masked[] = {
+    "kcore",       "keys",       "key-users",  "timer_list",    "timer_stats",
+    "sched_debug", "kallsyms",   "kmsg",       "latency_stats", "config.gz",
+    "vmallocinfo", "kpagecount", "kpageflags", "kpagecgroup",   "acpi",
+    "asound",      "scsi",       "driver",
+};
+/* Bound onto themselves read-only.  sysrq-trigger is here rather than in
+ * the mask list: a /dev/null over it would make writes "succeed". */
+static const char *const proc_readonly[] = {"sys", "bus", "irq", "fs",
+                                            "sysrq-trigger"};
+
+/* Merged-/usr candidates: recreated as the same symlink, or bound. */
+static const char *const usr_links[] = {"bin",   "sbin",  "lib",
+                                        "lib64", "lib32", "libx32"};
+
+static void closedirp(DIR **d) {
+  if (*d)
+    closedir(*d);
+}
+
+static int sys_openat2(int dirfd, const char *path, uint64_t flags,
+                       uint64_t resolve) {
+  struct open_how how = {
+      .flags = flags | O_CLOEXEC,
+      .resolve = resolve,
+  };
+
+  for (int i = 0; i < 16; i++) {
+    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    if (fd >= 0)
+      return (int)fd;
+    /* openat2(2): EAGAIN when a concurrent rename or mount raced the
+     * RESOLVE_IN_ROOT/BENEATH check; retrying is the documented answer. */
+    if (errno != EAGAIN && errno != EINTR)
+      return -errno;
+  }
+  return -EAGAIN;
+}
+
+static int mount_err(struct ctx *c, int r, const char *what,
+                     const char *where) {
+  return sr_error_layer(c->err, "mount", -r, "mount %s on %s", what, where);
+}
+
+/* An absolute sandbox or host path, "/"-separated, no "." or ".."
+ * component, no empty one except leading/trailing slashes. */
+static bool path_is_clean(const char *p) {
+  if (!p || p[0] != '/')
+    return false;
+  for (const char *s = p; *s;) {
+    const char *e;
+    size_t n;
+
+    while (*s == '/')
+      s++;
+    if (!*s)
+      break;
+    e = strchr(s, '/');
+    n = e ? (size_t)(e - s) : strlen(s);
+    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+      return false;
+    if (n > 255)
+      return false;
+    s += n;
+  }
+  return true;
+}
+
+/*
+ * Creates path (absolute, inside root_fd) and its parents without
+ * following any symlink, and returns an O_PATH fd of it.  The leaf is a
+ * directory when dir, else an empty regular file; an existing leaf is kept.
+ */
+static int make_path(int root_fd, const char *path, bool dir, int *ret_fd) {
+  _cleanup_free_ char *copy = strdup(path);
+  _cleanup_close_ int cur = -1;
+  char *save = NULL, *comp, *next;
+
+  if (!copy)
+    return -ENOMEM;
+  cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+  if (cur < 0)
+    return -errno;
+
+  comp = strtok_r(copy, "/", &save);
+  if (!comp)
+    return -EINVAL; /* the root itself is never a mount target here */
+  for (; comp; comp = next) {
+    bool leaf;
+    int fd;
+
+    next = strtok_r(NULL, "/", &save);
+    leaf = next == NULL;
+    if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
+      return -EINVAL;
+
+    fd = sys_openat2(cur, comp, O_PATH | (leaf && !dir ? 0 : O_DIRECTORY),
+                     RESOLVE_NEW);
+    if (fd == -ENOENT) {
+      if (leaf && !dir) {
+        int wfd =
+            openat(cur, comp,
+                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (wfd < 0 && errno != EEXIST)
+          return -errno;
+        safe_close(wfd);
+      } else if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
+        return -errno;
+      }
+      fd = sys_openat2(cur, comp, O_PATH | (leaf && !dir ? 0 : O_DIRECTORY),
+                       RESOLVE_NEW);
+    }
+    if (fd < 0)
+      return fd;
+    safe_close(cur);
+    cur = fd;
+  }
+  *ret_fd = TAKE_FD(cur);
+  return 0;
+}
+
+/* The flags that must be visible on a mount for attr to have taken. */
+static int check_statvfs_fd(int fd, uint64_t attr) {
+  struct statvfs sv;
+  unsigned long want = 0;
+
+  if (fstatvfs(fd, &sv) < 0)
+    return -errno;
+  if (attr & MOUNT_ATTR_RDONLY)
+    want |= ST_RDONLY;
+  if (attr & MOUNT_ATTR_NOSUID)
+    want |= ST_NOSUID;
+  if (attr & MOUNT_ATTR_NODEV)
+    want |= ST_NODEV;
+  if (attr & MOUNT_ATTR_NOEXEC)
+    want |= ST_NOEXEC;
+  return (sv.f_flag & want) == want ? 0 : -EPERM;
+}
+
+/*
+ * Clones the mount tree at src_fd (recursively: a non-recursive clone of a
+ * tree with locked submounts is refused in a user namespace, and read-only
+ * must hold for submounts too), applies attr to every mount of the clone,
+ * attaches it on dst_fd and reads the flags back.
+ */
+static int bind_fd(int src_fd, int dst_fd, uint64_t attr) {
+  _cleanup_close_ int tree = -1;
+  struct mount_attr ma = {.attr_set = attr};
+  int r;
+
+  tree = open_tree(src_fd, "",
+                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                       AT_RECURSIVE);
+  if (tree < 0)
+    return -errno;
+  if (attr && mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma,
+                            sizeof(ma)) < 0)
+    return -errno;
+  if (move_mount(tree, "", dst_fd, "",
+                 MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return -errno;
+  /* tree now names the attached mount: verify what the skill will see. */
+  r = check_statvfs_fd(tree, attr);
+  return r;
+}
+
+/* Binds host path src (resolved inside the host root) on sandbox path dst,
+ * creating dst like src (directory or file).  Returns 0, or 1 with no error
+ * set when src does not exist (callers implement -try), or -errno with the
+ * error set. */
+static int bind_host(struct ctx *c, const char *src, const char *dst,
+                     uint64_t attr) {
+  _cleanup_close_ int sfd = -1, dfd = -1;
+  struct stat st;
+  int r;
+
+  if (!path_is_clean(src))
+    return sr_error_layer(c->err, "mount", EINVAL,
+                          "bind source %s: not a clean absolute path", src);
+  if (!path_is_clean(dst))
+    return sr_error_layer(c->err, "mount", EINVAL,
+                          "bind target %s: not a clean absolute path", dst);
+  sfd = sys_openat2(c->host_fd, src, O_PATH, RESOLVE_HOST);
+  if (sfd == -ENOENT)
+    return 1; /* no error set: the caller decides (-try) */
+  if (sfd < 0)
+    return sr_error_layer(c->err, "mount", -sfd, "open bind source %s", src);
+  if (fstat(sfd, &st) < 0)
+    return sr_error_layer(c->err, "mount", errno, "stat bind source %s", src);
+  r = make_path(c->root_fd, dst, S_ISDIR(st.st_mode), &dfd);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "create mount point %s", dst);
+  r = bind_fd(sfd, dfd, attr);
+  if (r < 0)
+    return mount_err(c, r, src, dst);
+  return 0;
+}
+
+/* mount(2) of a fresh filesystem on a sandbox path under /newroot. */
+static int mount_fs(struct ctx *c, const char *type, const char *where,
+                    unsigned long flags, const char *opts) {
+  char path[PATH_MAX];
+
+  if (snprintf(path, sizeof(path), NEWROOT "%s", where) >= (int)sizeof(path))
+    return sr_error_layer(c->err, "mount", ENAMETOOLONG, "mount %s on %s", type,
+                          where);
+  if (mount(type, path, type, flags, opts) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mount %s on %s", type,
+                          where);
+  return 0;
+}
+
+static int mount_sized_tmpfs(struct ctx *c, const char *where, uint64_t size,
+                             const char *mode, bool owned) {
+  char opts[128];
+
+  /* tmpfs treats size=0 as "no limit": never let that through. */
+  if (size == 0)
+    return sr_error_layer(c->err, "mount", EINVAL,
+                          "mount tmpfs on %s: size 0 would be unlimited",
+                          where);
+  if (owned)
+    snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s,uid=%u,gid=%u", size,
+             mode, (unsigned)c->plan->uid, (unsigned)c->plan->gid);
+  else
+    snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s", size, mode);
+  return mount_fs(c, "tmpfs", where, MS_NOSUID | MS_NODEV, opts);
+}
+
+/* Sets attr on the single mount at sandbox path where (not recursive). */
+static int setattr_path(struct ctx *c, const char *where, uint64_t attr) {
+  _cleanup_close_ int fd = -1;
+  struct mount_attr ma = {.attr_set = attr};
+  int r;
+
+  fd = sys_openat2(c->root_fd, where[0] == '/' ? where + 1 : where,
+                   O_PATH | O_DIRECTORY, RESOLVE_NEW);
+  if (fd < 0)
+    return sr_error_layer(c->err, "mount", -fd, "open %s", where);
+  if (mount_setattr(fd, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+    return sr_error_layer(c->err, "mount", errno, "remount %s read-only",
+                          where);
+  r = check_statvfs_fd(fd, attr);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "verify flags of %s", where);
+  return 0;
+}
+
+static int write_new_file(struct ctx *c, int dirfd, const char *name,
+                          const char *content) {
+  _cleanup_close_ int fd = -1;
+  int r;
+
+  fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0644);
+  if (fd < 0)
+    return sr_error_layer(c->err, "mount", errno, "create /etc/%s", name);
+  r = sr_write_all(fd, content, strlen(content));
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "write /etc/%s", name);
+  return 0;
+}
+
+/* --------------------------------------------------------------- pieces */
+
+static int build_usr(struct ctx *c) {
+  int r;
+
+  r = bind_host(c, "/usr", "/usr", ATTR_RO_BIND);
+  if (r > 0)
+    return sr_error_layer(c->err, "mount", ENOENT, "bind /usr: host has none");
+  if (r < 0)
+    return r;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(usr_links); i++) {
+    const char *name = usr_links[i];
+    char target[PATH_MAX], path[32];
+    struct stat st;
+    ssize_t n;
+
+    if (fstatat(c->host_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      if (errno == ENOENT)
+        continue;
+      return sr_error_layer(c->err, "mount", errno, "stat host /%s", name);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      n = readlinkat(c->host_fd, name, target, sizeof(target) - 1);
+      if (n < 0)
+        return sr_error_layer(c->err, "mount", errno, "readlink host /%s",
+                              name);
+      target[n] = '\0';
+      if (symlinkat(target, c->root_fd, name) < 0)
+        return sr_error_layer(c->err, "mount", errno, "symlink /%s -> %s", name,
+                              target);
+    } else if (S_ISDIR(st.st_mode)) {
+      snprintf(path, sizeof(path), "/%s", name);
+      r = bind_host(c, path, path, ATTR_RO_BIND);
+      if (r > 0)
+        return sr_error_layer(c->err, "mount", ENOENT, "bind %s", path);
+      if (r < 0)
+        return r;
+    }
+  }
+  return 0;
+}
+
+/* "resolv.conf", "/etc/resolv.conf" or "ssl/certs" -> "/etc/NAME". */
+static int etc_path(const char *name, char *out, size_t len) {
+  if (strncmp(name, "/etc/", 5) == 0)
+    name += 5;
+  while (*name == '/')
+    name++;
+  if (!*name || (size_t)snprintf(out, len, "/etc/%s", name) >= len)
+    return -EINVAL;
+  return path_is_clean(out) ? 0 : -EINVAL;
+}
+
+static int bind_etc_file(struct ctx *c, const char *name, bool optional) {
+  char path[PATH_MAX];
+  int r;
+
+  if (etc_path(name, path, sizeof(path)) < 0)
+    return sr_error_layer(c->err, "mount", EINVAL, "etc-file %s: bad name",
+                          name);
+  r = bind_host(c, path, path, ATTR_RO_BIND_NOEXEC);
+  if (r > 0 && optional)
+    return 0;
+  if (r > 0)
+    return sr_error_layer(c->err, "mount", ENOENT, "etc-file %s", path);
+  return r;
+}
+
+static int build_etc(struct ctx *c) {
+  const struct sr_mount_plan *p = c->plan;
+  const char *host = c->pol->hostname ? c->pol->hostname : "skillrun";
+  const char *user = p->user_name ? p->user_name : "skill";
+  const char *home = p->home ? p->home : "/workspace/scratch";
+  _cleanup_close_ int etc = -1;
+  char buf[1024];
+  int r;
+
+  if (mkdirat(c->root_fd, "etc", 0755) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mkdir /etc");
+  etc = sys_openat2(c->root_fd, "etc", O_PATH | O_DIRECTORY, RESOLVE_NEW);
+  if (etc < 0)
+    return sr_error_layer(c->err, "mount", -etc, "open /etc");
+
+  snprintf(buf, sizeof(buf),
+           "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+           "%s:x:%u:%u:%s:%s:/bin/sh\n"
+           "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+           user, (unsigned)p->uid, (unsigned)p->gid, user, home);
+  r = write_new_file(c, etc, "passwd", buf);
+  if (r < 0)
+    return r;
+  snprintf(buf, sizeof(buf), "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user,
+           (unsigned)p->gid);
+  r = write_new_file(c, etc, "group", buf);
+  if (r < 0)
+    return r;
+  snprintf(buf, sizeof(buf),
+           "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost "
+           "ip6-loopback\n127.0.1.1\t%s\n",
+           host);
+  r = write_new_file(c, etc, "hosts", buf);
+  if (r < 0)
+    return r;
+  snprintf(buf, sizeof(buf), "%s\n", host);
+  r = write_new_file(c, etc, "hostname", buf);
+  if (r < 0)
+    return r;
+  r = write_new_file(c, etc, "nsswitch.conf",
+                     "passwd: files\ngroup: files\nhosts: files\n");
+  if (r < 0)
+    return r;
+
+  r = bind_etc_file(c, "ld.so.cache", true);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < c->pol->etc_files.n; i++) {
+    r = bind_etc_file(c, c->pol->etc_files.v[i], false);
+    if (r < 0)
+      return r;
+  }
+  for (size_t i = 0; i < c->pol->etc_files_try.n; i++) {
+    r = bind_etc_file(c, c->pol->etc_files_try.v[i], true);
+    if (r < 0)
+      return r;
+  }
+  if (c->pol->network_allow) {
+    r = bind_etc_file(c, "resolv.conf", true);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+/* Sandbox paths a profile bind may not land in: they are built (and would
+ * silently shadow it) by this file. */
+static bool reserved_dst(const char *dst) {
+  static const char *const reserved[] = {"/proc",      "/dev",     "/tmp",
+                                         "/workspace", "/oldroot", "/newroot"};
+  const char *s = dst;
+
+  while (*s == '/')
+    s++;
+  if (!*s)
+    return true; /* "/" */
+  for (size_t i = 0; i < SR_ARRAY_SIZE(reserved); i++) {
+    size_t n = strlen(reserved[i]);
+    if (strncmp(dst, reserved[i], n) == 0 && (dst[n] == '\0' || dst[n] == '/'))
+      return true;
+  }
+  return false;
+}
+
+static int build_profile_binds(struct ctx *c) {
+  for (size_t i = 0; i < c->pol->n_binds; i++) {
+    const struct sr_bind *b = &c->pol->binds[i];
+    int r;
+
+    if (!b->src || !b->dst || reserved_dst(b->dst))
+      return sr_error_layer(
+          c->err, "mount", EINVAL, "%s:%u: bind target %s is reserved",
+          b->file ? b->file : "profile", b->line, b->dst ? b->dst : "(null)");
+    r = bind_host(c, b->src, b->dst, ATTR_RO_BIND);
+    if (r > 0 && b->optional)
+      continue;
+    if (r > 0)
+      return sr_error_layer(c->err, "mount", ENOENT,
+                            "%s:%u: bind source %s (use bind-ro-try for an "
+                            "optional path)",
+                            b->file ? b->file : "profile", b->line, b->src);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+static int build_dev(struct ctx *c) {
+  static const struct {
+    const char *name, *target;
+  } links[] = {
+      {"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
+      {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+      {"ptmx", "pts/ptmx"},
+  };
+  _cleanup_close_ int dev = -1;
+  int r;
+
+  if (mkdirat(c->root_fd, "dev", 0755) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mkdir /dev");
+  r = mount_fs(c, "tmpfs", "/dev", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTS);
+  if (r < 0)
+    return r;
+  dev = sys_openat2(c->root_fd, "dev", O_PATH | O_DIRECTORY, RESOLVE_NEW);
+  if (dev < 0)
+    return sr_error_layer(c->err, "mount", -dev, "open /dev");
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(dev_nodes); i++) {
+    char path[32];
+    _cleanup_close_ int sfd = -1, dfd = -1;
+    struct stat st;
+
+    snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+    /* mknod is refused in a user namespace: bind the host's node. */
+    sfd = sys_openat2(c->host_fd, path, O_PATH, RESOLVE_HOST);
+    if (sfd < 0)
+      return sr_error_layer(c->err, "mount", -sfd, "open host %s", path);
+    if (fstat(sfd, &st) < 0)
+      return sr_error_layer(c->err, "mount", errno, "stat host %s", path);
+    if (!S_ISCHR(st.st_mode))
+      return sr_error_layer(c->err, "mount", ENODEV,
+                            "host %s is not a character device", path);
+    r = make_path(c->root_fd, path, false, &dfd);
+    if (r < 0)
+      return sr_error_layer(c->err, "mount", -r, "create %s", path);
+    r = bind_fd(sfd, dfd, ATTR_DEV_BIND);
+    if (r < 0)
+      return mount_err(c, r, path, path);
+  }
+  for (size_t i = 0; i < SR_ARRAY_SIZE(links); i++)
+    if (symlinkat(links[i].target, dev, links[i].name) < 0)
+      return sr_error_layer(c->err, "mount", errno, "symlink /dev/%s",
+                            links[i].name);
+
+  if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mkdir /dev/pts, /dev/shm");
+  /* No gid= option: gid 5 (tty) is not mapped in the user namespace. */
+  r = mount_fs(c, "devpts", "/dev/pts", MS_NOSUID | MS_NOEXEC,
+               "newinstance,ptmxmode=0666,mode=0620");
+  if (r < 0)
+    return r;
+  /* noexec would break libraries that map shm executable; keep it off. */
+  r = mount_sized_tmpfs(c, "/dev/shm", c->pol->limits[SR_LIM_TMP_SIZE].value,
+                        "1777", false);
+  if (r < 0)
+    return r;
+  /* Populated: nothing more may appear in /dev itself. */
+  return setattr_path(
+      c, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+}
+
+static int build_proc(struct ctx *c) {
+  _cleanup_close_ int proc = -1, null = -1;
+  int r;
+
+  if (mkdirat(c->root_fd, "proc", 0555) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mkdir /proc");
+  if (c->pol->proc == SR_PROC_TMPFS)
+    return mount_fs(c, "tmpfs", "/proc",
+                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    MASK_TMPFS_OPTS);
+
+  /* proc(5): a procfs instance shows the pid namespace of the mounter;
+   * init is pid 1 of the new one. */
+  r = mount_fs(c, "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  if (r < 0)
+    return r;
+  proc = sys_openat2(c->root_fd, "proc", O_PATH | O_DIRECTORY, RESOLVE_NEW);
+  if (proc < 0)
+    return sr_error_layer(c->err, "mount", -proc, "open /proc");
+  null = sys_openat2(c->root_fd, "dev/null", O_PATH, RESOLVE_NEW);
+  if (null < 0)
+    return sr_error_layer(c->err, "mount", -null, "open /dev/null");
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(proc_readonly); i++) {
+    _cleanup_close_ int fd = -1;
+    const char *name = proc_readonly[i];
+
+    fd = openat(proc, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+      continue;
+    if (fd < 0)
+      return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
+    r = bind_fd(fd, fd, ATTR_RO_BIND_NOEXEC);
+    if (r < 0)
+      return sr_error_layer(c->err, "mount", -r,
+                            "mount /proc/%s read-only on /proc/%s", name, name);
+  }
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(proc_masked); i++) {
+    _cleanup_close_ int fd = -1;
+    const char *name = proc_masked[i];
+    struct stat st;
+
+    fd = openat(proc, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+      continue;
+    if (fd < 0 || fstat(fd, &st) < 0)
+      return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
+    if (S_ISDIR(st.st_mode)) {
+      char where[64];
+      snprintf(where, sizeof(where), "/proc/%s", name);
+      r = mount_fs(c, "tmpfs", where,
+                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   MASK_TMPFS_OPTS);
+      if (r < 0)
+        return r;
+    } else {
+      r = bind_fd(null, fd, ATTR_RO_BIND_NOEXEC & ~MOUNT_ATTR_NODEV);
+      if (r < 0)
+        return sr_error_layer(c->err, "mount", -r,
+                              "mount /dev/null on /proc/%s", name);
+    }
+  }
+  return 0;
+}
+
+static int build_inputs(struct ctx *c) {
+  const struct sr_mount_plan *p = c->plan;
+  _cleanup_close_ int inputs = -1, src = -1;
+  _cleanup_(closedirp) DIR *d = NULL;
+  int r;
+
+  r = mount_fs(c, "tmpfs", "/workspace/inputs", MS_NOSUID | MS_NODEV,
+               INPUTS_TMPFS_OPTS);
+  if (r < 0)
+    return r;
+  inputs = sys_openat2(c->root_fd, "workspace/inputs", O_PATH | O_DIRECTORY,
+                       RESOLVE_NEW);
+  if (inputs < 0)
+    return sr_error_layer(c->err, "mount", -inputs, "open /workspace/inputs");
+
+  if (!p->bundle_dir)
+    return sr_error_layer(c->err, "mount", EINVAL, "no bundle directory");
+  r = bind_host(c, p->bundle_dir, "/workspace/inputs/bundle", ATTR_RO_BIND);
+  if (r > 0)
+    return sr_error_layer(c->err, "mount", ENOENT, "bundle %s", p->bundle_dir);
+  if (r < 0)
+    return r;
+
+  if (p->inputs_dir) {
+    int dfd_raw;
+    struct dirent *de;
+
+    if (!path_is_clean(p->inputs_dir))
+      return sr_error_layer(c->err, "mount", EINVAL, "inputs %s",
+                            p->inputs_dir);
+    src = sys_openat2(c->host_fd, p->inputs_dir, O_RDONLY | O_DIRECTORY,
+                      RESOLVE_HOST);
+    if (src < 0)
+      return sr_error_layer(c->err, "mount", -src, "open inputs %s",
+                            p->inputs_dir);
+    dfd_raw = fcntl(src, F_DUPFD_CLOEXEC, 3);
+    if (dfd_raw < 0)
+      return sr_error_layer(c->err, "mount", errno, "dup");
+    d = fdopendir(dfd_raw);
+    if (!d) {
+      safe_close(dfd_raw);
+      return sr_error_layer(c->err, "mount", errno, "opendir %s",
+                            p->inputs_dir);
+    }
+    for (errno = 0; (de = readdir(d)); errno = 0) {
+      _cleanup_close_ int ifd = -1, tfd = -1;
+      struct stat st;
+
+      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        continue;
+      /* Never follow a link: the entry itself must be a regular file. */
+      ifd = sys_openat2(src, de->d_name, O_PATH | O_NOFOLLOW,
+                        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                            RESOLVE_NO_MAGICLINKS);
+      if (ifd == -ELOOP)
+        continue;
+      if (ifd < 0)
+        return sr_error_layer(c->err, "mount", -ifd, "open input %s",
+                              de->d_name);
+      if (fstat(ifd, &st) < 0)
+        return sr_error_layer(c->err, "mount", errno, "stat input %s",
+                              de->d_name);
+      if (!S_ISREG(st.st_mode))
+        continue;
+      tfd = openat(inputs, de->d_name,
+                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (tfd < 0)
+        return sr_error_layer(c->err, "mount", errno,
+                              "create /workspace/inputs/%s", de->d_name);
+      safe_close(tfd);
+      tfd = openat(inputs, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (tfd < 0)
+        return sr_error_layer(c->err, "mount", errno,
+                              "open /workspace/inputs/%s", de->d_name);
+      r = bind_fd(ifd, tfd, ATTR_RO_BIND_NOEXEC);
+      if (r < 0)
+        return sr_error_layer(c->err, "mount", -r,
+                              "mount input %s on /workspace/inputs/%s",
+                              de->d_name, de->d_name);
+    }
+    if (errno != 0)
+      return sr_error_layer(c->err, "mount", errno, "readdir %s",
+                            p->inputs_dir);
+  }
+  return setattr_path(c, "/workspace/inputs",
+                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
+static int build_workspace(struct ctx *c) {
+  const struct sr_mount_plan *p = c->plan;
+  int r;
+
+  if (mkdirat(c->root_fd, "workspace", 0755) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mkdir /workspace");
+  {
+    _cleanup_close_ int ws =
+        sys_openat2(c->root_fd, "workspace", O_PATH | O_DIRECTORY, RESOLVE_NEW);
+    if (ws < 0)
+      return sr_error_layer(c->err, "mount", -ws, "open /workspace");
+    if (mkdirat(ws, "inputs", 0755) < 0 || mkdirat(ws, "scratch", 0755) < 0 ||
+        mkdirat(ws, "outputs", 0755) < 0)
+      return sr_error_layer(c->err, "mount", errno, "mkdir /workspace/*");
+  }
+  r = build_inputs(c);
+  if (r < 0)
+    return r;
+  r = mount_sized_tmpfs(c, "/workspace/scratch",
+                        c->pol->limits[SR_LIM_SCRATCH_SIZE].value, "0700",
+                        true);
+  if (r < 0)
+    return r;
+  r = mount_sized_tmpfs(c, "/workspace/outputs",
+                        c->pol->limits[SR_LIM_OUTPUTS_SIZE].value, "0755",
+                        true);
+  if (r < 0)
+    return r;
+  if (p->metadata_file) {
+    r = bind_host(c, p->metadata_file, "/workspace/metadata.json",
+                  ATTR_RO_BIND_NOEXEC);
+    if (r > 0)
+      return sr_error_layer(c->err, "mount", ENOENT, "metadata %s",
+                            p->metadata_file);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------- verification */
+
+/* mountinfo(5) escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s) {
+  char *o = s;
+
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o = '\0';
+}
+
+static bool has_opt(const char *opts, const char *opt) {
+  size_t n = strlen(opt);
+
+  for (const char *s = opts; s;) {
+    if (strncmp(s, opt, n) == 0 && (s[n] == ',' || s[n] == '\0'))
+      return true;
+    s = strchr(s, ',');
+    if (s)
+      s++;
+  }
+  return false;
+}
+
+static bool in_list(const char *p, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(p, list[i]) == 0)
+      return true;
+  return false;
+}
+
+/*
+ * Reads back every mount below /newroot from mountinfo: all nosuid; all
+ * read-only except the writable tmpfs and device mounts; all nodev except
+ * the device mounts.  Catches a submount that a recursive attribute missed.
+ */
+static int verify_mountinfo(struct ctx *c) {
+  static const char *const writable[] = {
+      "/",
+      "/dev/null",
+      "/dev/zero",
+      "/dev/full",
+      "/dev/random",
+      "/dev/urandom",
+      "/dev/tty",
+      "/dev/pts",
+      "/dev/shm",
+      "/tmp",
+      "/proc",
+      "/workspace/scratch",
+      "/workspace/outputs",
+  };
+  static const char *const devices[] = {
+      "/dev",        "/dev/null",    "/dev/zero", "/dev/full",
+      "/dev/random", "/dev/urandom", "/dev/tty",  "/dev/pts",
+  };
+  _cleanup_free_ char *buf = NULL;
+  unsigned found = 0;
+  char *line, *save = NULL;
+  int r;
+
+  r = sr_read_file_at(c->host_fd, "proc/self/mountinfo", 4 << 20, &buf, NULL);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "read mountinfo");
+  for (line = strtok_r(buf, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *f[6], *s = line, *mp;
+    size_t nf = 0;
+
+    while (nf < SR_ARRAY_SIZE(f) && (f[nf] = strsep(&s, " ")))
+      nf++;
+    if (nf < 6)
+      return sr_error_layer(c->err, "mount", EIO, "bad mountinfo line");
+    mp = f[4];
+    unescape_octal(mp);
+    if (strncmp(mp, NEWROOT, strlen(NEWROOT)) != 0 ||
+        (mp[strlen(NEWROOT)] != '/' && mp[strlen(NEWROOT)] != '\0'))
+      continue;
+    mp += strlen(NEWROOT);
+    if (!*mp)
+      mp = "/";
+    found++;
+    /* f[5] holds the per-mount options: what the skill is held to. */
+    if (!has_opt(f[5], "nosuid"))
+      return sr_error_layer(c->err, "mount", EPERM,
+                            "verify %s: not nosuid (%s)", mp, f[5]);
+    if (!in_list(mp, writable, SR_ARRAY_SIZE(writable)) && !has_opt(f[5], "ro"))
+      return sr_error_layer(c->err, "mount", EPERM,
+                            "verify %s: not read-only (%s)", mp, f[5]);
+    /* /dev/null bound over masked /proc files stays a device. */
+    if (!in_list(mp, devices, SR_ARRAY_SIZE(devices)) &&
+        !(strncmp(mp, "/proc/", 6) == 0 &&
+          in_list(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) &&
+        !has_opt(f[5], "nodev"))
+      return sr_error_layer(c->err, "mount", EPERM, "verify %s: not nodev (%s)",
+                            mp, f[5]);
+  }
+  if (found < 5)
+    return sr_error_layer(c->err, "mount", EIO,
+                          "verify: only %u mounts under the new root", found);
+  return 0;
+}
+
+/* ------------------------------------------------------------- the build */
+
+static void restore_umask(mode_t *m) {
+  umask(*m);
+}
+
+static int enter_base(struct sr_error *err) {
+  /* The host never sees a sandbox mount, and nothing the host mounts later
+   * is needed: slave, recursively. */
+  if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    return sr_error_layer(err, "mount", errno, "mount MS_SLAVE|MS_REC on /");
+  if (mount("tmpfs", BASE_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
+            "size=64k,nr_inodes=16,mode=0755") < 0)
+    return sr_error_layer(err, "mount", errno, "mount tmpfs on %s (base)",
+                          BASE_DIR);
+  if (chdir(BASE_DIR) < 0)
+    return sr_error_layer(err, "mount", errno, "chdir %s", BASE_DIR);
+  if (mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0)
+    return sr_error_layer(err, "mount", errno, "mkdir base directories");
+  if (syscall(SYS_pivot_root, ".", "oldroot") < 0)
+    return sr_error_layer(err, "mount", errno, "pivot_root %s", BASE_DIR);
+  if (chdir("/") < 0)
+    return sr_error_layer(err, "mount", errno, "chdir /");
+  return 0;
+}
+
+/* pivot_root(2) "." "." idiom: the base tmpfs ends up stacked on the new
+ * root and is detached through an fd opened before. */
+static int enter_newroot(struct sr_error *err) {
+  _cleanup_close_ int base = -1;
+  struct statvfs sv;
+
+  /* Unmount events must not travel anywhere: private before detaching. */
+  if (mount(NULL, OLDROOT, NULL, MS_PRIVATE | MS_REC, NULL) < 0)
+    return sr_error_layer(err, "mount", errno, "make %s private", OLDROOT);
+  if (umount2(OLDROOT, MNT_DETACH) < 0)
+    return sr_error_layer(err, "mount", errno, "detach the host root");
+
+  base = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (base < 0)
+    return sr_error_layer(err, "mount", errno, "open base root");
+  if (chdir(NEWROOT) < 0)
+    return sr_error_layer(err, "mount", errno, "chdir %s", NEWROOT);
+  if (syscall(SYS_pivot_root, ".", ".") < 0)
+    return sr_error_layer(err, "mount", errno, "pivot_root %s", NEWROOT);
+  if (fchdir(base) < 0)
+    return sr_error_layer(err, "mount", errno, "fchdir base");
+  if (umount2(".", MNT_DETACH) < 0)
+    return sr_error_layer(err, "mount", errno, "detach the base tmpfs");
+  if (chdir("/") < 0)
+    return sr_error_layer(err, "mount", errno, "chdir /");
+
+  {
+    struct mount_attr ma = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (mount_setattr(AT_FDCWD, "/", 0, &ma, sizeof(ma)) < 0)
+      return sr_error_layer(err, "mount", errno, "remount / read-only");
+  }
+  if (statvfs("/", &sv) < 0)
+    return sr_error_layer(err, "mount", errno, "statvfs /");
+  if ((sv.f_flag & (ST_RDONLY | ST_NOSUID | ST_NODEV)) !=
+      (ST_RDONLY | ST_NOSUID | ST_NODEV))
+    return sr_error_layer(err, "mount", EPERM,
+                          "verify /: not read-only, nosuid, nodev");
+  return 0;
+}
+
+int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
+                   struct sr_error *err) {
+  _cleanup_close_ int host_fd = -1, root_fd = -1, outputs = -1;
+  _cleanup_(restore_umask) mode_t old_umask = umask(022);
+  struct ctx c = {.plan = plan, .err = err, .host_fd = -1, .root_fd = -1};
+  int r;
+
+  if (!plan || !plan->policy || !ret_outputs_fd)
+    return sr_error_layer(err, "mount", EINVAL, "mount: no plan");
+  c.pol = plan->policy;
+
+  r = enter_base(err);
+  if (r < 0)
+    return r;
+  host_fd = open(OLDROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (host_fd < 0)
+    return sr_error_layer(err, "mount", errno, "open %s", OLDROOT);
+  if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) <
+      0)
+    return sr_error_layer(err, "mount", errno, "mount tmpfs on / (new root)");
+  root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return sr_error_layer(err, "mount", errno, "open %s", NEWROOT);
+  c.host_fd = host_fd;
+  c.root_fd = root_fd;
+
+  if ((r = build_usr(&c)) < 0 || (r = build_etc(&c)) < 0 ||
+      (r = build_profile_binds(&c)) < 0 || (r = build_dev(&c)) < 0 ||
+      (r = build_proc(&c)) < 0)
+    return r;
+  if (mkdirat(root_fd, "tmp", 01777) < 0)
+    return sr_error_layer(err, "mount", errno, "mkdir /tmp");
+  r = mount_sized_tmpfs(&c, "/tmp", c.pol->limits[SR_LIM_TMP_SIZE].value,
+                        "1777", false);
+  if (r < 0)
+    return r;
+  r = build_workspace(&c);
+  if (r < 0)
+    return r;
+  r = verify_mountinfo(&c);
+  if (r < 0)
+    return r;
+
+  outputs = openat(root_fd, "workspace/outputs",
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (outputs < 0)
+    return sr_error_layer(err, "mount", errno, "open /workspace/outputs");
+
+  host_fd = safe_close(host_fd);
+  root_fd = safe_close(root_fd);
+  r = enter_newroot(err);
+  if (r < 0)
+    return r;
+  *ret_outputs_fd = TAKE_FD(outputs);
+  return 0;
+}

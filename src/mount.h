@@ -10,13 +10,15 @@
  * skill sees it"). Host paths are absolute. */
 struct sr_mount_plan {
   const struct sr_policy *policy;
-  const char *bundle_dir;    /* verified staging copy -> /workspace/inputs/bundle (ro) */
-  const char *inputs_dir;    /* staged --input files -> /workspace/inputs/NAME (ro); may be NULL */
+  const char
+      *bundle_dir; /* verified staging copy -> /workspace/inputs/bundle (ro) */
+  const char *inputs_dir;    /* staged --input files -> /workspace/inputs/NAME
+                                (ro); may be NULL */
   const char *metadata_file; /* -> /workspace/metadata.json (ro); may be NULL */
   uid_t uid;                 /* inside ids, 1000 */
   gid_t gid;
-  const char *user_name;     /* "skill": passwd/group entry */
-  const char *home;          /* "/workspace/scratch" */
+  const char *user_name; /* "skill": passwd/group entry */
+  const char *home;      /* "/workspace/scratch" */
 };
 
 /*
@@ -25,6 +27,11 @@ struct sr_mount_plan {
  * capabilities there.  Order: / MS_SLAVE|MS_REC; tmpfs root; binds; /etc;
  * /dev; /proc; /tmp; /workspace; pivot_root; old root detached; root
  * remounted read-only; cwd "/".  Any failure: sr_error_layer("mount", ...).
+ * *ret_outputs_fd receives an O_DIRECTORY|O_CLOEXEC fd of the
+ * /workspace/outputs tmpfs: init passes it to the supervisor (SCM_RIGHTS),
+ * which harvests from it after every process of the run is dead (the fd
+ * keeps the detached tmpfs alive).
  * Verifies what it can (read back of mount flags via statvfs / mountinfo).
  */
-int sr_mount_build(const struct sr_mount_plan *plan, struct sr_error *err);
+int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
+                   struct sr_error *err);

@@ -1,4 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "error.h"
+
+#define SR_SANDBOX_UID 1000
+#define SR_SANDBOX_GID 1000
+/* Host id the sandbox user maps to when skillrun runs as root: never 0.
+ * Fixed until the uid pool exists (documented in skillrun(1)). */
+#define SR_ROOT_MODE_HOST_ID 800000
+
+/*
+ * clone3() into new namespaces, optionally born inside a cgroup
+ * (CLONE_INTO_CGROUP when cgroup_fd >= 0), with a pidfd.  Returns the pid in
+ * the parent and 0 in the child, like fork().  Falls back to clone(2) only
+ * when clone3 is missing (ENOSYS) and no cgroup fd is asked for.
+ */
+pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
+                  struct sr_error *err);
+
+/* Writes setgroups=deny and single-id uid/gid maps for pid, then reads them
+ * back.  Failure: layer "userns". */
+int sr_ns_write_maps(pid_t pid, uid_t inside_uid, uid_t host_uid,
+                     gid_t inside_gid, gid_t host_gid, struct sr_error *err);

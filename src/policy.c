@@ -1,14 +1,1076 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB */
+/*
+ * Policy layering: builtin caps <- skillrun.conf <- profile <- SKILL.md <-
+ * flags.  skillrun.conf alone may raise a cap; every later layer may only
+ * lower, and an attempt to raise is clamped and reported as a warning that
+ * names the layer (skillrun.profile(5)).
+ */
 #include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libseccomp's <seccomp.h>: the plain name finds src/seccomp.h first
+ * (AM_CPPFLAGS has -I$(top_srcdir)/src); src/ has no linux/, so this path
+ * reaches the library's header (as src/seccomp.c does). */
+#include <seccomp.h>
+
+#include "manifest.h"
 #include "policy.h"
-const struct sr_limit_def sr_limit_defs[SR__LIM_MAX];
-const char *sr_source_name(enum sr_source s) { return "?"; }
-int sr_limit_by_name(const char *name) { return -1; }
-int sr_policy_init(struct sr_policy *p) { return -ENOSYS; }
-int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c, struct sr_error *err) { return -ENOSYS; }
-int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c, struct sr_error *err) { return -ENOSYS; }
-int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m, struct sr_error *err) { return -ENOSYS; }
-int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a, struct sr_error *err) { return -ENOSYS; }
-json_t *sr_policy_to_json(const struct sr_policy *p) { return NULL; }
-void sr_policy_free(struct sr_policy *p) {}
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+#define TiB (UINT64_C(1) << 40)
+#define SEC UINT64_C(1000)
+#define MIN (60 * SEC)
+#define DAY (24 * 60 * MIN)
+
+const struct sr_limit_def sr_limit_defs[SR__LIM_MAX] = {
+    [SR_LIM_MEMORY] = {"memory", SR_KIND_SIZE, 512 * MiB, 8 * MiB, 1 * TiB},
+    [SR_LIM_CPU_SECONDS] = {"cpu-seconds", SR_KIND_COUNT, 60, 1, 1000000},
+    [SR_LIM_TIMEOUT] = {"timeout", SR_KIND_DURATION, 5 * MIN, 100, 7 * DAY},
+    [SR_LIM_PIDS] = {"pids", SR_KIND_COUNT, 512, 4, 1000000},
+    [SR_LIM_LOG_CAP] = {"log-cap", SR_KIND_SIZE, 10 * MiB, 0, 64 * GiB},
+    [SR_LIM_TMP_SIZE] = {"tmp-size", SR_KIND_SIZE, 64 * MiB, 1 * MiB, 1 * TiB},
+    [SR_LIM_SCRATCH_SIZE] = {"scratch-size", SR_KIND_SIZE, 256 * MiB, 1 * MiB,
+                             1 * TiB},
+    [SR_LIM_OUTPUTS_SIZE] = {"outputs-size", SR_KIND_SIZE, 256 * MiB, 1 * MiB,
+                             1 * TiB},
+    [SR_LIM_INPUTS_SIZE] = {"inputs-size", SR_KIND_SIZE, 256 * MiB, 0, 1 * TiB},
+    [SR_LIM_NOFILE] = {"nofile", SR_KIND_COUNT, 1024, 16, UINT64_C(1) << 20},
+    [SR_LIM_KILL_GRACE] = {"kill-grace", SR_KIND_DURATION, 5 * SEC, 0,
+                           10 * MIN},
+};
+
+const char *sr_source_name(enum sr_source s) {
+  static const char *const names[SR__SRC_MAX] = {
+      [SR_SRC_BUILTIN] = "builtin", [SR_SRC_CONF] = "conf",
+      [SR_SRC_PROFILE] = "profile", [SR_SRC_MANIFEST] = "manifest",
+      [SR_SRC_FLAG] = "flag",
+  };
+  return (unsigned)s < SR__SRC_MAX ? names[s] : "unknown";
+}
+
+int sr_limit_by_name(const char *name) {
+  if (!name)
+    return -1;
+  for (int i = 0; i < SR__LIM_MAX; i++)
+    if (!strcmp(sr_limit_defs[i].name, name))
+      return i;
+  return -1;
+}
+
+static void format_value(enum sr_limit_kind kind, uint64_t v, char *buf,
+                         size_t len) {
+  switch (kind) {
+  case SR_KIND_SIZE:
+    sr_format_size(v, buf, len);
+    break;
+  case SR_KIND_DURATION:
+    sr_format_duration_ms(v, buf, len);
+    break;
+  case SR_KIND_COUNT:
+    snprintf(buf, len, "%" PRIu64, v);
+    break;
+  }
+}
+
+static int parse_value(enum sr_limit_kind kind, const char *s, uint64_t *v) {
+  switch (kind) {
+  case SR_KIND_SIZE:
+    return sr_parse_size(s, v);
+  case SR_KIND_DURATION:
+    return sr_parse_duration_ms(s, v);
+  case SR_KIND_COUNT:
+    return sr_parse_uint(s, UINT64_MAX, v);
+  }
+  return -EINVAL;
+}
+
+static const char *kind_expected(enum sr_limit_kind kind) {
+  switch (kind) {
+  case SR_KIND_SIZE:
+    return "a size such as 256M, 1GiB or 65536";
+  case SR_KIND_DURATION:
+    return "a duration such as 250ms, 30s, 5m or 1h";
+  case SR_KIND_COUNT:
+    return "a whole number";
+  }
+  return "?";
+}
+
+int sr_policy_init(struct sr_policy *p) {
+  memset(p, 0, sizeof(*p));
+  for (int i = 0; i < SR__LIM_MAX; i++) {
+    p->limits[i].value = sr_limit_defs[i].builtin;
+    p->limits[i].cap = sr_limit_defs[i].builtin;
+    p->limits[i].source = SR_SRC_BUILTIN;
+  }
+  p->network_allow = false;
+  /* The platform lets a profile permit network unless skillrun.conf says
+   * `network deny`; a profile without `network allow` denies it. */
+  p->network_permitted = true;
+  p->network_source = SR_SRC_BUILTIN;
+  p->cgroup = SR_CGROUP_PREFER;
+  p->proc = SR_PROC_PROCFS;
+  p->hostname = strdup("skillrun");
+  if (!p->hostname)
+    return -ENOMEM;
+  return 0;
+}
+
+void sr_policy_free(struct sr_policy *p) {
+  if (!p)
+    return;
+  free(p->profile);
+  free(p->hostname);
+  for (size_t i = 0; i < p->n_binds; i++) {
+    free(p->binds[i].src);
+    free(p->binds[i].dst);
+    free(p->binds[i].file);
+  }
+  free(p->binds);
+  sr_strv_free(&p->etc_files);
+  sr_strv_free(&p->etc_files_try);
+  sr_strv_free(&p->env_keep);
+  for (size_t i = 0; i < p->n_setenv; i++) {
+    free(p->setenv[i].name);
+    free(p->setenv[i].value);
+  }
+  free(p->setenv);
+  sr_strv_free(&p->seccomp_allow);
+  sr_strv_free(&p->seccomp_deny);
+  free(p->workspace_root);
+  sr_strv_free(&p->warnings);
+  memset(p, 0, sizeof(*p));
+}
+
+static int push_warning(struct sr_policy *p, const char *fmt, ...)
+    _printf_(2, 3);
+static int push_warning(struct sr_policy *p, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return sr_strv_push(&p->warnings, buf);
+}
+
+/* "the platform cap 512MiB" / "the limit 256MiB set by the profile". */
+static void describe_current(const struct sr_policy *p, int id, char *buf,
+                             size_t len) {
+  const struct sr_limit *l = &p->limits[id];
+  char v[32];
+
+  format_value(sr_limit_defs[id].kind, l->value, v, sizeof(v));
+  switch (l->source) {
+  case SR_SRC_PROFILE:
+    snprintf(buf, len, "the limit %s set by the profile", v);
+    break;
+  case SR_SRC_MANIFEST:
+    snprintf(buf, len, "the limit %s set by SKILL.md", v);
+    break;
+  case SR_SRC_FLAG:
+    snprintf(buf, len, "the limit %s set on the command line", v);
+    break;
+  default:
+    snprintf(buf, len, "the platform cap %s", v);
+    break;
+  }
+}
+
+/*
+ * A later layer's value: lowers the limit, or, when it would raise it, keeps
+ * the current value and records a warning "<who> <value> is above <current>;
+ * clamped".  Equal values move the source to this layer.
+ */
+static int lower_limit(struct sr_policy *p, int id, uint64_t v,
+                       enum sr_source layer, const char *who) {
+  struct sr_limit *l = &p->limits[id];
+  char cur[96], val[32];
+
+  if (v <= l->value) {
+    l->value = v;
+    l->source = layer;
+    return 0;
+  }
+  describe_current(p, id, cur, sizeof(cur));
+  format_value(sr_limit_defs[id].kind, v, val, sizeof(val));
+  return push_warning(p, "%s %s is above %s; clamped", who, val, cur);
+}
+
+/* ------------------------------------------------------------ conf lines */
+
+enum {
+  K_NETWORK = SR__LIM_MAX,
+  K_CGROUP,
+  K_PROC,
+  K_STRICT,
+  K_HOSTNAME,
+  K_WORKSPACE_ROOT,
+  K__SCALAR_MAX,
+  K_BIND_RO = K__SCALAR_MAX,
+  K_BIND_RO_TRY,
+  K_ETC_FILE,
+  K_ETC_FILE_TRY,
+  K_ENV_KEEP,
+  K_SETENV,
+  K_SECCOMP_ALLOW,
+  K_SECCOMP_DENY,
+  K__MAX,
+};
+
+enum { IN_CONF = 1, IN_PROFILE = 2 };
+
+static const struct {
+  const char *name;
+  unsigned where;
+} key_defs[K__MAX - SR__LIM_MAX] = {
+    [K_NETWORK - SR__LIM_MAX] = {"network", IN_CONF | IN_PROFILE},
+    [K_CGROUP - SR__LIM_MAX] = {"cgroup", IN_PROFILE},
+    [K_PROC - SR__LIM_MAX] = {"proc", IN_PROFILE},
+    [K_STRICT - SR__LIM_MAX] = {"strict", IN_PROFILE},
+    [K_HOSTNAME - SR__LIM_MAX] = {"hostname", IN_PROFILE},
+    [K_WORKSPACE_ROOT - SR__LIM_MAX] = {"workspace-root", IN_CONF},
+    [K_BIND_RO - SR__LIM_MAX] = {"bind-ro", IN_PROFILE},
+    [K_BIND_RO_TRY - SR__LIM_MAX] = {"bind-ro-try", IN_PROFILE},
+    [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_PROFILE},
+    [K_ETC_FILE_TRY - SR__LIM_MAX] = {"etc-file-try", IN_PROFILE},
+    [K_ENV_KEEP - SR__LIM_MAX] = {"env-keep", IN_PROFILE},
+    [K_SETENV - SR__LIM_MAX] = {"setenv", IN_PROFILE},
+    [K_SECCOMP_ALLOW - SR__LIM_MAX] = {"seccomp-allow", IN_PROFILE},
+    [K_SECCOMP_DENY - SR__LIM_MAX] = {"seccomp-deny", IN_PROFILE},
+};
+
+static int key_by_name(const char *name) {
+  int i = sr_limit_by_name(name);
+  if (i >= 0)
+    return i;
+  for (int k = SR__LIM_MAX; k < K__MAX; k++)
+    if (!strcmp(key_defs[k - SR__LIM_MAX].name, name))
+      return k;
+  return -1;
+}
+
+static const char *key_name(int k) {
+  return k < SR__LIM_MAX ? sr_limit_defs[k].name
+                         : key_defs[k - SR__LIM_MAX].name;
+}
+
+static unsigned key_where(int k) {
+  return k < SR__LIM_MAX ? (IN_CONF | IN_PROFILE)
+                         : key_defs[k - SR__LIM_MAX].where;
+}
+
+/* State of one conf or profile layer while its lines are applied. */
+struct layer {
+  struct sr_policy *p;
+  enum sr_source src; /* SR_SRC_CONF or SR_SRC_PROFILE */
+  const struct sr_conf_line *seen[K__SCALAR_MAX];
+  struct sr_limit base[SR__LIM_MAX];     /* limits before this layer */
+  int network;                           /* -1 unset, 0 deny, 1 allow */
+  const struct sr_conf_line *network_at; /* where it was set */
+  struct sr_error *err;
+};
+
+static int line_error(struct layer *L, const struct sr_conf_line *l,
+                      const char *fmt, ...) _printf_(3, 4);
+static int line_error(struct layer *L, const struct sr_conf_line *l,
+                      const char *fmt, ...) {
+  char msg[900];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return sr_error_set(L->err, SR_EXIT_FAILED, 0, "config_invalid", "%s:%u: %s",
+                      l->file, l->line, msg);
+}
+
+static int want_args(struct layer *L, const struct sr_conf_line *l, size_t min,
+                     size_t max, const char *usage) {
+  if (l->n_args < min || l->n_args > max)
+    return line_error(L, l, "%s: expected '%s %s'", l->key, l->key, usage);
+  return 0;
+}
+
+/* Absolute and normalised: no empty, "." or ".." component, no trailing
+ * slash, no control characters. */
+static bool valid_abs_path(const char *s) {
+  if (!s || s[0] != '/' || strlen(s) >= 4096 || sr_has_control_chars(s))
+    return false;
+  if (!strcmp(s, "/"))
+    return true;
+  for (const char *c = s; *c;) {
+    const char *e;
+    size_t n;
+
+    c++; /* skip '/' */
+    e = strchrnul(c, '/');
+    n = (size_t)(e - c);
+    if (n == 0 || (n == 1 && c[0] == '.') ||
+        (n == 2 && c[0] == '.' && c[1] == '.'))
+      return false;
+    c = e;
+  }
+  return true;
+}
+
+static bool path_at_or_below(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool valid_env_name(const char *s) {
+  if (!s || !(isalpha((unsigned char)s[0]) || s[0] == '_') || strlen(s) > 255)
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_') || (unsigned char)*c >= 0x80)
+      return false;
+  return true;
+}
+
+/* RFC 1123 host name: labels of letters, digits and '-', dot-separated. */
+static bool valid_hostname(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  size_t label = 0;
+
+  if (n == 0 || n > 64 || s[0] == '.' || s[n - 1] == '.')
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '.') {
+      if (label == 0 || s[i - 1] == '-')
+        return false;
+      label = 0;
+      continue;
+    }
+    if (!(isalnum(c) && c < 0x80) && c != '-')
+      return false;
+    if (c == '-' && label == 0)
+      return false;
+    label++;
+  }
+  return s[n - 1] != '-';
+}
+
+static int apply_limit(struct layer *L, const struct sr_conf_line *l, int id) {
+  const struct sr_limit_def *d = &sr_limit_defs[id];
+  struct sr_policy *p = L->p;
+  char val[32], bound[32];
+  uint64_t v;
+  int r;
+
+  if (l->n_args != 1)
+    return line_error(L, l, "%s: expected one value, %s", l->key,
+                      kind_expected(d->kind));
+  r = parse_value(d->kind, l->args[0], &v);
+  if (r < 0)
+    return line_error(L, l, "%s: invalid value '%s' (expected %s)", l->key,
+                      l->args[0], kind_expected(d->kind));
+  format_value(d->kind, v, val, sizeof(val));
+  if (v < d->min) {
+    format_value(d->kind, d->min, bound, sizeof(bound));
+    return line_error(L, l, "%s %s is below the minimum %s", l->key, val,
+                      bound);
+  }
+  if (L->src == SR_SRC_CONF) {
+    /* skillrun.conf sets the cap itself, up or down. */
+    if (v > d->max) {
+      format_value(d->kind, d->max, bound, sizeof(bound));
+      return line_error(L, l, "%s %s is above the largest cap %s", l->key, val,
+                        bound);
+    }
+    p->limits[id].cap = v;
+    p->limits[id].value = v;
+    p->limits[id].source = SR_SRC_CONF;
+    return 0;
+  } else {
+    char who[512];
+    snprintf(who, sizeof(who), "profile %s:%u: %s", l->file, l->line, l->key);
+    return lower_limit(p, id, v, L->src, who);
+  }
+}
+
+static int apply_bind(struct layer *L, const struct sr_conf_line *l,
+                      bool optional) {
+  struct sr_policy *p = L->p;
+  const char *src, *dst;
+  struct sr_bind *nb, *b;
+  static const char *const dst_below[] = {"/workspace", "/proc", "/dev",
+                                          "/tmp"};
+  int r;
+
+  r = want_args(L, l, 1, 2, "SRC [DST]");
+  if (r < 0)
+    return r;
+  src = l->args[0];
+  dst = l->n_args == 2 ? l->args[1] : src;
+  if (!valid_abs_path(src))
+    return line_error(L, l,
+                      "%s: source '%s' must be an absolute, normalised path",
+                      l->key, src);
+  if (!valid_abs_path(dst))
+    return line_error(
+        L, l, "%s: destination '%s' must be an absolute, normalised path",
+        l->key, dst);
+  /* The sandbox has its own /proc and /dev; the host's would leak. */
+  if (!strcmp(src, "/") || path_at_or_below(src, "/proc") ||
+      path_at_or_below(src, "/dev"))
+    return line_error(L, l, "%s: source %s may not be bound into the sandbox",
+                      l->key, src);
+  if (!strcmp(dst, "/") || !strcmp(dst, "/etc"))
+    return line_error(L, l, "%s: destination %s is built by skillrun", l->key,
+                      dst);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(dst_below); i++)
+    if (path_at_or_below(dst, dst_below[i]))
+      return line_error(L, l,
+                        "%s: destination %s is inside %s, which skillrun "
+                        "builds",
+                        l->key, dst, dst_below[i]);
+  for (size_t i = 0; i < p->n_binds; i++)
+    if (!strcmp(p->binds[i].dst, dst))
+      return line_error(L, l, "%s: %s is already a bind destination (%s:%u)",
+                        l->key, dst, p->binds[i].file, p->binds[i].line);
+
+  nb = realloc(p->binds, (p->n_binds + 1) * sizeof(*nb));
+  if (!nb)
+    return -ENOMEM;
+  p->binds = nb;
+  b = &p->binds[p->n_binds];
+  memset(b, 0, sizeof(*b));
+  b->src = strdup(src);
+  b->dst = strdup(dst);
+  b->file = strdup(l->file);
+  b->line = l->line;
+  b->optional = optional;
+  if (!b->src || !b->dst || !b->file) {
+    free(b->src);
+    free(b->dst);
+    free(b->file);
+    return -ENOMEM;
+  }
+  p->n_binds++;
+  return 0;
+}
+
+static int apply_etc_file(struct layer *L, const struct sr_conf_line *l,
+                          bool optional) {
+  /* Synthesized or bound by the sandbox itself, or secrets that must never
+   * be copied to a skill (in root mode the copy is made by root). */
+  static const char *const refused[] = {
+      "passwd",    "group",   "hosts",       "nsswitch.conf", "ld.so.cache",
+      "shadow",    "shadow-", "gshadow",     "gshadow-",      "sudoers",
+      "sudoers.d", "ssh",     "ssl/private",
+  };
+  struct sr_policy *p = L->p;
+  struct sr_strv *list = optional ? &p->etc_files_try : &p->etc_files;
+  struct sr_strv *other = optional ? &p->etc_files : &p->etc_files_try;
+  _cleanup_free_ char *path = NULL;
+  int r;
+
+  r = want_args(L, l, 1, 1, "NAME");
+  if (r < 0)
+    return r;
+  if (l->args[0][0] == '/') {
+    if (asprintf(&path, "%s", l->args[0]) < 0)
+      return -ENOMEM;
+  } else if (asprintf(&path, "/etc/%s", l->args[0]) < 0) {
+    return -ENOMEM;
+  }
+  if (!valid_abs_path(path) || !path_at_or_below(path, "/etc") ||
+      !strcmp(path, "/etc"))
+    return line_error(L, l,
+                      "%s: '%s' must name a file below /etc (e.g. localtime "
+                      "or /etc/localtime), normalised",
+                      l->key, l->args[0]);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(refused); i++) {
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/etc/%s", refused[i]);
+    if (path_at_or_below(path, dir))
+      return line_error(L, l, "%s: %s may not be copied into the sandbox",
+                        l->key, path);
+  }
+  if (sr_strv_contains(other, path))
+    return line_error(L, l, "%s: %s is already listed by %s", l->key, path,
+                      optional ? "etc-file" : "etc-file-try");
+  if (sr_strv_contains(list, path))
+    return 0;
+  return sr_strv_push(list, path);
+}
+
+static bool env_reserved(const char *name) {
+  /* skillrun's own variables must be trustworthy inside the sandbox. */
+  return !strncmp(name, "SKILLRUN_", strlen("SKILLRUN_"));
+}
+
+static int apply_env_keep(struct layer *L, const struct sr_conf_line *l) {
+  struct sr_policy *p = L->p;
+  int r;
+
+  r = want_args(L, l, 1, SIZE_MAX, "NAME...");
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < l->n_args; i++) {
+    const char *n = l->args[i];
+    if (!valid_env_name(n))
+      return line_error(L, l,
+                        "env-keep: invalid variable name '%s' (letters, digits "
+                        "and '_', not starting with a digit)",
+                        n);
+    if (env_reserved(n))
+      return line_error(L, l, "env-keep: %s: SKILLRUN_* names are reserved", n);
+    for (size_t k = 0; k < p->n_setenv; k++)
+      if (!strcmp(p->setenv[k].name, n))
+        return line_error(L, l, "env-keep: %s is also given by setenv", n);
+    if (sr_strv_contains(&p->env_keep, n))
+      continue;
+    r = sr_strv_push(&p->env_keep, n);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+static int apply_setenv(struct layer *L, const struct sr_conf_line *l) {
+  struct sr_policy *p = L->p;
+  struct sr_setenv *ns;
+  const char *n;
+  int r;
+
+  r = want_args(L, l, 2, 2, "NAME VALUE");
+  if (r < 0)
+    return r;
+  n = l->args[0];
+  if (!valid_env_name(n))
+    return line_error(L, l,
+                      "setenv: invalid variable name '%s' (letters, digits and "
+                      "'_', not starting with a digit)",
+                      n);
+  if (env_reserved(n))
+    return line_error(L, l, "setenv: %s: SKILLRUN_* names are reserved", n);
+  if (sr_has_control_chars(l->args[1]))
+    return line_error(L, l, "setenv: %s: control character in the value", n);
+  if (sr_strv_contains(&p->env_keep, n))
+    return line_error(L, l, "setenv: %s is also kept by env-keep", n);
+  for (size_t k = 0; k < p->n_setenv; k++)
+    if (!strcmp(p->setenv[k].name, n))
+      return line_error(L, l, "setenv: %s is set twice", n);
+  ns = realloc(p->setenv, (p->n_setenv + 1) * sizeof(*ns));
+  if (!ns)
+    return -ENOMEM;
+  p->setenv = ns;
+  ns[p->n_setenv].name = strdup(n);
+  ns[p->n_setenv].value = strdup(l->args[1]);
+  if (!ns[p->n_setenv].name || !ns[p->n_setenv].value) {
+    free(ns[p->n_setenv].name);
+    free(ns[p->n_setenv].value);
+    return -ENOMEM;
+  }
+  p->n_setenv++;
+  return 0;
+}
+
+static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
+                         bool allow) {
+  struct sr_policy *p = L->p;
+  struct sr_strv *list = allow ? &p->seccomp_allow : &p->seccomp_deny;
+  struct sr_strv *other = allow ? &p->seccomp_deny : &p->seccomp_allow;
+  int r;
+
+  r = want_args(L, l, 1, SIZE_MAX, "NAME...");
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < l->n_args; i++) {
+    const char *n = l->args[i];
+    /* A name libseccomp resolves to a real number on the native
+     * architecture (pseudo-syscalls such as socketcall on x86_64 are < 0). */
+    if (sr_has_control_chars(n) || seccomp_syscall_resolve_name(n) < 0)
+      return line_error(L, l, "unknown system call '%s'", n);
+    if (sr_strv_contains(other, n))
+      return line_error(L, l, "%s: %s is also listed by %s", l->key, n,
+                        allow ? "seccomp-deny" : "seccomp-allow");
+    if (sr_strv_contains(list, n))
+      continue;
+    r = sr_strv_push(list, n);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+static int apply_line(struct layer *L, const struct sr_conf_line *l) {
+  struct sr_policy *p = L->p;
+  unsigned here = L->src == SR_SRC_CONF ? IN_CONF : IN_PROFILE;
+  int k = key_by_name(l->key);
+  bool b;
+  int r;
+
+  if (k < 0)
+    return line_error(L, l, "unknown key '%s'", l->key);
+  if (!(key_where(k) & here))
+    return line_error(L, l,
+                      here == IN_CONF
+                          ? "key '%s' belongs in a profile, not in "
+                            "skillrun.conf"
+                          : "key '%s' is only allowed in skillrun.conf",
+                      l->key);
+  if (k < K__SCALAR_MAX) {
+    /* Twice in one file is a mistake.  From another file it is an
+     * override: `include default` then `network allow` must work, so the
+     * later line replaces what the included file set. */
+    if (L->seen[k] && !strcmp(L->seen[k]->file, l->file))
+      return line_error(L, l, "duplicate key '%s' (first set at %s:%u)", l->key,
+                        L->seen[k]->file, L->seen[k]->line);
+    if (L->seen[k] && k < SR__LIM_MAX)
+      p->limits[k] = L->base[k];
+    L->seen[k] = l;
+  }
+  if (k < SR__LIM_MAX)
+    return apply_limit(L, l, k);
+
+  switch (k) {
+  case K_NETWORK:
+    r = want_args(L, l, 1, 1, "deny|allow");
+    if (r < 0)
+      return r;
+    if (strcmp(l->args[0], "deny") && strcmp(l->args[0], "allow"))
+      return line_error(L, l, "network: '%s' is not deny or allow", l->args[0]);
+    L->network = !strcmp(l->args[0], "allow");
+    L->network_at = l;
+    return 0;
+  case K_CGROUP:
+    r = want_args(L, l, 1, 1, "require|prefer|off");
+    if (r < 0)
+      return r;
+    if (!strcmp(l->args[0], "require"))
+      p->cgroup = SR_CGROUP_REQUIRE;
+    else if (!strcmp(l->args[0], "prefer"))
+      p->cgroup = SR_CGROUP_PREFER;
+    else if (!strcmp(l->args[0], "off"))
+      p->cgroup = SR_CGROUP_OFF;
+    else
+      return line_error(L, l, "cgroup: '%s' is not require, prefer or off",
+                        l->args[0]);
+    return 0;
+  case K_PROC:
+    r = want_args(L, l, 1, 1, "procfs|tmpfs");
+    if (r < 0)
+      return r;
+    if (!strcmp(l->args[0], "procfs"))
+      p->proc = SR_PROC_PROCFS;
+    else if (!strcmp(l->args[0], "tmpfs"))
+      p->proc = SR_PROC_TMPFS;
+    else
+      return line_error(L, l, "proc: '%s' is not procfs or tmpfs", l->args[0]);
+    return 0;
+  case K_STRICT:
+    r = want_args(L, l, 1, 1, "yes|no");
+    if (r < 0)
+      return r;
+    if (sr_parse_bool(l->args[0], &b) < 0)
+      return line_error(L, l, "strict: '%s' is not yes or no", l->args[0]);
+    p->strict = b;
+    return 0;
+  case K_HOSTNAME: {
+    char *h;
+    r = want_args(L, l, 1, 1, "NAME");
+    if (r < 0)
+      return r;
+    if (!valid_hostname(l->args[0]))
+      return line_error(L, l,
+                        "hostname: '%s' is not a host name (letters, digits, "
+                        "'-' and '.', at most 64)",
+                        l->args[0]);
+    h = strdup(l->args[0]);
+    if (!h)
+      return -ENOMEM;
+    free(p->hostname);
+    p->hostname = h;
+    return 0;
+  }
+  case K_WORKSPACE_ROOT: {
+    char *w;
+    r = want_args(L, l, 1, 1, "DIR");
+    if (r < 0)
+      return r;
+    if (!valid_abs_path(l->args[0]) || !strcmp(l->args[0], "/"))
+      return line_error(L, l,
+                        "workspace-root: '%s' must be an absolute, normalised "
+                        "directory other than /",
+                        l->args[0]);
+    w = strdup(l->args[0]);
+    if (!w)
+      return -ENOMEM;
+    free(p->workspace_root);
+    p->workspace_root = w;
+    return 0;
+  }
+  case K_BIND_RO:
+  case K_BIND_RO_TRY:
+    return apply_bind(L, l, k == K_BIND_RO_TRY);
+  case K_ETC_FILE:
+  case K_ETC_FILE_TRY:
+    return apply_etc_file(L, l, k == K_ETC_FILE_TRY);
+  case K_ENV_KEEP:
+    return apply_env_keep(L, l);
+  case K_SETENV:
+    return apply_setenv(L, l);
+  case K_SECCOMP_ALLOW:
+  case K_SECCOMP_DENY:
+    return apply_seccomp(L, l, k == K_SECCOMP_ALLOW);
+  }
+  return line_error(L, l, "unknown key '%s'", key_name(k));
+}
+
+static int apply_lines(struct layer *L, const struct sr_conf *c) {
+  int r;
+
+  memcpy(L->base, L->p->limits, sizeof(L->base));
+  for (size_t i = 0; c && i < c->n_lines; i++) {
+    r = apply_line(L, &c->lines[i]);
+    if (r < 0) {
+      if (!sr_error_is_set(L->err))
+        sr_error_set(L->err, SR_EXIT_FAILED, -r, "config_invalid", "%s:%u",
+                     c->lines[i].file, c->lines[i].line);
+      return r;
+    }
+  }
+  return 0;
+}
+
+int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
+                         struct sr_error *err) {
+  struct layer L = {.p = p, .src = SR_SRC_CONF, .network = -1, .err = err};
+  int r;
+
+  r = apply_lines(&L, c);
+  if (r < 0)
+    return r;
+  if (L.network >= 0) {
+    /* `network deny` here means no profile can ever permit it. */
+    p->network_permitted = L.network == 1;
+    p->network_allow = false;
+    p->network_source = SR_SRC_CONF;
+  }
+  return 0;
+}
+
+int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
+                            struct sr_error *err) {
+  struct layer L = {.p = p, .src = SR_SRC_PROFILE, .network = -1, .err = err};
+  bool conf_permits = p->network_permitted;
+  int r;
+
+  if (c && c->name) {
+    char *name = strdup(c->name);
+    if (!name)
+      return -ENOMEM;
+    free(p->profile);
+    p->profile = name;
+  }
+  r = apply_lines(&L, c);
+  if (r < 0)
+    return r;
+
+  /* No `network allow` in the profile means deny (doas: no rule, no). */
+  p->network_allow = false;
+  p->network_permitted = conf_permits && L.network == 1;
+  if (L.network >= 0)
+    p->network_source = SR_SRC_PROFILE;
+  if (L.network == 1 && !conf_permits) {
+    r = push_warning(p,
+                     "profile %s:%u: network allow is forbidden by "
+                     "skillrun.conf; network stays denied",
+                     L.network_at->file, L.network_at->line);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
+                             struct sr_error *err) {
+  const struct {
+    int id;
+    const struct sr_manifest_limit *lim;
+    const char *key;
+  } lims[] = {
+      {SR_LIM_MEMORY, &m->memory, "sandbox.memory"},
+      {SR_LIM_CPU_SECONDS, &m->cpu_seconds, "sandbox.cpu-seconds"},
+      {SR_LIM_TIMEOUT, &m->timeout_ms, "sandbox.timeout"},
+      {SR_LIM_PIDS, &m->pids, "sandbox.pids"},
+  };
+  int r;
+
+  if (p->strict && m->warnings.n > 0) {
+    const char *w = m->warnings.v[0];
+    /* Manifest warnings already start with "SKILL.md:LINE:". */
+    if (!strncmp(w, "SKILL.md", strlen("SKILL.md")))
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_strict",
+                          "%s (refused by strict profile)", w);
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_strict",
+                        "SKILL.md: %s (refused by strict profile)", w);
+  }
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(lims); i++) {
+    const struct sr_limit_def *d = &sr_limit_defs[lims[i].id];
+    char who[96], val[32], min[32];
+
+    if (!lims[i].lim->set)
+      continue;
+    if (lims[i].lim->line > 0)
+      snprintf(who, sizeof(who), "SKILL.md:%u: %s", lims[i].lim->line,
+               lims[i].key);
+    else
+      snprintf(who, sizeof(who), "SKILL.md: %s", lims[i].key);
+    if (lims[i].lim->value < d->min) {
+      format_value(d->kind, lims[i].lim->value, val, sizeof(val));
+      format_value(d->kind, d->min, min, sizeof(min));
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_invalid",
+                          "%s %s is below the minimum %s", who, val, min);
+    }
+    r = lower_limit(p, lims[i].id, lims[i].lim->value, SR_SRC_MANIFEST, who);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                          "SKILL.md");
+  }
+
+  if (m->network == 1) {
+    if (p->network_permitted) {
+      p->network_allow = true;
+      p->network_source = SR_SRC_MANIFEST;
+    } else {
+      r = push_warning(p,
+                       "SKILL.md:%u: sandbox.network allow is not permitted "
+                       "by the profile or skillrun.conf; network stays denied",
+                       m->network_line);
+      if (r < 0)
+        return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                            "SKILL.md");
+    }
+  } else if (m->network == 0) {
+    p->network_allow = false;
+    p->network_source = SR_SRC_MANIFEST;
+  }
+  return 0;
+}
+
+int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
+                         struct sr_error *err) {
+  const struct {
+    int id;
+    const struct sr_flag_u64 *f;
+    const char *opt;
+  } flags[] = {
+      {SR_LIM_MEMORY, &a->memory, "--memory"},
+      {SR_LIM_CPU_SECONDS, &a->cpu_seconds, "--cpu-seconds"},
+      {SR_LIM_TIMEOUT, &a->timeout_ms, "--timeout"},
+      {SR_LIM_PIDS, &a->pids, "--pids"},
+      {SR_LIM_LOG_CAP, &a->log_cap, "--log-cap"},
+  };
+  int r;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(flags); i++) {
+    const struct sr_limit_def *d = &sr_limit_defs[flags[i].id];
+    char val[32], min[32];
+
+    if (!flags[i].f->set)
+      continue;
+    if (flags[i].f->value < d->min) {
+      format_value(d->kind, flags[i].f->value, val, sizeof(val));
+      format_value(d->kind, d->min, min, sizeof(min));
+      return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
+                          "%s %s is below the minimum %s", flags[i].opt, val,
+                          min);
+    }
+    r = lower_limit(p, flags[i].id, flags[i].f->value, SR_SRC_FLAG,
+                    flags[i].opt);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "%s",
+                          flags[i].opt);
+  }
+
+  if (a->network == 0) {
+    p->network_allow = false;
+    p->network_source = SR_SRC_FLAG;
+  } else if (a->network == 1 && !p->network_allow) {
+    r = push_warning(p, "--network allow: %s; network stays denied",
+                     p->network_permitted
+                         ? "SKILL.md does not ask for network "
+                           "(sandbox.network: allow)"
+                         : "network is not permitted by the profile or "
+                           "the platform configuration");
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                          "--network");
+  }
+
+  /* The caller chooses where its own run directories go. */
+  if (a->workspace_root) {
+    char *w = strdup(a->workspace_root);
+    if (!w)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "config_invalid",
+                          "--workspace-root");
+    free(p->workspace_root);
+    p->workspace_root = w;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ --explain */
+
+static json_t *strv_json(const struct sr_strv *sv) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < sv->n; i++)
+    if (json_array_append_new(a, json_string(sv->v[i])) < 0) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
+/* One entry of "mounts"; src NULL for a filesystem built in place. */
+static int add_mount(json_t *mounts, const char *dst, const char *type,
+                     const char *src, bool ro, bool optional, int size_limit,
+                     const struct sr_policy *p) {
+  json_t *o = json_object();
+  int r = 0;
+
+  if (!o)
+    return -ENOMEM;
+  r |= json_object_set_new(o, "dst", json_string(dst));
+  r |= json_object_set_new(o, "type", json_string(type));
+  r |= json_object_set_new(o, "src", src ? json_string(src) : json_null());
+  r |= json_object_set_new(o, "ro", json_boolean(ro));
+  r |= json_object_set_new(o, "optional", json_boolean(optional));
+  if (size_limit >= 0) {
+    char human[32];
+    format_value(SR_KIND_SIZE, p->limits[size_limit].value, human,
+                 sizeof(human));
+    r |= json_object_set_new(
+        o, "size", json_integer((json_int_t)p->limits[size_limit].value));
+    r |= json_object_set_new(o, "size_human", json_string(human));
+    r |= json_object_set_new(o, "size_limit",
+                             json_string(sr_limit_defs[size_limit].name));
+  }
+  if (r != 0 || json_array_append_new(mounts, o) < 0) {
+    if (r != 0)
+      json_decref(o);
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+static json_t *mounts_json(const struct sr_policy *p) {
+  json_t *m = json_array();
+  json_t *etc;
+  int r = 0;
+
+  if (!m)
+    return NULL;
+  /* The fixed layout (DESIGN.md "The sandbox as the skill sees it"). */
+  r |= add_mount(m, "/", "tmpfs", NULL, true, false, -1, p);
+  r |= add_mount(m, "/usr", "bind", "/usr", true, false, -1, p);
+  r |= add_mount(m, "/bin", "bind-or-symlink", "/bin", true, false, -1, p);
+  r |= add_mount(m, "/lib", "bind-or-symlink", "/lib", true, false, -1, p);
+  r |= add_mount(m, "/lib64", "bind-or-symlink", "/lib64", true, true, -1, p);
+  r |= add_mount(m, "/sbin", "bind-or-symlink", "/sbin", true, false, -1, p);
+  r |= add_mount(m, "/etc", "synthesized", NULL, true, false, -1, p);
+  r |= add_mount(m, "/dev", "tmpfs", NULL, false, false, -1, p);
+  r |= add_mount(m, "/proc", p->proc == SR_PROC_PROCFS ? "procfs" : "tmpfs",
+                 NULL, p->proc != SR_PROC_PROCFS, false, -1, p);
+  r |= add_mount(m, "/tmp", "tmpfs", NULL, false, false, SR_LIM_TMP_SIZE, p);
+  r |= add_mount(m, "/workspace/inputs", "bind", "(staged inputs)", true, false,
+                 -1, p);
+  r |= add_mount(m, "/workspace/inputs/bundle", "bind",
+                 "(verified bundle copy)", true, false, -1, p);
+  r |= add_mount(m, "/workspace/scratch", "tmpfs", NULL, false, false,
+                 SR_LIM_SCRATCH_SIZE, p);
+  r |= add_mount(m, "/workspace/outputs", "tmpfs", NULL, false, false,
+                 SR_LIM_OUTPUTS_SIZE, p);
+  r |= add_mount(m, "/workspace/metadata.json", "bind", "(metadata.json)", true,
+                 false, -1, p);
+  for (size_t i = 0; i < p->n_binds; i++)
+    r |= add_mount(m, p->binds[i].dst, "bind", p->binds[i].src, true,
+                   p->binds[i].optional, -1, p);
+  if (r != 0) {
+    json_decref(m);
+    return NULL;
+  }
+  /* The host files copied into the synthesized /etc. */
+  etc = json_array_get(m, 6);
+  if (json_object_set_new(etc, "copy", strv_json(&p->etc_files)) < 0 ||
+      json_object_set_new(etc, "copy_try", strv_json(&p->etc_files_try)) < 0) {
+    json_decref(m);
+    return NULL;
+  }
+  return m;
+}
+
+static json_t *limits_json(const struct sr_policy *p) {
+  static const char *const units[] = {[SR_KIND_SIZE] = "bytes",
+                                      [SR_KIND_COUNT] = "count",
+                                      [SR_KIND_DURATION] = "ms"};
+  json_t *o = json_object();
+
+  for (int i = 0; o && i < SR__LIM_MAX; i++) {
+    const struct sr_limit *l = &p->limits[i];
+    char human[32];
+    json_t *e;
+
+    format_value(sr_limit_defs[i].kind, l->value, human, sizeof(human));
+    e = json_pack("{s:I, s:I, s:s, s:o, s:s, s:s}", "value",
+                  (json_int_t)l->value, "cap", (json_int_t)l->cap, "source",
+                  sr_source_name(l->source), "enforced_by",
+                  l->enforced_by ? json_string(l->enforced_by) : json_null(),
+                  "human", human, "unit", units[sr_limit_defs[i].kind]);
+    if (!e || json_object_set_new(o, sr_limit_defs[i].name, e) < 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+json_t *sr_policy_to_json(const struct sr_policy *p) {
+  static const char *const cgroup_names[] = {[SR_CGROUP_PREFER] = "prefer",
+                                             [SR_CGROUP_REQUIRE] = "require",
+                                             [SR_CGROUP_OFF] = "off"};
+  json_t *env_set = json_object();
+  json_t *o;
+
+  for (size_t i = 0; env_set && i < p->n_setenv; i++)
+    if (json_object_set_new(env_set, p->setenv[i].name,
+                            json_string(p->setenv[i].value)) < 0) {
+      json_decref(env_set);
+      env_set = NULL;
+    }
+  if (!env_set)
+    return NULL;
+
+  /* "o" steals each reference; a NULL one makes json_pack fail as a whole. */
+  o = json_pack(
+      "{s:o, s:o, s:{s:s, s:b, s:s}, s:s, s:s, s:b, s:o, s:o, s:o, "
+      "s:{s:o, s:o}, s:{s:o, s:o}, s:o}",
+      "profile", p->profile ? json_string(p->profile) : json_null(), "limits",
+      limits_json(p), "network", "mode", p->network_allow ? "allow" : "deny",
+      "permitted", p->network_permitted, "source",
+      sr_source_name(p->network_source), "cgroup",
+      cgroup_names[p->cgroup <= SR_CGROUP_OFF ? p->cgroup : 0], "proc",
+      p->proc == SR_PROC_TMPFS ? "tmpfs" : "procfs", "strict", p->strict,
+      "hostname", p->hostname ? json_string(p->hostname) : json_null(),
+      "workspace_root",
+      p->workspace_root ? json_string(p->workspace_root) : json_null(),
+      "mounts", mounts_json(p), "environment", "keep", strv_json(&p->env_keep),
+      "set", env_set, "seccomp", "allow", strv_json(&p->seccomp_allow), "deny",
+      strv_json(&p->seccomp_deny), "warnings", strv_json(&p->warnings));
+  return o;
+}

@@ -35,7 +35,8 @@ enum sr_limit_id {
   SR_LIM_LOG_CAP,      /* log-cap           10MiB, stdout+stderr */
   SR_LIM_TMP_SIZE,     /* tmp-size          /tmp tmpfs */
   SR_LIM_SCRATCH_SIZE, /* scratch-size      /workspace/scratch tmpfs */
-  SR_LIM_OUTPUTS_SIZE, /* outputs-size      /workspace/outputs tmpfs and harvest cap */
+  SR_LIM_OUTPUTS_SIZE, /* outputs-size      /workspace/outputs tmpfs and harvest
+                          cap */
   SR_LIM_INPUTS_SIZE,  /* inputs-size       total of --input files */
   SR_LIM_NOFILE,       /* nofile            RLIMIT_NOFILE */
   SR_LIM_KILL_GRACE,   /* kill-grace        SIGTERM -> SIGKILL delay */
@@ -43,11 +44,11 @@ enum sr_limit_id {
 };
 
 struct sr_limit_def {
-  const char *name;         /* profile key, --explain key */
+  const char *name; /* profile key, --explain key */
   enum sr_limit_kind kind;
-  uint64_t builtin;         /* compiled-in platform cap */
-  uint64_t min;             /* smallest accepted value */
-  uint64_t max;             /* largest value a conf may set as a cap */
+  uint64_t builtin; /* compiled-in platform cap */
+  uint64_t min;     /* smallest accepted value */
+  uint64_t max;     /* largest value a conf may set as a cap */
 };
 extern const struct sr_limit_def sr_limit_defs[SR__LIM_MAX];
 int sr_limit_by_name(const char *name); /* index or -1 */
@@ -56,18 +57,19 @@ struct sr_limit {
   uint64_t value;        /* effective value (<= cap) */
   uint64_t cap;          /* platform cap: builtin, or skillrun.conf */
   enum sr_source source; /* layer that set `value` */
-  const char *enforced_by; /* "cgroup2", "rlimit", "tmpfs", "supervisor", ...
-                            * filled by the layer that enforces it; NULL until then */
+  const char
+      *enforced_by; /* "cgroup2", "rlimit", "tmpfs", "supervisor", ...
+                     * filled by the layer that enforces it; NULL until then */
 };
 
 enum sr_cgroup_mode { SR_CGROUP_PREFER = 0, SR_CGROUP_REQUIRE, SR_CGROUP_OFF };
 enum sr_proc_mode { SR_PROC_PROCFS = 0, SR_PROC_TMPFS };
 
 struct sr_bind {
-  char *src;      /* absolute host path */
-  char *dst;      /* absolute sandbox path */
-  bool optional;  /* bind-ro-try: a missing source is skipped, not an error */
-  char *file;     /* where it was declared, for errors */
+  char *src;     /* absolute host path */
+  char *dst;     /* absolute sandbox path */
+  bool optional; /* bind-ro-try: a missing source is skipped, not an error */
+  char *file;    /* where it was declared, for errors */
   unsigned line;
 };
 
@@ -82,33 +84,36 @@ struct sr_setenv {
  * are applied).
  */
 struct sr_policy {
-  char *profile;                     /* display name of the profile */
+  char *profile; /* display name of the profile */
   struct sr_limit limits[SR__LIM_MAX];
 
-  bool network_allow;                /* the effective decision */
-  bool network_permitted;            /* caps and profile permit allow */
+  bool network_allow;     /* the effective decision */
+  bool network_permitted; /* caps and profile permit allow */
   enum sr_source network_source;
 
   enum sr_cgroup_mode cgroup;
   enum sr_proc_mode proc;
-  bool strict;        /* `strict yes`: manifest lenience and fallbacks refused */
-  char *hostname;     /* default "skillrun" */
+  bool strict;    /* `strict yes`: manifest lenience and fallbacks refused */
+  char *hostname; /* default "skillrun" */
 
-  struct sr_bind *binds;  /* extra read-only binds (/usr and friends are built in) */
+  struct sr_bind
+      *binds; /* extra read-only binds (/usr and friends are built in) */
   size_t n_binds;
-  struct sr_strv etc_files;  /* host /etc files copied in (etc-file/etc-file-try) */
+  struct sr_strv
+      etc_files; /* host /etc files copied in (etc-file/etc-file-try) */
   struct sr_strv etc_files_try;
-  struct sr_strv env_keep;   /* names kept from the caller's environment */
+  struct sr_strv env_keep; /* names kept from the caller's environment */
   struct sr_setenv *setenv;
   size_t n_setenv;
 
   struct sr_strv seccomp_allow; /* syscall names added to the allowlist */
   struct sr_strv seccomp_deny;  /* syscall names removed from it */
 
-  char *workspace_root;      /* from conf `workspace-root`, may be NULL */
+  char *workspace_root; /* from conf `workspace-root`, may be NULL */
 
   /* Clamping notices and other non-fatal findings, each one a `warning`
-   * audit event: "profile: memory 2GiB above the platform cap 512MiB, clamped". */
+   * audit event: "profile: memory 2GiB above the platform cap 512MiB, clamped".
+   */
   struct sr_strv warnings;
 };
 

@@ -1,4 +1,559 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "fdutil.h"
+#include "init.h"
+#include "logpump.h"
+#include "ns.h"
 #include "supervisor.h"
+
+#define CPU_POLL_MS 100
+
+static void set_enforced(struct sr_policy *p, enum sr_limit_id id,
+                         const char *by) {
+  if (!p->limits[id].enforced_by)
+    p->limits[id].enforced_by = by;
+}
+
+/* The leaf is named "TENANT.EXECUTION" (an id itself, so cgroupfs and
+ * --gc can parse it); an id pair too long for that is shortened with a
+ * hash of both.  A clash only makes the second run fail to create its leaf:
+ * closed, not open. */
+static int leaf_name(const char *tenant, const char *exec, char **out) {
+  unsigned char md[32];
+  char hex[65];
+  _cleanup_free_ char *both = NULL;
+
+  if (strlen(tenant) + 1 + strlen(exec) <= 64)
+    return asprintf(out, "%s.%s", tenant, exec) < 0 ? -ENOMEM : 0;
+  if (asprintf(&both, "%s:%s", tenant, exec) < 0)
+    return -ENOMEM;
+  if (!EVP_Digest(both, strlen(both), md, NULL, EVP_sha256(), NULL))
+    return -EIO;
+  sr_hex(md, sizeof(md), hex);
+  return asprintf(out, "%.40s.%.16s", exec, hex) < 0 ? -ENOMEM : 0;
+}
+
+int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
+  struct sr_policy *p = run->policy;
+  _cleanup_free_ char *why = NULL;
+  _cleanup_free_ char *name = NULL;
+  int r;
+
+  memset(&run->cgroup, 0, sizeof(run->cgroup));
+  run->cgroup.leaf_fd = -1;
+  if (p->cgroup != SR_CGROUP_OFF) {
+    r = leaf_name(run->tenant, run->execution_id, &name);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
+    r = sr_cgroup_setup(&run->cgroup, p, run->args->cgroup_parent, name, &why,
+                        err);
+    if (r < 0)
+      return r;
+  }
+  if (!run->cgroup.active) {
+    if (p->cgroup == SR_CGROUP_REQUIRE)
+      return sr_error_layer(err, "cgroup", 0,
+                            "no usable cgroup v2 leaf (%s) and the profile "
+                            "requires one (cgroup require)",
+                            why ? why : "unavailable");
+    /* The weaker mechanism, named as such: per-process rlimits. */
+    p->limits[SR_LIM_MEMORY].enforced_by = "rlimit";
+    p->limits[SR_LIM_PIDS].enforced_by = "rlimit";
+    p->limits[SR_LIM_CPU_SECONDS].enforced_by = "rlimit";
+    r = sr_audit_emit(
+        run->audit, "warning",
+        json_pack("{s:s, s:s}", "message",
+                  "no cgroup v2 leaf: memory (RLIMIT_AS), pids (RLIMIT_NPROC) "
+                  "and CPU (RLIMIT_CPU) are enforced per process with rlimits",
+                  "reason",
+                  p->cgroup == SR_CGROUP_OFF ? "cgroup off in the profile"
+                                             : (why ? why : "unavailable")),
+        err);
+    if (r < 0)
+      return r;
+  }
+  set_enforced(p, SR_LIM_TIMEOUT, "supervisor");
+  set_enforced(p, SR_LIM_LOG_CAP, "supervisor");
+  set_enforced(p, SR_LIM_KILL_GRACE, "supervisor");
+  set_enforced(p, SR_LIM_INPUTS_SIZE, "supervisor");
+  set_enforced(p, SR_LIM_TMP_SIZE, "tmpfs");
+  set_enforced(p, SR_LIM_SCRATCH_SIZE, "tmpfs");
+  set_enforced(p, SR_LIM_OUTPUTS_SIZE, "tmpfs");
+  set_enforced(p, SR_LIM_NOFILE, "rlimit");
+  return 0;
+}
+
+void sr_supervisor_cleanup(struct sr_run *run) {
+  (void)sr_cgroup_destroy(&run->cgroup); /* gc removes what stays */
+  run->cgroup.leaf_fd = safe_close(run->cgroup.leaf_fd);
+}
+
+static int arm_timer(int fd, uint64_t ms, uint64_t interval_ms) {
+  struct itimerspec its = {0};
+
+  its.it_value.tv_sec = (time_t)(ms / 1000);
+  its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+  if (ms == 0)
+    its.it_value.tv_nsec = 1; /* 0 would disarm */
+  its.it_interval.tv_sec = (time_t)(interval_ms / 1000);
+  its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000L;
+  return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+struct loop {
+  struct sr_run *run;
+  struct sr_error *err;
+  pid_t pid;
+  int pidfd;
+  bool ready, init_exited, have_status, sync_eof;
+  int status;
+  int exec_errno;
+  struct sr_error setup_err;
+  bool timed_out, cpu_exceeded, tree_killed;
+  int cancel_sig;
+  int outputs_fd;
+};
+
+static void kill_tree(struct loop *l) {
+  if (l->run->cgroup.active)
+    (void)sr_cgroup_kill(&l->run->cgroup); /* and pid 1 below, regardless */
+  /* pid 1 of the namespace: its death takes every process of it along. */
+  if (!l->init_exited)
+    (void)syscall(SYS_pidfd_send_signal, l->pidfd, SIGKILL, NULL, 0);
+  l->tree_killed = true;
+}
+
+static int emit_limit(struct loop *l, const char *limit, uint64_t value) {
+  return sr_audit_emit(
+      l->run->audit, "limit_exceeded",
+      json_pack("{s:s, s:I}", "limit", limit, "limit_value", (json_int_t)value),
+      l->err);
+}
+
+static int on_sync(struct loop *l, int fd) {
+  struct sr_sync_msg m;
+  int passed = -1;
+  int r = sr_sync_recv(fd, &m, &passed);
+
+  if (r == -EPIPE || r == -ECONNRESET) {
+    l->sync_eof = true;
+    return 0;
+  }
+  if (r == -EAGAIN)
+    return 0;
+  if (r < 0)
+    return sr_error_set(l->err, SR_EXIT_FAILED, -r, "sync",
+                        "sync socket with the sandbox");
+  switch (m.type) {
+  case SR_SYNC_ERROR:
+    if (!sr_error_is_set(&l->setup_err))
+      l->setup_err = m.err;
+    break;
+  case SR_SYNC_READY:
+    l->ready = true;
+    if (passed >= 0 && l->outputs_fd < 0)
+      l->outputs_fd = TAKE_FD(passed);
+    r = sr_audit_emit(
+        l->run->audit, "state_changed",
+        json_pack("{s:s, s:i}", "state", "running", "pid_in_sandbox", m.value),
+        l->err);
+    if (r < 0)
+      return r;
+    break;
+  case SR_SYNC_EXEC_FAILED:
+    l->exec_errno = m.value;
+    break;
+  case SR_SYNC_EXITED:
+    l->have_status = true;
+    l->status = m.value;
+    break;
+  default:
+    break;
+  }
+  safe_close(passed);
+  return 0;
+}
+
+static int on_signal(struct loop *l, int sfd, int grace_fd) {
+  struct signalfd_siginfo si;
+  ssize_t n = read(sfd, &si, sizeof(si));
+
+  if (n != (ssize_t)sizeof(si))
+    return 0;
+  if (si.ssi_signo == SIGCHLD)
+    return 0; /* the pidfd tells when init exits */
+  if (l->cancel_sig == 0) {
+    const struct sr_policy *p = l->run->policy;
+    int r;
+
+    l->cancel_sig = (int)si.ssi_signo;
+    r = sr_audit_emit(l->run->audit, "state_changed",
+                      json_pack("{s:s, s:i}", "state", "cancelling", "signal",
+                                (int)si.ssi_signo),
+                      l->err);
+    if (r < 0)
+      return r;
+    /* init forwards SIGTERM to the skill's process group; after the grace
+     * period the whole tree is killed. */
+    if (!l->init_exited)
+      (void)syscall(SYS_pidfd_send_signal, l->pidfd, SIGTERM, NULL, 0);
+    r = arm_timer(grace_fd, p->limits[SR_LIM_KILL_GRACE].value, 0);
+    if (r < 0)
+      return sr_error_set(l->err, SR_EXIT_FAILED, -r, "timer", "grace timer");
+  } else {
+    kill_tree(l); /* a second signal: stop waiting */
+  }
+  return 0;
+}
+
+static void drain_timer(int fd) {
+  uint64_t ticks;
+  ssize_t n = read(fd, &ticks, sizeof(ticks));
+  (void)n; /* nothing to do on EAGAIN */
+}
+
+static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
+                    int timeout_fd, int grace_fd, int cpu_fd) {
+  const struct sr_policy *p = l->run->policy;
+  uint64_t cpu_budget_usec = p->limits[SR_LIM_CPU_SECONDS].value * 1000000ULL;
+  int r;
+
+  for (;;) {
+    struct pollfd pfd[8];
+    int n = 0, i_sync = -1, i_sig, i_out = -1, i_err = -1, i_pid = -1;
+    int i_timeout, i_grace, i_cpu = -1;
+
+    if (l->init_exited && l->sync_eof && lp->in_fd[0] < 0 && lp->in_fd[1] < 0)
+      return 0;
+    if (!l->sync_eof) {
+      i_sync = n;
+      pfd[n++] = (struct pollfd){.fd = sync_fd, .events = POLLIN};
+    }
+    i_sig = n;
+    pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    if (lp->in_fd[0] >= 0) {
+      i_out = n;
+      pfd[n++] = (struct pollfd){.fd = lp->in_fd[0], .events = POLLIN};
+    }
+    if (lp->in_fd[1] >= 0) {
+      i_err = n;
+      pfd[n++] = (struct pollfd){.fd = lp->in_fd[1], .events = POLLIN};
+    }
+    if (!l->init_exited) {
+      i_pid = n;
+      pfd[n++] = (struct pollfd){.fd = l->pidfd, .events = POLLIN};
+    }
+    i_timeout = n;
+    pfd[n++] = (struct pollfd){.fd = timeout_fd, .events = POLLIN};
+    i_grace = n;
+    pfd[n++] = (struct pollfd){.fd = grace_fd, .events = POLLIN};
+    if (cpu_fd >= 0) {
+      i_cpu = n;
+      pfd[n++] = (struct pollfd){.fd = cpu_fd, .events = POLLIN};
+    }
+
+    if (poll(pfd, (nfds_t)n, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return sr_error_set(l->err, SR_EXIT_FAILED, errno, "poll", "poll");
+    }
+    if (i_sync >= 0 && pfd[i_sync].revents) {
+      r = on_sync(l, sync_fd);
+      if (r < 0)
+        return r;
+    }
+    for (int s = 0; s < 2; s++) {
+      int i = s == 0 ? i_out : i_err;
+      bool hit = false;
+      if (i < 0 || !pfd[i].revents)
+        continue;
+      r = sr_logpump_drain(lp, s, &hit);
+      if (r < 0)
+        return sr_error_set(l->err, SR_EXIT_FAILED, -r, "logs",
+                            "cannot write the skill's log");
+      if (hit) {
+        r = sr_audit_emit(l->run->audit, "log_truncated",
+                          json_pack("{s:s, s:I}", "stream",
+                                    s == 0 ? "stdout" : "stderr", "cap",
+                                    (json_int_t)lp->cap),
+                          l->err);
+        if (r >= 0)
+          r = emit_limit(l, "log", lp->cap);
+        if (r < 0)
+          return r;
+      }
+    }
+    if (pfd[i_sig].revents) {
+      r = on_signal(l, sfd, grace_fd);
+      if (r < 0)
+        return r;
+    }
+    if (pfd[i_timeout].revents) {
+      drain_timer(timeout_fd);
+      if (!l->init_exited && !l->timed_out) {
+        l->timed_out = true;
+        kill_tree(l);
+        r = emit_limit(l, "wall", p->limits[SR_LIM_TIMEOUT].value);
+        if (r < 0)
+          return r;
+      }
+    }
+    if (pfd[i_grace].revents) {
+      drain_timer(grace_fd);
+      if (!l->init_exited)
+        kill_tree(l);
+    }
+    if (i_cpu >= 0 && pfd[i_cpu].revents) {
+      uint64_t usec = 0;
+      drain_timer(cpu_fd);
+      if (!l->init_exited && !l->cpu_exceeded &&
+          sr_cgroup_cpu_usec(&l->run->cgroup, &usec) >= 0 &&
+          usec >= cpu_budget_usec) {
+        l->cpu_exceeded = true;
+        kill_tree(l);
+        r = emit_limit(l, "cpu", p->limits[SR_LIM_CPU_SECONDS].value);
+        if (r < 0)
+          return r;
+      }
+    }
+    if (i_pid >= 0 && pfd[i_pid].revents) {
+      siginfo_t si;
+      memset(&si, 0, sizeof(si));
+      if (waitid((idtype_t)P_PIDFD, (id_t)l->pidfd, &si, WEXITED | WNOHANG) ==
+              0 &&
+          si.si_pid != 0)
+        l->init_exited = true;
+    }
+  }
+}
+
+static void fill_result(struct loop *l, struct sr_result *res) {
+  if (l->timed_out) {
+    res->status = "timeout";
+    res->exit_code = SR_EXIT_TIMEOUT;
+  } else if (l->cpu_exceeded) {
+    res->status = "cpu_exceeded";
+    res->exit_code = 128 + SIGKILL;
+  } else if (res->have_cgroup_stats && res->cg.oom_kill > 0 &&
+             (!l->have_status || !WIFEXITED(l->status))) {
+    res->status = "oom";
+    res->exit_code = 128 + SIGKILL;
+  } else if (l->exec_errno) {
+    res->status = "failed";
+    res->exec_errno = l->exec_errno;
+    res->exit_code = (l->exec_errno == ENOENT || l->exec_errno == ENOTDIR)
+                         ? SR_EXIT_NOTFOUND
+                         : SR_EXIT_NOEXEC;
+  } else if (l->have_status && WIFEXITED(l->status)) {
+    res->skill_exit = WEXITSTATUS(l->status);
+    res->exit_code = res->skill_exit;
+    res->status = res->skill_exit == 0 ? "succeeded" : "failed";
+  } else if (l->have_status && WIFSIGNALED(l->status)) {
+    res->signal = WTERMSIG(l->status);
+    res->exit_code = 128 + res->signal;
+    res->status = "killed";
+  } else {
+    /* init died without reporting: only our own kill does that. */
+    res->status = l->cancel_sig ? "cancelled" : "killed";
+    res->signal = SIGKILL;
+    res->exit_code = 128 + SIGKILL;
+  }
+  if (l->cancel_sig && !l->timed_out && !l->cpu_exceeded) {
+    res->status = "cancelled";
+    if (!l->have_status)
+      res->exit_code = 128 + l->cancel_sig;
+  }
+}
+
+int sr_supervise(struct sr_run *run, struct sr_result *res,
+                 struct sr_error *err) {
+  const struct sr_policy *p = run->policy;
+  _cleanup_close_ int sync0 = -1, sync1 = -1, out_r = -1, out_w = -1;
+  _cleanup_close_ int err_r = -1, err_w = -1, sfd = -1, timeout_fd = -1;
+  _cleanup_close_ int grace_fd = -1, cpu_fd = -1, pidfd = -1;
+  int log_out = -1, log_err = -1;
+  struct sr_logpump lp;
+  struct sr_sandbox sb;
+  struct loop l;
+  sigset_t mask, oldmask;
+  unsigned long long flags;
+  uint64_t start = sr_now_mono_ms();
+  int sv[2], pp[2], r;
+  pid_t pid;
+
+  memset(res, 0, sizeof(*res));
+  res->skill_exit = -1;
+  memset(&l, 0, sizeof(l));
+  l.run = run;
+  l.err = err;
+  l.outputs_fd = -1;
+  l.pidfd = -1;
+
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return sr_error_layer(err, "sync", errno, "socketpair");
+  sync0 = sv[0];
+  sync1 = sv[1];
+  if (pipe2(pp, O_CLOEXEC) < 0)
+    return sr_error_layer(err, "logs", errno, "pipe");
+  out_r = pp[0];
+  out_w = pp[1];
+  if (pipe2(pp, O_CLOEXEC) < 0)
+    return sr_error_layer(err, "logs", errno, "pipe");
+  err_r = pp[0];
+  err_w = pp[1];
+  r = sr_workspace_open_logs(run->ws, &log_out, &log_err, err);
+  if (r < 0)
+    return r;
+  sr_logpump_init(&lp, -1, -1, log_out, log_err,
+                  p->limits[SR_LIM_LOG_CAP].value,
+                  run->args->log_passthrough ? STDERR_FILENO : -1);
+
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0) {
+    sr_logpump_close(&lp);
+    return sr_error_layer(err, "signals", errno, "sigprocmask");
+  }
+  sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  timeout_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  grace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (run->cgroup.active)
+    cpu_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (sfd < 0 || timeout_fd < 0 || grace_fd < 0 ||
+      (run->cgroup.active && cpu_fd < 0)) {
+    sr_logpump_close(&lp);
+    return sr_error_layer(err, "signals", errno, "signalfd/timerfd");
+  }
+
+  /* As root, leave root's supplementary groups behind before the sandbox
+   * inherits them (an ordinary caller cannot, see skillrun(1)). */
+  if (geteuid() == 0 && setgroups(0, NULL) < 0) {
+    sr_logpump_close(&lp);
+    return sr_error_layer(err, "userns", errno, "setgroups");
+  }
+
+  memset(&sb, 0, sizeof(sb));
+  sb.policy = p;
+  sb.seccomp = run->seccomp;
+  sb.mount.policy = p;
+  sb.mount.bundle_dir = run->ws->bundle_path;
+  sb.mount.inputs_dir = run->ws->inputs_path;
+  sb.mount.metadata_file = run->ws->metadata_path;
+  sb.mount.uid = SR_SANDBOX_UID;
+  sb.mount.gid = SR_SANDBOX_GID;
+  sb.mount.user_name = "skill";
+  sb.mount.home = "/workspace/scratch";
+  sb.argv = run->argv;
+  sb.envp = run->envp;
+  sb.sync_fd = sync1;
+  sb.stdout_w = out_w;
+  sb.stderr_w = err_w;
+  sb.new_netns = !p->network_allow;
+
+  flags =
+      CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+  if (!p->network_allow)
+    flags |= CLONE_NEWNET;
+  fflush(NULL); /* nothing buffered may be written twice */
+  pid = sr_ns_clone(flags, run->cgroup.active ? run->cgroup.leaf_fd : -1,
+                    &pidfd, err);
+  if (pid < 0) {
+    sr_logpump_close(&lp);
+    return pid;
+  }
+  if (pid == 0) {
+    safe_close(sync0);
+    safe_close(out_r);
+    safe_close(err_r);
+    sr_init_main(&sb);
+  }
+  l.pid = pid;
+  l.pidfd = pidfd;
+  sync1 = safe_close(sync1);
+  out_w = safe_close(out_w);
+  err_w = safe_close(err_w);
+  if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 ||
+      fcntl(err_r, F_SETFL, O_NONBLOCK) < 0 ||
+      fcntl(sync0, F_SETFL, O_NONBLOCK) < 0)
+    r = sr_error_layer(err, "logs", errno, "O_NONBLOCK");
+  else
+    r = sr_ns_write_maps(pid, SR_SANDBOX_UID, run->host_uid, SR_SANDBOX_GID,
+                         run->host_gid, err);
+  if (r >= 0 && sr_sync_send(sync0, SR_SYNC_GO, 0, NULL, -1) < 0)
+    r = sr_error_layer(err, "sync", errno, "cannot release the sandbox");
+  if (r >= 0)
+    r = arm_timer(timeout_fd, p->limits[SR_LIM_TIMEOUT].value, 0);
+  if (r >= 0 && cpu_fd >= 0)
+    r = arm_timer(cpu_fd, CPU_POLL_MS, CPU_POLL_MS);
+  if (r >= 0) {
+    lp.in_fd[0] = TAKE_FD(out_r);
+    lp.in_fd[1] = TAKE_FD(err_r);
+    r = run_loop(&l, &lp, sync0, sfd, timeout_fd, grace_fd, cpu_fd);
+  }
+  if (r < 0) {
+    /* Fail closed: nothing of the run may outlive this function. */
+    kill_tree(&l);
+  }
+  if (!l.init_exited) {
+    siginfo_t si;
+    while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 &&
+           errno == EINTR)
+      ;
+    l.init_exited = true;
+  }
+  (void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
+  res->duration_ms = sr_now_mono_ms() - start;
+  for (int s = 0; s < 2; s++) {
+    res->log_kept[s] = lp.kept[s];
+    res->log_dropped[s] = lp.dropped[s];
+  }
+  sr_logpump_close(&lp);
+  if (run->cgroup.active && sr_cgroup_stats(&run->cgroup, &res->cg) >= 0)
+    res->have_cgroup_stats = true;
+
+  if (r >= 0 && sr_error_is_set(&l.setup_err)) {
+    *err = l.setup_err;
+    r = -EIO;
+  } else if (r >= 0 && !l.ready && !l.tree_killed) {
+    r = sr_error_layer(err, "init", 0,
+                       "the sandbox's init exited before starting the skill");
+  }
+  if (r >= 0) {
+    fill_result(&l, res);
+    if (res->have_cgroup_stats && res->cg.oom_kill > 0)
+      r = emit_limit(&l, "memory", p->limits[SR_LIM_MEMORY].value);
+    if (r >= 0 && res->have_cgroup_stats && res->cg.pids_max_hit > 0)
+      r = emit_limit(&l, "pids", p->limits[SR_LIM_PIDS].value);
+    if (r >= 0)
+      r = sr_audit_emit(run->audit, "state_changed",
+                        json_pack("{s:s}", "state", "collecting"), err);
+    if (r >= 0)
+      r = sr_workspace_harvest(run->ws, l.outputs_fd,
+                               p->limits[SR_LIM_OUTPUTS_SIZE].value, run->audit,
+                               &res->artifacts, &res->artifact_bytes, err);
+  }
+  safe_close(l.outputs_fd);
+  return r;
+}

@@ -1,4 +1,63 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "audit.h"
+#include "cgroup.h"
+#include "cli.h"
 #include "error.h"
+#include "manifest.h"
+#include "policy.h"
+#include "workspace.h"
+
+struct sr_seccomp;
+
+/* One run, from the supervisor's point of view. */
+struct sr_run {
+  const struct sr_args *args;
+  const char *tenant; /* resolved ids (args may leave them unset) */
+  const char *execution_id;
+  struct sr_policy *policy;
+  const struct sr_manifest *manifest;
+  const struct sr_seccomp *seccomp;
+  struct sr_workspace *ws;
+  struct sr_audit *audit;
+  char **argv; /* the command to run (argv[0] as given) */
+  char **envp; /* the skill's environment, built from scratch */
+  struct sr_cgroup cgroup;
+  uid_t host_uid; /* the sandbox user's id on the host */
+  gid_t host_gid;
+};
+
+struct sr_result {
+  const char *status; /* succeeded failed killed timeout oom cpu_exceeded
+                       * cancelled error */
+  int exit_code;      /* what skillrun exits with */
+  int skill_exit;     /* the skill's own exit status, -1 if none */
+  int signal;         /* signal that killed the skill, 0 if none */
+  int exec_errno;     /* execve failure, 0 if none */
+  uint64_t duration_ms;
+  bool have_cgroup_stats;
+  struct sr_cgroup_stats cg;
+  uint64_t log_kept[2], log_dropped[2];
+  uint64_t artifacts, artifact_bytes;
+};
+
+/*
+ * Resolves which mechanism enforces each limit: a cgroup v2 leaf when one
+ * can be had, the rlimit fallbacks otherwise (policy `cgroup prefer`), a
+ * refusal under `cgroup require`.  Fills policy->limits[].enforced_by and
+ * emits the fallback warning.  Called before policy_resolved.
+ */
+int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err);
+
+/* Builds the sandbox, runs the skill, pumps its logs, enforces the time and
+ * CPU limits, forwards cancellation, harvests outputs and fills *res.  On
+ * return nothing of the run is alive and the cgroup leaf is gone. */
+int sr_supervise(struct sr_run *run, struct sr_result *res,
+                 struct sr_error *err);
+
+/* Releases what sr_supervisor_prepare acquired (the cgroup leaf). */
+void sr_supervisor_cleanup(struct sr_run *run);

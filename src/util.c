@@ -53,9 +53,9 @@ int sr_parse_size(const char *s, uint64_t *out) {
     const char *suffix;
     unsigned shift;
   } units[] = {
-      {"", 0},     {"b", 0},    {"k", 10},   {"kb", 10},  {"kib", 10},
-      {"m", 20},   {"mb", 20},  {"mib", 20}, {"g", 30},   {"gb", 30},
-      {"gib", 30}, {"t", 40},   {"tb", 40},  {"tib", 40},
+      {"", 0},     {"b", 0},   {"k", 10},   {"kb", 10},  {"kib", 10},
+      {"m", 20},   {"mb", 20}, {"mib", 20}, {"g", 30},   {"gb", 30},
+      {"gib", 30}, {"t", 40},  {"tb", 40},  {"tib", 40},
   };
   const char *suffix;
   uint64_t v;
@@ -80,7 +80,7 @@ int sr_parse_duration_ms(const char *s, uint64_t *out) {
     const char *suffix;
     uint64_t ms;
   } units[] = {
-      {"", 1000},   {"s", 1000},      {"ms", 1},          {"m", 60000},
+      {"", 1000},     {"s", 1000},    {"ms", 1},     {"m", 60000},
       {"min", 60000}, {"h", 3600000}, {"sec", 1000},
   };
   const char *suffix;
@@ -120,13 +120,14 @@ void sr_format_size(uint64_t bytes, char *buf, size_t len) {
   unsigned i = 0;
 
   /* Exact when the value is a whole number of the unit, else one decimal. */
-  while (i + 1 < SR_ARRAY_SIZE(names) && bytes >= (UINT64_C(1) << (10 * (i + 1))))
+  while (i + 1 < SR_ARRAY_SIZE(names) &&
+         bytes >= (UINT64_C(1) << (10 * (i + 1))))
     i++;
   if (i == 0 || bytes % (UINT64_C(1) << (10 * i)) == 0)
     snprintf(buf, len, "%" PRIu64 "%s", bytes >> (10 * i), names[i]);
   else
-    snprintf(buf, len, "%.1f%s", (double)bytes / (double)(UINT64_C(1) << (10 * i)),
-             names[i]);
+    snprintf(buf, len, "%.1f%s",
+             (double)bytes / (double)(UINT64_C(1) << (10 * i)), names[i]);
 }
 
 void sr_format_duration_ms(uint64_t ms, char *buf, size_t len) {

@@ -1,4 +1,87 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "audit.h"
+#include "cli.h"
 #include "error.h"
+#include "policy.h"
+
+/*
+ * The host side of one run: {root}/{tenant}/{execution}/ holding, while the
+ * run lives, staging/bundle (the verified copy), staging/inputs, logs/,
+ * outputs/, metadata.json and audit.jsonl; afterwards everything but
+ * staging.  Every path is opened relative to directory fds created here,
+ * never following a symlink.
+ */
+struct sr_workspace {
+  char *root; /* absolute workspace root */
+  int root_fd;
+  int tenant_fd;
+  int run_fd;
+  char *run_path; /* absolute {root}/{tenant}/{execution} */
+  int active_fd;  /* marker {root}/.active/{tenant}:{execution}, flock'ed
+                   * for the life of the run: gc skips locked markers */
+  char *active_name;
+  int staging_fd; /* {run}/staging */
+  int bundle_fd;  /* {run}/staging/bundle: empty until the bundle is staged */
+  char *bundle_path;
+  int inputs_fd; /* {run}/staging/inputs */
+  char *inputs_path;
+  int logs_fd; /* {run}/logs */
+  char *metadata_path;
+};
+
+/* Default root: $(localstatedir)/lib/skillrun/runs for root, else
+ * $XDG_STATE_HOME/skillrun/runs or ~/.local/state/skillrun/runs. */
+int sr_workspace_default_root(char **out, struct sr_error *err);
+
+/*
+ * Creates the run directory with O_EXCL semantics: an existing
+ * {tenant}/{execution} is refused (exit 123, reason "execution_replayed")
+ * without touching it.  Also cleans leftovers of dead runs of this root.
+ */
+int sr_workspace_create(struct sr_workspace *ws, const char *root,
+                        const char *tenant, const char *execution,
+                        struct sr_error *err);
+
+/* Copies each --input file (regular files only, never following a link)
+ * into staging/inputs while hashing it; returns a JSON array of
+ * {name,size,sha256} and emits input_staged events. */
+int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
+                              const struct sr_policy *p, struct sr_audit *audit,
+                              json_t **ret_inputs, struct sr_error *err);
+
+/* Writes (replaces) metadata.json atomically (mode 0644). */
+int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
+                                struct sr_error *err);
+
+/* Creates logs/stdout.log and logs/stderr.log (O_EXCL); returns the fds. */
+int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
+                           struct sr_error *err);
+
+/* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs:
+ * regular files and directories only, never following a link, each file
+ * hashed while copied; one artifact_committed event per file; stops at the
+ * cap with a limit_exceeded "output" event. */
+int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
+                         struct sr_audit *audit, uint64_t *n_files,
+                         uint64_t *n_bytes, struct sr_error *err);
+
+/* Removes staging, releases the locks, closes fds.  Safe on partial state. */
+void sr_workspace_finish(struct sr_workspace *ws);
+
+/* --gc: removes leftovers (staging, markers) of runs whose supervisor died;
+ * runs that still hold their lock are left alone.  Prints what it removed
+ * when verbose. */
+int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
+                    struct sr_error *err);
+
+/* Copies in_fd to out_fd (out_fd may be -1: hash only) while computing
+ * SHA-256; refuses more than max bytes (-EFBIG). */
+int sr_copy_hash(int in_fd, int out_fd, uint64_t max, uint64_t *size,
+                 char sha256_hex[65]);

@@ -1,1 +1,782 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * try-syscall NAME | all
+ *
+ * Attempts one system call and prints "NAME=OK" or "NAME=<ERRNO-NAME>";
+ * exits 0 either way.  A process killed by the filter shows as a signal to
+ * the caller; `all` runs every case in a forked child and prints
+ * "NAME=KILLED:SIGSYS" for it.  Arguments are chosen so that, without a
+ * filter, the call does not fail with EPERM of its own where that is
+ * possible: then EPERM proves the filter.  Each case's comment says what to
+ * expect without the filter (no capabilities, as inside the sandbox).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/kcmp.h>
+#include <linux/keyctl.h>
+#include <linux/netlink.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/userfaultfd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/timex.h>
+#include <sys/quota.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Each case returns 0 for success or a positive errno. */
+typedef int (*case_fn)(void);
+
+static int sys_result(long r) {
+  return r < 0 ? errno : 0;
+}
+
+/* Reaps a child created by a raw clone/fork: 0 when it exited 0. */
+static int reap(pid_t pid) {
+  int st;
+
+  if (waitpid(pid, &st, 0) < 0)
+    return errno;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : ECHILD;
+}
+
+/* ---- debug: without the filter these succeed on our own process. ---- */
+
+/* OK: a process may always ask to be traced by its parent. */
+static int t_ptrace(void) {
+  return sys_result(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0));
+}
+
+static char vm_src[8] = "abcdefg", vm_dst[8];
+
+/* OK: reading our own memory passes the ptrace access check. */
+static int t_process_vm_readv(void) {
+  struct iovec l = {vm_dst, 4}, r = {vm_src, 4};
+  return sys_result(syscall(SYS_process_vm_readv, getpid(), &l, 1, &r, 1, 0));
+}
+
+/* OK: writing our own memory. */
+static int t_process_vm_writev(void) {
+  struct iovec l = {vm_src, 4}, r = {vm_dst, 4};
+  return sys_result(syscall(SYS_process_vm_writev, getpid(), &l, 1, &r, 1, 0));
+}
+
+/* OK: comparing our own fd 0 with itself (ENOSYS without CONFIG_KCMP). */
+static int t_kcmp(void) {
+  pid_t p = getpid();
+  return sys_result(syscall(SYS_kcmp, p, p, KCMP_FILE, 0, 0));
+}
+
+/* OK: duplicating our own fd 0 through a pidfd of ourselves (EBADF when
+ * fd 0 is closed). */
+static int t_pidfd_getfd(void) {
+  int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  if (pfd < 0)
+    return errno;
+  return sys_result(syscall(SYS_pidfd_getfd, pfd, 0, 0));
+}
+
+/* ---- bpf and friends ---- */
+
+/* EINVAL: unknown command (Linux >= 6.5 checks privilege per command;
+ * older kernels answer EPERM themselves when unprivileged bpf is off). */
+static int t_bpf(void) {
+  return sys_result(syscall(SYS_bpf, 0xffff, NULL, 0));
+}
+
+/* EINVAL: unknown flags are rejected before any permission check. */
+static int t_perf_event_open(void) {
+  struct perf_event_attr a;
+  memset(&a, 0, sizeof(a));
+  a.size = sizeof(a);
+  return sys_result(syscall(SYS_perf_event_open, &a, 0, -1, -1, ~0UL));
+}
+
+/* OK: UFFD_USER_MODE_ONLY is permitted to everyone (Linux >= 5.11). */
+static int t_userfaultfd(void) {
+  return sys_result(
+      syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | O_CLOEXEC | O_NONBLOCK));
+}
+
+/* ---- keyrings ---- */
+
+/* EOPNOTSUPP: unknown keyctl operation. */
+static int t_keyctl(void) {
+  return sys_result(syscall(SYS_keyctl, 0x7fff, 0, 0, 0, 0));
+}
+
+/* ENODEV: no such key type (EINVAL for a bad keyring on some kernels). */
+static int t_add_key(void) {
+  return sys_result(syscall(SYS_add_key, "skillrun-no-such-type", "x", NULL, 0,
+                            KEY_SPEC_PROCESS_KEYRING));
+}
+
+/* ENOKEY: no such key type. */
+static int t_request_key(void) {
+  return sys_result(
+      syscall(SYS_request_key, "skillrun-no-such-type", "x", NULL, 0));
+}
+
+/* ---- io_uring ---- */
+
+/* EINVAL: zero entries (EPERM of its own only if kernel.io_uring_disabled). */
+static int t_io_uring_setup(void) {
+  char params[120]; /* struct io_uring_params, all zero */
+  memset(params, 0, sizeof(params));
+  return sys_result(syscall(SYS_io_uring_setup, 0, params));
+}
+
+/* EBADF: fd -1. */
+static int t_io_uring_enter(void) {
+  return sys_result(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
+}
+
+/* EINVAL or EBADF: bad opcode, fd -1. */
+static int t_io_uring_register(void) {
+  return sys_result(syscall(SYS_io_uring_register, -1, 0, NULL, 0));
+}
+
+/* ---- kernel and machine state ---- */
+
+/* EPERM of its own without CAP_SYS_MODULE (checked first); root on the host
+ * gets EFAULT.  Only a run with the capability tells the two apart. */
+static int t_init_module(void) {
+  return sys_result(syscall(SYS_init_module, NULL, 0, ""));
+}
+
+/* EPERM without CAP_SYS_MODULE; EBADF for root on the host. */
+static int t_finit_module(void) {
+  return sys_result(syscall(SYS_finit_module, -1, "", 0));
+}
+
+/* EPERM without CAP_SYS_MODULE; ENOENT for root on the host (ENOSYS on
+ * kernels without module support). */
+static int t_delete_module(void) {
+  return sys_result(syscall(SYS_delete_module, "skillrun_no_such_module", 0));
+}
+
+/* EPERM without CAP_SYS_BOOT; EINVAL (bad flags) for root on the host. */
+static int t_kexec_load(void) {
+  return sys_result(syscall(SYS_kexec_load, 0, 0, NULL, 0xdead0000UL));
+}
+
+/* EPERM without CAP_SYS_BOOT; EINVAL (bad flags) for root on the host. */
+static int t_kexec_file_load(void) {
+  return sys_result(syscall(SYS_kexec_file_load, -1, -1, 0, "", 0xdead0000UL));
+}
+
+/* EPERM without CAP_SYS_BOOT in the pid namespace's owner; EINVAL (bad
+ * magic) with it.  Never a reboot: the magic is wrong. */
+static int t_reboot(void) {
+  return sys_result(syscall(SYS_reboot, 0, 0, 0, NULL));
+}
+
+/* EPERM without CAP_SYS_ADMIN; ENOENT for root on the host. */
+static int t_swapon(void) {
+  return sys_result(syscall(SYS_swapon, "/nonexistent-skillrun", 0));
+}
+
+/* EPERM without CAP_SYS_ADMIN; ENOENT for root on the host. */
+static int t_swapoff(void) {
+  return sys_result(syscall(SYS_swapoff, "/nonexistent-skillrun"));
+}
+
+/* EPERM without CAP_SYS_PACCT; ENOENT for root on the host. */
+static int t_acct(void) {
+  return sys_result(syscall(SYS_acct, "/nonexistent-skillrun"));
+}
+
+/* EINVAL: tv_usec out of range is checked before the capability. */
+static int t_settimeofday(void) {
+  struct timeval tv = {.tv_sec = 0, .tv_usec = 2000000};
+  return sys_result(syscall(SYS_settimeofday, &tv, NULL));
+}
+
+/* EINVAL: no such clock. */
+static int t_clock_settime(void) {
+  struct timespec ts = {0, 0};
+  return sys_result(syscall(SYS_clock_settime, 1000, &ts));
+}
+
+/* OK: modes 0 is a read-only query of CLOCK_REALTIME. */
+static int t_clock_adjtime(void) {
+  struct timex tx;
+  memset(&tx, 0, sizeof(tx));
+  return sys_result(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &tx));
+}
+
+/* OK: modes 0 is a read-only query. */
+static int t_adjtimex(void) {
+  struct timex tx;
+  memset(&tx, 0, sizeof(tx));
+  return sys_result(syscall(SYS_adjtimex, &tx));
+}
+
+/* ENOENT: the block device path is looked up first. */
+static int t_quotactl(void) {
+  return sys_result(syscall(SYS_quotactl, QCMD(Q_GETFMT, USRQUOTA),
+                            "/nonexistent-skillrun", 0, NULL));
+}
+
+/* OK with kernel.dmesg_restrict=0; EPERM of its own when it is 1. */
+static int t_syslog(void) {
+  return sys_result(syscall(SYS_syslog, 10 /* SIZE_BUFFER */, NULL, 0));
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* OK: level 0 never needs a capability (ENOSYS without CONFIG_X86_IOPL). */
+static int t_iopl(void) {
+  return sys_result(syscall(SYS_iopl, 0));
+}
+
+/* EINVAL: an empty range. */
+static int t_ioperm(void) {
+  return sys_result(syscall(SYS_ioperm, 0, 0, 0));
+}
+#endif
+
+#ifdef SYS_lookup_dcookie
+/* ENOSYS since Linux 6.8 (removed); EINVAL/EPERM before that. */
+static int t_lookup_dcookie(void) {
+  char buf[16];
+  return sys_result(syscall(SYS_lookup_dcookie, 0, buf, sizeof(buf)));
+}
+#endif
+
+/* EINVAL: handle_bytes 0 is refused before the permission check. */
+static int t_open_by_handle_at(void) {
+  struct {
+    unsigned int handle_bytes;
+    int handle_type;
+    unsigned char f_handle[8];
+  } h = {0, 0, {0}};
+  return sys_result(syscall(SYS_open_by_handle_at, AT_FDCWD, &h, O_RDONLY));
+}
+
+/* ---- mount ---- */
+
+/* ENOENT: the target is looked up before the capability check. */
+static int t_mount(void) {
+  return sys_result(
+      syscall(SYS_mount, "none", "/nonexistent-skillrun", "tmpfs", 0, NULL));
+}
+
+/* ENOENT: looked up first. */
+static int t_umount2(void) {
+  return sys_result(syscall(SYS_umount2, "/nonexistent-skillrun", 0));
+}
+
+/* EPERM of its own without CAP_SYS_ADMIN over the mount namespace
+ * (checked first); ENOENT with it. */
+static int t_pivot_root(void) {
+  return sys_result(syscall(SYS_pivot_root, "/nonexistent-skillrun",
+                            "/nonexistent-skillrun"));
+}
+
+/* ENOENT: looked up first. */
+static int t_chroot(void) {
+  return sys_result(syscall(SYS_chroot, "/nonexistent-skillrun"));
+}
+
+/* EPERM without CAP_SYS_ADMIN over the mount namespace; ENODEV with it. */
+static int t_fsopen(void) {
+  return sys_result(syscall(SYS_fsopen, "skillrun-no-such-fs", 0));
+}
+
+/* EINVAL or EBADF: fd -1, no capability involved. */
+static int t_fsconfig(void) {
+  return sys_result(
+      syscall(SYS_fsconfig, -1, 6 /* CMD_CREATE */, NULL, NULL, 0));
+}
+
+/* EPERM without CAP_SYS_ADMIN; EBADF with it. */
+static int t_fsmount(void) {
+  return sys_result(syscall(SYS_fsmount, -1, 0, 0));
+}
+
+/* EPERM without CAP_SYS_ADMIN; ENOENT with it (empty path). */
+static int t_fspick(void) {
+  return sys_result(syscall(SYS_fspick, -1, "", 0));
+}
+
+/* EPERM without CAP_SYS_ADMIN; ENOENT with it (empty paths). */
+static int t_move_mount(void) {
+  return sys_result(syscall(SYS_move_mount, -1, "", -1, "", 0));
+}
+
+/* OK: without OPEN_TREE_CLONE this is an O_PATH open, no capability. */
+static int t_open_tree(void) {
+  long fd = syscall(SYS_open_tree, AT_FDCWD, "/", 0x80000 /* CLOEXEC */);
+  if (fd < 0)
+    return errno;
+  close((int)fd);
+  return 0;
+}
+
+/* EINVAL: attribute size 0 is checked first. */
+static int t_mount_setattr(void) {
+  return sys_result(syscall(SYS_mount_setattr, -1, "", 0, NULL, 0));
+}
+
+/* ---- namespaces ---- */
+
+/* EBADF: fd -1. */
+static int t_setns(void) {
+  return sys_result(syscall(SYS_setns, -1, 0));
+}
+
+/* OK: no flags is a no-op. */
+static int t_unshare(void) {
+  return sys_result(syscall(SYS_unshare, 0));
+}
+
+static int raw_clone(unsigned long flags) {
+  long pid = syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+  if (pid < 0)
+    return errno;
+  if (pid == 0)
+    _exit(0);
+  return reap((pid_t)pid);
+}
+
+/* EPERM of its own without CAP_SYS_ADMIN; OK with it. */
+static int t_clone_newns(void) {
+  return raw_clone(CLONE_NEWNS | SIGCHLD);
+}
+
+/* OK where unprivileged user namespaces are allowed (EPERM in a chroot). */
+static int t_clone_newuser(void) {
+  return raw_clone(CLONE_NEWUSER | SIGCHLD);
+}
+
+/* OK (a fork); the filter must answer ENOSYS, not EPERM. */
+static int t_clone3(void) {
+  struct clone_args a;
+  long pid;
+
+  memset(&a, 0, sizeof(a));
+  a.exit_signal = SIGCHLD;
+  pid = syscall(SYS_clone3, &a, sizeof(a));
+  if (pid < 0)
+    return errno;
+  if (pid == 0)
+    _exit(0);
+  return reap((pid_t)pid);
+}
+
+/* OK: returns the old persona; refused unless 0 or the query. */
+static int t_personality_bad(void) {
+  return sys_result(syscall(SYS_personality, READ_IMPLIES_EXEC));
+}
+
+/* OK: the query. */
+static int t_personality_query(void) {
+  return sys_result(syscall(SYS_personality, 0xffffffffUL));
+}
+
+/* ---- sockets ---- */
+
+static int try_socket(int domain, int type, int proto) {
+  int fd = socket(domain, type | SOCK_CLOEXEC, proto);
+  if (fd < 0)
+    return errno;
+  close(fd);
+  return 0;
+}
+
+/* EPERM of its own without CAP_NET_RAW; OK with it. */
+static int t_socket_packet(void) {
+  return try_socket(AF_PACKET, SOCK_RAW, htons(0x0003 /* ETH_P_ALL */));
+}
+
+/* EPERM of its own without CAP_NET_RAW; OK with it. */
+static int t_socket_raw(void) {
+  return try_socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+}
+
+/* OK: creating an audit netlink socket needs no privilege. */
+static int t_socket_netlink_audit(void) {
+  return try_socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
+}
+
+/* OK, and allowed by the filter (the sandbox brings lo up with it). */
+static int t_socket_netlink_route(void) {
+  return try_socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+}
+
+/* OK, allowed: loopback UDP. */
+static int t_socket_udp(void) {
+  return try_socket(AF_INET6, SOCK_DGRAM, 0);
+}
+
+/* ---- ioctl: fd -1 makes the kernel answer EBADF, so EPERM is the filter
+ * (it matches the command, not the fd). ---- */
+
+static int t_tiocsti(void) {
+  char c = 'x';
+  return sys_result(syscall(SYS_ioctl, -1, (unsigned long)TIOCSTI, &c));
+}
+
+/* The kernel truncates the command to 32 bits: this is TIOCSTI too. */
+static int t_tiocsti_high(void) {
+  char c = 'x';
+  return sys_result(
+      syscall(SYS_ioctl, -1, (unsigned long)TIOCSTI | (1UL << 32), &c));
+}
+
+static int t_tioclinux(void) {
+  char sub = 2;
+  return sys_result(syscall(SYS_ioctl, -1, (unsigned long)TIOCLINUX, &sub));
+}
+
+/* EBADF: any other ioctl reaches the kernel. */
+static int t_ioctl_other(void) {
+  int n;
+  return sys_result(syscall(SYS_ioctl, -1, (unsigned long)FIONREAD, &n));
+}
+
+/* ---- other ABIs ---- */
+
+#ifdef __x86_64__
+/* OK (our pid) with IA32 emulation; the filter kills the process. */
+static int t_i386(void) {
+  long ret;
+  __asm__ volatile("int $0x80"
+                   : "=a"(ret)
+                   : "a"(20L /* i386 getpid */)
+                   : "memory");
+  if (ret < 0 && ret > -4096)
+    return (int)-ret;
+  return 0;
+}
+
+/* OK with CONFIG_X86_X32_ABI, ENOSYS without; the filter kills it. */
+static int t_x32(void) {
+  return sys_result(syscall(0x40000000L | 39 /* x32 getpid */));
+}
+#endif
+
+/* ---- what must keep working ---- */
+
+static int t_getpid(void) {
+  return sys_result(syscall(SYS_getpid));
+}
+
+static void *thread_main(void *arg) {
+  *(int *)arg = 42;
+  return NULL;
+}
+
+static int t_clone_thread(void) {
+  pthread_t t;
+  int v = 0, r;
+
+  r = pthread_create(&t, NULL, thread_main, &v);
+  if (r != 0)
+    return r;
+  r = pthread_join(t, NULL);
+  if (r != 0)
+    return r;
+  return v == 42 ? 0 : EIO;
+}
+
+static int t_fork(void) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return errno;
+  if (pid == 0)
+    _exit(0);
+  return reap(pid);
+}
+
+/* posix_spawn: glibc tries clone3 and must fall back to clone on ENOSYS. */
+static int t_spawn(void) {
+  char *argv[] = {"try-syscall", "noop", NULL};
+  pid_t pid;
+  int r;
+
+  r = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+  if (r != 0)
+    return r;
+  return reap(pid);
+}
+
+static int t_socketpair(void) {
+  int sv[2], r = 0;
+  char c = 0;
+
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return errno;
+  if (write(sv[0], "k", 1) != 1 || read(sv[1], &c, 1) != 1)
+    r = errno ? errno : EIO;
+  else if (c != 'k')
+    r = EIO;
+  close(sv[0]);
+  close(sv[1]);
+  return r;
+}
+
+static int t_tcp_loopback(void) {
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t len = sizeof(a);
+  int srv = -1, cli = -1, acc = -1, r = 0;
+  char buf[4] = {0};
+
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (srv < 0 || bind(srv, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      listen(srv, 1) < 0 || getsockname(srv, (struct sockaddr *)&a, &len) < 0)
+    goto fail;
+  cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (cli < 0 || connect(cli, (struct sockaddr *)&a, sizeof(a)) < 0)
+    goto fail;
+  acc = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+  if (acc < 0 || send(cli, "ping", 4, 0) != 4 ||
+      recv(acc, buf, 4, MSG_WAITALL) != 4)
+    goto fail;
+  r = memcmp(buf, "ping", 4) ? EIO : 0;
+  goto out;
+fail:
+  r = errno ? errno : EIO;
+out:
+  if (acc >= 0)
+    close(acc);
+  if (cli >= 0)
+    close(cli);
+  if (srv >= 0)
+    close(srv);
+  return r;
+}
+
+/* Writes a page through fd, maps it, and checks the bytes. */
+static int check_mmap(int fd) {
+  char page[4096];
+  char *m;
+  int r;
+
+  memset(page, 'z', sizeof(page));
+  if (write(fd, page, sizeof(page)) != (ssize_t)sizeof(page))
+    return errno ? errno : EIO;
+  m = mmap(NULL, sizeof(page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED)
+    return errno;
+  r = m[4095] == 'z' ? 0 : EIO;
+  munmap(m, sizeof(page));
+  return r;
+}
+
+static int t_mmap_file(void) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  int fd, r;
+
+  snprintf(path, sizeof(path), "%s/try-syscall-XXXXXX",
+           dir && *dir ? dir : "/tmp");
+  fd = mkostemp(path, O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  (void)unlink(path); /* best effort: the file is private either way */
+  r = check_mmap(fd);
+  close(fd);
+  return r;
+}
+
+static int t_memfd_create(void) {
+  int fd = memfd_create("try-syscall", MFD_CLOEXEC), r;
+  if (fd < 0)
+    return errno;
+  r = check_mmap(fd);
+  close(fd);
+  return r;
+}
+
+static int t_shm(void) {
+  char path[64];
+  int fd, r;
+
+  snprintf(path, sizeof(path), "/dev/shm/try-syscall-%d", (int)getpid());
+  fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return errno;
+  r = check_mmap(fd);
+  if (unlink(path) < 0 && r == 0)
+    r = errno;
+  close(fd);
+  return r;
+}
+
+static int t_noop(void) {
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  case_fn fn;
+} cases[] = {
+    {"ptrace", t_ptrace},
+    {"process_vm_readv", t_process_vm_readv},
+    {"process_vm_writev", t_process_vm_writev},
+    {"kcmp", t_kcmp},
+    {"pidfd_getfd", t_pidfd_getfd},
+    {"bpf", t_bpf},
+    {"perf_event_open", t_perf_event_open},
+    {"userfaultfd", t_userfaultfd},
+    {"keyctl", t_keyctl},
+    {"add_key", t_add_key},
+    {"request_key", t_request_key},
+    {"io_uring_setup", t_io_uring_setup},
+    {"io_uring_enter", t_io_uring_enter},
+    {"io_uring_register", t_io_uring_register},
+    {"init_module", t_init_module},
+    {"finit_module", t_finit_module},
+    {"delete_module", t_delete_module},
+    {"kexec_load", t_kexec_load},
+    {"kexec_file_load", t_kexec_file_load},
+    {"reboot", t_reboot},
+    {"swapon", t_swapon},
+    {"swapoff", t_swapoff},
+    {"acct", t_acct},
+    {"settimeofday", t_settimeofday},
+    {"clock_settime", t_clock_settime},
+    {"clock_adjtime", t_clock_adjtime},
+    {"adjtimex", t_adjtimex},
+    {"quotactl", t_quotactl},
+    {"syslog", t_syslog},
+#if defined(__x86_64__) || defined(__i386__)
+    {"iopl", t_iopl},
+    {"ioperm", t_ioperm},
+#endif
+#ifdef SYS_lookup_dcookie
+    {"lookup_dcookie", t_lookup_dcookie},
+#endif
+    {"open_by_handle_at", t_open_by_handle_at},
+    {"mount", t_mount},
+    {"umount2", t_umount2},
+    {"pivot_root", t_pivot_root},
+    {"chroot", t_chroot},
+    {"fsopen", t_fsopen},
+    {"fsconfig", t_fsconfig},
+    {"fsmount", t_fsmount},
+    {"fspick", t_fspick},
+    {"move_mount", t_move_mount},
+    {"open_tree", t_open_tree},
+    {"mount_setattr", t_mount_setattr},
+    {"setns", t_setns},
+    {"unshare", t_unshare},
+    {"clone-newns", t_clone_newns},
+    {"clone-newuser", t_clone_newuser},
+    {"clone3", t_clone3},
+    {"personality-bad", t_personality_bad},
+    {"socket-packet", t_socket_packet},
+    {"socket-raw", t_socket_raw},
+    {"socket-netlink-audit", t_socket_netlink_audit},
+    {"tiocsti", t_tiocsti},
+    {"tiocsti-high", t_tiocsti_high},
+    {"tioclinux", t_tioclinux},
+#ifdef __x86_64__
+    {"i386", t_i386},
+    {"x32", t_x32},
+#endif
+    /* positives */
+    {"getpid", t_getpid},
+    {"clone-thread", t_clone_thread},
+    {"fork", t_fork},
+    {"spawn", t_spawn},
+    {"socketpair", t_socketpair},
+    {"tcp-loopback", t_tcp_loopback},
+    {"socket-udp", t_socket_udp},
+    {"socket-netlink-route", t_socket_netlink_route},
+    {"personality-query", t_personality_query},
+    {"ioctl-other", t_ioctl_other},
+    {"mmap-file", t_mmap_file},
+    {"memfd_create", t_memfd_create},
+    {"shm", t_shm},
+};
+
+static void report(const char *name, int e) {
+  const char *en = e ? strerrorname_np(e) : "OK";
+
+  if (en)
+    printf("%s=%s\n", name, en);
+  else
+    printf("%s=E%d\n", name, e);
+  fflush(stdout);
+}
+
+/* Each case in its own child: a kill or a changed persona stays there. */
+static int run_all(void) {
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    pid_t pid;
+    int st;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0) {
+      perror("try-syscall: fork");
+      return 1;
+    }
+    if (pid == 0) {
+      report(cases[i].name, cases[i].fn());
+      _exit(0);
+    }
+    if (waitpid(pid, &st, 0) < 0) {
+      perror("try-syscall: waitpid");
+      return 1;
+    }
+    if (WIFSIGNALED(st)) {
+      const char *s = sigabbrev_np(WTERMSIG(st));
+      if (s)
+        printf("%s=KILLED:SIG%s\n", cases[i].name, s);
+      else
+        printf("%s=KILLED:%d\n", cases[i].name, WTERMSIG(st));
+    } else if (WEXITSTATUS(st) != 0) {
+      printf("%s=EXIT:%d\n", cases[i].name, WEXITSTATUS(st));
+    }
+  }
+  fflush(stdout);
+  return 0;
+}
+
+int main(int argc, char *argv[]) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: try-syscall NAME|all|list\n");
+    return 2;
+  }
+  if (!strcmp(argv[1], "noop"))
+    return t_noop();
+  if (!strcmp(argv[1], "all"))
+    return run_all();
+  if (!strcmp(argv[1], "list")) {
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+      puts(cases[i].name);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    if (!strcmp(cases[i].name, argv[1])) {
+      report(cases[i].name, cases[i].fn());
+      return 0;
+    }
+  fprintf(stderr, "try-syscall: unknown case '%s'\n", argv[1]);
+  return 2;
+}

@@ -1,2 +1,124 @@
 #!/bin/sh
-echo 1..0 # SKIP not written yet
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The real binary's command line: --help and --version, and usage errors
+# (exit 125, "skillrun: MSG" plus one hint line on stderr, nothing on
+# stdout).  TAP; needs SKILLRUN.
+
+set -u
+
+: "${SKILLRUN:?SKILLRUN must point at the skillrun binary}"
+
+n=0
+ok() {
+  n=$((n + 1))
+  echo "ok $n - $*"
+}
+not_ok() {
+  n=$((n + 1))
+  echo "not ok $n - $*"
+}
+check() { # check DESCRIPTION COMMAND...
+  desc=$1
+  shift
+  if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+run() { # run ARGS...: sets rc, output in $tmp/out and $tmp/err
+  "$SKILLRUN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  rc=$?
+}
+lines() { wc -l <"$1" | tr -d ' '; }
+show_stderr() { sed 's/^/# stderr: /' "$tmp/err"; }
+
+# A usage error: 125, exactly two lines on stderr (the message, then the
+# hint, never the whole help), nothing on stdout.
+usage_error() { # DESCRIPTION EXPECTED-SUBSTRING ARGS...
+  desc=$1
+  want=$2
+  shift 2
+  run "$@"
+  check "$desc: exits 125 (got $rc)" test "$rc" -eq 125
+  check "$desc: two lines on stderr (got $(lines "$tmp/err"))" \
+    test "$(lines "$tmp/err")" -eq 2
+  check "$desc: first line is 'skillrun: ...$want...'" \
+    sh -c 'head -n 1 "$1" | grep -q "^skillrun: .*$2"' sh "$tmp/err" "$want"
+  check "$desc: second line is the --help hint" \
+    sh -c 'sed -n 2p "$1" | grep -qF "Try '"'"'skillrun --help'"'"' for more information."' \
+    sh "$tmp/err"
+  check "$desc: nothing on stdout" test ! -s "$tmp/out"
+  if [ "$rc" -ne 125 ] || [ "$(lines "$tmp/err")" -ne 2 ]; then
+    show_stderr
+  fi
+}
+
+# --help
+run --help
+check "--help exits 0 (got $rc)" test "$rc" -eq 0
+check "--help writes to stdout" test -s "$tmp/out"
+check "--help writes nothing to stderr" test ! -s "$tmp/err"
+check "--help fits in 40 lines (got $(lines "$tmp/out"))" \
+  test "$(lines "$tmp/out")" -le 40
+check "--help starts with the usage line" \
+  grep -q '^Usage: skillrun \[OPTION\]\.\.\. BUNDLE \[-- COMMAND \[ARG\]\.\.\.\]' \
+  "$tmp/out"
+check "--help names skillrun(1) and the exit statuses" \
+  sh -c 'grep -q "skillrun(1)" "$1" && grep -q 123 "$1" && grep -q 124 "$1" &&
+         grep -q 125 "$1" && grep -q "128+N" "$1"' sh "$tmp/out"
+cp "$tmp/out" "$tmp/help"
+run -h
+check "-h prints the same text as --help" cmp -s "$tmp/out" "$tmp/help"
+
+# --version
+run --version
+check "--version exits 0 (got $rc)" test "$rc" -eq 0
+check "--version starts with 'skillrun VERSION'" \
+  sh -c 'head -n 1 "$1" | grep -Eq "^skillrun [0-9]+\.[0-9]+"' sh "$tmp/out"
+for lib in libseccomp libcap libmnl OpenSSL libyaml jansson libunistring; do
+  check "--version names $lib" grep -q "^$lib " "$tmp/out"
+done
+run -V
+check "-V exits 0 (got $rc)" test "$rc" -eq 0
+
+# Usage errors.
+usage_error "unknown long option" "unrecognized option '--no-such-option'" \
+  --no-such-option bundle
+usage_error "unknown short option" "unrecognized option '-Z'" -Z bundle
+usage_error "missing BUNDLE" "missing BUNDLE"
+usage_error "missing BUNDLE with options" "missing BUNDLE" --memory 64M
+usage_error "bad --memory value" "invalid --memory value 'lots'" \
+  --memory lots bundle
+usage_error "--memory without a value" \
+  "option '--memory' requires an argument" bundle --memory
+usage_error "-- without a command" "-- must be followed by a command" \
+  bundle --
+usage_error "two modes" "cannot be combined" --digest --explain bundle
+usage_error "an option given twice" "given twice" \
+  --pids 5 --pids 6 bundle
+
+# A hostile id is a refusal (123), not a usage error: one line, no hint.
+run --tenant ../x bundle
+if [ "$rc" -eq 123 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+  grep -q "invalid tenant id" "$tmp/err"; then
+  ok "a bad tenant id is refused with 123 and one line"
+else
+  not_ok "a bad tenant id is refused with 123 and one line (got $rc)"
+  show_stderr
+fi
+usage_error "an abbreviated option" "unrecognized option '--mem'" \
+  --mem 64M bundle
+
+# "--" hands the rest to the command untouched: a bogus option after it is
+# not a usage error (whatever else then happens to the missing bundle).
+run /nonexistent-bundle -- sh -c 'echo --no-such-option'
+if grep -q "unrecognized option" "$tmp/err"; then
+  not_ok "options after -- are not parsed by skillrun"
+  show_stderr
+else
+  ok "options after -- are not parsed by skillrun"
+fi
+
+echo "1..$n"

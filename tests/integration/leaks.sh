@@ -1,2 +1,25 @@
-#!/bin/sh
-echo 1..0 # SKIP not written yet
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Runs after every other test (Makefile.am orders it): nothing the suite
+# created may remain: no sandbox process, no mount of a test directory, no
+# skillrun cgroup leaf, no test directory, no live-run marker.
+. "$(dirname "$0")/lib.sh"
+
+leftover_procs=$(pgrep -a -f '^[^ ]*skillrun .*skillrun-(test|sandbox|cli|audit|digest)|^sleep 987[0-9][0-9]' || true)
+is "no test process is left" "$leftover_procs" ""
+
+leftover_mounts=$(grep -E 'skillrun-|/workspace' /proc/self/mountinfo || true)
+is "no mount of a test directory is left on the host" "$leftover_mounts" ""
+
+# Every test's temp dir starts with "skillrun-"; CI's own build dirs with
+# "skillrun-ci-".  This script's own root is the one exception.
+leftover_dirs=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'skillrun-*' \
+  ! -name 'skillrun-ci-*' ! -path "$_test_root" 2>/dev/null)
+is "no test directory is left" "$leftover_dirs" ""
+
+leaves=""
+for d in /sys/fs/cgroup/skillrun /sys/fs/cgroup/unified/skillrun; do
+  [ -d "$d" ] && leaves="$leaves$(find "$d" -mindepth 1 -type d -name 'run-*' 2>/dev/null)"
+done
+is "no skillrun cgroup leaf is left" "$leaves" ""
+finish

@@ -1,15 +1,690 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { (void)state; }
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "audit.h"
+#include "fdutil.h"
+#include "util.h"
+
+#define TS "2025-01-02T03:04:05.678901Z"
+#define EID "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+#define ZERO64                                                                 \
+  "0000000000000000000000000000000000000000000000000000000000000000"
+
+static int new_memfd(void) {
+  int fd = memfd_create("audit-test", MFD_CLOEXEC);
+  assert_true(fd >= 0);
+  return fd;
+}
+
+/* Whole content of an fd from offset 0 (NUL-terminated, malloc'd). */
+static char *slurp(int fd, size_t *len) {
+  char *buf = NULL;
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_read_fd(fd, 64 << 20, &buf, len), 0);
+  return buf;
+}
+
+static int memfd_with(const char *data, size_t len) {
+  int fd = new_memfd();
+  assert_int_equal(sr_write_all(fd, data, len), 0);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  return fd;
+}
+
+static void sha256_hex_test(const char *data, size_t len, char out[65]) {
+  unsigned char md[32];
+  unsigned int n = 0;
+  assert_int_equal(EVP_Digest(data, len, md, &n, EVP_sha256(), NULL), 1);
+  sr_hex(md, n, out);
+}
+
+static void audit_on(struct sr_audit *a, int fd) {
+  assert_int_equal(sr_audit_init(a, fd, false, EID, "acme"), 0);
+  a->fixed_ts = TS;
+}
+
+static void emit_ok(struct sr_audit *a, const char *event, json_t *fields) {
+  struct sr_error err = {0};
+  assert_int_equal(sr_audit_emit(a, event, fields, &err), 0);
+  assert_false(sr_error_is_set(&err));
+}
+
+/* ------------------------------------------------------------ formatting */
+
+static void test_format_common_keys(void **state) {
+  struct sr_audit a;
+  json_t *fields, *parsed;
+  const char *key;
+  json_t *value;
+  char *line;
+  static const char *const order[] = {
+      "schema", "ts",      "seq",  "event",  "execution_id", "tenant_id",
+      "skill",  "version", "prev", "digest", "files"};
+  size_t i = 0;
+
+  (void)state;
+  assert_int_equal(sr_audit_init(&a, 1, false, EID, "acme"), 0);
+  fields = json_pack("{s:s, s:i}", "digest", "sha256:00", "files", 3);
+  line = sr_audit_format(&a, "bundle_verified", fields, TS);
+  assert_non_null(line);
+  assert_string_equal(
+      line, "{\"schema\":\"skillrun.audit/1\",\"ts\":\"" TS "\",\"seq\":0,"
+            "\"event\":\"bundle_verified\",\"execution_id\":\"" EID "\","
+            "\"tenant_id\":\"acme\",\"skill\":null,\"version\":null,"
+            "\"prev\":\"" ZERO64 "\",\"digest\":\"sha256:00\",\"files\":3}\n");
+  /* Also through a parser: the order is what a consumer iterates. */
+  parsed = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+  assert_non_null(parsed);
+  json_object_foreach(parsed, key, value) {
+    assert_true(i < SR_ARRAY_SIZE(order));
+    assert_string_equal(key, order[i++]);
+  }
+  assert_int_equal(i, SR_ARRAY_SIZE(order));
+  json_decref(parsed);
+  free(line);
+
+  /* skill/version appear once set; the caller's fields are not consumed. */
+  assert_int_equal(sr_audit_set_skill(&a, "pdf-tools", "1.2.0"), 0);
+  line = sr_audit_format(&a, "x", fields, TS);
+  assert_non_null(
+      strstr(line, "\"skill\":\"pdf-tools\",\"version\":\"1.2.0\""));
+  free(line);
+  assert_int_equal(json_object_size(fields), 2);
+  json_decref(fields);
+
+  /* Bad input gives NULL, not a half line. */
+  assert_null(sr_audit_format(&a, "", NULL, TS));
+  fields = json_pack("{s:i}", "prev", 1);
+  assert_null(sr_audit_format(&a, "x", fields, TS));
+  json_decref(fields);
+  fields = json_pack("[i]", 1);
+  assert_null(sr_audit_format(&a, "x", fields, TS));
+  json_decref(fields);
+  sr_audit_done(&a);
+}
+
+static void test_escaping_forged_line(void **state) {
+  static const char evil[] = "x\n{\"event\":\"forged\"}\r\n\x1b[2J\"\\ end";
+  _cleanup_close_ int fd = new_memfd();
+  _cleanup_free_ char *buf = NULL;
+  struct sr_audit a;
+  json_t *obj;
+  size_t len;
+
+  (void)state;
+  audit_on(&a, fd);
+  emit_ok(&a, "warning", json_pack("{s:s}", "message", evil));
+  buf = slurp(fd, &len);
+  /* Exactly one line: the only '\n' is the terminator. */
+  assert_true(len > 0);
+  assert_ptr_equal(memchr(buf, '\n', len), buf + len - 1);
+  assert_null(memchr(buf, '\r', len));
+  assert_null(memchr(buf, '\x1b', len));
+  obj = json_loadb(buf, len, 0, NULL);
+  assert_non_null(obj);
+  assert_string_equal(json_string_value(json_object_get(obj, "message")), evil);
+  assert_string_equal(json_string_value(json_object_get(obj, "event")),
+                      "warning");
+  json_decref(obj);
+  sr_audit_done(&a);
+}
+
+static void check_lossy(const char *in, size_t len, const char *want,
+                        size_t want_len) {
+  json_t *j = sr_json_string_lossy(in, len);
+  assert_non_null(j);
+  assert_true(json_is_string(j));
+  assert_int_equal(json_string_length(j), want_len);
+  assert_memory_equal(json_string_value(j), want, want_len);
+  json_decref(j);
+}
+
+#define LOSSY(in, want) check_lossy(in, sizeof(in) - 1, want, sizeof(want) - 1)
+#define FFFD "\xef\xbf\xbd"
+
+static void test_lossy_utf8(void **state) {
+  _cleanup_close_ int fd = new_memfd();
+  _cleanup_free_ char *buf = NULL;
+  struct sr_audit a;
+  struct sr_error err = {0};
+  char head[65];
+  uint64_t n = 0;
+  size_t len;
+  json_t *j;
+
+  (void)state;
+  LOSSY("plain", "plain");
+  LOSSY("na\xc3\xafve \xe6\x97\xa5 \xf0\x9f\x98\x80", /* valid stays */
+        "na\xc3\xafve \xe6\x97\xa5 \xf0\x9f\x98\x80");
+  LOSSY("a\xff"
+        "b",
+        "a" FFFD "b");
+  LOSSY("\xc0\xaf", FFFD FFFD);                   /* overlong '/' */
+  LOSSY("\xed\xa0\x80", FFFD FFFD FFFD);          /* UTF-16 surrogate */
+  LOSSY("\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD); /* above U+10FFFF */
+  LOSSY("x\xe2\x82", "x" FFFD);                   /* cut-off sequence: one */
+  LOSSY("\xe2\x82x", FFFD "x");
+  LOSSY("\xf0\x9f\x98", FFFD);
+  LOSSY("\x80\x80", FFFD FFFD); /* stray continuation bytes */
+  LOSSY("a\0b", "a\0b");        /* NUL is valid UTF-8: kept */
+  j = sr_json_string_lossy(NULL, 0);
+  assert_true(json_is_null(j));
+  json_decref(j);
+  /* jansson itself would refuse the raw bytes: the helper is needed. */
+  assert_null(json_string("a\xff"));
+
+  /* Through emit and verify. */
+  audit_on(&a, fd);
+  emit_ok(&a, "warning",
+          json_pack("{s:o}", "message", sr_json_string_lossy("\xff\xfe", 2)));
+  buf = slurp(fd, &len);
+  assert_non_null(strstr(buf, "\"message\":\"" FFFD FFFD "\""));
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_verify_fd(fd, "x", head, &n, &err), 0);
+  assert_int_equal(n, 1);
+  sr_audit_done(&a);
+}
+
+/* ------------------------------------------------------------- the chain */
+
+static void test_chain_and_verify(void **state) {
+  _cleanup_close_ int fd = new_memfd();
+  _cleanup_free_ char *buf = NULL;
+  char prev[65] = ZERO64, head[65] = "", line_hash[65];
+  struct sr_error err = {0};
+  struct sr_audit a;
+  uint64_t n = 0;
+  size_t len, off = 0;
+
+  (void)state;
+  audit_on(&a, fd);
+  a.fixed_ts = NULL; /* the real clock must produce a valid ts too */
+  for (int i = 0; i < 5; i++)
+    emit_ok(&a, "state_changed", json_pack("{s:i}", "i", i));
+  assert_int_equal(a.seq, 5);
+
+  buf = slurp(fd, &len);
+  for (int i = 0; i < 5; i++) {
+    char *nl = memchr(buf + off, '\n', len - off);
+    json_t *obj;
+
+    assert_non_null(nl);
+    obj = json_loadb(buf + off, (size_t)(nl - buf - off), 0, NULL);
+    assert_non_null(obj);
+    assert_int_equal(json_integer_value(json_object_get(obj, "seq")), i);
+    assert_string_equal(json_string_value(json_object_get(obj, "prev")), prev);
+    json_decref(obj);
+    sha256_hex_test(buf + off, (size_t)(nl + 1 - buf - off), prev);
+    off = (size_t)(nl + 1 - buf);
+  }
+  assert_int_equal(off, len);
+  assert_string_equal(a.prev, prev);
+
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_verify_fd(fd, "chain", head, &n, &err), 0);
+  assert_int_equal(n, 5);
+  sha256_hex_test(memrchr(buf, '\n', len - 1) + 1,
+                  len - (size_t)((char *)memrchr(buf, '\n', len - 1) + 1 - buf),
+                  line_hash);
+  assert_string_equal(head, line_hash);
+  assert_string_equal(head, a.prev);
+  sr_audit_done(&a);
+}
+
+static void test_backlog_then_copy(void **state) {
+  _cleanup_close_ int fd = new_memfd();
+  int copy = new_memfd(), copy_dup;
+  _cleanup_free_ char *p = NULL, *c = NULL;
+  struct sr_error err = {0};
+  struct sr_audit a;
+  size_t plen, clen;
+
+  (void)state;
+  audit_on(&a, fd);
+  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "bundle_verified", NULL);
+  assert_true(a.backlog_len > 0);
+  assert_int_equal(sr_audit_attach_copy(&a, copy, &err), 0);
+  assert_int_equal(a.backlog_len, 0);
+  emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "ok"));
+  /* The copy is owned by the audit now; read it through a duplicate. */
+  copy_dup = fcntl(copy, F_DUPFD_CLOEXEC, 3);
+  assert_true(copy_dup >= 0);
+  sr_audit_done(&a);
+  assert_int_equal(fcntl(copy, F_GETFD), -1); /* closed by sr_audit_done */
+  p = slurp(fd, &plen);
+  c = slurp(copy_dup, &clen);
+  close(copy_dup);
+  assert_int_equal(plen, clen);
+  assert_memory_equal(p, c, plen);
+  assert_int_equal(fcntl(fd, F_GETFD) >= 0, 1); /* not owned: still open */
+}
+
+/* --------------------------------------------------------- rejected input */
+
+static void test_common_key_rejected(void **state) {
+  static const char *const keys[] = {"schema", "ts",           "seq",
+                                     "event",  "execution_id", "tenant_id",
+                                     "skill",  "version",      "prev"};
+  _cleanup_close_ int fd = new_memfd();
+  struct sr_audit a;
+
+  (void)state;
+  audit_on(&a, fd);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++) {
+    struct sr_error err = {0};
+    json_t *f = json_pack("{s:s, s:i}", "ok", "fine", keys[i], 1);
+    assert_int_equal(sr_audit_emit(&a, "warning", f, &err), -EINVAL);
+    assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+    assert_string_equal(err.reason, "audit_field");
+    assert_non_null(strstr(err.msg, keys[i]));
+  }
+  {
+    struct sr_error err = {0};
+    assert_int_equal(sr_audit_emit(&a, "", NULL, &err), -EINVAL);
+  }
+  /* Nothing written, chain untouched. */
+  assert_int_equal(lseek(fd, 0, SEEK_END), 0);
+  assert_int_equal(a.seq, 0);
+  assert_string_equal(a.prev, ZERO64);
+  sr_audit_done(&a);
+}
+
+static void test_write_failures(void **state) {
+  _cleanup_close_ int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  _cleanup_close_ int ok = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a;
+  int pipefd[2];
+
+  (void)state;
+  /* A closed reader: -EPIPE (SIGPIPE is main's business, ignored here). */
+  assert_int_not_equal(signal(SIGPIPE, SIG_IGN), SIG_ERR);
+  assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+  close(pipefd[0]);
+  assert_int_equal(sr_audit_init(&a, pipefd[1], true, EID, "acme"), 0);
+  assert_int_equal(sr_audit_emit(&a, "execution_started", NULL, &err), -EPIPE);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_int_equal(err.err, EPIPE);
+  assert_string_equal(err.reason, "audit_write");
+  assert_non_null(strstr(err.msg, "execution_started"));
+  assert_int_equal(a.seq, 0);
+  assert_string_equal(a.prev, ZERO64);
+  sr_audit_done(&a); /* owned: closes pipefd[1] */
+  assert_int_equal(fcntl(pipefd[1], F_GETFD), -1);
+
+  /* A full device. */
+  assert_true(full >= 0);
+  memset(&err, 0, sizeof(err));
+  assert_int_equal(sr_audit_init(&a, full, false, EID, "acme"), 0);
+  assert_int_equal(sr_audit_emit(&a, "execution_started", NULL, &err), -ENOSPC);
+  assert_string_equal(err.reason, "audit_write");
+  assert_int_equal(a.seq, 0);
+  sr_audit_done(&a);
+
+  /* The run's copy failing is fatal too, after the primary has the line. */
+  memset(&err, 0, sizeof(err));
+  audit_on(&a, ok);
+  emit_ok(&a, "execution_started", NULL);
+  assert_int_equal(sr_audit_attach_copy(&a, full, &err), -ENOSPC);
+  assert_string_equal(err.reason, "audit_write");
+  assert_int_equal(a.copy_fd, -1); /* caller keeps its fd on failure */
+  memset(&err, 0, sizeof(err));
+  a.copy_fd = fcntl(full, F_DUPFD_CLOEXEC, 3);
+  assert_true(a.copy_fd >= 0);
+  assert_int_equal(sr_audit_emit(&a, "bundle_verified", NULL, &err), -ENOSPC);
+  assert_string_equal(err.reason, "audit_write");
+  assert_int_equal(a.seq, 2);
+  sr_audit_done(&a);
+}
+
+/* ----------------------------------------------------------- verification */
+
+/* Six good lines as sr_audit_emit writes them. */
+static char *good_stream(size_t *len) {
+  _cleanup_close_ int fd = new_memfd();
+  struct sr_audit a;
+  char *buf;
+
+  audit_on(&a, fd);
+  emit_ok(&a, "execution_started", NULL);
+  assert_int_equal(sr_audit_set_skill(&a, "pdf-tools", NULL), 0);
+  emit_ok(&a, "bundle_verified", json_pack("{s:s}", "digest", "sha256:ab"));
+  emit_ok(&a, "policy_resolved", json_pack("{s:s}", "network", "deny"));
+  emit_ok(&a, "warning", json_pack("{s:s}", "message", "hello"));
+  emit_ok(&a, "state_changed", json_pack("{s:s}", "to", "running"));
+  emit_ok(&a, "execution_completed", json_pack("{s:i}", "exit_code", 0));
+  buf = slurp(fd, len);
+  sr_audit_done(&a);
+  return buf;
+}
+
+/* Start of line n (1-based) in buf. */
+static char *line_at(char *buf, unsigned n) {
+  while (--n > 0) {
+    buf = strchr(buf, '\n');
+    assert_non_null(buf);
+    buf++;
+  }
+  return buf;
+}
+
+static size_t line_len(const char *l) {
+  return (size_t)(strchr(l, '\n') - l) + 1;
+}
+
+/* Verifies data and expects a failure naming NAME:line. */
+static void expect_bad(const char *data, size_t len, unsigned line,
+                       const char *what) {
+  _cleanup_close_ int fd = memfd_with(data, len);
+  struct sr_error err = {0};
+  char head[65] = "untouched";
+  uint64_t n = 424242;
+  char prefix[64];
+
+  assert_int_equal(sr_audit_verify_fd(fd, "t.jsonl", head, &n, &err), -EBADMSG);
+  snprintf(prefix, sizeof(prefix), "t.jsonl:%u: ", line);
+  if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+    fail_msg("want '%s...', got '%s'", prefix, err.msg);
+  if (what && !strstr(err.msg, what))
+    fail_msg("want '%s' in '%s'", what, err.msg);
+  assert_int_equal(err.exit_code, 1);
+  assert_string_equal(err.reason, "audit_invalid");
+  assert_string_equal(head, "untouched");
+  assert_int_equal(n, 424242);
+}
+
+static void test_verify_good_and_bad(void **state) {
+  _cleanup_free_ char *good = NULL;
+  char *buf, *l2, *l3;
+  size_t len, n2, n3;
+
+  (void)state;
+  good = good_stream(&len);
+  {
+    _cleanup_close_ int fd = memfd_with(good, len);
+    struct sr_error err = {0};
+    char head[65];
+    uint64_t n = 0;
+    assert_int_equal(sr_audit_verify_fd(fd, "t.jsonl", head, &n, &err), 0);
+    assert_int_equal(n, 6);
+  }
+
+  buf = malloc(len + 64);
+  assert_non_null(buf);
+
+  /* A removed line: the next one has the wrong seq. */
+  l2 = line_at(good, 2);
+  n2 = line_len(l2);
+  memcpy(buf, good, (size_t)(l2 - good));
+  memcpy(buf + (l2 - good), l2 + n2, len - (size_t)(l2 - good) - n2);
+  expect_bad(buf, len - n2, 2, "seq is 2, expected 1");
+
+  /* One edited byte (inside a value of line 4): line 5's prev breaks. */
+  memcpy(buf, good, len);
+  *strstr(line_at(buf, 4), "hello") = 'j';
+  expect_bad(buf, len, 5, "prev does not match");
+
+  /* A reordered pair. */
+  l2 = line_at(good, 2);
+  l3 = line_at(good, 3);
+  n2 = line_len(l2);
+  n3 = line_len(l3);
+  memcpy(buf, good, len);
+  memcpy(buf + (l2 - good), l3, n3);
+  memcpy(buf + (l2 - good) + n3, l2, n2);
+  expect_bad(buf, len, 2, "seq");
+
+  /* A broken seq. */
+  memcpy(buf, good, len);
+  memcpy(strstr(line_at(buf, 4), "\"seq\":3"), "\"seq\":9", 7);
+  expect_bad(buf, len, 4, "seq is 9, expected 3");
+
+  /* A wrong schema on the first line. */
+  memcpy(buf, good, len);
+  memcpy(strstr(buf, "audit/1"), "audit/2", 7);
+  expect_bad(buf, len, 1, "schema");
+
+  /* Truncated last line, and a complete one without its newline. */
+  expect_bad(good, len - 10, 6, "truncated");
+  expect_bad(good, len - 1, 6, "truncated");
+
+  /* Empty file, a blank line, garbage. */
+  expect_bad("", 0, 1, "no events");
+  memcpy(buf, good, (size_t)(l2 - good));
+  buf[l2 - good] = '\n';
+  memcpy(buf + (l2 - good) + 1, l2, len - (size_t)(l2 - good));
+  expect_bad(buf, len + 1, 2, "empty line");
+  expect_bad("[1,2]\n", 6, 1, "not a JSON object");
+  expect_bad("{\"a\":\x1b[31m}\n", 12, 1, "invalid JSON");
+
+  free(buf);
+}
+
+/* One line with a correct zero prev, common keys overridable by `extra`
+ * text placed after "schema" (for type checks on line 1). */
+static void expect_bad_first(const char *ts, const char *middle,
+                             const char *what) {
+  char line[1024];
+  int n = snprintf(line, sizeof(line),
+                   "{\"schema\":\"skillrun.audit/1\",\"ts\":\"%s\",\"seq\":0,"
+                   "%s,\"prev\":\"" ZERO64 "\"}\n",
+                   ts, middle);
+  assert_true(n > 0 && (size_t)n < sizeof(line));
+  expect_bad(line, (size_t)n, 1, what);
+}
+
+static void test_verify_common_key_types(void **state) {
+  static const char ok_mid[] =
+      "\"event\":\"e\",\"execution_id\":\"x\",\"tenant_id\":\"t\","
+      "\"skill\":null,\"version\":\"1\"";
+  char line[1024];
+  int n;
+
+  (void)state;
+  /* The hand-made line itself is valid... */
+  n = snprintf(line, sizeof(line),
+               "{\"schema\":\"skillrun.audit/1\",\"ts\":\"" TS "\",\"seq\":0,"
+               "%s,\"prev\":\"" ZERO64 "\"}\n",
+               ok_mid);
+  {
+    _cleanup_close_ int fd = memfd_with(line, (size_t)n);
+    struct sr_error err = {0};
+    char head[65];
+    uint64_t cnt = 0;
+    assert_int_equal(sr_audit_verify_fd(fd, "t.jsonl", head, &cnt, &err), 0);
+    assert_int_equal(cnt, 1);
+  }
+  /* ...and each broken variant is not. */
+  expect_bad_first("2025-01-02T03:04:05Z", ok_mid, "ts");
+  expect_bad_first("2025-13-02T03:04:05.000000Z", ok_mid, "ts");
+  expect_bad_first("2025-01-02 03:04:05.000000Z", ok_mid, "ts");
+  expect_bad_first(TS,
+                   "\"event\":\"\",\"execution_id\":\"x\",\"tenant_id\":\"t\","
+                   "\"skill\":null,\"version\":null",
+                   "event");
+  expect_bad_first(TS,
+                   "\"event\":\"e\",\"execution_id\":1,\"tenant_id\":\"t\","
+                   "\"skill\":null,\"version\":null",
+                   "execution_id");
+  expect_bad_first(TS,
+                   "\"event\":\"e\",\"execution_id\":\"x\","
+                   "\"skill\":null,\"version\":null",
+                   "tenant_id");
+  expect_bad_first(TS,
+                   "\"event\":\"e\",\"execution_id\":\"x\",\"tenant_id\":\"t\","
+                   "\"skill\":3,\"version\":null",
+                   "skill");
+  expect_bad_first(TS,
+                   "\"event\":\"e\",\"execution_id\":\"x\",\"tenant_id\":\"t\","
+                   "\"skill\":null",
+                   "version");
+  expect_bad_first(TS,
+                   "\"event\":\"e\",\"event\":\"f\",\"execution_id\":\"x\","
+                   "\"tenant_id\":\"t\",\"skill\":null,\"version\":null",
+                   "invalid JSON");
+}
+
+static void test_verify_execution_id_constant(void **state) {
+  _cleanup_close_ int fd = new_memfd();
+  _cleanup_free_ char *buf = NULL;
+  struct sr_audit a, b;
+  size_t len;
+
+  (void)state;
+  audit_on(&a, fd);
+  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "warning", NULL);
+  /* A second stream that continues the chain under another id. */
+  assert_int_equal(sr_audit_init(&b, fd, false, "another-id", "acme"), 0);
+  b.fixed_ts = TS;
+  b.seq = a.seq;
+  memcpy(b.prev, a.prev, sizeof(b.prev));
+  emit_ok(&b, "execution_completed", NULL);
+  buf = slurp(fd, &len);
+  expect_bad(buf, len, 3, "execution_id");
+  sr_audit_done(&a);
+  sr_audit_done(&b);
+}
+
+/* -------------------------------------------------- fixtures (gen.py) */
+
+static char *fixture(const char *name, size_t *len) {
+  const char *dir = getenv("TESTDATA");
+  char path[4096];
+  char *buf = NULL;
+
+  if (!dir)
+    skip(); /* set by `make check` (AM_TESTS_ENVIRONMENT) */
+  snprintf(path, sizeof(path), "%s/audit/%s", dir, name);
+  if (sr_read_file_at(AT_FDCWD, path, 1 << 20, &buf, len) < 0)
+    fail_msg("cannot read %s", path);
+  return buf;
+}
+
+/* good.jsonl was written by gen.py, an independent implementation: the C
+ * emitter must produce the same bytes from the same events. */
+static void test_fixture_good_matches_emitter(void **state) {
+  _cleanup_close_ int fd = new_memfd();
+  _cleanup_free_ char *want = NULL, *got = NULL;
+  struct sr_error err = {0};
+  struct sr_audit a;
+  char head[65], last[65];
+  uint64_t n = 0;
+  size_t want_len, got_len;
+  const char *lastline;
+
+  (void)state;
+  want = fixture("good.jsonl", &want_len);
+  audit_on(&a, fd);
+  emit_ok(&a, "execution_started",
+          json_pack("{s:[s,s,s,s,s,s,s], s:i}", "argv", "skillrun", "--tenant",
+                    "acme", "pdf-tools", "--", "python3", "x.py", "uid", 1000));
+  assert_int_equal(sr_audit_set_skill(&a, "pdf-tools", "1.2.0"), 0);
+  emit_ok(&a, "bundle_verified",
+          json_pack("{s:s, s:i, s:i, s:i}", "digest",
+                    "sha256:abababababababababababababababababababababababab"
+                    "abababababababab",
+                    "files", 3, "dirs", 1, "bytes", 2048));
+  emit_ok(&a, "policy_resolved",
+          json_pack("{s:{s:{s:I, s:s}, s:{s:i, s:s}}, s:s}", "limits", "memory",
+                    "value", (json_int_t)536870912, "enforced_by", "cgroup",
+                    "cpu_seconds", "value", 60, "enforced_by", "cgroup",
+                    "network", "deny"));
+  emit_ok(&a, "warning",
+          json_pack("{s:s}", "message",
+                    "SKILL.md:4: unknown top-level key 'tags'"));
+  emit_ok(&a, "warning",
+          json_pack("{s:s}", "message",
+                    "na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac\t\"quoted\"\n"
+                    "{\"event\":\"forged\"}"));
+  emit_ok(&a, "artifact_committed",
+          json_pack("{s:s, s:i, s:s}", "path", "outputs/report.pdf", "size",
+                    1234, "sha256",
+                    "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"
+                    "cdcdcdcd"));
+  emit_ok(&a, "execution_completed",
+          json_pack("{s:s, s:i, s:n, s:i}", "status", "succeeded", "exit_code",
+                    0, "signal", "duration_ms", 1520));
+  got = slurp(fd, &got_len);
+  assert_int_equal(got_len, want_len);
+  assert_string_equal(got, want);
+
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_verify_fd(fd, "good.jsonl", head, &n, &err), 0);
+  assert_int_equal(n, 7);
+  lastline = (const char *)memrchr(want, '\n', want_len - 1) + 1;
+  sha256_hex_test(lastline, want_len - (size_t)(lastline - want), last);
+  assert_string_equal(head, last);
+  assert_string_equal(head, a.prev);
+  sr_audit_done(&a);
+}
+
+static void test_fixtures_bad(void **state) {
+  _cleanup_free_ char *list = NULL;
+  char *save = NULL, *line;
+  size_t len;
+  unsigned count = 0;
+
+  (void)state;
+  list = fixture("bad.list", &len);
+  for (line = strtok_r(list, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    _cleanup_free_ char *data = NULL;
+    char name[256];
+    unsigned want;
+    size_t dlen;
+
+    if (line[0] == '#')
+      continue;
+    assert_int_equal(sscanf(line, "%255s %u", name, &want), 2);
+    data = fixture(name, &dlen);
+    {
+      _cleanup_close_ int fd = memfd_with(data, dlen);
+      struct sr_error err = {0};
+      char head[65], prefix[300];
+      uint64_t n;
+
+      assert_int_equal(sr_audit_verify_fd(fd, name, head, &n, &err), -EBADMSG);
+      snprintf(prefix, sizeof(prefix), "%s:%u: ", name, want);
+      if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+        fail_msg("%s: want '%s...', got '%s'", name, prefix, err.msg);
+    }
+    count++;
+  }
+  assert_true(count >= 10);
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_placeholder),
+      cmocka_unit_test(test_format_common_keys),
+      cmocka_unit_test(test_escaping_forged_line),
+      cmocka_unit_test(test_lossy_utf8),
+      cmocka_unit_test(test_chain_and_verify),
+      cmocka_unit_test(test_backlog_then_copy),
+      cmocka_unit_test(test_common_key_rejected),
+      cmocka_unit_test(test_write_failures),
+      cmocka_unit_test(test_verify_good_and_bad),
+      cmocka_unit_test(test_verify_common_key_types),
+      cmocka_unit_test(test_verify_execution_id_constant),
+      cmocka_unit_test(test_fixture_good_matches_emitter),
+      cmocka_unit_test(test_fixtures_bad),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("audit", tests, NULL, NULL);

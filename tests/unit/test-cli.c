@@ -1,15 +1,711 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { (void)state; }
+#include "cli.h"
+#include "util.h"
+
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static struct sr_error err;
+
+/* Parses a NULL-terminated list (program name first) and checks that the
+ * parser left the caller's argv exactly as it was. */
+static int parse_v(const char **v, struct sr_args *a) {
+  const char *before[256];
+  int n = 0, r;
+
+  while (v[n])
+    n++;
+  assert_true(n < 256);
+  memcpy(before, v, sizeof(char *) * (size_t)(n + 1));
+  memset(&err, 0, sizeof(err));
+  r = sr_cli_parse(n, (char *const *)v, a, &err);
+  for (int i = 0; i <= n; i++)
+    assert_ptr_equal(before[i], v[i]);
+  if (r < 0) {
+    assert_int_equal(r, -EINVAL);
+    /* Bad ids are refusals (123), everything else a usage error (125). */
+    if (!strncmp(err.msg, "invalid tenant id", 17) ||
+        !strncmp(err.msg, "invalid execution id", 20)) {
+      assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+      assert_string_equal(err.reason, "invalid_id");
+    } else {
+      assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+      assert_string_equal(err.reason, "usage");
+    }
+    assert_null(strchr(err.msg, '\n'));
+    /* On failure the struct is left empty. */
+    assert_null(a->bundle);
+    assert_null(a->tenant);
+    assert_null(a->command);
+    assert_int_equal(a->n_inputs, 0);
+  } else {
+    assert_int_equal(err.exit_code, 0);
+  }
+  return r;
+}
+
+#define PARSE(a, ...)                                                          \
+  parse_v((const char *[]){"skillrun", __VA_ARGS__, NULL}, (a))
+
+/* Expects a usage error whose message contains `want`. */
+#define EXPECT_ERROR(want, ...)                                                \
+  do {                                                                         \
+    struct sr_args a_;                                                         \
+    assert_int_equal(PARSE(&a_, __VA_ARGS__), -EINVAL);                        \
+    if (!strstr(err.msg, (want)))                                              \
+      fail_msg("message '%s' lacks '%s'", err.msg, (want));                    \
+    sr_args_free(&a_);                                                         \
+  } while (0)
+
+#define EXPECT_OK(a, ...) assert_int_equal(PARSE((a), __VA_ARGS__), 0)
+
+static void test_defaults(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "bundle");
+  assert_int_equal(a.mode, SR_MODE_RUN);
+  assert_string_equal(a.bundle, "bundle");
+  assert_string_equal(a.tenant, "default");
+  assert_null(a.profile);
+  assert_null(a.conf);
+  assert_null(a.expect_sha256);
+  assert_null(a.signature);
+  assert_null(a.execution_id);
+  assert_null(a.workspace_root);
+  assert_null(a.cgroup_parent);
+  assert_null(a.audit_file);
+  assert_null(a.verify_audit);
+  assert_null(a.inputs);
+  assert_int_equal(a.n_inputs, 0);
+  assert_false(a.memory.set);
+  assert_false(a.cpu_seconds.set);
+  assert_false(a.timeout_ms.set);
+  assert_false(a.pids.set);
+  assert_false(a.log_cap.set);
+  assert_int_equal(a.network, -1);
+  assert_int_equal(a.audit_fd, -1);
+  assert_false(a.verbose);
+  assert_false(a.log_passthrough);
+  assert_null(a.command);
+  assert_int_equal(a.n_command, 0);
+  sr_args_free(&a);
+}
+
+static void test_every_option(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "--profile", "strict", "--conf", "/etc/x.conf",
+            "--expect-sha256", "sha256:" HEX64, "--signature", "b.sig",
+            "--tenant", "acme", "--execution-id", "run-1", "--input",
+            "/tmp/data.csv", "--input", "/tmp/b.txt:renamed.txt",
+            "--workspace-root", "/srv/runs", "--cgroup-parent",
+            "/sys/fs/cgroup/skills", "--memory", "256M", "--cpu-seconds", "30",
+            "--timeout", "5m", "--pids", "64", "--log-cap", "1M", "--network",
+            "allow", "--audit-file", "/tmp/audit.jsonl", "--log-passthrough",
+            "--verbose", "my-bundle", "--", "python3", "main.py");
+  assert_int_equal(a.mode, SR_MODE_RUN);
+  assert_string_equal(a.bundle, "my-bundle");
+  assert_string_equal(a.profile, "strict");
+  assert_string_equal(a.conf, "/etc/x.conf");
+  assert_string_equal(a.expect_sha256, HEX64);
+  assert_string_equal(a.signature, "b.sig");
+  assert_string_equal(a.tenant, "acme");
+  assert_string_equal(a.execution_id, "run-1");
+  assert_int_equal(a.n_inputs, 2);
+  assert_string_equal(a.inputs[0].path, "/tmp/data.csv");
+  assert_string_equal(a.inputs[0].name, "data.csv");
+  assert_string_equal(a.inputs[1].path, "/tmp/b.txt");
+  assert_string_equal(a.inputs[1].name, "renamed.txt");
+  assert_string_equal(a.workspace_root, "/srv/runs");
+  assert_string_equal(a.cgroup_parent, "/sys/fs/cgroup/skills");
+  assert_true(a.memory.set);
+  assert_int_equal(a.memory.value, 256ULL << 20);
+  assert_true(a.cpu_seconds.set);
+  assert_int_equal(a.cpu_seconds.value, 30);
+  assert_true(a.timeout_ms.set);
+  assert_int_equal(a.timeout_ms.value, 300000);
+  assert_true(a.pids.set);
+  assert_int_equal(a.pids.value, 64);
+  assert_true(a.log_cap.set);
+  assert_int_equal(a.log_cap.value, 1ULL << 20);
+  assert_int_equal(a.network, 1);
+  assert_int_equal(a.audit_fd, -1);
+  assert_string_equal(a.audit_file, "/tmp/audit.jsonl");
+  assert_true(a.log_passthrough);
+  assert_true(a.verbose);
+  assert_int_equal(a.n_command, 2);
+  assert_string_equal(a.command[0], "python3");
+  assert_string_equal(a.command[1], "main.py");
+  assert_null(a.command[2]);
+  sr_args_free(&a);
+
+  EXPECT_OK(&a, "--network", "deny", "--audit-fd", "7", "b");
+  assert_int_equal(a.network, 0);
+  assert_int_equal(a.audit_fd, 7);
+  sr_args_free(&a);
+}
+
+static void test_short_options(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "-p", "python", "-i", "in.txt", "-v", "b");
+  assert_string_equal(a.profile, "python");
+  assert_int_equal(a.n_inputs, 1);
+  assert_string_equal(a.inputs[0].name, "in.txt");
+  assert_true(a.verbose);
+  sr_args_free(&a);
+
+  /* Clustered, and attached arguments. */
+  EXPECT_OK(&a, "-vpstrict", "-ix.csv:y.csv", "b");
+  assert_true(a.verbose);
+  assert_string_equal(a.profile, "strict");
+  assert_string_equal(a.inputs[0].path, "x.csv");
+  assert_string_equal(a.inputs[0].name, "y.csv");
+  sr_args_free(&a);
+
+  EXPECT_OK(&a, "--memory=64M", "b");
+  assert_int_equal(a.memory.value, 64ULL << 20);
+  sr_args_free(&a);
+}
+
+static void test_dashdash_passthrough(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  /* skillrun b -- sh -c 'echo --memory' */
+  EXPECT_OK(&a, "b", "--", "sh", "-c", "echo --memory");
+  assert_int_equal(a.n_command, 3);
+  assert_string_equal(a.command[0], "sh");
+  assert_string_equal(a.command[1], "-c");
+  assert_string_equal(a.command[2], "echo --memory");
+  assert_false(a.memory.set);
+  sr_args_free(&a);
+
+  /* Only the first "--" counts; later ones and options are the command's. */
+  EXPECT_OK(&a, "b", "--", "--", "--help", "-x", "--memory", "bogus", "--");
+  assert_int_equal(a.mode, SR_MODE_RUN);
+  assert_int_equal(a.n_command, 6);
+  assert_string_equal(a.command[0], "--");
+  assert_string_equal(a.command[1], "--help");
+  assert_string_equal(a.command[2], "-x");
+  assert_string_equal(a.command[3], "--memory");
+  assert_string_equal(a.command[4], "bogus");
+  assert_string_equal(a.command[5], "--");
+  assert_null(a.command[6]);
+  assert_false(a.memory.set);
+  sr_args_free(&a);
+
+  /* Empty strings and odd bytes pass through untouched. */
+  EXPECT_OK(&a, "b", "--", "", "a b", "\t");
+  assert_int_equal(a.n_command, 3);
+  assert_string_equal(a.command[0], "");
+  assert_string_equal(a.command[1], "a b");
+  assert_string_equal(a.command[2], "\t");
+  sr_args_free(&a);
+
+  EXPECT_ERROR("-- must be followed by a command", "b", "--");
+  EXPECT_ERROR("missing BUNDLE", "--", "sh");
+}
+
+static void test_options_after_bundle(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "b", "--memory", "64M", "--", "cmd");
+  assert_string_equal(a.bundle, "b");
+  assert_int_equal(a.memory.value, 64ULL << 20);
+  assert_string_equal(a.command[0], "cmd");
+  sr_args_free(&a);
+
+  EXPECT_OK(&a, "--pids", "8", "b", "-v", "--tenant", "t1");
+  assert_string_equal(a.bundle, "b");
+  assert_int_equal(a.pids.value, 8);
+  assert_true(a.verbose);
+  assert_string_equal(a.tenant, "t1");
+  sr_args_free(&a);
+
+  /* POSIXLY_CORRECT must not make getopt stop at BUNDLE. */
+  assert_int_equal(setenv("POSIXLY_CORRECT", "1", 1), 0);
+  EXPECT_OK(&a, "b", "--memory", "1M");
+  assert_true(a.memory.set);
+  sr_args_free(&a);
+  assert_int_equal(unsetenv("POSIXLY_CORRECT"), 0);
+}
+
+static void test_getopt_errors(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_ERROR("unrecognized option '--foo'", "--foo", "b");
+  assert_string_equal(err.msg, "unrecognized option '--foo'");
+  EXPECT_ERROR("unrecognized option '--foo'", "b", "--foo=1");
+  EXPECT_ERROR("unrecognized option '-x'", "-x", "b");
+  EXPECT_ERROR("unrecognized option '-x'", "-vx", "b");
+  EXPECT_ERROR("option '--memory' requires an argument", "b", "--memory");
+  assert_string_equal(err.msg, "option '--memory' requires an argument");
+  /* The command is not a place to look for the missing argument. */
+  EXPECT_ERROR("option '--memory' requires an argument", "b", "--memory", "--",
+               "64M");
+  EXPECT_ERROR("option '-p' requires an argument", "b", "-p");
+  EXPECT_ERROR("option '--digest' doesn't allow an argument", "--digest=1",
+               "b");
+  /* Abbreviations are refused, with a hint. */
+  EXPECT_ERROR("unrecognized option '--mem'", "--mem", "1M", "b");
+  EXPECT_ERROR("did you mean '--memory'", "--mem=1M", "b");
+  EXPECT_ERROR("unrecognized option '--ver'", "--ver");
+  assert_non_null(strstr(err.msg, "'--version'"));
+  assert_non_null(strstr(err.msg, "'--verbose'"));
+  /* A valid option after an error in the same cluster does not matter. */
+  EXPECT_ERROR("unrecognized option '-Z'", "-Zv", "b");
+
+  /* getopt's state is reset: a clean parse right after errors works. */
+  EXPECT_OK(&a, "-v", "b");
+  assert_true(a.verbose);
+  sr_args_free(&a);
+}
+
+static void test_duplicates(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_ERROR("option '--memory' given twice", "--memory", "1M", "--memory",
+               "2M", "b");
+  EXPECT_ERROR("option '--profile' given twice", "-p", "a", "--profile", "b",
+               "x");
+  EXPECT_ERROR("option '--tenant' given twice", "--tenant", "a", "--tenant",
+               "a", "b");
+  EXPECT_ERROR("option '--digest' given twice", "--digest", "--digest", "b");
+  EXPECT_ERROR("option '--verbose' given twice", "-v", "-v", "b");
+  EXPECT_ERROR("option '--network' given twice", "--network", "deny",
+               "--network", "allow", "b");
+  /* --input is the one repeatable option. */
+  EXPECT_OK(&a, "-i", "a", "-i", "b", "--input", "c", "bundle");
+  assert_int_equal(a.n_inputs, 3);
+  assert_string_equal(a.inputs[2].name, "c");
+  sr_args_free(&a);
+}
+
+static void test_limits(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "--memory", "1G", "--log-cap", "0", "--timeout", "250ms",
+            "--cpu-seconds", "1", "--pids", "4194304", "b");
+  assert_int_equal(a.memory.value, 1ULL << 30);
+  assert_true(a.log_cap.set);
+  assert_int_equal(a.log_cap.value, 0);
+  assert_int_equal(a.timeout_ms.value, 250);
+  assert_int_equal(a.cpu_seconds.value, 1);
+  assert_int_equal(a.pids.value, 4194304);
+  sr_args_free(&a);
+
+  EXPECT_OK(&a, "--timeout", "30s", "--memory", "65536", "b");
+  assert_int_equal(a.timeout_ms.value, 30000);
+  assert_int_equal(a.memory.value, 65536);
+  sr_args_free(&a);
+
+  EXPECT_ERROR("invalid --memory value 'lots'", "--memory", "lots", "b");
+  EXPECT_ERROR("invalid --memory value '-1'", "--memory", "-1", "b");
+  EXPECT_ERROR("invalid --memory value '0': must be more than 0", "--memory",
+               "0", "b");
+  EXPECT_ERROR("invalid --memory value '99999999999T'", "--memory",
+               "99999999999T", "b");
+  EXPECT_ERROR("invalid --log-cap value '1X'", "--log-cap", "1X", "b");
+  EXPECT_ERROR("invalid --timeout value '5x'", "--timeout", "5x", "b");
+  EXPECT_ERROR("invalid --timeout value '0'", "--timeout", "0", "b");
+  EXPECT_ERROR("invalid --cpu-seconds value '1.5'", "--cpu-seconds", "1.5",
+               "b");
+  EXPECT_ERROR("invalid --cpu-seconds value '0'", "--cpu-seconds", "0", "b");
+  EXPECT_ERROR("invalid --pids value '4194305'", "--pids", "4194305", "b");
+  EXPECT_ERROR("invalid --pids value '+3'", "--pids", "+3", "b");
+  EXPECT_ERROR("invalid --pids value ''", "--pids", "", "b");
+  EXPECT_ERROR("invalid --network 'Allow': use deny or allow", "--network",
+               "Allow", "b");
+}
+
+static void test_ids(void **state) {
+  struct sr_args a;
+  char id64[65], id65[66];
+
+  (void)state;
+  memset(id64, 'a', 64);
+  id64[64] = '\0';
+  memset(id65, 'a', 65);
+  id65[65] = '\0';
+  EXPECT_OK(&a, "--tenant", id64, "--execution-id", "0.x_Y-z", "b");
+  assert_string_equal(a.tenant, id64);
+  assert_string_equal(a.execution_id, "0.x_Y-z");
+  sr_args_free(&a);
+
+  EXPECT_ERROR("x", "--tenant", "../x", "b");
+  assert_string_equal(err.msg,
+                      "invalid tenant id '../x': use 1-64 of A-Z a-z 0-9 . _ "
+                      "-, starting with a letter or digit, without '..'");
+  EXPECT_ERROR("invalid tenant id", "--tenant", id65, "b");
+  EXPECT_ERROR("invalid tenant id", "--tenant", "", "b");
+  EXPECT_ERROR("invalid tenant id", "--tenant", "-a", "b");
+  EXPECT_ERROR("invalid execution id 'a/b'", "--execution-id", "a/b", "b");
+  EXPECT_ERROR("invalid execution id", "--execution-id", "a..b", "b");
+}
+
+static void test_sha256(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "--expect-sha256", HEX64, "b");
+  assert_string_equal(a.expect_sha256, HEX64);
+  sr_args_free(&a);
+  EXPECT_ERROR("expected 64 lowercase hex digits", "--expect-sha256",
+               "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcd"
+               "ef",
+               "b");
+  EXPECT_ERROR("invalid --expect-sha256", "--expect-sha256", HEX64 "0", "b");
+  EXPECT_ERROR("invalid --expect-sha256", "--expect-sha256", "sha256:", "b");
+  EXPECT_ERROR("invalid --expect-sha256", "--expect-sha256", "sha512:" HEX64,
+               "b");
+}
+
+static void test_audit_fd(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "--audit-fd", "1", "b");
+  assert_int_equal(a.audit_fd, 1);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "--audit-fd", "3", "b");
+  assert_int_equal(a.audit_fd, 3);
+  sr_args_free(&a);
+  EXPECT_ERROR("invalid --audit-fd 0", "--audit-fd", "0", "b");
+  EXPECT_ERROR("invalid --audit-fd 2", "--audit-fd", "2", "b");
+  EXPECT_ERROR("invalid --audit-fd '-1'", "--audit-fd", "-1", "b");
+  EXPECT_ERROR("invalid --audit-fd 'x'", "--audit-fd", "x", "b");
+  EXPECT_ERROR("invalid --audit-fd '2147483648'", "--audit-fd", "2147483648",
+               "b");
+  EXPECT_ERROR("options '--audit-fd' and '--audit-file' cannot be combined",
+               "--audit-fd", "3", "--audit-file", "x", "b");
+  EXPECT_ERROR("option '--audit-file' needs a non-empty value", "--audit-file",
+               "", "b");
+}
+
+static void test_inputs(void **state) {
+  struct sr_args a;
+  const char *v[2 + 2 * 65 + 1];
+  char names[65][16];
+  int n = 0;
+
+  (void)state;
+  EXPECT_OK(&a, "-i", "dir/sub/", "-i", "a:b:c.txt", "-i", "./rel", "b");
+  assert_int_equal(a.n_inputs, 3);
+  assert_string_equal(a.inputs[0].path, "dir/sub/");
+  assert_string_equal(a.inputs[0].name, "sub");
+  /* The split is at the last ':'. */
+  assert_string_equal(a.inputs[1].path, "a:b");
+  assert_string_equal(a.inputs[1].name, "c.txt");
+  assert_string_equal(a.inputs[2].path, "./rel");
+  assert_string_equal(a.inputs[2].name, "rel");
+  sr_args_free(&a);
+
+  EXPECT_ERROR("empty PATH", "-i", ":name", "b");
+  EXPECT_ERROR("NAME '' must be a single file name", "-i", "path:", "b");
+  EXPECT_ERROR("NAME 'x/y' must be a single file name", "-i", "p:x/y", "b");
+  EXPECT_ERROR("NAME '..' must be a single file name", "-i", "p:..", "b");
+  EXPECT_ERROR("no file name to use: give PATH:NAME", "-i", "/", "b");
+  EXPECT_ERROR("no file name to use", "-i", "a/..", "b");
+  EXPECT_ERROR("duplicate --input name 'x.txt'", "-i", "/a/x.txt", "-i",
+               "/b/y:x.txt", "b");
+
+  /* 64 inputs are fine, the 65th is refused. */
+  v[n++] = "skillrun";
+  for (int i = 0; i < 64; i++) {
+    snprintf(names[i], sizeof(names[i]), "in%d", i);
+    v[n++] = "-i";
+    v[n++] = names[i];
+  }
+  v[n++] = "b";
+  v[n] = NULL;
+  assert_int_equal(parse_v(v, &a), 0);
+  assert_int_equal(a.n_inputs, 64);
+  assert_string_equal(a.inputs[63].name, "in63");
+  sr_args_free(&a);
+  snprintf(names[64], sizeof(names[64]), "in64");
+  v[n - 1] = "-i";
+  v[n++] = names[64];
+  v[n++] = "b";
+  v[n] = NULL;
+  assert_int_equal(parse_v(v, &a), -EINVAL);
+  assert_non_null(strstr(err.msg, "too many --input options (at most 64)"));
+}
+
+static void test_modes(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "--digest", "b");
+  assert_int_equal(a.mode, SR_MODE_DIGEST);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "--digest", "-v", "b");
+  assert_int_equal(a.mode, SR_MODE_DIGEST);
+  assert_true(a.verbose);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "b", "--explain", "--", "sh");
+  assert_int_equal(a.mode, SR_MODE_EXPLAIN);
+  assert_string_equal(a.command[0], "sh");
+  sr_args_free(&a);
+  EXPECT_OK(&a, "--verify-audit", "audit.jsonl");
+  assert_int_equal(a.mode, SR_MODE_VERIFY_AUDIT);
+  assert_string_equal(a.verify_audit, "audit.jsonl");
+  assert_null(a.bundle);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "--gc", "--workspace-root", "/srv/runs");
+  assert_int_equal(a.mode, SR_MODE_GC);
+  assert_string_equal(a.workspace_root, "/srv/runs");
+  sr_args_free(&a);
+  EXPECT_OK(&a, "--help");
+  assert_int_equal(a.mode, SR_MODE_HELP);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "-h");
+  assert_int_equal(a.mode, SR_MODE_HELP);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "--version");
+  assert_int_equal(a.mode, SR_MODE_VERSION);
+  sr_args_free(&a);
+  EXPECT_OK(&a, "-V");
+  assert_int_equal(a.mode, SR_MODE_VERSION);
+  sr_args_free(&a);
+
+  /* Mutually exclusive, in every order that matters. */
+  EXPECT_ERROR("options '--digest' and '--explain' cannot be combined",
+               "--digest", "--explain", "b");
+  EXPECT_ERROR("options '--explain' and '--digest' cannot be combined",
+               "--explain", "--digest", "b");
+  EXPECT_ERROR("cannot be combined", "--gc", "--verify-audit", "f");
+  EXPECT_ERROR("cannot be combined", "--help", "--version");
+  EXPECT_ERROR("cannot be combined", "-h", "--digest", "b");
+  EXPECT_ERROR("cannot be combined", "-V", "--gc");
+
+  /* BUNDLE required or forbidden. */
+  EXPECT_ERROR("missing BUNDLE", "--memory", "1M");
+  EXPECT_ERROR("missing BUNDLE", "--digest");
+  EXPECT_ERROR("missing BUNDLE", "--explain");
+  EXPECT_ERROR("option '--gc' takes no BUNDLE (got 'b')", "--gc", "b");
+  EXPECT_ERROR("option '--verify-audit' takes no BUNDLE", "--verify-audit", "f",
+               "b");
+  EXPECT_ERROR("option '--help' takes no BUNDLE", "--help", "b");
+  EXPECT_ERROR("option '--version' takes no BUNDLE", "b", "-V");
+  EXPECT_ERROR("option '--verify-audit' requires an argument",
+               "--verify-audit");
+
+  /* Modes that run nothing take no command. */
+  EXPECT_ERROR("option '--digest' takes no command", "--digest", "b", "--",
+               "sh");
+  EXPECT_ERROR("option '--gc' takes no command", "--gc", "--", "sh");
+}
+
+static void test_positionals(void **state) {
+  (void)state;
+  EXPECT_ERROR("unexpected argument 'c'", "b", "c");
+  EXPECT_ERROR("unexpected argument 'sh'", "b", "--memory", "1M", "sh", "--",
+               "x");
+  EXPECT_ERROR("BUNDLE must not be empty", "");
+  EXPECT_ERROR("missing BUNDLE", "-v");
+  EXPECT_ERROR("option '--profile' needs a non-empty value", "-p", "", "b");
+}
+
+static void test_no_argv(void **state) {
+  struct sr_args a;
+  char *const none[] = {NULL};
+
+  (void)state;
+  memset(&err, 0, sizeof(err));
+  assert_int_equal(sr_cli_parse(0, none, &a, &err), -EINVAL);
+  assert_string_equal(err.msg, "missing BUNDLE");
+  sr_args_free(&a);
+}
+
+static void test_error_messages_are_sanitised(void **state) {
+  char longv[300];
+
+  (void)state;
+  EXPECT_ERROR("invalid --memory value '?[31mX?'", "--memory", "\x1b[31mX\n",
+               "b");
+  for (const char *c = err.msg; *c; c++)
+    assert_false((unsigned char)*c < 0x20);
+
+  memset(longv, 'z', sizeof(longv) - 1);
+  longv[sizeof(longv) - 1] = '\0';
+  EXPECT_ERROR("...'", "--network", longv, "b");
+  assert_true(strlen(err.msg) < 200);
+}
+
+static void test_repeated_calls(void **state) {
+  struct sr_args a, b;
+
+  (void)state;
+  /* Two live results at once: nothing is shared between them. */
+  EXPECT_OK(&a, "--memory", "1M", "one", "--", "x");
+  EXPECT_OK(&b, "--pids", "3", "two");
+  assert_string_equal(a.bundle, "one");
+  assert_string_equal(b.bundle, "two");
+  assert_true(a.memory.set);
+  assert_false(a.pids.set);
+  assert_false(b.memory.set);
+  assert_true(b.pids.set);
+  assert_int_equal(b.n_command, 0);
+  sr_args_free(&a);
+  sr_args_free(&b);
+
+  for (int i = 0; i < 3; i++) {
+    EXPECT_ERROR("unrecognized option '-q'", "-vq", "b");
+    EXPECT_OK(&a, "-v", "b", "-i", "f");
+    assert_true(a.verbose);
+    assert_int_equal(a.n_inputs, 1);
+    sr_args_free(&a);
+  }
+}
+
+static void test_free_is_idempotent(void **state) {
+  struct sr_args a;
+
+  (void)state;
+  EXPECT_OK(&a, "-i", "x", "b", "--", "c");
+  sr_args_free(&a);
+  assert_null(a.bundle);
+  assert_null(a.inputs);
+  assert_null(a.command);
+  assert_int_equal(a.n_command, 0);
+  assert_int_equal(a.network, -1);
+  assert_int_equal(a.audit_fd, -1);
+  sr_args_free(&a); /* must be harmless */
+  sr_args_free(NULL);
+}
+
+static char *capture(void (*fn)(FILE *)) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+
+  assert_non_null(f);
+  fn(f);
+  assert_int_equal(fclose(f), 0);
+  assert_non_null(buf);
+  return buf;
+}
+
+static void test_help_text(void **state) {
+  char *text = capture(sr_cli_help);
+  size_t lines = 0, width = 0;
+
+  (void)state;
+  for (const char *c = text; *c; c++) {
+    if (*c == '\n') {
+      lines++;
+      width = 0;
+    } else {
+      width++;
+      assert_true(width <= 80);
+    }
+  }
+  assert_true(lines >= 25);
+  assert_true(lines < 40);
+  assert_true(strncmp(text, "Usage: skillrun [OPTION]... BUNDLE", 34) == 0);
+  /* Every option the parser knows is documented, and the exit statuses. */
+  {
+    static const char *const opts[] = {
+        "-p, --profile",
+        "--conf",
+        "--expect-sha256",
+        "--signature",
+        "--tenant",
+        "--execution-id",
+        "-i, --input",
+        "--workspace-root",
+        "--cgroup-parent",
+        "--memory",
+        "--cpu-seconds",
+        "--timeout",
+        "--pids",
+        "--log-cap",
+        "--network deny|allow",
+        "--audit-fd",
+        "--audit-file",
+        "--log-passthrough",
+        "--digest",
+        "--explain",
+        "--verify-audit",
+        "--gc",
+        "-v, --verbose",
+        "-h, --help",
+        "-V, --version",
+        "123",
+        "124",
+        "125",
+        "126/127",
+        "128+N",
+        "skillrun(1)",
+    };
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+      if (!strstr(text, opts[i]))
+        fail_msg("--help lacks '%s'", opts[i]);
+  }
+  free(text);
+}
+
+static void test_version_text(void **state) {
+  char *text = capture(sr_cli_version);
+  static const char *const libs[] = {
+      "\nlibseccomp ", "\nlibcap ",  "\nlibmnl ",       "\nOpenSSL ",
+      "\nlibyaml ",    "\njansson ", "\nlibunistring ",
+  };
+
+  (void)state;
+  assert_true(strncmp(text, "skillrun " PACKAGE_VERSION "\n",
+                      strlen("skillrun " PACKAGE_VERSION "\n")) == 0);
+  for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+    if (!strstr(text, libs[i]))
+      fail_msg("--version lacks '%s'", libs[i] + 1);
+  /* Versions are real numbers, not placeholders. */
+  assert_non_null(strstr(text, "libseccomp 2."));
+  assert_null(strstr(text, "libseccomp 0.0"));
+  assert_non_null(strstr(text, "libcap 2."));
+  assert_non_null(strstr(text, "loaded file libmnl.so."));
+  free(text);
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_placeholder),
+      cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_every_option),
+      cmocka_unit_test(test_short_options),
+      cmocka_unit_test(test_dashdash_passthrough),
+      cmocka_unit_test(test_options_after_bundle),
+      cmocka_unit_test(test_getopt_errors),
+      cmocka_unit_test(test_duplicates),
+      cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_ids),
+      cmocka_unit_test(test_sha256),
+      cmocka_unit_test(test_audit_fd),
+      cmocka_unit_test(test_inputs),
+      cmocka_unit_test(test_modes),
+      cmocka_unit_test(test_positionals),
+      cmocka_unit_test(test_no_argv),
+      cmocka_unit_test(test_error_messages_are_sanitised),
+      cmocka_unit_test(test_repeated_calls),
+      cmocka_unit_test(test_free_is_idempotent),
+      cmocka_unit_test(test_help_text),
+      cmocka_unit_test(test_version_text),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -1,16 +1,525 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { (void)state; }
+#include "conf.h"
+#include "error.h"
+
+static char datadir[1024];
+static char tmpdir[] = "/tmp/test-conf.XXXXXX";
+
+static const char *fixture(const char *name) {
+  static char buf[1280];
+  snprintf(buf, sizeof(buf), "%s/%s", datadir, name);
+  return buf;
+}
+
+static void write_file(const char *path, const char *content, size_t len,
+                       mode_t mode) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, content, len), (ssize_t)len);
+  assert_int_equal(fchmod(fd, mode), 0);
+  assert_int_equal(close(fd), 0);
+}
+
+static const struct sr_conf_line *line_with_key(const struct sr_conf *c,
+                                                const char *key) {
+  for (size_t i = 0; i < c->n_lines; i++)
+    if (!strcmp(c->lines[i].key, key))
+      return &c->lines[i];
+  return NULL;
+}
+
+/* Parses text and expects failure with a message containing `want`. */
+static void expect_buffer_error(const char *text, size_t len,
+                                const char *want) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  int r = sr_conf_parse_buffer(text, len, "t.profile", &c, &err);
+  assert_true(r < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_string_equal(err.reason, "config_invalid");
+  if (!strstr(err.msg, want))
+    fail_msg("message '%s' lacks '%s'", err.msg, want);
+  assert_null(c.lines); /* *out untouched on failure */
+}
+
+static void test_words_quotes_comments(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  const struct sr_conf_line *l;
+  (void)state;
+
+  assert_int_equal(sr_conf_parse_file(fixture("basic.profile"), &c, &err), 0);
+  assert_int_equal(c.n_lines, 6);
+  assert_string_equal(c.name, fixture("basic.profile"));
+
+  l = &c.lines[0];
+  assert_string_equal(l->key, "memory");
+  assert_int_equal(l->n_args, 1);
+  assert_string_equal(l->args[0], "256M");
+  assert_null(l->args[1]);
+  assert_int_equal(l->line, 3);
+  assert_string_equal(l->file, fixture("basic.profile"));
+
+  l = line_with_key(&c, "hostname");
+  assert_non_null(l);
+  assert_int_equal(l->n_args, 1);
+  assert_string_equal(l->args[0], "my host");
+  assert_int_equal(l->line, 4);
+
+  l = line_with_key(&c, "setenv");
+  assert_non_null(l);
+  assert_int_equal(l->n_args, 2);
+  assert_string_equal(l->args[1], "say \"hi\" \\ bye");
+
+  l = line_with_key(&c, "env-keep");
+  assert_non_null(l);
+  assert_int_equal(l->n_args, 3);
+  assert_string_equal(l->args[2], "C");
+  assert_int_equal(l->line, 6);
+
+  /* '#' inside quotes is text; outside quotes it starts a comment, even
+   * in the middle of a word. */
+  l = line_with_key(&c, "key");
+  assert_non_null(l);
+  assert_int_equal(l->n_args, 2);
+  assert_string_equal(l->args[0], "#not a comment");
+  assert_string_equal(l->args[1], "x");
+
+  /* Quoted runs glue to unquoted ones; "" is an empty word. */
+  l = line_with_key(&c, "glued");
+  assert_non_null(l);
+  assert_int_equal(l->n_args, 2);
+  assert_string_equal(l->args[0], "prefix midpost");
+  assert_string_equal(l->args[1], "");
+  assert_int_equal(l->line, 8);
+  sr_conf_free(&c);
+  assert_null(c.lines);
+}
+
+static void test_buffer_edge_cases(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  const char crlf[] = "a b\r\n\r\n  \t \nc\r\n# x\nd \"q\"";
+  (void)state;
+
+  assert_int_equal(sr_conf_parse_buffer(crlf, strlen(crlf), "x", &c, &err), 0);
+  assert_int_equal(c.n_lines, 3);
+  assert_string_equal(c.lines[0].key, "a");
+  assert_string_equal(c.lines[0].args[0], "b");
+  assert_int_equal(c.lines[1].line, 4);
+  assert_int_equal(c.lines[1].n_args, 0);
+  assert_null(c.lines[1].args[0]);
+  /* Last line without a newline. */
+  assert_string_equal(c.lines[2].args[0], "q");
+  assert_int_equal(c.lines[2].line, 6);
+  sr_conf_free(&c);
+
+  assert_int_equal(sr_conf_parse_buffer("", 0, "empty", &c, &err), 0);
+  assert_int_equal(c.n_lines, 0);
+  sr_conf_free(&c);
+}
+
+static void test_unterminated_quote(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char want[4096 + 64];
+  (void)state;
+
+  assert_true(sr_conf_parse_file(fixture("unterminated.profile"), &c, &err) <
+              0);
+  snprintf(want, sizeof(want), "%s:3: unterminated quote",
+           fixture("unterminated.profile"));
+  assert_string_equal(err.msg, want);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+
+  expect_buffer_error("a \"b\\x\"", 7, "t.profile:1: invalid escape");
+  expect_buffer_error("ok 1\n\nbad \"", 11, "t.profile:3: unterminated quote");
+}
+
+static void test_line_and_word_caps(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char *buf = malloc(2 * SR_CONF_MAX_LINE + 16);
+  char words[1024] = "";
+  (void)state;
+
+  assert_non_null(buf);
+  /* "k " plus filler: exactly SR_CONF_MAX_LINE bytes is accepted. */
+  memset(buf, 'x', SR_CONF_MAX_LINE);
+  memcpy(buf, "k ", 2);
+  buf[SR_CONF_MAX_LINE] = '\n';
+  assert_int_equal(
+      sr_conf_parse_buffer(buf, SR_CONF_MAX_LINE + 1, "t", &c, &err), 0);
+  assert_int_equal(strlen(c.lines[0].args[0]), SR_CONF_MAX_LINE - 2);
+  sr_conf_free(&c);
+
+  /* One byte more on line 2 is not. */
+  memcpy(buf, "a b\n", 4);
+  memset(buf + 4, 'y', SR_CONF_MAX_LINE + 1);
+  expect_buffer_error(buf, 4 + SR_CONF_MAX_LINE + 1,
+                      "t.profile:2: line too long");
+  free(buf);
+
+  /* 64 words per line, key included. */
+  for (int i = 0; i < 64; i++)
+    strcat(words, "w ");
+  assert_int_equal(sr_conf_parse_buffer(words, strlen(words), "t", &c, &err),
+                   0);
+  assert_int_equal(c.lines[0].n_args, 63);
+  sr_conf_free(&c);
+  strcat(words, "extra");
+  expect_buffer_error(words, strlen(words), "t.profile:1: too many words");
+}
+
+static void test_control_chars(void **state) {
+  (void)state;
+  expect_buffer_error("a b\x01\n", 5, "t.profile:1: control character");
+  expect_buffer_error("a\nb \"\x1b\"", 7, "t.profile:2: control character");
+  expect_buffer_error("a\0b\n", 4, "t.profile:1: NUL byte");
+}
+
+static void test_include(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char *resolved = NULL;
+  char want[4096 + 64];
+  (void)state;
+
+  assert_int_equal(sr_conf_load_profile("inc-parent", &c, &resolved, &err), 0);
+  assert_string_equal(resolved, fixture("inc-parent.profile"));
+  assert_string_equal(c.name, resolved);
+  /* The child's lines come first (spliced in place) and keep their own
+   * file and line numbers. */
+  assert_int_equal(c.n_lines, 3);
+  assert_string_equal(c.lines[0].key, "memory");
+  assert_string_equal(c.lines[0].file, fixture("inc-child.profile"));
+  assert_int_equal(c.lines[0].line, 2);
+  assert_string_equal(c.lines[1].key, "cpu-seconds");
+  assert_int_equal(c.lines[1].line, 4);
+  assert_string_equal(c.lines[2].key, "hostname");
+  assert_string_equal(c.lines[2].file, fixture("inc-parent.profile"));
+  assert_int_equal(c.lines[2].line, 2);
+  sr_conf_free(&c);
+  free(resolved);
+
+  /* The embedded default can be included by name. */
+  assert_int_equal(sr_conf_load_profile("include-default", &c, NULL, &err), 0);
+  assert_true(c.n_lines >= 2);
+  assert_string_equal(c.lines[0].file, "default.profile (built-in)");
+  assert_string_equal(c.lines[c.n_lines - 1].key, "setenv");
+  sr_conf_free(&c);
+
+  /* A missing include names the including line. */
+  assert_true(sr_conf_load_profile("include-missing", &c, NULL, &err) < 0);
+  snprintf(want, sizeof(want), "%s:1: profile 'missing-profile-xyz' not found",
+           fixture("include-missing.profile"));
+  if (strncmp(err.msg, want, strlen(want)) != 0)
+    fail_msg("got '%s'", err.msg);
+  sr_error_clear(&err);
+
+  expect_buffer_error("include", 7, "t.profile:1: include takes one");
+  expect_buffer_error("include a b", 11, "t.profile:1: include takes one");
+}
+
+static void test_include_cycle(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char want[4096 + 64];
+  (void)state;
+
+  assert_true(sr_conf_load_profile("cycle-a", &c, NULL, &err) < 0);
+  snprintf(want, sizeof(want), "%s:2: include cycle",
+           fixture("cycle-b.profile"));
+  if (strncmp(err.msg, want, strlen(want)) != 0)
+    fail_msg("got '%s', want '%s...'", err.msg, want);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  sr_error_clear(&err);
+
+  assert_true(sr_conf_load_profile("self", &c, NULL, &err) < 0);
+  assert_non_null(strstr(err.msg, "self.profile:1: include cycle"));
+  sr_error_clear(&err);
+
+  /* Including the built-in default from itself is impossible, but a
+   * buffer that includes a path twice in a row is fine (no cycle). */
+  {
+    char buf[8300];
+    snprintf(buf, sizeof(buf), "include %s\ninclude %s\n",
+             fixture("inc-child.profile"), fixture("inc-child.profile"));
+    assert_int_equal(sr_conf_parse_buffer(buf, strlen(buf), "t", &c, &err), 0);
+    assert_int_equal(c.n_lines, 4);
+    sr_conf_free(&c);
+  }
+}
+
+static void test_include_depth(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  (void)state;
+
+  /* deep-1 -> ... -> deep-9: 8 nested includes, the maximum. */
+  assert_int_equal(sr_conf_load_profile("deep-1", &c, NULL, &err), 0);
+  assert_int_equal(c.n_lines, 1);
+  assert_string_equal(c.lines[0].args[0], "deepest");
+  assert_non_null(strstr(c.lines[0].file, "deep-9.profile"));
+  sr_conf_free(&c);
+
+  /* deep-0: one more. */
+  assert_true(sr_conf_load_profile("deep-0", &c, NULL, &err) < 0);
+  assert_non_null(strstr(err.msg, "deep-8.profile:1: includes nested too "
+                                  "deeply (max 8)"));
+}
+
+static void test_profile_search(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char *resolved = NULL;
+  char d1[4200], d2[4200], p[4300], env[8500];
+  const char *saved = getenv("SKILLRUN_PROFILE_PATH");
+  char *saved_copy = saved ? strdup(saved) : NULL;
+  (void)state;
+
+  snprintf(d1, sizeof(d1), "%s/one", tmpdir);
+  snprintf(d2, sizeof(d2), "%s/two", tmpdir);
+  assert_int_equal(mkdir(d1, 0755), 0);
+  assert_int_equal(mkdir(d2, 0755), 0);
+  snprintf(p, sizeof(p), "%s/pick.profile", d1);
+  write_file(p, "hostname one\n", 13, 0644);
+  snprintf(p, sizeof(p), "%s/pick.profile", d2);
+  write_file(p, "hostname two\n", 13, 0644);
+  snprintf(p, sizeof(p), "%s/only2.profile", d2);
+  write_file(p, "hostname only2\n", 15, 0644);
+
+  /* SKILLRUN_PROFILE_PATH is colon-separated and searched first, in order. */
+  snprintf(env, sizeof(env), "%s::%s", d1, d2);
+  assert_int_equal(setenv("SKILLRUN_PROFILE_PATH", env, 1), 0);
+  assert_int_equal(sr_conf_load_profile("pick", &c, &resolved, &err), 0);
+  assert_string_equal(c.lines[0].args[0], "one");
+  snprintf(p, sizeof(p), "%s/pick.profile", d1);
+  assert_string_equal(resolved, p);
+  free(resolved);
+  sr_conf_free(&c);
+  assert_int_equal(sr_conf_load_profile("only2", &c, NULL, &err), 0);
+  assert_string_equal(c.lines[0].args[0], "only2");
+  sr_conf_free(&c);
+
+  /* $XDG_CONFIG_HOME/skillrun/profiles. */
+  assert_int_equal(unsetenv("SKILLRUN_PROFILE_PATH"), 0);
+  snprintf(p, sizeof(p), "%s/xdg", tmpdir);
+  assert_int_equal(mkdir(p, 0755), 0);
+  strcat(p, "/skillrun");
+  assert_int_equal(mkdir(p, 0755), 0);
+  strcat(p, "/profiles");
+  assert_int_equal(mkdir(p, 0755), 0);
+  strcat(p, "/xdgonly.profile");
+  write_file(p, "hostname xdg\n", 13, 0644);
+  snprintf(env, sizeof(env), "%s/xdg", tmpdir);
+  assert_int_equal(setenv("XDG_CONFIG_HOME", env, 1), 0);
+  assert_int_equal(sr_conf_load_profile("xdgonly", &c, &resolved, &err), 0);
+  assert_string_equal(resolved, p);
+  assert_string_equal(c.lines[0].args[0], "xdg");
+  free(resolved);
+  sr_conf_free(&c);
+
+  /* Not found: exit 125 and every place looked in. */
+  assert_true(sr_conf_load_profile("no-such-profile", &c, NULL, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_non_null(strstr(err.msg, "profile 'no-such-profile' not found"));
+  assert_non_null(
+      strstr(err.msg, SR_SYSCONFDIR "/skillrun/profiles/no-such-profile"));
+  assert_non_null(strstr(err.msg, "/xdg/skillrun/profiles/no-such-profile"));
+  assert_non_null(
+      strstr(err.msg, SR_DATADIR "/skillrun/profiles/no-such-profile"));
+  sr_error_clear(&err);
+  assert_int_equal(unsetenv("XDG_CONFIG_HOME"), 0);
+
+  /* Names are plain file names. */
+  assert_true(sr_conf_load_profile("a..b", &c, NULL, &err) < 0);
+  assert_non_null(strstr(err.msg, "invalid profile name"));
+  sr_error_clear(&err);
+  assert_true(sr_conf_load_profile("bad\x01name", &c, NULL, &err) < 0);
+  assert_non_null(strstr(err.msg, "invalid profile name"));
+  sr_error_clear(&err);
+  assert_true(sr_conf_load_profile("", &c, NULL, &err) < 0);
+  sr_error_clear(&err);
+
+  /* A path must be a regular file. */
+  assert_true(sr_conf_load_profile(tmpdir, &c, NULL, &err) < 0);
+  assert_non_null(strstr(err.msg, "not a regular file"));
+  sr_error_clear(&err);
+  assert_true(sr_conf_load_profile("/nonexistent/x.profile", &c, NULL, &err) <
+              0);
+  assert_int_equal(err.err, ENOENT);
+  sr_error_clear(&err);
+
+  if (saved_copy) {
+    setenv("SKILLRUN_PROFILE_PATH", saved_copy, 1);
+    free(saved_copy);
+  } else {
+    setenv("SKILLRUN_PROFILE_PATH", datadir, 1);
+  }
+}
+
+static void test_file_too_large(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char p[4300];
+  char *big = malloc(SR_CONF_MAX_BYTES + 1);
+  (void)state;
+
+  assert_non_null(big);
+  memset(big, '\n', SR_CONF_MAX_BYTES + 1);
+  snprintf(p, sizeof(p), "%s/big.profile", tmpdir);
+  write_file(p, big, SR_CONF_MAX_BYTES, 0644);
+  assert_int_equal(sr_conf_parse_file(p, &c, &err), 0);
+  sr_conf_free(&c);
+  write_file(p, big, SR_CONF_MAX_BYTES + 1, 0644);
+  assert_true(sr_conf_parse_file(p, &c, &err) < 0);
+  assert_non_null(strstr(err.msg, "file too large"));
+  sr_error_clear(&err);
+  assert_true(sr_conf_parse_buffer(big, SR_CONF_MAX_BYTES + 1, "b", &c, &err) <
+              0);
+  assert_non_null(strstr(err.msg, "file too large"));
+  free(big);
+}
+
+static void test_embedded_default(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char *resolved = NULL;
+  (void)state;
+
+  assert_int_equal(sr_conf_load_profile(NULL, &c, &resolved, &err), 0);
+  assert_string_equal(resolved, "default.profile (built-in)");
+  assert_true(c.n_lines > 0);
+  assert_non_null(line_with_key(&c, "network"));
+  assert_string_equal(c.lines[0].file, "default.profile (built-in)");
+  free(resolved);
+  sr_conf_free(&c);
+
+  /* "default" is the embedded one even when a file of that name is on the
+   * search path, so the built-in policy cannot drift. */
+  assert_int_equal(sr_conf_load_profile("default", &c, &resolved, &err), 0);
+  assert_string_equal(resolved, "default.profile (built-in)");
+  free(resolved);
+  sr_conf_free(&c);
+}
+
+static void test_platform_conf(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  char *warning = (char *)"unset";
+  char p[4300];
+  (void)state;
+
+  /* Missing: not an error, empty. */
+  snprintf(p, sizeof(p), "%s/missing.conf", tmpdir);
+  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
+  assert_null(warning);
+  assert_int_equal(c.n_lines, 0);
+
+  /* Group-writable: ignored with a warning, whoever owns it. */
+  snprintf(p, sizeof(p), "%s/gw.conf", tmpdir);
+  write_file(p, "memory 1G\n", 10, 0664);
+  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
+  assert_non_null(warning);
+  {
+    char want[4400];
+    snprintf(want, sizeof(want),
+             "ignoring %s: not owned by root or writable by group/others", p);
+    assert_string_equal(warning, want);
+  }
+  assert_int_equal(c.n_lines, 0);
+  free(warning);
+  assert_false(sr_error_is_set(&err));
+
+  /* World-writable: same. */
+  write_file(p, "memory 1G\n", 10, 0646);
+  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
+  assert_non_null(warning);
+  free(warning);
+
+  /* 0644: honoured only when we are root (the file is then root's). */
+  snprintf(p, sizeof(p), "%s/ok.conf", tmpdir);
+  write_file(p, "memory 1G\nnetwork deny\n", 23, 0644);
+  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
+  if (geteuid() == 0) {
+    assert_null(warning);
+    assert_int_equal(c.n_lines, 2);
+    assert_string_equal(c.lines[0].file, p);
+    sr_conf_free(&c);
+  } else {
+    assert_non_null(warning);
+    assert_int_equal(c.n_lines, 0);
+    free(warning);
+  }
+
+  /* include is refused in skillrun.conf (an included file would escape
+   * the ownership check); checked as root only, where the file counts. */
+  if (geteuid() == 0) {
+    snprintf(p, sizeof(p), "%s/inc.conf", tmpdir);
+    write_file(p, "memory 1G\ninclude default\n", 26, 0644);
+    assert_true(sr_conf_load_platform(p, &c, &warning, &err) < 0);
+    {
+      char want[4400];
+      snprintf(want, sizeof(want),
+               "%s:2: include is not allowed in skillrun.conf", p);
+      assert_string_equal(err.msg, want);
+    }
+    sr_error_clear(&err);
+  }
+
+  /* A directory is not a config file. */
+  assert_true(sr_conf_load_platform(tmpdir, &c, &warning, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+}
+
+static int setup(void **state) {
+  const char *td = getenv("TESTDATA");
+  (void)state;
+  snprintf(datadir, sizeof(datadir), "%s/conf", td ? td : "tests/data");
+  if (setenv("SKILLRUN_PROFILE_PATH", datadir, 1) < 0)
+    return -1;
+  if (!mkdtemp(tmpdir))
+    return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  char cmd[128];
+  (void)state;
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_placeholder),
+      cmocka_unit_test(test_words_quotes_comments),
+      cmocka_unit_test(test_buffer_edge_cases),
+      cmocka_unit_test(test_unterminated_quote),
+      cmocka_unit_test(test_line_and_word_caps),
+      cmocka_unit_test(test_control_chars),
+      cmocka_unit_test(test_include),
+      cmocka_unit_test(test_include_cycle),
+      cmocka_unit_test(test_include_depth),
+      cmocka_unit_test(test_profile_search),
+      cmocka_unit_test(test_file_too_large),
+      cmocka_unit_test(test_embedded_default),
+      cmocka_unit_test(test_platform_conf),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
-  return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
+  return cmocka_run_group_tests_name("conf", tests, setup, teardown);
 }

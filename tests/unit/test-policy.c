@@ -1,15 +1,990 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { (void)state; }
+#include "cli.h"
+#include "conf.h"
+#include "manifest.h"
+#include "policy.h"
+
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+/* ------------------------------------------------------------ helpers */
+
+static void parse(const char *text, const char *name, struct sr_conf *c) {
+  struct sr_error err = {0};
+  if (sr_conf_parse_buffer(text, strlen(text), name, c, &err) < 0)
+    fail_msg("parse: %s", err.msg);
+}
+
+/* A policy with builtin caps, then conf and profile text (either NULL). */
+static void build(struct sr_policy *p, const char *conf, const char *profile) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+
+  assert_int_equal(sr_policy_init(p), 0);
+  if (conf) {
+    parse(conf, "skillrun.conf", &c);
+    if (sr_policy_apply_conf(p, &c, &err) < 0)
+      fail_msg("conf: %s", err.msg);
+    sr_conf_free(&c);
+  }
+  if (profile) {
+    parse(profile, "t.profile", &c);
+    if (sr_policy_apply_profile(p, &c, &err) < 0)
+      fail_msg("profile: %s", err.msg);
+    sr_conf_free(&c);
+  }
+}
+
+/* Expects applying `text` as a conf (is_conf) or profile to fail with
+ * exactly `want`. */
+static void expect_error(bool is_conf, const char *text, const char *want) {
+  struct sr_policy p;
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  int r;
+
+  assert_int_equal(sr_policy_init(&p), 0);
+  parse(text, is_conf ? "skillrun.conf" : "t.profile", &c);
+  r = is_conf ? sr_policy_apply_conf(&p, &c, &err)
+              : sr_policy_apply_profile(&p, &c, &err);
+  if (r >= 0)
+    fail_msg("'%s' was accepted, expected '%s'", text, want);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_string_equal(err.reason, "config_invalid");
+  if (strcmp(err.msg, want) != 0)
+    fail_msg("got '%s', want '%s'", err.msg, want);
+  sr_conf_free(&c);
+  sr_policy_free(&p);
+}
+
+static void expect_profile_ok(const char *text) {
+  struct sr_policy p;
+  build(&p, NULL, text);
+  sr_policy_free(&p);
+}
+
+static void manifest_init(struct sr_manifest *m) {
+  memset(m, 0, sizeof(*m));
+  m->network = -1;
+}
+
+static void args_init(struct sr_args *a) {
+  memset(a, 0, sizeof(*a));
+  a->network = -1;
+  a->audit_fd = -1;
+}
+
+static void assert_warning(const struct sr_policy *p, const char *want) {
+  for (size_t i = 0; i < p->warnings.n; i++)
+    if (!strcmp(p->warnings.v[i], want))
+      return;
+  for (size_t i = 0; i < p->warnings.n; i++)
+    print_message("# warning[%zu]: %s\n", i, p->warnings.v[i]);
+  fail_msg("no warning '%s'", want);
+}
+
+/* A limit value as profile text (sizes in bytes, durations in ms). */
+static void value_text(int id, uint64_t v, char *buf, size_t len) {
+  if (sr_limit_defs[id].kind == SR_KIND_DURATION)
+    snprintf(buf, len, "%" PRIu64 "ms", v);
+  else
+    snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_defs_and_init(void **state) {
+  static const char *const names[SR__LIM_MAX] = {
+      "memory",      "cpu-seconds", "timeout",      "pids",
+      "log-cap",     "tmp-size",    "scratch-size", "outputs-size",
+      "inputs-size", "nofile",      "kill-grace"};
+  struct sr_policy p;
+  (void)state;
+
+  assert_int_equal(sr_policy_init(&p), 0);
+  for (int i = 0; i < SR__LIM_MAX; i++) {
+    const struct sr_limit_def *d = &sr_limit_defs[i];
+    assert_string_equal(d->name, names[i]);
+    assert_int_equal(sr_limit_by_name(names[i]), i);
+    assert_true(d->min <= d->builtin);
+    assert_true(d->builtin <= d->max);
+    assert_int_equal(p.limits[i].value, d->builtin);
+    assert_int_equal(p.limits[i].cap, d->builtin);
+    assert_int_equal(p.limits[i].source, SR_SRC_BUILTIN);
+    assert_null(p.limits[i].enforced_by);
+  }
+  assert_int_equal(sr_limit_by_name("nope"), -1);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 512 * MiB);
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 60);
+  assert_int_equal(p.limits[SR_LIM_TIMEOUT].value, 5 * 60 * 1000);
+  assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 10 * MiB);
+  assert_int_equal(p.limits[SR_LIM_KILL_GRACE].value, 5000);
+  assert_int_equal(sr_limit_defs[SR_LIM_MEMORY].min, 8 * MiB);
+  assert_int_equal(sr_limit_defs[SR_LIM_NOFILE].max, 1 << 20);
+  assert_string_equal(p.hostname, "skillrun");
+  assert_false(p.network_allow);
+  assert_int_equal(p.cgroup, SR_CGROUP_PREFER);
+  assert_int_equal(p.proc, SR_PROC_PROCFS);
+  assert_false(p.strict);
+  assert_string_equal(sr_source_name(SR_SRC_BUILTIN), "builtin");
+  assert_string_equal(sr_source_name(SR_SRC_CONF), "conf");
+  assert_string_equal(sr_source_name(SR_SRC_PROFILE), "profile");
+  assert_string_equal(sr_source_name(SR_SRC_MANIFEST), "manifest");
+  assert_string_equal(sr_source_name(SR_SRC_FLAG), "flag");
+  sr_policy_free(&p);
+}
+
+/* Every limit: a profile lowers it; a profile raise is clamped with a
+ * warning naming the profile line and the platform cap. */
+static void test_profile_lowers_and_clamps_every_limit(void **state) {
+  (void)state;
+  for (int i = 0; i < SR__LIM_MAX; i++) {
+    const struct sr_limit_def *d = &sr_limit_defs[i];
+    uint64_t lower = d->builtin / 2 >= d->min ? d->builtin / 2 : d->min;
+    char text[128], v[48], want[256];
+    struct sr_policy p;
+
+    value_text(i, lower, v, sizeof(v));
+    snprintf(text, sizeof(text), "%s %s\n", d->name, v);
+    build(&p, NULL, text);
+    assert_int_equal(p.limits[i].value, lower);
+    assert_int_equal(p.limits[i].cap, d->builtin);
+    assert_int_equal(p.limits[i].source, SR_SRC_PROFILE);
+    assert_int_equal(p.warnings.n, 0);
+    sr_policy_free(&p);
+
+    value_text(i, d->builtin + 1, v, sizeof(v));
+    snprintf(text, sizeof(text), "# raise\n%s %s\n", d->name, v);
+    build(&p, NULL, text);
+    assert_int_equal(p.limits[i].value, d->builtin);
+    assert_int_equal(p.limits[i].source, SR_SRC_BUILTIN);
+    assert_int_equal(p.warnings.n, 1);
+    snprintf(want, sizeof(want), "profile t.profile:2: %s ", d->name);
+    assert_memory_equal(p.warnings.v[0], want, strlen(want));
+    assert_non_null(strstr(p.warnings.v[0], "is above the platform cap"));
+    assert_non_null(strstr(p.warnings.v[0], "; clamped"));
+    sr_policy_free(&p);
+  }
+}
+
+static void test_profile_clamp_message(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, NULL, "hostname x\nmemory 2G\n");
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 512 * MiB);
+  assert_warning(&p, "profile t.profile:2: memory 2GiB is above the platform "
+                     "cap 512MiB; clamped");
+  sr_policy_free(&p);
+
+  build(&p, NULL, "timeout 10m\n");
+  assert_warning(&p, "profile t.profile:1: timeout 10m is above the platform "
+                     "cap 5m; clamped");
+  sr_policy_free(&p);
+
+  /* Equal to the cap: accepted, source moves to the profile. */
+  build(&p, NULL, "pids 512\n");
+  assert_int_equal(p.limits[SR_LIM_PIDS].source, SR_SRC_PROFILE);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_free(&p);
+}
+
+static void test_conf_sets_caps(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  /* Raise: the cap and the value follow; a profile may then use it. */
+  build(&p, "memory 2G\ncpu-seconds 600\n", "memory 1G\n");
+  assert_int_equal(p.limits[SR_LIM_MEMORY].cap, 2 * GiB);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 1 * GiB);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_PROFILE);
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].cap, 600);
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 600);
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].source, SR_SRC_CONF);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_free(&p);
+
+  /* Lower: a profile asking for the builtin value is clamped to it. */
+  build(&p, "memory 100M\n", "memory 512M\n");
+  assert_int_equal(p.limits[SR_LIM_MEMORY].cap, 100 * MiB);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 100 * MiB);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_CONF);
+  assert_warning(&p, "profile t.profile:1: memory 512MiB is above the "
+                     "platform cap 100MiB; clamped");
+  sr_policy_free(&p);
+
+  /* workspace-root */
+  build(&p, "workspace-root /srv/skillrun\n", NULL);
+  assert_string_equal(p.workspace_root, "/srv/skillrun");
+  sr_policy_free(&p);
+
+  expect_error(true, "memory 2T\n",
+               "skillrun.conf:1: memory 2TiB is above the largest cap 1TiB");
+  expect_error(true, "\npids 2\n",
+               "skillrun.conf:2: pids 2 is below the minimum 4");
+  expect_error(true, "timeout 8d\n",
+               "skillrun.conf:1: timeout: invalid value '8d' (expected a "
+               "duration such as 250ms, 30s, 5m or 1h)");
+  expect_error(true, "workspace-root srv\n",
+               "skillrun.conf:1: workspace-root: 'srv' must be an absolute, "
+               "normalised directory other than /");
+  expect_error(true, "workspace-root /\n",
+               "skillrun.conf:1: workspace-root: '/' must be an absolute, "
+               "normalised directory other than /");
+}
+
+static void test_limit_errors(void **state) {
+  (void)state;
+  expect_error(false, "memory 4M\n",
+               "t.profile:1: memory 4MiB is below the minimum 8MiB");
+  expect_error(false, "cpu-seconds 0\n",
+               "t.profile:1: cpu-seconds 0 is below the minimum 1");
+  expect_error(false, "timeout 50ms\n",
+               "t.profile:1: timeout 50ms is below the minimum 100ms");
+  expect_error(false, "nofile 15\n",
+               "t.profile:1: nofile 15 is below the minimum 16");
+  expect_error(false, "memory lots\n",
+               "t.profile:1: memory: invalid value 'lots' (expected a size "
+               "such as 256M, 1GiB or 65536)");
+  expect_error(false, "pids 1.5\n",
+               "t.profile:1: pids: invalid value '1.5' (expected a whole "
+               "number)");
+  expect_error(false, "memory\n",
+               "t.profile:1: memory: expected one value, a size such as "
+               "256M, 1GiB or 65536");
+  expect_error(false, "memory 1G 2G\n",
+               "t.profile:1: memory: expected one value, a size such as "
+               "256M, 1GiB or 65536");
+  /* log-cap and kill-grace accept 0. */
+  expect_profile_ok("log-cap 0\nkill-grace 0\ninputs-size 0\n");
+}
+
+static void test_unknown_and_misplaced_keys(void **state) {
+  (void)state;
+  expect_error(false, "memroy 1G\n", "t.profile:1: unknown key 'memroy'");
+  expect_error(true, "# c\n\nfoo bar\n", "skillrun.conf:3: unknown key 'foo'");
+  expect_error(false, "workspace-root /srv\n",
+               "t.profile:1: key 'workspace-root' is only allowed in "
+               "skillrun.conf");
+  static const char *const profile_only[] = {
+      "bind-ro /opt",         "bind-ro-try /opt",
+      "etc-file localtime",   "etc-file-try localtime",
+      "env-keep A",           "setenv A b",
+      "seccomp-allow ptrace", "seccomp-deny ptrace",
+      "cgroup off",           "proc tmpfs",
+      "strict yes",           "hostname h",
+  };
+  for (size_t i = 0; i < sizeof(profile_only) / sizeof(*profile_only); i++) {
+    char want[256], key[64];
+    sscanf(profile_only[i], "%63s", key);
+    snprintf(want, sizeof(want),
+             "skillrun.conf:1: key '%s' belongs in a profile, not in "
+             "skillrun.conf",
+             key);
+    expect_error(true, profile_only[i], want);
+    expect_profile_ok(profile_only[i]);
+  }
+}
+
+static void test_duplicate_scalar(void **state) {
+  struct sr_policy p;
+  (void)state;
+  expect_error(false, "memory 1G\nhostname a\nmemory 2G\n",
+               "t.profile:3: duplicate key 'memory' (first set at "
+               "t.profile:1)");
+  expect_error(false, "network deny\nnetwork allow\n",
+               "t.profile:2: duplicate key 'network' (first set at "
+               "t.profile:1)");
+  expect_error(false, "strict no\nstrict yes\n",
+               "t.profile:2: duplicate key 'strict' (first set at "
+               "t.profile:1)");
+  expect_error(false, "cgroup off\nproc tmpfs\ncgroup require\n",
+               "t.profile:3: duplicate key 'cgroup' (first set at "
+               "t.profile:1)");
+  expect_error(true, "memory 1G\nmemory 2G\n",
+               "skillrun.conf:2: duplicate key 'memory' (first set at "
+               "skillrun.conf:1)");
+  expect_error(true, "workspace-root /a\nworkspace-root /b\n",
+               "skillrun.conf:2: duplicate key 'workspace-root' (first set "
+               "at skillrun.conf:1)");
+
+  /* Another file may override what an included file set; the later line
+   * wins, and a limit is reset to its value before the layer first. */
+  {
+    const char *td = getenv("TESTDATA");
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "include %s/conf/inc-child.profile\nmemory 256M\n",
+             td ? td : "tests/data");
+    build(&p, NULL, text);
+    assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
+    assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_PROFILE);
+    assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 10);
+    assert_int_equal(p.warnings.n, 0);
+    sr_policy_free(&p);
+  }
+  build(&p, NULL, "include default\nnetwork allow\ncgroup require\n");
+  assert_true(p.network_permitted);
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  sr_policy_free(&p);
+  build(&p, NULL, "network allow\ninclude default\n");
+  assert_false(p.network_permitted); /* later line wins */
+  sr_policy_free(&p);
+
+  /* Once per layer: the conf and the profile may each set it. */
+  build(&p, "memory 1G\n", "memory 256M\n");
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
+  sr_policy_free(&p);
+
+  /* List keys accumulate (duplicates are merged). */
+  build(&p, NULL,
+        "env-keep A B\nenv-keep C A\nseccomp-allow ptrace\n"
+        "seccomp-allow ptrace personality\n");
+  assert_int_equal(p.env_keep.n, 3);
+  assert_string_equal(p.env_keep.v[2], "C");
+  assert_int_equal(p.seccomp_allow.n, 2);
+  sr_policy_free(&p);
+}
+
+static void test_scalar_values(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, NULL,
+        "cgroup require\nproc tmpfs\nstrict yes\nhostname build-1.example\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  assert_int_equal(p.proc, SR_PROC_TMPFS);
+  assert_true(p.strict);
+  assert_string_equal(p.hostname, "build-1.example");
+  sr_policy_free(&p);
+  build(&p, NULL, "cgroup off\nstrict no\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_OFF);
+  assert_false(p.strict);
+  sr_policy_free(&p);
+
+  expect_error(false, "cgroup maybe\n",
+               "t.profile:1: cgroup: 'maybe' is not require, prefer or off");
+  expect_error(false, "proc sysfs\n",
+               "t.profile:1: proc: 'sysfs' is not procfs or tmpfs");
+  expect_error(false, "strict perhaps\n",
+               "t.profile:1: strict: 'perhaps' is not yes or no");
+  expect_error(false, "network maybe\n",
+               "t.profile:1: network: 'maybe' is not deny or allow");
+  expect_error(true, "network\n",
+               "skillrun.conf:1: network: expected 'network deny|allow'");
+  expect_error(false, "cgroup\n",
+               "t.profile:1: cgroup: expected 'cgroup require|prefer|off'");
+  static const char *const bad_hosts[] = {"-a",  "a-",  "a..b", ".a",
+                                          "a_b", "a b", ""};
+  for (size_t i = 0; i < sizeof(bad_hosts) / sizeof(*bad_hosts); i++) {
+    char text[64], want[256];
+    snprintf(text, sizeof(text), "hostname \"%s\"\n", bad_hosts[i]);
+    snprintf(want, sizeof(want),
+             "t.profile:1: hostname: '%s' is not a host name (letters, "
+             "digits, '-' and '.', at most 64)",
+             bad_hosts[i]);
+    expect_error(false, text, want);
+  }
+}
+
+static void test_binds(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, NULL,
+        "bind-ro /opt/tool\nbind-ro-try /srv/data /data\n"
+        "bind-ro-try /etc/alternatives\n");
+  assert_int_equal(p.n_binds, 3);
+  assert_string_equal(p.binds[0].src, "/opt/tool");
+  assert_string_equal(p.binds[0].dst, "/opt/tool");
+  assert_false(p.binds[0].optional);
+  assert_string_equal(p.binds[1].src, "/srv/data");
+  assert_string_equal(p.binds[1].dst, "/data");
+  assert_true(p.binds[1].optional);
+  assert_string_equal(p.binds[1].file, "t.profile");
+  assert_int_equal(p.binds[1].line, 2);
+  sr_policy_free(&p);
+
+  static const char *const bad_paths[] = {"opt",     "/opt/../etc", "/opt//x",
+                                          "/opt/x/", "/opt/./x",    ""};
+  for (size_t i = 0; i < sizeof(bad_paths) / sizeof(*bad_paths); i++) {
+    char text[64], want[256];
+    snprintf(text, sizeof(text), "bind-ro \"%s\"\n", bad_paths[i]);
+    snprintf(want, sizeof(want),
+             "t.profile:1: bind-ro: source '%s' must be an absolute, "
+             "normalised path",
+             bad_paths[i]);
+    expect_error(false, text, want);
+    snprintf(text, sizeof(text), "bind-ro-try /opt \"%s\"\n", bad_paths[i]);
+    snprintf(want, sizeof(want),
+             "t.profile:1: bind-ro-try: destination '%s' must be an "
+             "absolute, normalised path",
+             bad_paths[i]);
+    expect_error(false, text, want);
+  }
+  expect_error(false, "bind-ro /opt /\n",
+               "t.profile:1: bind-ro: destination / is built by skillrun");
+  expect_error(false, "bind-ro /opt /etc\n",
+               "t.profile:1: bind-ro: destination /etc is built by skillrun");
+  static const char *const reserved[][2] = {{"/workspace", "/workspace"},
+                                            {"/workspace/x", "/workspace"},
+                                            {"/proc", "/proc"},
+                                            {"/proc/sys", "/proc"},
+                                            {"/dev", "/dev"},
+                                            {"/dev/shm", "/dev"},
+                                            {"/tmp", "/tmp"},
+                                            {"/tmp/x", "/tmp"}};
+  for (size_t i = 0; i < sizeof(reserved) / sizeof(*reserved); i++) {
+    char text[64], want[256];
+    snprintf(text, sizeof(text), "bind-ro /opt %s\n", reserved[i][0]);
+    snprintf(want, sizeof(want),
+             "t.profile:1: bind-ro: destination %s is inside %s, which "
+             "skillrun builds",
+             reserved[i][0], reserved[i][1]);
+    expect_error(false, text, want);
+  }
+  /* Similar names are fine. */
+  expect_profile_ok("bind-ro /opt /tmpdata\nbind-ro /srv /workspaces\n");
+  expect_error(false, "bind-ro /\n",
+               "t.profile:1: bind-ro: source / may not be bound into the "
+               "sandbox");
+  expect_error(false, "bind-ro /proc/1 /x\n",
+               "t.profile:1: bind-ro: source /proc/1 may not be bound into "
+               "the sandbox");
+  expect_error(false, "bind-ro /dev/kvm /kvm\n",
+               "t.profile:1: bind-ro: source /dev/kvm may not be bound into "
+               "the sandbox");
+  expect_error(false, "bind-ro /opt\nbind-ro-try /srv /opt\n",
+               "t.profile:2: bind-ro-try: /opt is already a bind destination "
+               "(t.profile:1)");
+  expect_error(false, "bind-ro\n",
+               "t.profile:1: bind-ro: expected 'bind-ro SRC [DST]'");
+  expect_error(false, "bind-ro /a /b /c\n",
+               "t.profile:1: bind-ro: expected 'bind-ro SRC [DST]'");
+}
+
+static void test_etc_files(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, NULL,
+        "etc-file localtime\netc-file-try /etc/ssl/certs/ca.crt\n"
+        "etc-file localtime\n");
+  assert_int_equal(p.etc_files.n, 1);
+  assert_string_equal(p.etc_files.v[0], "/etc/localtime");
+  assert_int_equal(p.etc_files_try.n, 1);
+  assert_string_equal(p.etc_files_try.v[0], "/etc/ssl/certs/ca.crt");
+  sr_policy_free(&p);
+
+  static const char *const bad[] = {"../shadow", "/usr/lib/x",  "/etc",
+                                    "a//b",      "/etc/x/../y", ""};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    char text[64], want[256];
+    snprintf(text, sizeof(text), "etc-file \"%s\"\n", bad[i]);
+    snprintf(want, sizeof(want),
+             "t.profile:1: etc-file: '%s' must name a file below /etc (e.g. "
+             "localtime or /etc/localtime), normalised",
+             bad[i]);
+    expect_error(false, text, want);
+  }
+  expect_error(false, "etc-file shadow\n",
+               "t.profile:1: etc-file: /etc/shadow may not be copied into the "
+               "sandbox");
+  expect_error(false, "etc-file-try passwd\n",
+               "t.profile:1: etc-file-try: /etc/passwd may not be copied into "
+               "the sandbox");
+  expect_error(false, "etc-file ssh/ssh_host_ed25519_key\n",
+               "t.profile:1: etc-file: /etc/ssh/ssh_host_ed25519_key may not "
+               "be copied into the sandbox");
+  expect_error(false, "etc-file hosts\n",
+               "t.profile:1: etc-file: /etc/hosts may not be copied into the "
+               "sandbox");
+  expect_error(false, "etc-file localtime\netc-file-try /etc/localtime\n",
+               "t.profile:2: etc-file-try: /etc/localtime is already listed "
+               "by etc-file");
+  /* Similar names are not refused. */
+  expect_profile_ok("etc-file-try hosts.allow\netc-file-try passwdqc.conf\n");
+}
+
+static void test_environment(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, NULL,
+        "env-keep LANG TZ _X1\nsetenv PYTHONUNBUFFERED 1\n"
+        "setenv MSG \"a b\"\n");
+  assert_int_equal(p.env_keep.n, 3);
+  assert_int_equal(p.n_setenv, 2);
+  assert_string_equal(p.setenv[1].name, "MSG");
+  assert_string_equal(p.setenv[1].value, "a b");
+  sr_policy_free(&p);
+
+  expect_error(false, "env-keep A 1B\n",
+               "t.profile:1: env-keep: invalid variable name '1B' (letters, "
+               "digits and '_', not starting with a digit)");
+  expect_error(false, "env-keep A-B\n",
+               "t.profile:1: env-keep: invalid variable name 'A-B' (letters, "
+               "digits and '_', not starting with a digit)");
+  expect_error(false, "env-keep\n",
+               "t.profile:1: env-keep: expected 'env-keep NAME...'");
+  expect_error(false, "env-keep SKILLRUN_TENANT\n",
+               "t.profile:1: env-keep: SKILLRUN_TENANT: SKILLRUN_* names are "
+               "reserved");
+  expect_error(false, "setenv SKILLRUN_X 1\n",
+               "t.profile:1: setenv: SKILLRUN_X: SKILLRUN_* names are "
+               "reserved");
+  expect_error(false, "setenv A=B 1\n",
+               "t.profile:1: setenv: invalid variable name 'A=B' (letters, "
+               "digits and '_', not starting with a digit)");
+  expect_error(false, "setenv A\n",
+               "t.profile:1: setenv: expected 'setenv NAME VALUE'");
+  expect_error(false, "setenv A 1\nsetenv A 2\n",
+               "t.profile:2: setenv: A is set twice");
+  expect_error(false, "env-keep A\nsetenv A 2\n",
+               "t.profile:2: setenv: A is also kept by env-keep");
+  expect_error(false, "setenv A 2\nenv-keep A\n",
+               "t.profile:2: env-keep: A is also given by setenv");
+  expect_error(false, "setenv A \"x\ty\"\n",
+               "t.profile:1: setenv: A: control character in the value");
+}
+
+static void test_seccomp_names(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, NULL, "seccomp-allow ptrace personality\nseccomp-deny mount\n");
+  assert_int_equal(p.seccomp_allow.n, 2);
+  assert_string_equal(p.seccomp_allow.v[0], "ptrace");
+  assert_int_equal(p.seccomp_deny.n, 1);
+  assert_string_equal(p.seccomp_deny.v[0], "mount");
+  sr_policy_free(&p);
+
+  expect_error(false, "seccomp-allow read foo_bar\n",
+               "t.profile:1: unknown system call 'foo_bar'");
+  expect_error(false, "\nseccomp-deny PTRACE\n",
+               "t.profile:2: unknown system call 'PTRACE'");
+  expect_error(false, "seccomp-deny \"\"\n",
+               "t.profile:1: unknown system call ''");
+  expect_error(false, "seccomp-allow\n",
+               "t.profile:1: seccomp-allow: expected 'seccomp-allow NAME...'");
+  expect_error(false, "seccomp-allow ptrace\nseccomp-deny ptrace\n",
+               "t.profile:2: seccomp-deny: ptrace is also listed by "
+               "seccomp-allow");
+}
+
+/* SKILL.md may lower; raising is clamped with a warning naming the layer
+ * that set the current value. */
+static void test_manifest_layer(void **state) {
+  struct sr_policy p;
+  struct sr_manifest m;
+  struct sr_error err = {0};
+  (void)state;
+
+  build(&p, NULL, "memory 256M\n");
+  manifest_init(&m);
+  m.memory = (struct sr_manifest_limit){true, 1 * GiB, 7};
+  m.cpu_seconds = (struct sr_manifest_limit){true, 10, 8};
+  m.timeout_ms = (struct sr_manifest_limit){true, 10 * 60 * 1000, 9};
+  m.pids = (struct sr_manifest_limit){true, 64, 10};
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_PROFILE);
+  assert_warning(&p, "SKILL.md:7: sandbox.memory 1GiB is above the limit "
+                     "256MiB set by the profile; clamped");
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 10);
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].source, SR_SRC_MANIFEST);
+  assert_int_equal(p.limits[SR_LIM_TIMEOUT].value, 5 * 60 * 1000);
+  assert_warning(&p, "SKILL.md:9: sandbox.timeout 10m is above the platform "
+                     "cap 5m; clamped");
+  assert_int_equal(p.limits[SR_LIM_PIDS].value, 64);
+  assert_int_equal(p.limits[SR_LIM_PIDS].source, SR_SRC_MANIFEST);
+  assert_int_equal(p.warnings.n, 2);
+
+  /* Flags after the manifest: raising is clamped naming SKILL.md. */
+  {
+    struct sr_args a;
+    args_init(&a);
+    a.pids = (struct sr_flag_u64){true, 100};
+    a.cpu_seconds = (struct sr_flag_u64){true, 5};
+    a.memory = (struct sr_flag_u64){true, 300 * MiB};
+    assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+    assert_warning(&p, "--pids 100 is above the limit 64 set by SKILL.md; "
+                       "clamped");
+    assert_warning(&p, "--memory 300MiB is above the limit 256MiB set by the "
+                       "profile; clamped");
+    assert_int_equal(p.limits[SR_LIM_PIDS].value, 64);
+    assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 5);
+    assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].source, SR_SRC_FLAG);
+  }
+  sr_policy_free(&p);
+
+  /* Below the minimum: the manifest is refused. */
+  build(&p, NULL, NULL);
+  manifest_init(&m);
+  m.memory = (struct sr_manifest_limit){true, 1 * MiB, 4};
+  assert_true(sr_policy_apply_manifest(&p, &m, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_string_equal(err.reason, "manifest_invalid");
+  assert_string_equal(err.msg, "SKILL.md:4: sandbox.memory 1MiB is below the "
+                               "minimum 8MiB");
+  sr_policy_free(&p);
+}
+
+static void test_flag_layer(void **state) {
+  struct sr_policy p;
+  struct sr_args a;
+  struct sr_error err = {0};
+  (void)state;
+
+  build(&p, NULL, NULL);
+  args_init(&a);
+  a.memory = (struct sr_flag_u64){true, 128 * MiB};
+  a.log_cap = (struct sr_flag_u64){true, 20 * MiB};
+  a.timeout_ms = (struct sr_flag_u64){true, 30000};
+  a.workspace_root = (char *)"/var/tmp/runs";
+  assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 128 * MiB);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_FLAG);
+  assert_int_equal(p.limits[SR_LIM_TIMEOUT].value, 30000);
+  assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 10 * MiB);
+  assert_int_equal(p.limits[SR_LIM_LOG_CAP].source, SR_SRC_BUILTIN);
+  assert_warning(&p, "--log-cap 20MiB is above the platform cap 10MiB; "
+                     "clamped");
+  assert_string_equal(p.workspace_root, "/var/tmp/runs");
+  sr_policy_free(&p);
+
+  /* Under a conf-raised cap the flag is a lowering, not a raise. */
+  build(&p, "log-cap 100M\n", NULL);
+  assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+  assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 20 * MiB);
+  sr_policy_free(&p);
+
+  build(&p, NULL, NULL);
+  args_init(&a);
+  a.pids = (struct sr_flag_u64){true, 2};
+  assert_true(sr_policy_apply_args(&p, &a, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_string_equal(err.msg, "--pids 2 is below the minimum 4");
+  sr_policy_free(&p);
+}
+
+/* conf {none,deny,allow} x profile {none,deny,allow} x manifest
+ * {absent,deny,allow} x flag {none,deny,allow}. */
+static void test_network_matrix(void **state) {
+  static const char *const conf_text[] = {NULL, "network deny\n",
+                                          "network allow\n"};
+  static const char *const prof_text[] = {"hostname h\n", "network deny\n",
+                                          "network allow\n"};
+  (void)state;
+
+  for (int ci = 0; ci < 3; ci++)
+    for (int pi = 0; pi < 3; pi++)
+      for (int mi = -1; mi <= 1; mi++)
+        for (int fi = -1; fi <= 1; fi++) {
+          bool conf_ok = ci != 1, prof_ok = pi == 2;
+          bool want = conf_ok && prof_ok && mi == 1 && fi != 0;
+          struct sr_policy p;
+          struct sr_manifest m;
+          struct sr_args a;
+          struct sr_error err = {0};
+          bool warned_manifest = false, warned_flag = false;
+          bool warned_profile = false;
+
+          build(&p, conf_text[ci], prof_text[pi]);
+          assert_false(p.network_allow);
+          if (p.network_permitted != (conf_ok && prof_ok))
+            fail_msg("conf %d profile %d: permitted %d", ci, pi,
+                     p.network_permitted);
+          manifest_init(&m);
+          m.network = mi;
+          m.network_line = 6;
+          assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+          args_init(&a);
+          a.network = fi;
+          assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+          if (p.network_allow != want)
+            fail_msg("conf %d profile %d manifest %d flag %d: allow=%d", ci, pi,
+                     mi, fi, p.network_allow);
+
+          for (size_t i = 0; i < p.warnings.n; i++) {
+            if (strstr(p.warnings.v[i], "SKILL.md:6: sandbox.network allow"))
+              warned_manifest = true;
+            if (!strncmp(p.warnings.v[i], "--network allow", 15))
+              warned_flag = true;
+            if (strstr(p.warnings.v[i], "network allow is forbidden by "
+                                        "skillrun.conf"))
+              warned_profile = true;
+          }
+          /* Every request that is not granted is reported. */
+          assert_int_equal(warned_profile, ci == 1 && pi == 2);
+          assert_int_equal(warned_manifest, mi == 1 && !(conf_ok && prof_ok));
+          assert_int_equal(warned_flag, fi == 1 && !p.network_allow);
+          if (fi == 0)
+            assert_int_equal(p.network_source, SR_SRC_FLAG);
+          else if (want)
+            assert_int_equal(p.network_source, SR_SRC_MANIFEST);
+          sr_policy_free(&p);
+        }
+}
+
+static void test_strict_refuses_manifest_warnings(void **state) {
+  struct sr_policy p;
+  struct sr_manifest m;
+  struct sr_error err = {0};
+  (void)state;
+
+  manifest_init(&m);
+  assert_int_equal(
+      sr_strv_push(&m.warnings, "SKILL.md:4: unknown top-level key 'tags'"), 0);
+  assert_int_equal(sr_strv_push(&m.warnings, "second"), 0);
+
+  /* Not strict: accepted (main emits the warnings). */
+  build(&p, NULL, "strict no\n");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  sr_policy_free(&p);
+
+  build(&p, NULL, "strict yes\n");
+  assert_true(sr_policy_apply_manifest(&p, &m, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_string_equal(err.reason, "manifest_strict");
+  assert_string_equal(err.msg, "SKILL.md:4: unknown top-level key 'tags' "
+                               "(refused by strict profile)");
+  sr_policy_free(&p);
+
+  /* Strict without warnings is fine. */
+  sr_strv_free(&m.warnings);
+  sr_error_clear(&err);
+  build(&p, NULL, "strict yes\n");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  sr_policy_free(&p);
+}
+
+static void test_to_json(void **state) {
+  struct sr_policy p;
+  struct sr_conf c = {0};
+  struct sr_error err = {0};
+  struct sr_args a;
+  json_t *j, *lim, *mounts;
+  bool saw_tmp = false, saw_bind = false, saw_etc = false;
+  size_t i;
+  json_t *e;
+  (void)state;
+
+  assert_int_equal(sr_policy_init(&p), 0);
+  parse("memory 2G\n", "skillrun.conf", &c);
+  assert_int_equal(sr_policy_apply_conf(&p, &c, &err), 0);
+  sr_conf_free(&c);
+  parse("pids 100\nbind-ro-try /opt/x /x\nsetenv A b\nenv-keep TZ\n"
+        "seccomp-allow ptrace\netc-file-try localtime\ntmp-size 16M\n",
+        "t.profile", &c);
+  assert_int_equal(sr_policy_apply_profile(&p, &c, &err), 0);
+  sr_conf_free(&c);
+  args_init(&a);
+  a.timeout_ms = (struct sr_flag_u64){true, 90000};
+  assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+  p.limits[SR_LIM_MEMORY].enforced_by = "cgroup2";
+
+  j = sr_policy_to_json(&p);
+  assert_non_null(j);
+  assert_string_equal(json_string_value(json_object_get(j, "profile")),
+                      "t.profile");
+  lim = json_object_get(j, "limits");
+  assert_int_equal(json_object_size(lim), SR__LIM_MAX);
+  for (int k = 0; k < SR__LIM_MAX; k++) {
+    json_t *l = json_object_get(lim, sr_limit_defs[k].name);
+    assert_non_null(l);
+    assert_int_equal(json_integer_value(json_object_get(l, "value")),
+                     p.limits[k].value);
+    assert_int_equal(json_integer_value(json_object_get(l, "cap")),
+                     p.limits[k].cap);
+    assert_string_equal(json_string_value(json_object_get(l, "source")),
+                        sr_source_name(p.limits[k].source));
+    assert_non_null(json_object_get(l, "enforced_by"));
+    assert_non_null(json_string_value(json_object_get(l, "human")));
+  }
+  e = json_object_get(lim, "memory");
+  assert_string_equal(json_string_value(json_object_get(e, "source")), "conf");
+  assert_string_equal(json_string_value(json_object_get(e, "human")), "2GiB");
+  assert_string_equal(json_string_value(json_object_get(e, "enforced_by")),
+                      "cgroup2");
+  e = json_object_get(lim, "pids");
+  assert_string_equal(json_string_value(json_object_get(e, "source")),
+                      "profile");
+  assert_true(json_is_null(json_object_get(e, "enforced_by")));
+  e = json_object_get(lim, "timeout");
+  assert_string_equal(json_string_value(json_object_get(e, "source")), "flag");
+  assert_string_equal(json_string_value(json_object_get(e, "human")), "90s");
+  e = json_object_get(lim, "cpu-seconds");
+  assert_string_equal(json_string_value(json_object_get(e, "source")),
+                      "builtin");
+
+  e = json_object_get(j, "network");
+  assert_string_equal(json_string_value(json_object_get(e, "mode")), "deny");
+  assert_true(json_is_false(json_object_get(e, "permitted")));
+  assert_string_equal(json_string_value(json_object_get(j, "cgroup")),
+                      "prefer");
+  assert_string_equal(json_string_value(json_object_get(j, "proc")), "procfs");
+  assert_true(json_is_false(json_object_get(j, "strict")));
+  assert_string_equal(json_string_value(json_object_get(j, "hostname")),
+                      "skillrun");
+
+  mounts = json_object_get(j, "mounts");
+  assert_true(json_is_array(mounts));
+  json_array_foreach(mounts, i, e) {
+    const char *dst = json_string_value(json_object_get(e, "dst"));
+    assert_non_null(dst);
+    if (!strcmp(dst, "/tmp")) {
+      saw_tmp = true;
+      assert_int_equal(json_integer_value(json_object_get(e, "size")),
+                       16 * MiB);
+    }
+    if (!strcmp(dst, "/x")) {
+      saw_bind = true;
+      assert_string_equal(json_string_value(json_object_get(e, "src")),
+                          "/opt/x");
+      assert_true(json_is_true(json_object_get(e, "optional")));
+      assert_true(json_is_true(json_object_get(e, "ro")));
+    }
+    if (!strcmp(dst, "/etc")) {
+      saw_etc = true;
+      assert_string_equal(
+          json_string_value(json_array_get(json_object_get(e, "copy_try"), 0)),
+          "/etc/localtime");
+    }
+  }
+  assert_true(saw_tmp && saw_bind && saw_etc);
+
+  e = json_object_get(j, "environment");
+  assert_string_equal(
+      json_string_value(json_array_get(json_object_get(e, "keep"), 0)), "TZ");
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(e, "set"), "A")), "b");
+  e = json_object_get(j, "seccomp");
+  assert_string_equal(
+      json_string_value(json_array_get(json_object_get(e, "allow"), 0)),
+      "ptrace");
+  assert_int_equal(json_array_size(json_object_get(e, "deny")), 0);
+
+  /* Serialisable with sorted keys, deterministic. */
+  {
+    char *s1 = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+    json_t *j2 = sr_policy_to_json(&p);
+    char *s2 = json_dumps(j2, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_non_null(s1);
+    assert_string_equal(s1, s2);
+    free(s1);
+    free(s2);
+    json_decref(j2);
+  }
+  json_decref(j);
+  sr_policy_free(&p);
+}
+
+/* The shipped profiles parse, never raise a limit and say what they
+ * promise. */
+static void test_shipped_profiles(void **state) {
+  struct sr_policy p;
+  struct sr_conf c = {0};
+  struct sr_error err = {0};
+  char *resolved = NULL;
+  char dir[1024];
+  const char *top = getenv("TOP_SRCDIR");
+  (void)state;
+
+  snprintf(dir, sizeof(dir), "%s/profiles", top ? top : ".");
+  assert_int_equal(setenv("SKILLRUN_PROFILE_PATH", dir, 1), 0);
+
+  /* default (embedded) */
+  assert_int_equal(sr_policy_init(&p), 0);
+  assert_int_equal(sr_conf_load_profile(NULL, &c, &resolved, &err), 0);
+  if (sr_policy_apply_profile(&p, &c, &err) < 0)
+    fail_msg("%s", err.msg);
+  assert_string_equal(p.profile, "default.profile (built-in)");
+  assert_int_equal(p.warnings.n, 0);
+  assert_false(p.network_permitted);
+  assert_int_equal(p.cgroup, SR_CGROUP_PREFER);
+  assert_int_equal(p.proc, SR_PROC_PROCFS);
+  assert_false(p.strict);
+  for (int i = 0; i < SR__LIM_MAX; i++)
+    assert_int_equal(p.limits[i].value, sr_limit_defs[i].builtin);
+  assert_int_equal(p.n_binds, 1);
+  assert_string_equal(p.binds[0].dst, "/etc/alternatives");
+  assert_true(p.binds[0].optional);
+  assert_true(sr_strv_contains(&p.etc_files_try, "/etc/localtime"));
+  assert_true(
+      sr_strv_contains(&p.etc_files_try, "/etc/ssl/certs/ca-certificates.crt"));
+  sr_conf_free(&c);
+  free(resolved);
+  sr_policy_free(&p);
+
+  /* strict */
+  assert_int_equal(sr_policy_init(&p), 0);
+  assert_int_equal(sr_conf_load_profile("strict", &c, NULL, &err), 0);
+  if (sr_policy_apply_profile(&p, &c, &err) < 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(p.warnings.n, 0);
+  assert_true(p.strict);
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  assert_false(p.network_permitted);
+  assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
+  assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 30);
+  assert_int_equal(p.limits[SR_LIM_TIMEOUT].value, 120000);
+  assert_int_equal(p.limits[SR_LIM_PIDS].value, 128);
+  assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 1 * MiB);
+  for (int i = 0; i < SR__LIM_MAX; i++)
+    assert_true(p.limits[i].value <= sr_limit_defs[i].builtin);
+  sr_conf_free(&c);
+  sr_policy_free(&p);
+
+  /* python */
+  assert_int_equal(sr_policy_init(&p), 0);
+  assert_int_equal(sr_conf_load_profile("python", &c, NULL, &err), 0);
+  if (sr_policy_apply_profile(&p, &c, &err) < 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(p.warnings.n, 0);
+  assert_false(p.network_permitted);
+  for (int i = 0; i < SR__LIM_MAX; i++)
+    assert_int_equal(p.limits[i].value, sr_limit_defs[i].builtin);
+  assert_int_equal(p.n_setenv, 2);
+  assert_string_equal(p.setenv[0].name, "PYTHONDONTWRITEBYTECODE");
+  assert_string_equal(p.setenv[1].name, "PYTHONUNBUFFERED");
+  assert_non_null(strstr(p.profile, "python.profile"));
+  sr_conf_free(&c);
+  sr_policy_free(&p);
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_placeholder),
+      cmocka_unit_test(test_defs_and_init),
+      cmocka_unit_test(test_profile_lowers_and_clamps_every_limit),
+      cmocka_unit_test(test_profile_clamp_message),
+      cmocka_unit_test(test_conf_sets_caps),
+      cmocka_unit_test(test_limit_errors),
+      cmocka_unit_test(test_unknown_and_misplaced_keys),
+      cmocka_unit_test(test_duplicate_scalar),
+      cmocka_unit_test(test_scalar_values),
+      cmocka_unit_test(test_binds),
+      cmocka_unit_test(test_etc_files),
+      cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_seccomp_names),
+      cmocka_unit_test(test_manifest_layer),
+      cmocka_unit_test(test_flag_layer),
+      cmocka_unit_test(test_network_matrix),
+      cmocka_unit_test(test_strict_refuses_manifest_warnings),
+      cmocka_unit_test(test_to_json),
+      cmocka_unit_test(test_shipped_profiles),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

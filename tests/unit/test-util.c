@@ -5,7 +5,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { (void)state; }
+static void test_placeholder(void **state) {
+  (void)state;
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -1,0 +1,2 @@
+# b
+include cycle-a

@@ -1,0 +1,4 @@
+# child
+memory 128M
+
+cpu-seconds 10

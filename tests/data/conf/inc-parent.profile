@@ -1,0 +1,2 @@
+include inc-child
+hostname parent

@@ -1,0 +1,2 @@
+include default
+setenv FOO bar

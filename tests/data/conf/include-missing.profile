@@ -1,0 +1,1 @@
+include missing-profile-xyz

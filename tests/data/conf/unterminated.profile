@@ -1,0 +1,3 @@
+memory 1M
+hostname ok
+setenv X "unterminated

@@ -1,0 +1,4 @@
+network
+network deny
+network allow
+"unterminated

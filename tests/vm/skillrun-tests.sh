@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# End-to-end cgroup tests of the real skillrun, run inside the VM by
+# tests/vm/init (as root, with cgroup2 mounted at /sys/fs/cgroup and the
+# memory, pids and cpu controllers enabled at its root).  Prints TAP lines
+# without numbers; tests/vm/run.sh numbers them.
+set -u
+
+SKILLRUN=${SKILLRUN:-skillrun}
+CG=/sys/fs/cgroup
+WS=/tmp/vm-ws
+BUNDLE=/tmp/vm-bundle
+
+ok() { echo "ok - skillrun: $*"; }
+not_ok() { echo "not ok - skillrun: $*"; }
+diag() { echo "# $*"; }
+check() { # check DESCRIPTION COMMAND...
+  d=$1
+  shift
+  if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+mkdir -p "$BUNDLE" "$WS"
+cat >"$BUNDLE/SKILL.md" <<'EOF'
+---
+name: vm-cgroup-test
+description: Exercises skillrun's cgroup limits in the VM tier.
+---
+Runs the command given after `--`.
+EOF
+chmod -R a+rX "$BUNDLE"
+chmod 0777 "$WS"
+
+# The value of a field of the execution_completed event.
+completed() { # completed AUDIT FIELD
+  if command -v jq >/dev/null; then
+    jq -r "select(.event==\"execution_completed\") | .$2 // empty" "$1" \
+      2>/dev/null | tail -n 1
+  else
+    grep '"event": *"execution_completed"' "$1" | tail -n 1 |
+      sed -n "s/.*\"$2\": *\"\{0,1\}\([^\",}]*\).*/\1/p"
+  fi
+}
+has_event() { # has_event AUDIT EVENT [REGEX]
+  grep "\"event\": *\"$2\"" "$1" | grep -q -- "${3:-.}"
+}
+# The run's leaf, as the audit names it, existed and is gone; and no run-*
+# leaf is left anywhere.  no_leaf AUDIT
+no_leaf() {
+  leaf=$(grep -o "\"$CG/[^\"]*/run-[^\"]*\"" "$1" | head -n 1 | tr -d '"')
+  diag "leaf: ${leaf:-none named in the audit}"
+  [ -n "$leaf" ] && [ ! -e "$leaf" ] &&
+    [ -z "$(find $CG -mindepth 1 -type d -name 'run-*' 2>/dev/null)" ]
+}
+
+# run ID [skillrun options] BUNDLE -- command...
+# Leaves the audit in $WS/ID.audit and the exit status in $rc.
+run() {
+  id=$1
+  shift
+  "$SKILLRUN" --workspace-root "$WS" --execution-id "$id" \
+    --audit-file "$WS/$id.audit" --timeout 90s "$@" \
+    >"$WS/$id.out" 2>"$WS/$id.err"
+  rc=$?
+  diag "$id: exit $rc; $(completed "$WS/$id.audit" status) ; stderr: $(head -c 300 "$WS/$id.err" | tr '\n' ' ')"
+}
+
+# ---------------------------------------------------------------- memory
+sleep 600 &
+sentinel=$!
+run mem --memory 32M "$BUNDLE" -- /bin/sh -c \
+  'dd if=/dev/zero of=/dev/null bs=256M count=1'
+check "memory hog exits 137" [ "$rc" = 137 ]
+check "memory hog: status oom in execution_completed" \
+  [ "$(completed "$WS/mem.audit" status)" = oom ]
+check "memory hog: limit_exceeded memory in the audit" \
+  has_event "$WS/mem.audit" limit_exceeded '"memory"'
+check "memory hog: memory enforced_by cgroup2 in policy_resolved" \
+  has_event "$WS/mem.audit" policy_resolved '"enforced_by": *"cgroup2"'
+peak=$(completed "$WS/mem.audit" memory_peak)
+check "memory hog: memory_peak ${peak:-?} <= 32MiB" \
+  [ -n "$peak" ] && [ "$peak" -le 33554432 ] 2>/dev/null
+check "memory hog: leaf removed" no_leaf "$WS/mem.audit"
+check "memory hog: host unaffected (a process outside the leaf survives)" \
+  kill -0 "$sentinel"
+kill "$sentinel"
+
+# ---------------------------------------------------------------- pids
+run pids --pids 16 "$BUNDLE" -- /bin/sh -c \
+  'i=0; while [ $i -lt 64 ]; do sleep 30 & i=$((i+1)); done; wait'
+check "fork bomb: run ends well before the sleeps would" [ "$rc" != 124 ]
+check "fork bomb: fork fails at pids.max (stderr)" \
+  grep -qiE "fork|resource temporarily unavailable" "$WS/pids.err" \
+  "$WS/default/pids/logs/stderr.log"
+ppeak=$(completed "$WS/pids.audit" pids_peak)
+check "fork bomb: pids_peak ${ppeak:-?} <= 16" \
+  [ -n "$ppeak" ] && [ "$ppeak" -le 16 ] 2>/dev/null
+check "fork bomb: limit_exceeded pids in the audit" \
+  has_event "$WS/pids.audit" limit_exceeded '"pids"'
+check "fork bomb: leaf removed" no_leaf "$WS/pids.audit"
+
+# ---------------------------------------------------------------- cpu
+run cpu --cpu-seconds 2 "$BUNDLE" -- /bin/sh -c \
+  'while :; do :; done & while :; do :; done & while :; do :; done'
+check "cpu burner exits 137" [ "$rc" = 137 ]
+check "cpu burner: status cpu_exceeded" \
+  [ "$(completed "$WS/cpu.audit" status)" = cpu_exceeded ]
+check "cpu burner: limit_exceeded cpu in the audit" \
+  has_event "$WS/cpu.audit" limit_exceeded '"cpu"'
+usec=$(completed "$WS/cpu.audit" cpu_usec)
+check "cpu burner: cpu_usec ${usec:-?} >= 2000000" \
+  [ -n "$usec" ] && [ "$usec" -ge 2000000 ] 2>/dev/null
+check "cpu burner: leaf removed" no_leaf "$WS/cpu.audit"
+
+# ---------------------------------------------------------------- cgroupns
+run cgns "$BUNDLE" -- /bin/cat /proc/self/cgroup
+check "cgroup namespace: exit 0" [ "$rc" = 0 ]
+check "cgroup namespace: /proc/self/cgroup reads 0::/ inside" \
+  grep -qx '0::/' "$WS/default/cgns/logs/stdout.log"
+check "cgroup namespace: leaf removed" no_leaf "$WS/cgns.audit"
+
+# ---------------------------------------------------------------- delegated
+# uid 65534 in a subtree delegated the way systemd does it.
+mkdir "$CG/deleg-sr" &&
+  chown 65534:65534 "$CG/deleg-sr" "$CG/deleg-sr/cgroup.procs" \
+    "$CG/deleg-sr/cgroup.subtree_control" "$CG/deleg-sr/cgroup.threads"
+mkdir -p "$WS/nobody" && chown 65534:65534 "$WS/nobody"
+sh -c 'echo $$ >"$0/cgroup.procs" && exec /usr/bin/setpriv --reuid=65534 \
+  --regid=65534 --clear-groups "$@"' "$CG/deleg-sr" \
+  "$SKILLRUN" --workspace-root "$WS/nobody" --execution-id deleg \
+  --audit-file "$WS/nobody/deleg.audit" --timeout 90s \
+  --cgroup-parent "$CG/deleg-sr" --memory 32M "$BUNDLE" -- /bin/sh -c \
+  'dd if=/dev/zero of=/dev/null bs=256M count=1' \
+  >"$WS/deleg.out" 2>"$WS/deleg.err"
+rc=$?
+diag "deleg: exit $rc; stderr: $(head -c 300 "$WS/deleg.err" | tr '\n' ' ')"
+check "delegated uid 65534: memory hog exits 137" [ "$rc" = 137 ]
+check "delegated uid 65534: status oom" \
+  [ "$(completed "$WS/nobody/deleg.audit" status)" = oom ]
+check "delegated uid 65534: memory enforced_by cgroup2" \
+  has_event "$WS/nobody/deleg.audit" policy_resolved \
+  '"enforced_by": *"cgroup2"'
+check "delegated uid 65534: leaf removed" no_leaf "$WS/nobody/deleg.audit"
+for d in "$CG/deleg-sr"/*/; do [ -d "$d" ] && rmdir "$d"; done
+rmdir "$CG/deleg-sr" 2>/dev/null
+
+# ---------------------------------------------------------------- gc
+check "--gc succeeds with nothing to collect" "$SKILLRUN" --gc
+check "no run-* leaf left under $CG" \
+  [ -z "$(find $CG -mindepth 1 -type d -name 'run-*')" ]
