@@ -541,13 +541,7 @@ static int run_mode(struct ctx *c, bool explain) {
   run.argv = argv;
   run.envp = c->envp;
   run.cgroup.leaf_fd = -1;
-  if (geteuid() == 0) {
-    run.host_uid = SR_ROOT_MODE_HOST_ID;
-    run.host_gid = SR_ROOT_MODE_HOST_ID;
-  } else {
-    run.host_uid = getuid();
-    run.host_gid = getgid();
-  }
+  run.uidpool_fd = -1;
   /* prepare: the limits' enforcement is decided before it is announced */
   r = sr_supervisor_prepare(&run, &err);
   if (r >= 0) {

@@ -8,15 +8,24 @@
 
 #define SR_SANDBOX_UID 1000
 #define SR_SANDBOX_GID 1000
-/* Host id the sandbox user maps to when skillrun runs as root: never 0.
- * Fixed until the uid pool exists (documented in skillrun(1)). */
-#define SR_ROOT_MODE_HOST_ID 800000
+/*
+ * When skillrun runs as root, each run maps the sandbox user to its own
+ * unprivileged host uid (and the same gid) from this pool, never 0, so
+ * concurrent runs never share a host id.  A slot is held by an flock on
+ * SR_UID_POOL_DIR/<uid> for the life of the run; the kernel drops it when
+ * the supervisor exits, crash or not.  Documented in skillrun(1).
+ */
+#define SR_UID_POOL_BASE 800000
+#define SR_UID_POOL_SIZE 64
+#define SR_UID_POOL_DIR "/run/skillrun/uid-pool"
+#define SR_UID_POOL_WAIT_MS 10000
 
 /*
  * clone3() into new namespaces, optionally born inside a cgroup
  * (CLONE_INTO_CGROUP when cgroup_fd >= 0), with a pidfd.  Returns the pid in
  * the parent and 0 in the child, like fork().  Falls back to clone(2) only
  * when clone3 is missing (ENOSYS) and no cgroup fd is asked for.
+ * *ret_pidfd is -1 when the kernel offers no pidfd at all.
  */
 pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
                   struct sr_error *err);

@@ -10,7 +10,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -52,6 +54,64 @@ static int leaf_name(const char *tenant, const char *exec, char **out) {
   return asprintf(out, "%.40s.%.16s", exec, hex) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * Picks the host ids of the sandbox user: the caller's own as an ordinary
+ * user, a free uid-pool slot as root (waiting a bounded time when all are
+ * taken).
+ */
+static int pick_host_ids(struct sr_run *run, struct sr_error *err) {
+  _cleanup_close_ int dir = -1;
+  uint64_t deadline;
+  unsigned start;
+
+  run->uidpool_fd = -1;
+  if (geteuid() != 0) {
+    run->host_uid = getuid();
+    run->host_gid = getgid();
+    return 0;
+  }
+  if (mkdir("/run/skillrun", 0700) < 0 && errno != EEXIST)
+    return sr_error_layer(err, "uid-pool", errno, "cannot create /run/skillrun");
+  if (mkdir(SR_UID_POOL_DIR, 0700) < 0 && errno != EEXIST)
+    return sr_error_layer(err, "uid-pool", errno, "cannot create %s",
+                          SR_UID_POOL_DIR);
+  dir = open(SR_UID_POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0)
+    return sr_error_layer(err, "uid-pool", errno, "cannot open %s",
+                          SR_UID_POOL_DIR);
+  /* Start at a pid-derived slot so concurrent runs rarely contend. */
+  start = (unsigned)getpid() % SR_UID_POOL_SIZE;
+  deadline = sr_now_mono_ms() + SR_UID_POOL_WAIT_MS;
+  for (;;) {
+    for (unsigned i = 0; i < SR_UID_POOL_SIZE; i++) {
+      unsigned id = SR_UID_POOL_BASE + (start + i) % SR_UID_POOL_SIZE;
+      char name[16];
+      int fd;
+
+      snprintf(name, sizeof(name), "%u", id);
+      fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0)
+        return sr_error_layer(err, "uid-pool", errno, "cannot open %s/%s",
+                              SR_UID_POOL_DIR, name);
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        run->uidpool_fd = fd;
+        run->host_uid = id;
+        run->host_gid = id;
+        return 0;
+      }
+      safe_close(fd);
+    }
+    if (sr_now_mono_ms() >= deadline)
+      return sr_error_layer(err, "uid-pool", EAGAIN,
+                            "all %d uid-pool slots (%d-%d) are in use for "
+                            "%d s; try again when runs have finished",
+                            SR_UID_POOL_SIZE, SR_UID_POOL_BASE,
+                            SR_UID_POOL_BASE + SR_UID_POOL_SIZE - 1,
+                            SR_UID_POOL_WAIT_MS / 1000);
+    usleep(100 * 1000);
+  }
+}
+
 int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
   struct sr_policy *p = run->policy;
   _cleanup_free_ char *why = NULL;
@@ -60,6 +120,9 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
 
   memset(&run->cgroup, 0, sizeof(run->cgroup));
   run->cgroup.leaf_fd = -1;
+  r = pick_host_ids(run, err);
+  if (r < 0)
+    return r;
   if (p->cgroup != SR_CGROUP_OFF) {
     r = leaf_name(run->tenant, run->execution_id, &name);
     if (r < 0)
@@ -103,8 +166,15 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
 }
 
 void sr_supervisor_cleanup(struct sr_run *run) {
-  (void)sr_cgroup_destroy(&run->cgroup); /* gc removes what stays */
+  /* A leaf that cannot be removed now is left to --gc, with its fd and
+   * paths released here. */
+  (void)sr_cgroup_destroy(&run->cgroup);
   run->cgroup.leaf_fd = safe_close(run->cgroup.leaf_fd);
+  free(run->cgroup.leaf_path);
+  free(run->cgroup.parent_path);
+  run->cgroup.leaf_path = run->cgroup.parent_path = NULL;
+  /* Closing the lock frees the slot. */
+  run->uidpool_fd = safe_close(run->uidpool_fd);
 }
 
 static int arm_timer(int fd, uint64_t ms, uint64_t interval_ms) {
@@ -133,12 +203,39 @@ struct loop {
   int outputs_fd;
 };
 
+/* Not reaped yet, so the pid cannot have been reused even without a
+ * pidfd. */
+static void signal_init(struct loop *l, int sig) {
+  if (l->pidfd >= 0)
+    (void)syscall(SYS_pidfd_send_signal, l->pidfd, sig, NULL, 0);
+  else
+    (void)kill(l->pid, sig);
+}
+
+/* Reaps init if it has exited; true when it has. */
+static bool reap_init(struct loop *l, bool block) {
+  siginfo_t si;
+  int flags = WEXITED | (block ? 0 : WNOHANG);
+  int r;
+
+  memset(&si, 0, sizeof(si));
+  do {
+    if (l->pidfd >= 0)
+      r = waitid((idtype_t)P_PIDFD, (id_t)l->pidfd, &si, flags);
+    else
+      r = waitid(P_PID, (id_t)l->pid, &si, flags);
+  } while (r < 0 && errno == EINTR);
+  if ((r == 0 && si.si_pid != 0) || (r < 0 && errno == ECHILD))
+    l->init_exited = true;
+  return l->init_exited;
+}
+
 static void kill_tree(struct loop *l) {
   if (l->run->cgroup.active)
     (void)sr_cgroup_kill(&l->run->cgroup); /* and pid 1 below, regardless */
   /* pid 1 of the namespace: its death takes every process of it along. */
   if (!l->init_exited)
-    (void)syscall(SYS_pidfd_send_signal, l->pidfd, SIGKILL, NULL, 0);
+    signal_init(l, SIGKILL);
   l->tree_killed = true;
 }
 
@@ -199,8 +296,11 @@ static int on_signal(struct loop *l, int sfd, int grace_fd) {
 
   if (n != (ssize_t)sizeof(si))
     return 0;
-  if (si.ssi_signo == SIGCHLD)
-    return 0; /* the pidfd tells when init exits */
+  if (si.ssi_signo == SIGCHLD) {
+    if (l->pidfd < 0)
+      (void)reap_init(l, false); /* with a pidfd, its POLLIN tells */
+    return 0;
+  }
   if (l->cancel_sig == 0) {
     const struct sr_policy *p = l->run->policy;
     int r;
@@ -215,7 +315,7 @@ static int on_signal(struct loop *l, int sfd, int grace_fd) {
     /* init forwards SIGTERM to the skill's process group; after the grace
      * period the whole tree is killed. */
     if (!l->init_exited)
-      (void)syscall(SYS_pidfd_send_signal, l->pidfd, SIGTERM, NULL, 0);
+      signal_init(l, SIGTERM);
     r = arm_timer(grace_fd, p->limits[SR_LIM_KILL_GRACE].value, 0);
     if (r < 0)
       return sr_error_set(l->err, SR_EXIT_FAILED, -r, "timer", "grace timer");
@@ -258,7 +358,7 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
       i_err = n;
       pfd[n++] = (struct pollfd){.fd = lp->in_fd[1], .events = POLLIN};
     }
-    if (!l->init_exited) {
+    if (!l->init_exited && l->pidfd >= 0) {
       i_pid = n;
       pfd[n++] = (struct pollfd){.fd = l->pidfd, .events = POLLIN};
     }
@@ -335,14 +435,8 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
           return r;
       }
     }
-    if (i_pid >= 0 && pfd[i_pid].revents) {
-      siginfo_t si;
-      memset(&si, 0, sizeof(si));
-      if (waitid((idtype_t)P_PIDFD, (id_t)l->pidfd, &si, WEXITED | WNOHANG) ==
-              0 &&
-          si.si_pid != 0)
-        l->init_exited = true;
-    }
+    if (i_pid >= 0 && pfd[i_pid].revents)
+      (void)reap_init(l, false);
   }
 }
 
@@ -516,13 +610,8 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
     /* Fail closed: nothing of the run may outlive this function. */
     kill_tree(&l);
   }
-  if (!l.init_exited) {
-    siginfo_t si;
-    while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 &&
-           errno == EINTR)
-      ;
-    l.init_exited = true;
-  }
+  if (!l.init_exited)
+    (void)reap_init(&l, true);
   (void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
   res->duration_ms = sr_now_mono_ms() - start;
   for (int s = 0; s < 2; s++) {

@@ -29,6 +29,7 @@ struct sr_run {
   struct sr_cgroup cgroup;
   uid_t host_uid; /* the sandbox user's id on the host */
   gid_t host_gid;
+  int uidpool_fd; /* locked uid-pool slot (root), -1 otherwise */
 };
 
 struct sr_result {
@@ -59,5 +60,6 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err);
 int sr_supervise(struct sr_run *run, struct sr_result *res,
                  struct sr_error *err);
 
-/* Releases what sr_supervisor_prepare acquired (the cgroup leaf). */
+/* Releases what sr_supervisor_prepare acquired (the cgroup leaf, the
+ * uid-pool slot). */
 void sr_supervisor_cleanup(struct sr_run *run);

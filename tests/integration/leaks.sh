@@ -22,4 +22,11 @@ for d in /sys/fs/cgroup/skillrun /sys/fs/cgroup/unified/skillrun; do
   [ -d "$d" ] && leaves="$leaves$(find "$d" -mindepth 1 -type d -name 'run-*' 2>/dev/null)"
 done
 is "no skillrun cgroup leaf is left" "$leaves" ""
+
+held=""
+for f in /run/skillrun/uid-pool/*; do
+  [ -f "$f" ] || continue
+  flock -n "$f" true || held="$held $f"
+done
+is "no uid-pool slot is still locked" "$held" ""
 finish

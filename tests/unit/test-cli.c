@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -609,13 +610,18 @@ static void test_help_text(void **state) {
   size_t lines = 0, width = 0;
 
   (void)state;
+  /* 80 columns, except the line that names the configured sysconfdir,
+   * which a distribution (or distcheck's long prefix) makes what it is. */
   for (const char *c = text; *c; c++) {
     if (*c == '\n') {
       lines++;
       width = 0;
     } else {
+      const char *eol = strchrnul(c, '\n');
+      bool has_conf_path = memmem(c - width, (size_t)(eol - (c - width)),
+                                  SR_SYSCONFDIR, strlen(SR_SYSCONFDIR)) != NULL;
       width++;
-      assert_true(width <= 80);
+      assert_true(width <= 80 || has_conf_path);
     }
   }
   assert_true(lines >= 25);

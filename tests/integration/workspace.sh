@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The run's data (DESIGN.md "Host side of a run"): inputs read-only, outputs
+# harvested as hashed artifacts without following links, size-capped
+# scratch, metadata.json, concurrent runs that share nothing, and (as root)
+# a distinct host uid per concurrent run.
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+
+T=$(tmpdir)
+B=$T/data-skill
+mkbundle "$B"
+cat >"$B/run.sh" <<'EOS'
+#!/bin/sh
+# What the skill does with its data, one line per check.
+set -u
+echo "inputs=$(ls /workspace/inputs | tr '\n' ' ')"
+if echo x >>/workspace/inputs/notes.txt 2>/dev/null; then echo "input_write=OK"; else echo "input_write=REFUSED"; fi
+if touch /workspace/inputs/new 2>/dev/null; then echo "input_create=OK"; else echo "input_create=REFUSED"; fi
+echo "input_sum=$(sha256sum </workspace/inputs/notes.txt | cut -d' ' -f1)"
+echo "metadata_exec=$(sed -n 's/.*"execution_id": "\([^"]*\)".*/\1/p' /workspace/metadata.json | head -n 1)"
+mkdir -p /workspace/outputs/sub
+echo "report for $SKILLRUN_EXECUTION_ID" >/workspace/outputs/report.txt
+head -c 100000 /dev/urandom >/workspace/outputs/sub/blob.bin
+ln -s /etc/passwd /workspace/outputs/passwd-link
+mkfifo /workspace/outputs/fifo
+EOS
+chmod 755 "$B/run.sh"
+echo "notes for the skill" >"$T/notes.txt"
+chmod -R a+rX "$T"
+
+for mode in root user; do
+  if [ $mode = user ]; then W=$(user_workspace); pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else W=$(tmpdir); pre=(env); fi
+  run=$W/default/d1
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id d1 -i "$T/notes.txt" "$B" -- ./run.sh >"$W/audit" 2>"$W/err"
+  is "$mode: data run exits 0" "$?" 0
+  out=$(cat "$run/logs/stdout.log")
+  check "$mode: the input is visible under its name" grep -q "^inputs=bundle notes.txt" <<<"$out"
+  check "$mode: writing to an input fails" grep -q "^input_write=REFUSED" <<<"$out"
+  check "$mode: creating a file in inputs fails" grep -q "^input_create=REFUSED" <<<"$out"
+  is "$mode: the input arrives unchanged" "$(sed -n 's/^input_sum=//p' <<<"$out")" \
+    "$(sha256sum <"$T/notes.txt" | cut -d' ' -f1)"
+  is "$mode: metadata.json is mounted and names the run" "$(sed -n 's/^metadata_exec=//p' <<<"$out")" d1
+  is "$mode: input_staged names the input's sha256" "$(field "$W/audit" input_staged .sha256)" \
+    "$(sha256sum <"$T/notes.txt" | cut -d' ' -f1)"
+  is "$mode: metadata.json lists the input" "$("$JQ" -r '.inputs[0].name' "$run/metadata.json")" notes.txt
+  is "$mode: metadata.json has the result" "$("$JQ" -r '.result.status' "$run/metadata.json")" succeeded
+
+  # Artifacts: each harvested file's sha256 is what the audit says.
+  n_ok=0
+  n_art=0
+  while read -r path sum; do
+    n_art=$((n_art + 1))
+    [ "$(sha256sum <"$run/outputs/$path" | cut -d' ' -f1)" = "$sum" ] && n_ok=$((n_ok + 1))
+  done < <("$JQ" -r 'select(.event == "artifact_committed") | "\(.path) \(.sha256)"' "$W/audit")
+  is "$mode: two artifacts committed" "$n_art" 2
+  is "$mode: each artifact's sha256 matches the harvested file" "$n_ok" 2
+  check "$mode: the symlink to /etc/passwd was not followed" [ ! -e "$run/outputs/passwd-link" ]
+  check "$mode: ... and was reported" grep -q "passwd-link" <("$JQ" -r 'select(.event == "warning") | .path // empty' "$W/audit")
+  check "$mode: the FIFO was not harvested" [ ! -e "$run/outputs/fifo" ]
+  if [ $mode = user ]; then want=$NOBODY; else want=0; fi
+  is "$mode: harvested files belong to the caller" "$(stat -c %u "$run/outputs/report.txt")" "$want"
+  check "$mode: staging is gone after the run" [ ! -e "$run/staging" ]
+
+  # A run that writes nothing commits nothing.
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id d2 "$B" -- /bin/true >"$W/audit2" 2>/dev/null
+  is "$mode: no output, no artifact_committed" "$(grep -c artifact_committed "$W/audit2")" 0
+
+  # Scratch is a capped tmpfs: a 2 GiB write stops at the cap, host disk unchanged.
+  printf 'include default\nscratch-size 32M\n' >"$T/small.profile"
+  chmod 644 "$T/small.profile"
+  before=$(df -k --output=used "$W" | tail -n 1)
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id d3 -p "$T/small.profile" "$B" -- \
+    /bin/sh -c 'head -c 2G /dev/zero >/workspace/scratch/big 2>/tmp/err; grep -o "No space left" /tmp/err; du -k /workspace/scratch/big' \
+    >/dev/null 2>&1
+  after=$(df -k --output=used "$W" | tail -n 1)
+  check "$mode: 2 GiB into scratch hits ENOSPC" grep -q "No space left" "$W/default/d3/logs/stdout.log"
+  kb=$(awk 'END {print $1}' "$W/default/d3/logs/stdout.log")
+  check "$mode: ... at the 32 MiB cap ($kb KiB)" [ "${kb:-0}" -le 32768 ]
+  check "$mode: the host disk did not grow by the write" [ $((after - before)) -lt 20000 ]
+
+  # 16 concurrent runs: all succeed, each sees only its own data.
+  pids=()
+  for i in $(seq 16); do
+    echo "input of run $i" >"$T/in-$mode-$i"
+    chmod 644 "$T/in-$mode-$i"
+    "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "c$i" -i "$T/in-$mode-$i:mine" "$B" -- \
+      /bin/sh -c 'ls /workspace/inputs | tr "\n" " " >/workspace/outputs/seen; cat /workspace/inputs/mine >>/workspace/outputs/seen; sleep 1' \
+      >"$W/audit.c$i" 2>"$W/err.c$i" &
+    pids+=($!)
+  done
+  if [ $mode = root ]; then
+    sleep 0.7
+    uids=$(ps -o uid= -p "$(pgrep -d, -f '^sleep 1$')" 2>/dev/null | sort -u | wc -l)
+    check "$mode: concurrent runs have distinct host uids (ps shows $uids)" [ "$uids" -ge 8 ]
+  fi
+  failed=0
+  for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
+  is "$mode: 16 concurrent runs all succeed" "$failed" 0
+  own=0
+  for i in $(seq 16); do
+    [ "$(cat "$W/default/c$i/outputs/seen" 2>/dev/null)" = "bundle mine input of run $i" ] && own=$((own + 1))
+  done
+  is "$mode: each concurrent run saw only its own input" "$own" 16
+  if [ $mode = root ]; then
+    distinct=$(for i in $(seq 16); do field "$W/audit.c$i" policy_resolved .sandbox_ids.uid; done | sort -u | wc -l)
+    is "$mode: the audit names 16 distinct sandbox uids" "$distinct" 16
+  fi
+  left=$(find "$W/default" -maxdepth 2 -name staging | wc -l)
+  is "$mode: no staging directory is left" "$left" 0
+  check "$mode: no live-run marker is left" [ -z "$(ls -A "$W/.active" 2>/dev/null)" ]
+done
+finish
