@@ -24,17 +24,22 @@ _Noreturn static void fail(const struct sr_sandbox *sb, struct sr_error *err) {
   _exit(SR_EXIT_FAILED);
 }
 
-static int set_rlimit(int resource, uint64_t value, const char *name,
-                      struct sr_error *err) {
-  struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+static int set_rlimit2(int resource, uint64_t soft, uint64_t hard,
+                       const char *name, struct sr_error *err) {
+  struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
   struct rlimit back;
 
   if (setrlimit(resource, &rl) < 0)
     return sr_error_layer(err, "rlimits", errno, "setrlimit(%s)", name);
-  if (getrlimit(resource, &back) < 0 || back.rlim_cur != value ||
-      back.rlim_max != value)
+  if (getrlimit(resource, &back) < 0 || back.rlim_cur != soft ||
+      back.rlim_max != hard)
     return sr_error_layer(err, "rlimits", 0, "%s did not take", name);
   return 0;
+}
+
+static int set_rlimit(int resource, uint64_t value, const char *name,
+                      struct sr_error *err) {
+  return set_rlimit2(resource, value, value, name, err);
 }
 
 static bool by_rlimit(const struct sr_policy *p, enum sr_limit_id id) {
@@ -59,9 +64,13 @@ static int apply_rlimits(const struct sr_policy *p, struct sr_error *err) {
    * is a per-process backstop one second later; without it, it is all. */
   if (r >= 0 && p->limits[SR_LIM_CPU_SECONDS].enforced_by) {
     uint64_t cpu = p->limits[SR_LIM_CPU_SECONDS].value;
-    if (!by_rlimit(p, SR_LIM_CPU_SECONDS))
-      cpu += 1;
-    r = set_rlimit(RLIMIT_CPU, cpu, "RLIMIT_CPU", err);
+    /* As the enforcer, the soft limit's SIGXCPU is the kill (so the
+     * supervisor can tell it from other deaths), the hard one a second
+     * later the backstop; behind cgroup2 both sit a second late. */
+    if (by_rlimit(p, SR_LIM_CPU_SECONDS))
+      r = set_rlimit2(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU", err);
+    else
+      r = set_rlimit(RLIMIT_CPU, cpu + 1, "RLIMIT_CPU", err);
   }
   return r;
 }

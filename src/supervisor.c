@@ -461,6 +461,17 @@ static void fill_result(struct loop *l, struct sr_result *res) {
     res->skill_exit = WEXITSTATUS(l->status);
     res->exit_code = res->skill_exit;
     res->status = res->skill_exit == 0 ? "succeeded" : "failed";
+  } else if (l->have_status && WIFSIGNALED(l->status) &&
+             WTERMSIG(l->status) == SIGXCPU &&
+             l->run->policy->limits[SR_LIM_CPU_SECONDS].enforced_by &&
+             !strcmp(l->run->policy->limits[SR_LIM_CPU_SECONDS].enforced_by,
+                     "rlimit")) {
+    /* The rlimit fallback's CPU kill: the same outcome as the cgroup
+     * budget, reported the same way (DESIGN.md: CPU-cap kills are 137). */
+    res->signal = SIGXCPU;
+    res->exit_code = 128 + SIGKILL;
+    res->status = "cpu_exceeded";
+    l->cpu_exceeded = true;
   } else if (l->have_status && WIFSIGNALED(l->status)) {
     res->signal = WTERMSIG(l->status);
     res->exit_code = 128 + res->signal;
@@ -630,8 +641,11 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
                        "the sandbox's init exited before starting the skill");
   }
   if (r >= 0) {
+    bool cpu_before = l.cpu_exceeded;
     fill_result(&l, res);
-    if (res->have_cgroup_stats && res->cg.oom_kill > 0)
+    if (!cpu_before && l.cpu_exceeded)
+      r = emit_limit(&l, "cpu", p->limits[SR_LIM_CPU_SECONDS].value);
+    if (r >= 0 && res->have_cgroup_stats && res->cg.oom_kill > 0)
       r = emit_limit(&l, "memory", p->limits[SR_LIM_MEMORY].value);
     if (r >= 0 && res->have_cgroup_stats && res->cg.pids_max_hit > 0)
       r = emit_limit(&l, "pids", p->limits[SR_LIM_PIDS].value);

@@ -39,6 +39,8 @@ is() {
     echo "#   want: '$3'"
   fi
 }
+# not CMD...: succeeds when CMD fails (for check, which runs its words).
+not() { ! "$@"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 diag() { echo "# $*"; }
 
