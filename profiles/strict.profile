@@ -22,3 +22,7 @@ tmp-size 32M
 scratch-size 128M
 outputs-size 64M
 nofile 256
+
+# Only bundles with a valid signed statement run (skillrun(1), SIGNED
+# BUNDLES); which tiers may run is the platform's choice (skillrun.conf).
+require-signature yes

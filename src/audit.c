@@ -11,6 +11,7 @@
 
 #include "audit.h"
 #include "fdutil.h"
+#include "trust.h"
 #include "util.h"
 
 #define SR_AUDIT_ZERO_HASH                                                     \
@@ -293,25 +294,15 @@ static int backlog_append(struct sr_audit *a, const char *line, size_t n) {
   return 0;
 }
 
-int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
-                  struct sr_error *err) {
-  _cleanup_json_ json_t *owned = fields; /* stolen on every path */
-  _cleanup_free_ char *line = NULL;
-  char bad_key[64] = "";
+/* format_line with its errors turned into sr_error. */
+static int format_checked(const struct sr_audit *a, const char *event,
+                          const json_t *fields, const char *ts, char **line,
+                          struct sr_error *err) {
   const char *name = event ? event : "(null)";
-  char ts[32];
-  size_t n;
+  char bad_key[64] = "";
   int r;
 
-  if (!a || a->fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, EBADF, "audit_write",
-                        "audit: cannot write event '%s'", name);
-  if (a->fixed_ts)
-    snprintf(ts, sizeof(ts), "%s", a->fixed_ts);
-  else
-    sr_now_rfc3339(ts);
-
-  r = format_line(a, event, owned, ts, &line, bad_key);
+  r = format_line(a, event, fields, ts, line, bad_key);
   if (r == -EINVAL && bad_key[0])
     return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
                         "audit: event '%s': field '%s' is a common key", name,
@@ -322,7 +313,21 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                         "audit: cannot format event '%s'", name);
-  n = strlen(line);
+  return 0;
+}
+
+static void event_ts(const struct sr_audit *a, char ts[32]) {
+  if (a->fixed_ts)
+    snprintf(ts, 32, "%s", a->fixed_ts);
+  else
+    sr_now_rfc3339(ts);
+}
+
+/* Writes a formatted line to every sink and chains the next one to it. */
+static int write_line(struct sr_audit *a, const char *name, const char *line,
+                      struct sr_error *err) {
+  size_t n = strlen(line);
+  int r;
 
   r = sr_write_all(a->fd, line, n);
   if (r < 0)
@@ -344,6 +349,92 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
                         "audit: cannot write event '%s' to the run's copy",
                         name);
   return 0;
+}
+
+int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
+                  struct sr_error *err) {
+  _cleanup_json_ json_t *owned = fields; /* stolen on every path */
+  _cleanup_free_ char *line = NULL;
+  const char *name = event ? event : "(null)";
+  char ts[32];
+  int r;
+
+  if (!a || a->fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, EBADF, "audit_write",
+                        "audit: cannot write event '%s'", name);
+  event_ts(a, ts);
+  r = format_checked(a, event, owned, ts, &line, err);
+  if (r < 0)
+    return r;
+  return write_line(a, name, line, err);
+}
+
+#define ANCHOR_DOMAIN "skillrun-audit-anchor/1 "
+#define ANCHOR_PREFIX ",\"anchor\":{\"alg\":\"ed25519\",\"key_id\":\""
+#define ANCHOR_MIDDLE "\",\"signature\":\""
+#define ANCHOR_SIG_B64 88
+
+/* The message an anchor signs, for the line without its anchor. */
+static int anchor_message(const char *unsigned_line, size_t n,
+                          char msg[sizeof(ANCHOR_DOMAIN) + 65]) {
+  char head[65];
+  int r = sha256_hex(unsigned_line, n, head);
+  if (r < 0)
+    return r;
+  snprintf(msg, sizeof(ANCHOR_DOMAIN) + 65, ANCHOR_DOMAIN "%s\n", head);
+  return 0;
+}
+
+int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
+                           json_t *fields, const struct sr_trust_key *key,
+                           struct sr_error *err) {
+  _cleanup_json_ json_t *owned = fields ? fields : json_object();
+  _cleanup_free_ char *plain = NULL, *line = NULL;
+  const char *name = event ? event : "(null)";
+  unsigned char sig[SR_SIG_BYTES];
+  char msg[sizeof(ANCHOR_DOMAIN) + 65], b64[ANCHOR_SIG_B64 + 1], ts[32];
+  size_t n;
+  int r;
+
+  if (!key)
+    return sr_audit_emit(a, event, TAKE_PTR(owned), err);
+  if (!a || a->fd < 0 || !owned)
+    return sr_error_set(err, SR_EXIT_FAILED, owned ? EBADF : ENOMEM,
+                        "audit_write", "audit: cannot write event '%s'", name);
+  if (json_object_get(owned, "anchor"))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
+                        "audit: event '%s' already has an anchor", name);
+  /* One timestamp for both renderings: they must differ only by the
+   * anchor member. */
+  event_ts(a, ts);
+  r = format_checked(a, event, owned, ts, &plain, err);
+  if (r < 0)
+    return r;
+  n = strlen(plain);
+  r = anchor_message(plain, n, msg);
+  if (r >= 0)
+    r = sr_trust_sign(key, msg, strlen(msg), sig);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_anchor",
+                        "audit: cannot sign the anchor of event '%s'", name);
+  sr_base64_encode(sig, sizeof(sig), false, b64);
+  if (json_object_set_new(owned, "anchor",
+                          json_pack("{s:s, s:s, s:s}", "alg", "ed25519",
+                                    "key_id", sr_trust_key_id(key), "signature",
+                                    b64)) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "audit_write",
+                        "audit: event '%s'", name);
+  r = format_checked(a, event, owned, ts, &line, err);
+  if (r < 0)
+    return r;
+  /* The verifier strips the anchor textually: check here that the line
+   * really is the plain one plus the anchor as its last member. */
+  if (strlen(line) != n - 2 + strlen(ANCHOR_PREFIX) + SR_KEY_ID_LEN +
+                          strlen(ANCHOR_MIDDLE) + ANCHOR_SIG_B64 + 4 ||
+      memcmp(line, plain, n - 2) != 0)
+    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "audit_anchor",
+                        "audit: event '%s': unexpected anchor layout", name);
+  return write_line(a, name, line, err);
 }
 
 void sr_audit_done(struct sr_audit *a) {
@@ -475,22 +566,17 @@ static int verify_line(const char *name, uint64_t lineno, const char *line,
   return 0;
 }
 
-int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
-                       uint64_t *n_lines, struct sr_error *err) {
-  _cleanup_free_ char *buf = NULL;
+/* Verifies a whole buffer; *last / *last_len: the last line (no '\n'). */
+static int verify_buffer(const char *buf, size_t len, const char *name,
+                         char head_hex[65], uint64_t *n_lines,
+                         const char **last, size_t *last_len,
+                         struct sr_error *err) {
   _cleanup_json_ json_t *first_eid = NULL;
-  const char *name = display_name ? display_name : "audit";
   char prev[65] = SR_AUDIT_ZERO_HASH;
   uint64_t lineno = 0;
-  size_t len = 0, pos = 0;
+  size_t pos = 0;
   int r;
 
-  r = sr_read_fd(fd, SR_AUDIT_MAX_FILE, &buf, &len);
-  if (r == -EFBIG)
-    return BAD("file larger than %u MiB", name, (uint64_t)1,
-               SR_AUDIT_MAX_FILE / 1024 / 1024);
-  if (r < 0)
-    return sr_error_set(err, 1, -r, "audit_read", "%s: cannot read", name);
   if (len == 0)
     return BAD("no events (empty file)", name, (uint64_t)1);
 
@@ -511,6 +597,8 @@ int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
     r = verify_line(name, lineno, line, n, prev, &first_eid, err);
     if (r < 0)
       return r;
+    *last = line;
+    *last_len = n;
     r = sha256_hex(line, n + 1, prev);
     if (r < 0)
       return sr_error_set(err, 1, -r, "audit_read", "%s:%" PRIu64 ": hash",
@@ -522,5 +610,105 @@ int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
     memcpy(head_hex, prev, 65);
   if (n_lines)
     *n_lines = lineno;
+  return 0;
+}
+
+static int read_audit(int fd, const char *name, char **buf, size_t *len,
+                      struct sr_error *err) {
+  int r = sr_read_fd(fd, SR_AUDIT_MAX_FILE, buf, len);
+  if (r == -EFBIG)
+    return BAD("file larger than %u MiB", name, (uint64_t)1,
+               SR_AUDIT_MAX_FILE / 1024 / 1024);
+  if (r < 0)
+    return sr_error_set(err, 1, -r, "audit_read", "%s: cannot read", name);
+  return 0;
+}
+
+int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
+                       uint64_t *n_lines, struct sr_error *err) {
+  _cleanup_free_ char *buf = NULL;
+  const char *name = display_name ? display_name : "audit";
+  const char *last = NULL;
+  size_t len = 0, last_len = 0;
+  int r;
+
+  r = read_audit(fd, name, &buf, &len, err);
+  if (r < 0)
+    return r;
+  return verify_buffer(buf, len, name, head_hex, n_lines, &last, &last_len,
+                       err);
+}
+
+int sr_audit_verify_anchored_fd(int fd, const char *display_name,
+                                const struct sr_trust_key *key,
+                                char head_hex[65], uint64_t *n_lines,
+                                struct sr_error *err) {
+  _cleanup_free_ char *buf = NULL, *plain = NULL;
+  _cleanup_json_ json_t *obj = NULL;
+  const char *name = display_name ? display_name : "audit";
+  const char *last = NULL, *p, *id, *b64;
+  size_t len = 0, last_len = 0, cut;
+  uint64_t lineno = 0;
+  unsigned char sig[SR_SIG_BYTES];
+  char msg[sizeof(ANCHOR_DOMAIN) + 65], key_id[SR_KEY_ID_LEN + 1];
+  size_t got = 0, tail;
+  int r;
+
+  r = read_audit(fd, name, &buf, &len, err);
+  if (r < 0)
+    return r;
+  r = verify_buffer(buf, len, name, head_hex, &lineno, &last, &last_len, err);
+  if (r < 0)
+    return r;
+  if (n_lines)
+    *n_lines = lineno;
+
+  obj = json_loadb(last, last_len, JSON_REJECT_DUPLICATES, NULL);
+  if (!obj || !jstr_eq(json_object_get(obj, "event"), "execution_completed",
+                       strlen("execution_completed")))
+    return BAD("not anchored: the last event is not execution_completed "
+               "(ledger truncated?)",
+               name, lineno);
+  if (!json_object_get(obj, "anchor"))
+    return BAD("not anchored: execution_completed has no anchor", name, lineno);
+
+  /* The anchor is the last member, in exactly the layout emit writes. */
+  tail = strlen(ANCHOR_PREFIX) + SR_KEY_ID_LEN + strlen(ANCHOR_MIDDLE) +
+         ANCHOR_SIG_B64 + 3;
+  if (last_len < tail + 2)
+    return BAD("anchor is not the last member in the canonical layout", name,
+               lineno);
+  cut = last_len - tail;
+  p = last + cut;
+  id = p + strlen(ANCHOR_PREFIX);
+  b64 = id + SR_KEY_ID_LEN + strlen(ANCHOR_MIDDLE);
+  if (memcmp(p, ANCHOR_PREFIX, strlen(ANCHOR_PREFIX)) != 0 ||
+      memcmp(id + SR_KEY_ID_LEN, ANCHOR_MIDDLE, strlen(ANCHOR_MIDDLE)) != 0 ||
+      memcmp(b64 + ANCHOR_SIG_B64, "\"}}", 3) != 0)
+    return BAD("anchor is not the last member in the canonical layout", name,
+               lineno);
+  memcpy(key_id, id, SR_KEY_ID_LEN);
+  key_id[SR_KEY_ID_LEN] = '\0';
+  if (strcmp(key_id, sr_trust_key_id(key)) != 0)
+    return BAD("anchored by key %s, not by the given key %s", name, lineno,
+               key_id, sr_trust_key_id(key));
+  if (sr_base64_decode(b64, ANCHOR_SIG_B64, false, sig, sizeof(sig), &got) <
+          0 ||
+      got != SR_SIG_BYTES)
+    return BAD("anchor signature is not base64 of 64 bytes", name, lineno);
+
+  /* The line as it was before the anchor was added: "...}" "\n". */
+  plain = malloc(cut + 3);
+  if (!plain)
+    return sr_error_set(err, 1, ENOMEM, "audit_read", "%s", name);
+  memcpy(plain, last, cut);
+  memcpy(plain + cut, "}\n", 3);
+  r = anchor_message(plain, cut + 2, msg);
+  if (r < 0)
+    return sr_error_set(err, 1, -r, "audit_read", "%s: hash", name);
+  if (sr_trust_verify(key, msg, strlen(msg), sig) < 0)
+    return BAD("anchor signature does not verify: the ledger was edited, "
+               "reordered or rewritten",
+               name, lineno);
   return 0;
 }

@@ -64,6 +64,29 @@ char *sr_audit_format(const struct sr_audit *a, const char *event,
 int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
                        uint64_t *n_lines, struct sr_error *err);
 
+/*
+ * Audit anchoring (skillrun(1) "AUDIT ANCHORING").  The event gets, as its
+ * last member, "anchor":{"alg":"ed25519","key_id":HEX16,"signature":B64}
+ * where the signature is Ed25519 over the text
+ *   "skillrun-audit-anchor/1 " HEAD "\n"
+ * and HEAD is the hex SHA-256 of the line as it would be without its anchor
+ * member (with its '\n'); that line's `prev` chains every earlier line, so
+ * the anchor covers the whole ledger.  key is a private sr_trust_key.
+ */
+struct sr_trust_key;
+int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
+                           json_t *fields, const struct sr_trust_key *key,
+                           struct sr_error *err);
+/*
+ * sr_audit_verify_fd, and then: the last line is execution_completed, carries
+ * an anchor by `key` (public), and the anchor verifies.  Anything else:
+ * -EBADMSG, "FILE:LINE: ..." (a removed last line shows as "not anchored").
+ */
+int sr_audit_verify_anchored_fd(int fd, const char *display_name,
+                                const struct sr_trust_key *key,
+                                char head_hex[65], uint64_t *n_lines,
+                                struct sr_error *err);
+
 void sr_audit_done(struct sr_audit *a);
 
 /*

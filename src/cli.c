@@ -26,6 +26,7 @@
 #include <yaml.h>
 
 #include "cli.h"
+#include "trust.h"
 #include "util.h"
 
 #ifndef SR_SYSCONFDIR
@@ -65,6 +66,11 @@ enum {
   OPT_EXPLAIN,
   OPT_VERIFY_AUDIT,
   OPT_GC,
+  OPT_SIGN,
+  OPT_TIER,
+  OPT_CAPABILITY,
+  OPT_CAPABILITY_FD,
+  OPT_AUDIT_KEY,
 };
 
 static const struct option long_options[] = {
@@ -90,6 +96,11 @@ static const struct option long_options[] = {
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"verify-audit", required_argument, NULL, OPT_VERIFY_AUDIT},
     {"gc", no_argument, NULL, OPT_GC},
+    {"sign", required_argument, NULL, OPT_SIGN},
+    {"tier", required_argument, NULL, OPT_TIER},
+    {"capability", required_argument, NULL, OPT_CAPABILITY},
+    {"capability-fd", required_argument, NULL, OPT_CAPABILITY_FD},
+    {"audit-key", required_argument, NULL, OPT_AUDIT_KEY},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -390,7 +401,8 @@ static int getopt_failure(int c, char *const av[], int n,
 }
 
 static bool mode_takes_bundle(enum sr_mode m) {
-  return m == SR_MODE_RUN || m == SR_MODE_DIGEST || m == SR_MODE_EXPLAIN;
+  return m == SR_MODE_RUN || m == SR_MODE_DIGEST || m == SR_MODE_EXPLAIN ||
+         m == SR_MODE_SIGN;
 }
 
 static int mode_option(enum sr_mode m) {
@@ -403,6 +415,8 @@ static int mode_option(enum sr_mode m) {
     return OPT_VERIFY_AUDIT;
   case SR_MODE_GC:
     return OPT_GC;
+  case SR_MODE_SIGN:
+    return OPT_SIGN;
   case SR_MODE_HELP:
     return OPT_HELP;
   case SR_MODE_VERSION:
@@ -487,6 +501,37 @@ static int handle_option(struct sr_args *a, int c, const char *val,
   }
   case OPT_GC:
     return set_mode(a, SR_MODE_GC, err);
+  case OPT_SIGN: {
+    int r = set_mode(a, SR_MODE_SIGN, err);
+    if (r < 0)
+      return r;
+    return set_string(&a->sign_key, c, val, err);
+  }
+  case OPT_TIER: {
+    char q[SR_QUOTE_MAX + 4];
+    if (sr_tier_from_name(val) < 0)
+      return usage_error(err,
+                         "invalid --tier '%s': use official, verified, "
+                         "community or tenant",
+                         quote(val, q));
+    return set_string(&a->tier, c, val, err);
+  }
+  case OPT_CAPABILITY:
+    return set_string(&a->capability, c, val, err);
+  case OPT_CAPABILITY_FD: {
+    char q[SR_QUOTE_MAX + 4];
+    uint64_t v;
+    /* 0-2 are the caller's stdio, never a token channel. */
+    if (sr_parse_uint(val, INT_MAX, &v) < 0 || v <= 2)
+      return usage_error(err,
+                         "invalid --capability-fd '%s': expected a file "
+                         "descriptor above 2",
+                         quote(val, q));
+    a->capability_fd = (int)v;
+    return 0;
+  }
+  case OPT_AUDIT_KEY:
+    return set_string(&a->audit_key, c, val, err);
   case OPT_HELP:
     return set_mode(a, SR_MODE_HELP, err);
   case OPT_VERSION:
@@ -532,6 +577,19 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
    * nothing, so a command there is a mistake worth reporting. */
   if (a->n_command > 0 && a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN)
     return usage_error(err, "option '--%s' takes no command", mode_name);
+  if (a->mode == SR_MODE_SIGN && (!a->tier || !a->signature))
+    return usage_error(err, "option '--sign' needs '--tier TIER' and "
+                            "'--signature OUT'");
+  if (a->tier && a->mode != SR_MODE_SIGN)
+    return usage_error(err, "option '--tier' is only used with '--sign'");
+  if (a->audit_key && a->mode != SR_MODE_VERIFY_AUDIT)
+    return usage_error(err, "option '--audit-key' is only used with "
+                            "'--verify-audit'");
+  if (a->capability && a->capability_fd >= 0)
+    return usage_error(err, "options '--capability' and '--capability-fd' "
+                            "cannot be combined");
+  if ((a->capability || a->capability_fd >= 0) && a->mode != SR_MODE_RUN)
+    return usage_error(err, "a capability is only used when running");
   return 0;
 }
 
@@ -544,6 +602,7 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
   memset(out, 0, sizeof(*out));
   out->network = -1;
   out->audit_fd = -1;
+  out->capability_fd = -1;
   if (argc < 0 || (argc > 0 && !argv))
     return usage_error(err, "no command line");
 
@@ -658,6 +717,10 @@ void sr_args_free(struct sr_args *a) {
   free(a->conf);
   free(a->expect_sha256);
   free(a->signature);
+  free(a->sign_key);
+  free(a->tier);
+  free(a->capability);
+  free(a->audit_key);
   free(a->tenant);
   free(a->execution_id);
   for (size_t i = 0; i < a->n_inputs; i++) {
@@ -677,6 +740,7 @@ void sr_args_free(struct sr_args *a) {
   memset(a, 0, sizeof(*a));
   a->network = -1;
   a->audit_fd = -1;
+  a->capability_fd = -1;
 }
 
 void sr_cli_help(FILE *f) {
@@ -693,7 +757,10 @@ void sr_cli_help(FILE *f) {
           SR_SYSCONFDIR);
   fputs(
       "      --expect-sha256 HEX   refuse unless the bundle digest matches\n"
-      "      --signature FILE      detached signed statement for the bundle\n"
+      "      --signature FILE      signed statement (default: BUNDLE.sig if "
+      "present)\n"
+      "      --capability FILE     execution capability token for this run\n"
+      "      --capability-fd N     read the capability token from fd N\n"
       "      --tenant ID           tenant id (default \"default\")\n"
       "      --execution-id ID     execution id (default: random UUIDv4); "
       "runs once\n"
@@ -720,6 +787,11 @@ void sr_cli_help(FILE *f) {
       "exit\n"
       "      --verify-audit FILE   check an audit file's chain and schema, "
       "exit\n"
+      "      --audit-key PUBKEY    with --verify-audit: also check the "
+      "signed anchor\n"
+      "      --sign KEY            sign BUNDLE into --signature OUT, exit\n"
+      "      --tier TIER           with --sign: official, verified, "
+      "community, tenant\n"
       "      --gc                  remove leftovers of dead runs and exit\n"
       "  -v, --verbose             more detail (with --digest: the records)\n"
       "  -h, --help                show this help and exit\n"

@@ -13,6 +13,7 @@ enum sr_mode {
   SR_MODE_EXPLAIN,      /* --explain */
   SR_MODE_VERIFY_AUDIT, /* --verify-audit FILE */
   SR_MODE_GC,           /* --gc: remove leftovers of dead runs */
+  SR_MODE_SIGN,         /* --sign KEY --tier TIER --signature OUT BUNDLE */
   SR_MODE_HELP,
   SR_MODE_VERSION,
 };
@@ -39,7 +40,12 @@ struct sr_args {
   char *conf;    /* --conf PATH, NULL = SR_SYSCONFDIR/skillrun/skillrun.conf */
   char *expect_sha256; /* 64 lowercase hex digits (a "sha256:" prefix is
                           stripped) */
-  char *signature;     /* --signature FILE */
+  char *signature;     /* --signature FILE (with --sign: the output) */
+  char *sign_key;      /* --sign KEY: private key (PEM) */
+  char *tier;          /* --tier TIER, with --sign only */
+  char *capability;    /* --capability FILE */
+  int capability_fd;   /* --capability-fd N, -1 unset */
+  char *audit_key;     /* --audit-key PUBKEY, with --verify-audit only */
   char *tenant;        /* validated with sr_valid_id; default "default" */
   char *execution_id;  /* validated; NULL = random UUIDv4 chosen by main */
   struct sr_input_arg *inputs;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -28,6 +29,7 @@
 #include "policy.h"
 #include "seccomp.h"
 #include "supervisor.h"
+#include "trust.h"
 #include "util.h"
 #include "workspace.h"
 
@@ -45,6 +47,13 @@ struct ctx {
   struct sr_bundle bundle;
   struct sr_manifest manifest;
   bool have_manifest;
+  /* trust: what verified the bundle, and the key anchoring the ledger */
+  int tier; /* enum sr_tier; SR_TIER_UNSIGNED without a statement */
+  struct sr_statement statement;
+  struct sr_keyring keyring;
+  struct sr_trust_key *audit_key;
+  struct sr_capability capability;
+  bool have_capability;
   struct sr_seccomp *seccomp;
   char execution_id[65];
   const char *tenant;
@@ -115,7 +124,8 @@ static void emit_completed(struct ctx *c, const char *status, int exit_code,
   }
   /* If this last line cannot be written there is nobody left to tell but
    * stderr; the exit status still says what happened. */
-  if (sr_audit_emit(&c->audit, "execution_completed", f, &ignored) < 0)
+  if (sr_audit_emit_anchored(&c->audit, "execution_completed", f, c->audit_key,
+                             &ignored) < 0)
     sr_log_error("%s", ignored.msg);
 }
 
@@ -251,9 +261,30 @@ static int digest_mode(struct ctx *c) {
 
 static int verify_audit_mode(struct ctx *c) {
   _cleanup_close_ int fd = -1;
+  _cleanup_trust_key_ struct sr_trust_key *key = NULL;
   struct sr_error err = {0};
   char head[65];
   uint64_t n = 0;
+
+  if (c->args.audit_key) {
+    if (sr_trust_key_load(c->args.audit_key, false, &key, &err) < 0) {
+      sr_log_error("%s", err.msg);
+      return 1;
+    }
+    fd = open(c->args.verify_audit, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      sr_log_error("cannot open %s: %s", c->args.verify_audit, strerror(errno));
+      return 1;
+    }
+    if (sr_audit_verify_anchored_fd(fd, c->args.verify_audit, key, head, &n,
+                                    &err) < 0) {
+      sr_log_error("%s", err.msg);
+      return 1;
+    }
+    printf("ok: %" PRIu64 " events, head sha256:%s, anchored by key %s\n", n,
+           head, sr_trust_key_id(key));
+    return 0;
+  }
 
   fd = open(c->args.verify_audit, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
@@ -266,6 +297,190 @@ static int verify_audit_mode(struct ctx *c) {
   }
   printf("ok: %" PRIu64 " events, head sha256:%s\n", n, head);
   return 0;
+}
+
+/* --sign KEY --tier TIER --signature OUT BUNDLE: a publisher's statement. */
+static int sign_mode(struct ctx *c) {
+  _cleanup_trust_key_ struct sr_trust_key *key = NULL;
+  _cleanup_free_ char *real = NULL, *text = NULL;
+  _cleanup_close_ int fd = -1;
+  struct sr_bundle_caps caps;
+  struct sr_error err = {0};
+  size_t len = 0;
+  int r;
+
+  real = realpath(c->args.bundle, NULL);
+  if (!real) {
+    sr_log_error("bundle %s: %s", c->args.bundle, strerror(errno));
+    return SR_EXIT_REFUSED;
+  }
+  sr_bundle_caps_default(&caps);
+  if (sr_bundle_stage(real, -1, &caps, false, &c->bundle, &err) < 0 ||
+      sr_manifest_parse(c->bundle.skill_md, c->bundle.skill_md_len,
+                        basename(real), &c->manifest, &err) < 0)
+    goto fail;
+  c->have_manifest = true;
+  if (sr_trust_key_load(c->args.sign_key, true, &key, &err) < 0 ||
+      sr_statement_sign(key, sr_tier_from_name(c->args.tier), c->manifest.name,
+                        c->manifest.version, c->bundle.digest,
+                        (int64_t)time(NULL), &text, &len, &err) < 0)
+    goto fail;
+  /* Never overwrite: a statement is a publisher's record. */
+  fd = open(c->args.signature,
+            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    sr_log_error("cannot create %s: %s", c->args.signature, strerror(errno));
+    return SR_EXIT_FAILED;
+  }
+  r = sr_write_all(fd, text, len);
+  if (r < 0 || close(TAKE_FD(fd)) < 0) {
+    sr_log_error("cannot write %s: %s", c->args.signature,
+                 strerror(r < 0 ? -r : errno));
+    (void)unlink(c->args.signature); /* a partial statement is useless */
+    return SR_EXIT_FAILED;
+  }
+  printf("signed %s %s (%s) as %s with key %s -> %s\n", c->manifest.name,
+         c->manifest.version, c->bundle.digest, c->args.tier,
+         sr_trust_key_id(key), c->args.signature);
+  return fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
+fail:
+  sr_log_error("%s", err.msg);
+  return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
+}
+
+/*
+ * The statement for this bundle: --signature FILE, else BUNDLE.sig beside
+ * the bundle when it exists.  *text NULL: unsigned.
+ */
+static int read_statement(struct ctx *c, const char *bundle_real, char **text,
+                          size_t *len, struct sr_error *err) {
+  _cleanup_free_ char *conventional = NULL;
+  _cleanup_close_ int fd = -1;
+  const char *path = c->args.signature;
+  int r;
+
+  *text = NULL;
+  if (!path) {
+    if (asprintf(&conventional, "%s.sig", bundle_real) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "statement");
+    path = conventional;
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT && !c->args.signature)
+    return 0;
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, errno, "statement_invalid",
+                        "cannot open statement %s", path);
+  /* One byte more than allowed, so that an oversized file is refused by
+   * the parser with its own message. */
+  r = sr_read_fd(fd, SR_STATEMENT_MAX_BYTES + 1, text, len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, -r, "statement_invalid",
+                        "cannot read statement %s", path);
+  return 0;
+}
+
+/* Signature and tier: after the digest and the manifest are known, before
+ * the policy is applied.  Refusals are exit 123 with their own reason. */
+static int verify_trust(struct ctx *c, const char *bundle_real,
+                        struct sr_error *err) {
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r;
+
+  c->tier = SR_TIER_UNSIGNED;
+  r = read_statement(c, bundle_real, &text, &len, err);
+  if (r < 0)
+    return r;
+  if (!text) {
+    if (c->policy.require_signature)
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "signature_required",
+                          "bundle is unsigned (no --signature, no %s.sig) and "
+                          "the profile or skillrun.conf requires a signature",
+                          c->args.bundle);
+    return 0;
+  }
+  r = sr_statement_parse(text, len, &c->statement, err);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < c->policy.n_trust_keys; i++) {
+    struct sr_trust_key *k = NULL;
+    r = sr_trust_key_load(c->policy.trust_keys[i].path, false, &k, err);
+    if (r < 0)
+      return r;
+    r = sr_keyring_add(&c->keyring, c->policy.trust_keys[i].tier, k);
+    if (r < 0) {
+      sr_trust_key_free(k);
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "oom", "keyring");
+    }
+  }
+  r = sr_statement_verify(&c->statement, text, &c->keyring,
+                          c->policy.tiers_allowed, c->bundle.digest,
+                          c->manifest.name, c->manifest.version, err);
+  if (r < 0)
+    return r;
+  c->tier = c->statement.tier;
+  return 0;
+}
+
+/* The execution capability: everything but the digest, before the run
+ * directory exists, so a forged or stale token does not even use up its
+ * execution id. */
+static int check_capability(struct ctx *c, struct sr_error *err) {
+  _cleanup_trust_key_ struct sr_trust_key *key = NULL;
+  _cleanup_free_ char *text = NULL;
+  _cleanup_close_ int own_fd = -1;
+  int fd = c->args.capability_fd;
+  size_t len = 0;
+  int r;
+
+  if (!c->args.capability && fd < 0) {
+    if (c->policy.require_capability)
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_required",
+                          "skillrun.conf requires an execution capability "
+                          "(--capability FILE or --capability-fd N)");
+    return 0;
+  }
+  if (c->args.capability) {
+    fd = own_fd = open(c->args.capability, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+      return sr_error_set(err, SR_EXIT_REFUSED, errno, "capability_invalid",
+                          "cannot open capability %s", c->args.capability);
+  } else {
+    if (fcntl(fd, F_GETFD) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
+                          "--capability-fd %d is not an open file descriptor",
+                          fd);
+    (void)sr_fd_cloexec(fd, true); /* the sandbox must never inherit it */
+  }
+  r = sr_read_fd(fd, SR_CAPABILITY_MAX_BYTES + 1, &text, &len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, -r, "capability_invalid",
+                        "cannot read the capability");
+  if (!c->policy.capability_key)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_untrusted",
+                        "a capability was given but skillrun.conf names no "
+                        "capability-key to verify it");
+  r = sr_capability_parse(text, len, &c->capability, err);
+  if (r < 0)
+    return r;
+  r = sr_trust_key_load(c->policy.capability_key, false, &key, err);
+  if (r < 0)
+    return r;
+  r = sr_capability_check(&c->capability, key, c->tenant, c->execution_id,
+                          (int64_t)time(NULL), err);
+  if (r < 0)
+    return r;
+  c->have_capability = true;
+  return 0;
+}
+
+static json_t *trust_json(struct ctx *c) {
+  bool s = c->tier != SR_TIER_UNSIGNED;
+  return json_pack("{s:s, s:o, s:o}", "tier", sr_tier_name(c->tier), "key_id",
+                   s ? json_string(c->statement.key_id) : json_null(),
+                   "signed_at",
+                   s ? json_string(c->statement.time) : json_null());
 }
 
 static int gc_mode(struct ctx *c) {
@@ -349,10 +564,10 @@ static json_t *limits_json(const struct sr_policy *p) {
 }
 
 static json_t *metadata_json(struct ctx *c) {
-  json_t *tools = json_array();
+  json_t *tools = json_array(), *m;
   for (size_t i = 0; tools && i < c->manifest.allowed_tools.n; i++)
     json_array_append_new(tools, json_string(c->manifest.allowed_tools.v[i]));
-  return json_pack(
+  m = json_pack(
       "{s:s, s:s, s:s, s:{s:s, s:o, s:s, s:o}, s:o, s:s, s:O, s:s, s:n}",
       "schema", "skillrun.metadata/1", "execution_id", c->execution_id,
       "tenant_id", c->tenant, "skill", "name", c->manifest.name, "version",
@@ -362,6 +577,12 @@ static json_t *metadata_json(struct ctx *c) {
       c->policy.network_allow ? "allow" : "deny", "inputs",
       c->inputs ? c->inputs : json_array(), "started_at", c->started_at,
       "result");
+  /* The tier and key that vouched for the bundle (skillrun(1)). */
+  if (m && json_object_set_new(m, "trust", trust_json(c)) < 0) {
+    json_decref(m);
+    return NULL;
+  }
+  return m;
 }
 
 static int run_mode(struct ctx *c, bool explain) {
@@ -398,6 +619,11 @@ static int run_mode(struct ctx *c, bool explain) {
   }
   if (load_policy(c, &err) < 0)
     return fail(c, &err);
+  /* Loaded first, so that even a refusal's execution_completed is
+   * anchored. */
+  if (!explain && c->policy.audit_key &&
+      sr_trust_key_load(c->policy.audit_key, true, &c->audit_key, &err) < 0)
+    return fail(c, &err);
 
   bundle_real = realpath(c->args.bundle, NULL);
   if (!bundle_real) {
@@ -419,6 +645,8 @@ static int run_mode(struct ctx *c, bool explain) {
     if (!root)
       return sr_error_set(&err, SR_EXIT_FAILED, ENOMEM, "oom", "out of memory"),
              fail(c, &err);
+    if (check_capability(c, &err) < 0)
+      return fail(c, &err);
     if (sr_workspace_create(&c->ws, root, c->tenant, c->execution_id, &err) < 0)
       return fail(c, &err);
     r = openat(c->ws.run_fd, "audit.jsonl",
@@ -453,12 +681,9 @@ static int run_mode(struct ctx *c, bool explain) {
     }
     return SR_EXIT_REFUSED;
   }
-  if (c->args.signature) {
-    sr_error_set(&err, SR_EXIT_FAILED, 0, "unsupported",
-                 "--signature: signed bundles are not supported by this build "
-                 "yet; refusing rather than running unverified");
+  if (c->have_capability &&
+      sr_capability_check_digest(&c->capability, c->bundle.digest, &err) < 0)
     return fail(c, &err);
-  }
   if (!c->bundle.skill_md) {
     sr_error_set(&err, SR_EXIT_REFUSED, 0, "manifest_invalid",
                  "SKILL.md missing or too large");
@@ -468,24 +693,54 @@ static int run_mode(struct ctx *c, bool explain) {
                         basename(bundle_real), &c->manifest, &err) < 0)
     return fail(c, &err);
   c->have_manifest = true;
+  if (verify_trust(c, bundle_real, &err) < 0) {
+    /* --explain of an unsigned bundle under require-signature still shows
+     * the policy; the refusal it would meet is listed as a warning. */
+    if (explain && !strcmp(err.reason, "signature_required")) {
+      char w[1100];
+      snprintf(w, sizeof(w), "a run would be refused: %s", err.msg);
+      sr_error_clear(&err);
+      if (sr_strv_push(&c->policy.warnings, w) < 0)
+        return SR_EXIT_FAILED;
+      goto trust_done;
+    }
+    if (!explain)
+      (void)sr_audit_set_skill(&c->audit, c->manifest.name,
+                               c->manifest.version);
+    return fail(c, &err);
+  }
+trust_done:
   if (!explain) {
     if (sr_audit_set_skill(&c->audit, c->manifest.name, c->manifest.version) <
             0 ||
         emit_warnings(c, &c->manifest.warnings, "manifest", &err) < 0 ||
         sr_audit_emit(&c->audit, "bundle_verified",
-                      json_pack("{s:s, s:I, s:I, s:I, s:b}", "digest",
-                                c->bundle.digest, "files",
+                      json_pack("{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, "
+                                "s:b}",
+                                "digest", c->bundle.digest, "files",
                                 (json_int_t)c->bundle.n_files, "dirs",
                                 (json_int_t)c->bundle.n_dirs, "bytes",
                                 (json_int_t)c->bundle.total_bytes, "pinned",
-                                c->args.expect_sha256 != NULL),
+                                c->args.expect_sha256 != NULL, "tier",
+                                sr_tier_name(c->tier), "key_id",
+                                c->tier != SR_TIER_UNSIGNED
+                                    ? json_string(c->statement.key_id)
+                                    : json_null(),
+                                "signed_at",
+                                c->tier != SR_TIER_UNSIGNED
+                                    ? json_string(c->statement.time)
+                                    : json_null(),
+                                "capability", c->have_capability),
                       &err) < 0)
       return fail(c, &err);
   }
 
   /* configure */
   if (sr_policy_apply_manifest(&c->policy, &c->manifest, &err) < 0 ||
-      sr_policy_apply_args(&c->policy, &c->args, &err) < 0)
+      sr_policy_apply_args(&c->policy, &c->args, &err) < 0 ||
+      (c->have_capability &&
+       sr_policy_limit_network(&c->policy, c->capability.network == 1, &err) <
+           0))
     return fail(c, &err);
 
   if (explain) {
@@ -498,6 +753,7 @@ static int run_mode(struct ctx *c, bool explain) {
                                   c->manifest.version
                                       ? json_string(c->manifest.version)
                                       : json_null()));
+    json_object_set_new(json_object_get(j, "bundle"), "trust", trust_json(c));
     json_object_set_new(j, "warnings", json_array());
     for (size_t i = 0; i < c->manifest.warnings.n; i++)
       json_array_append_new(json_object_get(j, "warnings"),
@@ -600,6 +856,8 @@ static void ctx_free(struct ctx *c) {
     sr_policy_free(&c->policy);
   if (c->have_manifest)
     sr_manifest_free(&c->manifest);
+  sr_keyring_free(&c->keyring);
+  sr_trust_key_free(c->audit_key);
   sr_bundle_free(&c->bundle);
   sr_seccomp_free(c->seccomp);
   json_decref(c->inputs);
@@ -649,6 +907,9 @@ int main(int argc, char *argv[]) {
     break;
   case SR_MODE_GC:
     code = gc_mode(&c);
+    break;
+  case SR_MODE_SIGN:
+    code = sign_mode(&c);
     break;
   case SR_MODE_DIGEST:
     code = digest_mode(&c);

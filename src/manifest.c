@@ -85,7 +85,7 @@ static int oom(struct sr_error *err) {
 static const char *shown(const char *s, char *buf, size_t size) {
   size_t i = 0, max = size > 4 ? size - 4 : 0;
 
-  for (; s[i] && i < max; i++)
+  for (; i < max && s[i]; i++)
     buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
   if (s[i] && size >= 4) {
     /* Do not cut a UTF-8 sequence in half. */

@@ -22,6 +22,7 @@
 
 #include "manifest.h"
 #include "policy.h"
+#include "trust.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -52,7 +53,7 @@ const char *sr_source_name(enum sr_source s) {
   static const char *const names[SR__SRC_MAX] = {
       [SR_SRC_BUILTIN] = "builtin", [SR_SRC_CONF] = "conf",
       [SR_SRC_PROFILE] = "profile", [SR_SRC_MANIFEST] = "manifest",
-      [SR_SRC_FLAG] = "flag",
+      [SR_SRC_FLAG] = "flag",       [SR_SRC_CAPABILITY] = "capability",
   };
   return (unsigned)s < SR__SRC_MAX ? names[s] : "unknown";
 }
@@ -119,6 +120,9 @@ int sr_policy_init(struct sr_policy *p) {
   p->network_source = SR_SRC_BUILTIN;
   p->cgroup = SR_CGROUP_PREFER;
   p->proc = SR_PROC_PROCFS;
+  /* Every tier may run and unsigned bundles too, until the conf or the
+   * profile says otherwise (the embedded default profile does not). */
+  p->tiers_allowed = SR_TIERS_ALL;
   p->hostname = strdup("skillrun");
   if (!p->hostname)
     return -ENOMEM;
@@ -147,6 +151,11 @@ void sr_policy_free(struct sr_policy *p) {
   sr_strv_free(&p->seccomp_allow);
   sr_strv_free(&p->seccomp_deny);
   free(p->workspace_root);
+  for (size_t i = 0; i < p->n_trust_keys; i++)
+    free(p->trust_keys[i].path);
+  free(p->trust_keys);
+  free(p->capability_key);
+  free(p->audit_key);
   sr_strv_free(&p->warnings);
   memset(p, 0, sizeof(*p));
 }
@@ -215,6 +224,11 @@ enum {
   K_STRICT,
   K_HOSTNAME,
   K_WORKSPACE_ROOT,
+  K_TIERS,
+  K_REQUIRE_SIGNATURE,
+  K_CAPABILITY_KEY,
+  K_REQUIRE_CAPABILITY,
+  K_AUDIT_KEY,
   K__SCALAR_MAX,
   K_BIND_RO = K__SCALAR_MAX,
   K_BIND_RO_TRY,
@@ -224,6 +238,7 @@ enum {
   K_SETENV,
   K_SECCOMP_ALLOW,
   K_SECCOMP_DENY,
+  K_TRUST_KEY,
   K__MAX,
 };
 
@@ -239,6 +254,12 @@ static const struct {
     [K_STRICT - SR__LIM_MAX] = {"strict", IN_PROFILE},
     [K_HOSTNAME - SR__LIM_MAX] = {"hostname", IN_PROFILE},
     [K_WORKSPACE_ROOT - SR__LIM_MAX] = {"workspace-root", IN_CONF},
+    [K_TIERS - SR__LIM_MAX] = {"tiers", IN_CONF | IN_PROFILE},
+    [K_REQUIRE_SIGNATURE -
+        SR__LIM_MAX] = {"require-signature", IN_CONF | IN_PROFILE},
+    [K_CAPABILITY_KEY - SR__LIM_MAX] = {"capability-key", IN_CONF},
+    [K_REQUIRE_CAPABILITY - SR__LIM_MAX] = {"require-capability", IN_CONF},
+    [K_AUDIT_KEY - SR__LIM_MAX] = {"audit-key", IN_CONF},
     [K_BIND_RO - SR__LIM_MAX] = {"bind-ro", IN_PROFILE},
     [K_BIND_RO_TRY - SR__LIM_MAX] = {"bind-ro-try", IN_PROFILE},
     [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_PROFILE},
@@ -247,6 +268,7 @@ static const struct {
     [K_SETENV - SR__LIM_MAX] = {"setenv", IN_PROFILE},
     [K_SECCOMP_ALLOW - SR__LIM_MAX] = {"seccomp-allow", IN_PROFILE},
     [K_SECCOMP_DENY - SR__LIM_MAX] = {"seccomp-deny", IN_PROFILE},
+    [K_TRUST_KEY - SR__LIM_MAX] = {"trust-key", IN_CONF},
 };
 
 static int key_by_name(const char *name) {
@@ -606,6 +628,75 @@ static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
   return 0;
 }
 
+/* `tiers TIER...`: the set replaces the layer's; a profile's is narrowed
+ * to the conf's by sr_policy_apply_profile. */
+static int apply_tiers(struct layer *L, const struct sr_conf_line *l) {
+  unsigned mask = 0;
+  int r, t;
+
+  r = want_args(L, l, 1, SR__TIER_MAX, "TIER...");
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < l->n_args; i++) {
+    t = sr_tier_from_name(l->args[i]);
+    if (t < 0)
+      return line_error(L, l,
+                        "tiers: '%s' is not official, verified, community or "
+                        "tenant (unsigned bundles: require-signature)",
+                        l->args[i]);
+    if (mask & (1u << t))
+      return line_error(L, l, "tiers: %s is listed twice", l->args[i]);
+    mask |= 1u << t;
+  }
+  L->p->tiers_allowed = mask;
+  return 0;
+}
+
+static int set_path(struct layer *L, const struct sr_conf_line *l,
+                    const char *value, char **slot) {
+  char *v;
+
+  if (!valid_abs_path(value) || !strcmp(value, "/"))
+    return line_error(L, l, "%s: '%s' must be an absolute, normalised path",
+                      l->key, value);
+  v = strdup(value);
+  if (!v)
+    return -ENOMEM;
+  free(*slot);
+  *slot = v;
+  return 0;
+}
+
+static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
+  struct sr_policy *p = L->p;
+  struct sr_trust_key_path *v;
+  char *path = NULL;
+  int r, t;
+
+  r = want_args(L, l, 2, 2, "TIER PATH");
+  if (r < 0)
+    return r;
+  t = sr_tier_from_name(l->args[0]);
+  if (t < 0)
+    return line_error(L, l,
+                      "trust-key: '%s' is not official, verified, community "
+                      "or tenant",
+                      l->args[0]);
+  r = set_path(L, l, l->args[1], &path);
+  if (r < 0)
+    return r;
+  v = realloc(p->trust_keys, (p->n_trust_keys + 1) * sizeof(*v));
+  if (!v) {
+    free(path);
+    return -ENOMEM;
+  }
+  p->trust_keys = v;
+  v[p->n_trust_keys].tier = t;
+  v[p->n_trust_keys].path = path;
+  p->n_trust_keys++;
+  return 0;
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = L->src == SR_SRC_CONF ? IN_CONF : IN_PROFILE;
@@ -713,6 +804,29 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
     p->workspace_root = w;
     return 0;
   }
+  case K_TIERS:
+    return apply_tiers(L, l);
+  case K_REQUIRE_SIGNATURE:
+  case K_REQUIRE_CAPABILITY:
+    r = want_args(L, l, 1, 1, "yes|no");
+    if (r < 0)
+      return r;
+    if (sr_parse_bool(l->args[0], &b) < 0)
+      return line_error(L, l, "%s: '%s' is not yes or no", l->key, l->args[0]);
+    if (k == K_REQUIRE_SIGNATURE)
+      p->require_signature = b;
+    else
+      p->require_capability = b;
+    return 0;
+  case K_CAPABILITY_KEY:
+  case K_AUDIT_KEY:
+    r = want_args(L, l, 1, 1, "PATH");
+    if (r < 0)
+      return r;
+    return set_path(L, l, l->args[0],
+                    k == K_AUDIT_KEY ? &p->audit_key : &p->capability_key);
+  case K_TRUST_KEY:
+    return apply_trust_key(L, l);
   case K_BIND_RO:
   case K_BIND_RO_TRY:
     return apply_bind(L, l, k == K_BIND_RO_TRY);
@@ -767,6 +881,8 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
                             struct sr_error *err) {
   struct layer L = {.p = p, .src = SR_SRC_PROFILE, .network = -1, .err = err};
   bool conf_permits = p->network_permitted;
+  unsigned conf_tiers = p->tiers_allowed;
+  bool conf_requires = p->require_signature;
   int r;
 
   if (c && c->name) {
@@ -779,6 +895,25 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
   r = apply_lines(&L, c);
   if (r < 0)
     return r;
+
+  /* A profile only narrows what skillrun.conf lets run. */
+  for (int t = 0; t < SR__TIER_MAX; t++)
+    if ((p->tiers_allowed & ~conf_tiers) & (1u << t)) {
+      r = push_warning(p,
+                       "profile: tier %s is not allowed by skillrun.conf; "
+                       "it stays refused",
+                       sr_tier_name(t));
+      if (r < 0)
+        return r;
+    }
+  p->tiers_allowed &= conf_tiers;
+  if (conf_requires && !p->require_signature) {
+    p->require_signature = true;
+    r = push_warning(p, "profile: require-signature no is overridden by "
+                        "skillrun.conf; signatures stay required");
+    if (r < 0)
+      return r;
+  }
 
   /* No `network allow` in the profile means deny (doas: no rule, no). */
   p->network_allow = false;
@@ -860,6 +995,25 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
     p->network_allow = false;
     p->network_source = SR_SRC_MANIFEST;
   }
+  return 0;
+}
+
+int sr_policy_limit_network(struct sr_policy *p, bool allow_max,
+                            struct sr_error *err) {
+  int r;
+
+  if (allow_max)
+    return 0;
+  if (p->network_allow) {
+    r = push_warning(p, "the execution capability allows only network deny; "
+                        "network denied");
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                          "capability");
+  }
+  p->network_allow = false;
+  p->network_permitted = false;
+  p->network_source = SR_SRC_CAPABILITY;
   return 0;
 }
 
@@ -1040,6 +1194,31 @@ static json_t *limits_json(const struct sr_policy *p) {
   return o;
 }
 
+static json_t *trust_json(const struct sr_policy *p) {
+  json_t *tiers = json_array(), *keys = json_array();
+
+  for (int t = 0; tiers && t < SR__TIER_MAX; t++)
+    if ((p->tiers_allowed & (1u << t)) &&
+        json_array_append_new(tiers, json_string(sr_tier_name(t))) < 0) {
+      json_decref(tiers);
+      tiers = NULL;
+    }
+  for (size_t i = 0; keys && i < p->n_trust_keys; i++)
+    if (json_array_append_new(keys,
+                              json_pack("{s:s, s:s}", "tier",
+                                        sr_tier_name(p->trust_keys[i].tier),
+                                        "path", p->trust_keys[i].path)) < 0) {
+      json_decref(keys);
+      keys = NULL;
+    }
+  return json_pack(
+      "{s:o, s:b, s:o, s:o, s:b, s:o}", "tiers", tiers, "require_signature",
+      p->require_signature, "trust_keys", keys, "capability_key",
+      p->capability_key ? json_string(p->capability_key) : json_null(),
+      "require_capability", p->require_capability, "audit_key",
+      p->audit_key ? json_string(p->audit_key) : json_null());
+}
+
 json_t *sr_policy_to_json(const struct sr_policy *p) {
   static const char *const cgroup_names[] = {[SR_CGROUP_PREFER] = "prefer",
                                              [SR_CGROUP_REQUIRE] = "require",
@@ -1072,5 +1251,9 @@ json_t *sr_policy_to_json(const struct sr_policy *p) {
       "mounts", mounts_json(p), "environment", "keep", strv_json(&p->env_keep),
       "set", env_set, "seccomp", "allow", strv_json(&p->seccomp_allow), "deny",
       strv_json(&p->seccomp_deny), "warnings", strv_json(&p->warnings));
+  if (o && json_object_set_new(o, "trust", trust_json(p)) < 0) {
+    json_decref(o);
+    return NULL;
+  }
   return o;
 }

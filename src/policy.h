@@ -20,6 +20,7 @@ enum sr_source {
   SR_SRC_PROFILE,     /* the profile (and its includes) */
   SR_SRC_MANIFEST,    /* SKILL.md metadata sandbox.* */
   SR_SRC_FLAG,        /* command line */
+  SR_SRC_CAPABILITY,  /* the execution capability (network deny only) */
   SR__SRC_MAX
 };
 const char *sr_source_name(enum sr_source s); /* "builtin", "conf", ... */
@@ -73,6 +74,11 @@ struct sr_bind {
   unsigned line;
 };
 
+struct sr_trust_key_path {
+  int tier; /* enum sr_tier */
+  char *path;
+};
+
 struct sr_setenv {
   char *name;
   char *value;
@@ -111,6 +117,17 @@ struct sr_policy {
 
   char *workspace_root; /* from conf `workspace-root`, may be NULL */
 
+  /* Trust (skillrun(1) "SIGNED BUNDLES", "EXECUTION CAPABILITIES").
+   * tiers and require-signature: conf and profile (a profile only
+   * narrows); the rest: skillrun.conf only. */
+  unsigned tiers_allowed; /* bit mask of 1u << enum sr_tier; default all */
+  bool require_signature; /* an unsigned bundle is refused */
+  struct sr_trust_key_path *trust_keys; /* `trust-key TIER PATH` */
+  size_t n_trust_keys;
+  char *capability_key;    /* public key checking --capability tokens */
+  bool require_capability; /* every run needs a capability */
+  char *audit_key;         /* private key anchoring execution_completed */
+
   /* Clamping notices and other non-fatal findings, each one a `warning`
    * audit event: "profile: memory 2GiB above the platform cap 512MiB, clamped".
    */
@@ -136,6 +153,10 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
  * profile to permit it.  Manifest warnings in strict mode are refusals. */
 int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                              struct sr_error *err);
+/* An execution capability that allows only `network deny` lowers the
+ * network decision (a warning when it was allow). */
+int sr_policy_limit_network(struct sr_policy *p, bool allow_max,
+                            struct sr_error *err);
 /* Command-line flags; may only lower. */
 int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
                          struct sr_error *err);

@@ -71,7 +71,8 @@ static int pick_host_ids(struct sr_run *run, struct sr_error *err) {
     return 0;
   }
   if (mkdir("/run/skillrun", 0700) < 0 && errno != EEXIST)
-    return sr_error_layer(err, "uid-pool", errno, "cannot create /run/skillrun");
+    return sr_error_layer(err, "uid-pool", errno,
+                          "cannot create /run/skillrun");
   if (mkdir(SR_UID_POOL_DIR, 0700) < 0 && errno != EEXIST)
     return sr_error_layer(err, "uid-pool", errno, "cannot create %s",
                           SR_UID_POOL_DIR);

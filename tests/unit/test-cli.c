@@ -605,6 +605,62 @@ static char *capture(void (*fn)(FILE *)) {
   return buf;
 }
 
+/* --sign/--tier, --capability(-fd), --audit-key and their combinations. */
+static void test_trust_options(void **state) {
+  struct sr_args a;
+  (void)state;
+
+  assert_int_equal(PARSE(&a, "--sign", "k.pem", "--tier", "official",
+                         "--signature", "out.sig", "b"),
+                   0);
+  assert_int_equal(a.mode, SR_MODE_SIGN);
+  assert_string_equal(a.sign_key, "k.pem");
+  assert_string_equal(a.tier, "official");
+  assert_string_equal(a.signature, "out.sig");
+  assert_string_equal(a.bundle, "b");
+  sr_args_free(&a);
+
+  assert_int_equal(PARSE(&a, "--sign", "k.pem", "--signature", "o", "b"),
+                   -EINVAL);
+  assert_non_null(strstr(err.msg, "--tier"));
+  assert_int_equal(PARSE(&a, "--sign", "k.pem", "--tier", "official", "b"),
+                   -EINVAL);
+  assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "gold", "--signature",
+                         "o", "b"),
+                   -EINVAL);
+  assert_non_null(strstr(err.msg, "invalid --tier 'gold'"));
+  assert_int_equal(PARSE(&a, "--tier", "official", "b"), -EINVAL);
+  assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "tenant", "--signature",
+                         "o", "--digest", "b"),
+                   -EINVAL);
+  assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "tenant", "--signature",
+                         "o"),
+                   -EINVAL); /* missing BUNDLE */
+
+  assert_int_equal(PARSE(&a, "--capability", "t.cap", "b"), 0);
+  assert_string_equal(a.capability, "t.cap");
+  assert_int_equal(a.capability_fd, -1);
+  sr_args_free(&a);
+  assert_int_equal(a.capability_fd, -1);
+  assert_int_equal(PARSE(&a, "--capability-fd", "7", "b"), 0);
+  assert_int_equal(a.capability_fd, 7);
+  assert_null(a.capability);
+  sr_args_free(&a);
+  assert_int_equal(PARSE(&a, "--capability-fd", "2", "b"), -EINVAL);
+  assert_int_equal(PARSE(&a, "--capability-fd", "x", "b"), -EINVAL);
+  assert_int_equal(
+      PARSE(&a, "--capability", "t", "--capability-fd", "5", "b"), -EINVAL);
+  assert_int_equal(PARSE(&a, "--capability", "t", "--digest", "b"), -EINVAL);
+
+  assert_int_equal(PARSE(&a, "--verify-audit", "a.jsonl", "--audit-key",
+                         "pub.pem"),
+                   0);
+  assert_string_equal(a.audit_key, "pub.pem");
+  sr_args_free(&a);
+  assert_int_equal(PARSE(&a, "--audit-key", "pub.pem", "b"), -EINVAL);
+  assert_non_null(strstr(err.msg, "--verify-audit"));
+}
+
 static void test_help_text(void **state) {
   char *text = capture(sr_cli_help);
   size_t lines = 0, width = 0;
@@ -652,6 +708,11 @@ static void test_help_text(void **state) {
         "--explain",
         "--verify-audit",
         "--gc",
+        "--capability FILE",
+        "--capability-fd N",
+        "--audit-key PUBKEY",
+        "--sign KEY",
+        "--tier TIER",
         "-v, --verbose",
         "-h, --help",
         "-V, --version",
@@ -710,6 +771,7 @@ int main(void) {
       cmocka_unit_test(test_error_messages_are_sanitised),
       cmocka_unit_test(test_repeated_calls),
       cmocka_unit_test(test_free_is_idempotent),
+      cmocka_unit_test(test_trust_options),
       cmocka_unit_test(test_help_text),
       cmocka_unit_test(test_version_text),
   };

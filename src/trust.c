@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Signed statements, trust tiers and execution capabilities.  The parsers
+ * take a bounded buffer, accept exactly one byte layout and reject the rest
+ * (they are fuzzed: tests/fuzz/fuzz-statement.c, fuzz-capability.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "fdutil.h"
+#include "trust.h"
+#include "util.h"
+
+#define SR_KEY_MAX_BYTES (16 * 1024)
+
+struct sr_trust_key {
+  EVP_PKEY *pkey;
+  bool private_key;
+  char id[SR_KEY_ID_LEN + 1];
+};
+
+static const char *const tier_names[] = {
+    [SR_TIER_OFFICIAL] = "official",   [SR_TIER_VERIFIED] = "verified",
+    [SR_TIER_COMMUNITY] = "community", [SR_TIER_TENANT] = "tenant",
+    [SR_TIER_UNSIGNED] = "unsigned",
+};
+
+const char *sr_tier_name(int tier) {
+  if (tier < 0 || tier > SR_TIER_UNSIGNED)
+    return NULL;
+  return tier_names[tier];
+}
+
+int sr_tier_from_name(const char *s) {
+  if (!s)
+    return -EINVAL;
+  for (int i = 0; i < SR__TIER_MAX; i++)
+    if (!strcmp(s, tier_names[i]))
+      return i;
+  return -EINVAL;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
+                          const char *display_name, struct sr_trust_key **out,
+                          struct sr_error *err) {
+  const char *name = display_name ? display_name : "key";
+  struct sr_trust_key *k;
+  unsigned char *der = NULL;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int md_len = 0;
+  EVP_PKEY *pkey;
+  BIO *bio;
+  char hex[65];
+  int n;
+
+  if (!pem || len > SR_KEY_MAX_BYTES || len > INT32_MAX)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "%s: not a PEM key", name);
+  bio = BIO_new_mem_buf(pem, (int)len);
+  if (!bio)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
+  pkey = private_key ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL)
+                     : PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+  BIO_free(bio);
+  if (!pkey)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "%s: not a PEM %s key", name,
+                        private_key ? "private" : "public");
+  /* Only Ed25519: a key of another type must not be accepted by accident. */
+  if (!EVP_PKEY_is_a(pkey, "ED25519")) {
+    EVP_PKEY_free(pkey);
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "%s: not an Ed25519 key", name);
+  }
+  /* The key id names the public half, whichever half was loaded. */
+  n = i2d_PUBKEY(pkey, &der);
+  if (n <= 0 ||
+      EVP_Digest(der, (size_t)n, md, &md_len, EVP_sha256(), NULL) != 1) {
+    OPENSSL_free(der);
+    EVP_PKEY_free(pkey);
+    return sr_error_set(err, SR_EXIT_FAILED, EIO, "key_invalid",
+                        "%s: cannot compute the key id", name);
+  }
+  OPENSSL_free(der);
+  k = calloc(1, sizeof(*k));
+  if (!k) {
+    EVP_PKEY_free(pkey);
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
+  }
+  sr_hex(md, md_len, hex);
+  memcpy(k->id, hex, SR_KEY_ID_LEN);
+  k->id[SR_KEY_ID_LEN] = '\0';
+  k->pkey = pkey;
+  k->private_key = private_key;
+  *out = k;
+  return 0;
+}
+
+int sr_trust_key_load(const char *path, bool private_key,
+                      struct sr_trust_key **out, struct sr_error *err) {
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_close_ int fd = -1;
+  size_t len = 0;
+  int r;
+
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "key_invalid",
+                        "cannot open key %s", path);
+  r = sr_read_fd(fd, SR_KEY_MAX_BYTES, &buf, &len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid",
+                        "cannot read key %s", path);
+  r = sr_trust_key_from_pem(buf, len, private_key, path, out, err);
+  /* Private key bytes should not linger in freed memory. */
+  OPENSSL_cleanse(buf, len);
+  return r;
+}
+
+const char *sr_trust_key_id(const struct sr_trust_key *k) {
+  return k ? k->id : NULL;
+}
+
+void sr_trust_key_free(struct sr_trust_key *k) {
+  if (!k)
+    return;
+  EVP_PKEY_free(k->pkey);
+  free(k);
+}
+
+int sr_trust_sign(const struct sr_trust_key *k, const void *msg, size_t len,
+                  unsigned char sig[SR_SIG_BYTES]) {
+  EVP_MD_CTX *ctx;
+  size_t sig_len = SR_SIG_BYTES;
+  int ok;
+
+  if (!k || !k->private_key)
+    return -EINVAL;
+  ctx = EVP_MD_CTX_new();
+  if (!ctx)
+    return -ENOMEM;
+  /* Ed25519 is one-shot: no digest name, EVP_DigestSign over the message. */
+  ok = EVP_DigestSignInit(ctx, NULL, NULL, NULL, k->pkey) == 1 &&
+       EVP_DigestSign(ctx, sig, &sig_len, msg, len) == 1 &&
+       sig_len == SR_SIG_BYTES;
+  EVP_MD_CTX_free(ctx);
+  return ok ? 0 : -EIO;
+}
+
+int sr_trust_verify(const struct sr_trust_key *k, const void *msg, size_t len,
+                    const unsigned char sig[SR_SIG_BYTES]) {
+  EVP_MD_CTX *ctx;
+  int r;
+
+  if (!k)
+    return -EINVAL;
+  ctx = EVP_MD_CTX_new();
+  if (!ctx)
+    return -ENOMEM;
+  if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k->pkey) != 1) {
+    EVP_MD_CTX_free(ctx);
+    return -EIO;
+  }
+  r = EVP_DigestVerify(ctx, sig, SR_SIG_BYTES, msg, len);
+  EVP_MD_CTX_free(ctx);
+  return r == 1 ? 0 : -EBADMSG;
+}
+
+int sr_keyring_add(struct sr_keyring *kr, int tier, struct sr_trust_key *key) {
+  struct sr_keyring_entry *v;
+
+  if (!kr || !key || tier < 0 || tier >= SR__TIER_MAX)
+    return -EINVAL;
+  v = realloc(kr->v, (kr->n + 1) * sizeof(*v));
+  if (!v)
+    return -ENOMEM;
+  kr->v = v;
+  kr->v[kr->n].tier = tier;
+  kr->v[kr->n].key = key;
+  kr->n++;
+  return 0;
+}
+
+void sr_keyring_free(struct sr_keyring *kr) {
+  if (!kr)
+    return;
+  for (size_t i = 0; i < kr->n; i++)
+    sr_trust_key_free(kr->v[i].key);
+  free(kr->v);
+  kr->v = NULL;
+  kr->n = 0;
+}
+
+/* -------------------------------------------------------------- base64 */
+
+static const char b64_std[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_url[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+size_t sr_base64_encode(const unsigned char *in, size_t n, bool url,
+                        char *out) {
+  const char *a = url ? b64_url : b64_std;
+  size_t o = 0, i;
+
+  for (i = 0; i + 2 < n; i += 3) {
+    uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+    out[o++] = a[v >> 18];
+    out[o++] = a[(v >> 12) & 63];
+    out[o++] = a[(v >> 6) & 63];
+    out[o++] = a[v & 63];
+  }
+  if (n - i == 1) {
+    uint32_t v = (uint32_t)in[i] << 16;
+    out[o++] = a[v >> 18];
+    out[o++] = a[(v >> 12) & 63];
+    if (!url) {
+      out[o++] = '=';
+      out[o++] = '=';
+    }
+  } else if (n - i == 2) {
+    uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+    out[o++] = a[v >> 18];
+    out[o++] = a[(v >> 12) & 63];
+    out[o++] = a[(v >> 6) & 63];
+    if (!url)
+      out[o++] = '=';
+  }
+  out[o] = '\0';
+  return o;
+}
+
+static int b64_value(char c, bool url) {
+  const char *a = url ? b64_url : b64_std;
+  const char *p = c ? strchr(a, c) : NULL;
+  return p ? (int)(p - a) : -1;
+}
+
+int sr_base64_decode(const char *in, size_t n, bool url, unsigned char *out,
+                     size_t max, size_t *got) {
+  size_t pad = 0, full, rest, o = 0;
+  uint32_t v;
+
+  if (!url) {
+    /* Padded: a multiple of 4, at most two '=' at the end. */
+    if (n % 4 != 0)
+      return -EINVAL;
+    while (pad < 2 && n > pad && in[n - 1 - pad] == '=')
+      pad++;
+    n -= pad;
+  }
+  rest = n % 4;
+  if (rest == 1 || (!url && pad != (rest ? 4 - rest : 0)))
+    return -EINVAL;
+  full = n - rest;
+  if (full / 4 * 3 + (rest ? rest - 1 : 0) > max)
+    return -ENOBUFS;
+  for (size_t i = 0; i < full; i += 4) {
+    int a = b64_value(in[i], url), b = b64_value(in[i + 1], url),
+        c = b64_value(in[i + 2], url), d = b64_value(in[i + 3], url);
+    if ((a | b | c | d) < 0)
+      return -EINVAL;
+    v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+    out[o++] = (unsigned char)(v >> 16);
+    out[o++] = (unsigned char)(v >> 8);
+    out[o++] = (unsigned char)v;
+  }
+  if (rest) {
+    int a = b64_value(in[full], url), b = b64_value(in[full + 1], url);
+    int c = rest == 3 ? b64_value(in[full + 2], url) : 0;
+    if ((a | b | c) < 0)
+      return -EINVAL;
+    v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6;
+    /* Non-zero unused bits: a second spelling of the same bytes. */
+    if ((rest == 2 && (v & 0xffff)) || (rest == 3 && (v & 0xff)))
+      return -EINVAL;
+    out[o++] = (unsigned char)(v >> 16);
+    if (rest == 3)
+      out[o++] = (unsigned char)(v >> 8);
+  }
+  *got = o;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- time */
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  /* Proleptic Gregorian day count from 1970-01-01 (era arithmetic). */
+  int64_t era;
+  unsigned yoe, doy, doe;
+
+  y -= m <= 2;
+  era = (y >= 0 ? y : y - 399) / 400;
+  yoe = (unsigned)(y - era * 400);
+  doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (int64_t)doe - 719468;
+}
+
+static bool leap(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int num(const char *s, size_t n) {
+  int v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v;
+}
+
+int sr_parse_rfc3339_seconds(const char *s, size_t n, int64_t *out) {
+  static const unsigned mdays[] = {31, 28, 31, 30, 31, 30,
+                                   31, 31, 30, 31, 30, 31};
+  int y, mo, d, h, mi, se;
+
+  if (n != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+      s[16] != ':' || s[19] != 'Z')
+    return -EINVAL;
+  y = num(s, 4);
+  mo = num(s + 5, 2);
+  d = num(s + 8, 2);
+  h = num(s + 11, 2);
+  mi = num(s + 14, 2);
+  se = num(s + 17, 2);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 ||
+      mi > 59 || se < 0 || se > 59)
+    return -EINVAL;
+  if ((unsigned)d > mdays[mo - 1] + (mo == 2 && leap(y)))
+    return -EINVAL;
+  *out = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
+         mi * 60 + se;
+  return 0;
+}
+
+void sr_format_rfc3339_seconds(int64_t t, char buf[21]) {
+  /* Inverse of days_from_civil (same era arithmetic). */
+  int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
+  int64_t secs = t - days * 86400, z = days + 719468, era, y;
+  unsigned doe, yoe, doy, mp, d, m;
+
+  era = (z >= 0 ? z : z - 146096) / 146097;
+  doe = (unsigned)(z - era * 146097);
+  yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = (int64_t)yoe + era * 400;
+  doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+  {
+    /* Wide enough for any int, so the compiler sees no truncation; the
+     * values are in range, so the text is always 20 bytes. */
+    char tmp[80];
+    snprintf(tmp, sizeof(tmp), "%04u-%02u-%02uT%02u:%02u:%02uZ",
+             (unsigned)(y < 0 ? 0 : y % 10000), m, d, (unsigned)(secs / 3600),
+             (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
+    snprintf(buf, 21, "%.20s", tmp);
+  }
+}
+
+/* ------------------------------------------------------------ parsing */
+
+/* Cursor over "key: value\n" lines. */
+struct cursor {
+  const char *buf;
+  size_t len, pos;
+  unsigned line;
+  const char *what; /* "statement", "capability" */
+  const char *reason;
+  struct sr_error *err;
+};
+
+static int bad(struct cursor *c, const char *fmt, ...) _printf_(2, 3);
+static int bad(struct cursor *c, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return sr_error_set(c->err, SR_EXIT_REFUSED, 0, c->reason, "%s:%u: %s",
+                      c->what, c->line, msg);
+}
+
+/* The next line must be "key: VALUE\n" (or exactly `key` + "\n" when key
+ * ends the header line); returns VALUE and its length. */
+static int next_field(struct cursor *c, const char *key, const char **val,
+                      size_t *vlen) {
+  const char *line = c->buf + c->pos;
+  size_t rest = c->len - c->pos, klen = strlen(key), n;
+  const char *nl;
+
+  c->line++;
+  nl = rest ? memchr(line, '\n', rest) : NULL;
+  if (!nl)
+    return bad(c, "expected '%s' on a line of its own ending in a newline",
+               key);
+  n = (size_t)(nl - line);
+  if (n < klen + 2 || memcmp(line, key, klen) != 0 || line[klen] != ':' ||
+      line[klen + 1] != ' ')
+    return bad(c, "expected '%s: ' at the start of the line", key);
+  *val = line + klen + 2;
+  *vlen = n - klen - 2;
+  c->pos += n + 1;
+  return 0;
+}
+
+static int expect_magic(struct cursor *c, const char *magic) {
+  size_t m = strlen(magic);
+
+  c->line = 1;
+  if (c->len < m + 1 || memcmp(c->buf, magic, m) != 0 || c->buf[m] != '\n')
+    return bad(c, "first line must be exactly '%s'", magic);
+  c->pos = m + 1;
+  return 0;
+}
+
+/* Visible ASCII or UTF-8 bytes: no blanks, no control characters. */
+static bool visible(const char *s, size_t n, bool ascii_only) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch <= 0x20 || ch == 0x7f || (ascii_only && ch >= 0x80))
+      return false;
+  }
+  return true;
+}
+
+static int copy_value(struct cursor *c, const char *key, const char *v,
+                      size_t n, size_t max, bool ascii_only, char *dst) {
+  if (n == 0 || n > max)
+    return bad(c, "%s: must be 1 to %zu bytes", key, max);
+  if (!visible(v, n, ascii_only))
+    return bad(c, "%s: blank, control or non-ASCII character", key);
+  memcpy(dst, v, n);
+  dst[n] = '\0';
+  return 0;
+}
+
+static int parse_digest(struct cursor *c, const char *v, size_t n,
+                        char dst[72]) {
+  char hex[65];
+
+  if (n != 71 || memcmp(v, "sha256:", 7) != 0)
+    return bad(c, "digest: expected sha256: and 64 lowercase hex digits");
+  memcpy(hex, v + 7, 64);
+  hex[64] = '\0';
+  if (!sr_valid_hex(hex, 64))
+    return bad(c, "digest: expected sha256: and 64 lowercase hex digits");
+  memcpy(dst, v, 71);
+  dst[71] = '\0';
+  return 0;
+}
+
+int sr_statement_parse(const char *buf, size_t len, struct sr_statement *out,
+                       struct sr_error *err) {
+  struct cursor c = {.buf = buf,
+                     .len = len,
+                     .what = "statement",
+                     .reason = "statement_invalid",
+                     .err = err};
+  struct sr_statement st;
+  const char *v;
+  char tmp[32];
+  size_t n, got = 0;
+  int r;
+
+  memset(&st, 0, sizeof(st));
+  if (!buf || len > SR_STATEMENT_MAX_BYTES)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "statement_invalid",
+                        "statement: larger than %d bytes",
+                        SR_STATEMENT_MAX_BYTES);
+  if ((r = expect_magic(&c, SR_STATEMENT_MAGIC)) < 0)
+    return r;
+
+  if ((r = next_field(&c, "name", &v, &n)) < 0 ||
+      (r = copy_value(&c, "name", v, n, SR_STATEMENT_NAME_MAX, false,
+                      st.name)) < 0)
+    return r;
+  if ((r = next_field(&c, "version", &v, &n)) < 0 ||
+      (r = copy_value(&c, "version", v, n, SR_STATEMENT_VERSION_MAX, true,
+                      st.version)) < 0)
+    return r;
+  if ((r = next_field(&c, "digest", &v, &n)) < 0 ||
+      (r = parse_digest(&c, v, n, st.digest)) < 0)
+    return r;
+  if ((r = next_field(&c, "tier", &v, &n)) < 0)
+    return r;
+  if (n >= sizeof(tmp))
+    return bad(&c, "tier: not official, verified, community or tenant");
+  memcpy(tmp, v, n);
+  tmp[n] = '\0';
+  st.tier = sr_tier_from_name(tmp);
+  if (st.tier < 0)
+    return bad(&c, "tier: not official, verified, community or tenant");
+  if ((r = next_field(&c, "key-id", &v, &n)) < 0)
+    return r;
+  if (n != SR_KEY_ID_LEN)
+    return bad(&c, "key-id: expected %d lowercase hex digits", SR_KEY_ID_LEN);
+  memcpy(st.key_id, v, n);
+  st.key_id[n] = '\0';
+  if (!sr_valid_hex(st.key_id, SR_KEY_ID_LEN))
+    return bad(&c, "key-id: expected %d lowercase hex digits", SR_KEY_ID_LEN);
+  if ((r = next_field(&c, "time", &v, &n)) < 0)
+    return r;
+  if (sr_parse_rfc3339_seconds(v, n, &st.time_s) < 0)
+    return bad(&c, "time: expected YYYY-MM-DDTHH:MM:SSZ");
+  memcpy(st.time, v, n);
+  st.time[n] = '\0';
+
+  st.signed_len = c.pos;
+  if ((r = next_field(&c, "signature", &v, &n)) < 0)
+    return r;
+  if (n != 88 ||
+      sr_base64_decode(v, n, false, st.sig, sizeof(st.sig), &got) < 0 ||
+      got != SR_SIG_BYTES)
+    return bad(&c, "signature: expected the base64 of a 64-byte Ed25519 "
+                   "signature");
+  if (c.pos != len) {
+    c.line++;
+    return bad(&c, "unexpected data after the signature line");
+  }
+  *out = st;
+  return 0;
+}
+
+int sr_statement_verify(const struct sr_statement *st, const char *buf,
+                        const struct sr_keyring *kr, unsigned tiers_allowed,
+                        const char *digest, const char *name,
+                        const char *version, struct sr_error *err) {
+  const struct sr_trust_key *key = NULL;
+  int other_tier = -1;
+
+  for (size_t i = 0; kr && i < kr->n; i++) {
+    if (strcmp(sr_trust_key_id(kr->v[i].key), st->key_id) != 0)
+      continue;
+    if (kr->v[i].tier == st->tier) {
+      key = kr->v[i].key;
+      break;
+    }
+    other_tier = kr->v[i].tier;
+  }
+  if (!key && other_tier >= 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "tier_key_mismatch",
+                        "statement: key %s is trusted for tier %s, not for "
+                        "tier %s",
+                        st->key_id, sr_tier_name(other_tier),
+                        sr_tier_name(st->tier));
+  if (!key)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "unknown_key",
+                        "statement: key %s is not a trusted key "
+                        "(skillrun.conf trust-key)",
+                        st->key_id);
+  if (sr_trust_verify(key, buf, st->signed_len, st->sig) < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "signature_invalid",
+                        "statement: the signature does not verify with key %s",
+                        st->key_id);
+  /* Only a verified statement's claims are worth comparing. */
+  if (!(tiers_allowed & (1u << st->tier)))
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "tier_not_allowed",
+                        "tier %s is not allowed to run by the profile or "
+                        "skillrun.conf",
+                        sr_tier_name(st->tier));
+  if (!digest || strcmp(digest, st->digest) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "digest_mismatch",
+                        "statement digest %s does not match the bundle "
+                        "digest %s",
+                        st->digest, digest ? digest : "(none)");
+  if (!name || strcmp(name, st->name) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "name_mismatch",
+                        "statement names skill '%s', SKILL.md says '%s'",
+                        st->name, name ? name : "(none)");
+  if (!version || strcmp(version, st->version) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "version_mismatch",
+                        "statement names version '%s', SKILL.md says '%s'",
+                        st->version, version ? version : "(none)");
+  return 0;
+}
+
+int sr_statement_sign(const struct sr_trust_key *k, int tier, const char *name,
+                      const char *version, const char *digest, int64_t now,
+                      char **out, size_t *len, struct sr_error *err) {
+  unsigned char sig[SR_SIG_BYTES];
+  char b64[4 * ((SR_SIG_BYTES + 2) / 3) + 1];
+  char when[21];
+  char *text = NULL, *full = NULL;
+  struct sr_statement check;
+  int n, r;
+
+  if (!version || !*version)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
+                        "SKILL.md has no metadata.version; a signed "
+                        "statement names the version it vouches for");
+  if (!sr_tier_name(tier) || tier >= SR__TIER_MAX)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "usage", "invalid tier");
+  sr_format_rfc3339_seconds(now, when);
+  n = asprintf(&text,
+               SR_STATEMENT_MAGIC "\nname: %s\nversion: %s\ndigest: %s\n"
+                                  "tier: %s\nkey-id: %s\ntime: %s\n",
+               name, version, digest, sr_tier_name(tier), sr_trust_key_id(k),
+               when);
+  if (n < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "sign", "statement");
+  r = sr_trust_sign(k, text, (size_t)n, sig);
+  if (r < 0) {
+    free(text);
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "sign",
+                        "cannot sign the statement (is %s a private key?)",
+                        sr_trust_key_id(k));
+  }
+  sr_base64_encode(sig, sizeof(sig), false, b64);
+  n = asprintf(&full, "%ssignature: %s\n", text, b64);
+  free(text);
+  if (n < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "sign", "statement");
+  /* Never hand out a statement our own parser would refuse (a name or
+   * version with blanks, say). */
+  r = sr_statement_parse(full, (size_t)n, &check, err);
+  if (r < 0) {
+    free(full);
+    err->exit_code = SR_EXIT_FAILED;
+    return r;
+  }
+  *out = full;
+  *len = (size_t)n;
+  return 0;
+}
+
+/* -------------------------------------------------------- capabilities */
+
+static int parse_i64(struct cursor *c, const char *key, const char *v, size_t n,
+                     int64_t *out) {
+  int64_t x = 0;
+
+  if (n == 0 || n > 12 || (n > 1 && v[0] == '0'))
+    return bad(c, "%s: expected Unix seconds", key);
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < '0' || v[i] > '9')
+      return bad(c, "%s: expected Unix seconds", key);
+    x = x * 10 + (v[i] - '0');
+  }
+  *out = x;
+  return 0;
+}
+
+static int parse_id(struct cursor *c, const char *key, const char *v, size_t n,
+                    char dst[65]) {
+  if (n == 0 || n > 64)
+    return bad(c, "%s: not a valid id", key);
+  memcpy(dst, v, n);
+  dst[n] = '\0';
+  if (!sr_valid_id(dst))
+    return bad(c, "%s: not a valid id", key);
+  return 0;
+}
+
+int sr_capability_parse(const char *buf, size_t len, struct sr_capability *out,
+                        struct sr_error *err) {
+  struct sr_capability cap;
+  struct cursor c = {
+      .what = "capability", .reason = "capability_invalid", .err = err};
+  const char *dot, *v;
+  size_t n, got = 0;
+  int r;
+
+  memset(&cap, 0, sizeof(cap));
+  if (!buf || len > SR_CAPABILITY_MAX_BYTES)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_invalid",
+                        "capability: larger than %d bytes",
+                        SR_CAPABILITY_MAX_BYTES);
+  if (len > 0 && buf[len - 1] == '\n')
+    len--;
+  dot = memchr(buf, '.', len);
+  if (!dot)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_invalid",
+                        "capability: expected PAYLOAD.SIGNATURE in base64url");
+  if (sr_base64_decode(buf, (size_t)(dot - buf), true,
+                       (unsigned char *)cap.payload, sizeof(cap.payload) - 1,
+                       &cap.payload_len) < 0 ||
+      sr_base64_decode(dot + 1, len - (size_t)(dot - buf) - 1, true, cap.sig,
+                       sizeof(cap.sig), &got) < 0 ||
+      got != SR_SIG_BYTES)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_invalid",
+                        "capability: expected PAYLOAD.SIGNATURE in base64url, "
+                        "with a 64-byte signature");
+  cap.payload[cap.payload_len] = '\0';
+
+  c.buf = cap.payload;
+  c.len = cap.payload_len;
+  if ((r = expect_magic(&c, SR_CAPABILITY_MAGIC)) < 0)
+    return r;
+  if ((r = next_field(&c, "tenant", &v, &n)) < 0 ||
+      (r = parse_id(&c, "tenant", v, n, cap.tenant)) < 0)
+    return r;
+  if ((r = next_field(&c, "execution", &v, &n)) < 0 ||
+      (r = parse_id(&c, "execution", v, n, cap.execution)) < 0)
+    return r;
+  if ((r = next_field(&c, "digest", &v, &n)) < 0 ||
+      (r = parse_digest(&c, v, n, cap.digest)) < 0)
+    return r;
+  if ((r = next_field(&c, "network", &v, &n)) < 0)
+    return r;
+  if (n == 4 && !memcmp(v, "deny", 4))
+    cap.network = 0;
+  else if (n == 5 && !memcmp(v, "allow", 5))
+    cap.network = 1;
+  else
+    return bad(&c, "network: expected deny or allow");
+  if ((r = next_field(&c, "issued", &v, &n)) < 0 ||
+      (r = parse_i64(&c, "issued", v, n, &cap.issued)) < 0)
+    return r;
+  if ((r = next_field(&c, "expires", &v, &n)) < 0 ||
+      (r = parse_i64(&c, "expires", v, n, &cap.expires)) < 0)
+    return r;
+  if (c.pos != c.len) {
+    c.line++;
+    return bad(&c, "unexpected data after 'expires'");
+  }
+  if (cap.expires <= cap.issued)
+    return bad(&c, "expires must be after issued");
+  *out = cap;
+  return 0;
+}
+
+int sr_capability_check(const struct sr_capability *c,
+                        const struct sr_trust_key *key, const char *tenant,
+                        const char *execution, int64_t now,
+                        struct sr_error *err) {
+  if (!key || sr_trust_verify(key, c->payload, c->payload_len, c->sig) < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_signature",
+                        "capability: the signature does not verify with the "
+                        "control-plane key");
+  if (c->expires - c->issued > SR_CAPABILITY_MAX_LIFETIME)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_lifetime",
+                        "capability: lifetime %" PRId64
+                        "s exceeds the maximum %ds",
+                        c->expires - c->issued, SR_CAPABILITY_MAX_LIFETIME);
+  if (now > c->expires + SR_CAPABILITY_SKEW)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_expired",
+                        "capability: expired %" PRId64 "s ago",
+                        now - c->expires);
+  if (c->issued > now + SR_CAPABILITY_SKEW)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_not_yet_valid",
+                        "capability: issued %" PRId64 "s in the future",
+                        c->issued - now);
+  if (!tenant || strcmp(tenant, c->tenant) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_tenant",
+                        "capability: issued for tenant '%s', not '%s'",
+                        c->tenant, tenant ? tenant : "(none)");
+  if (!execution || strcmp(execution, c->execution) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_execution",
+                        "capability: issued for execution '%s', not '%s'",
+                        c->execution, execution ? execution : "(none)");
+  return 0;
+}
+
+int sr_capability_check_digest(const struct sr_capability *c,
+                               const char *digest, struct sr_error *err) {
+  if (!digest || strcmp(digest, c->digest) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_digest",
+                        "capability: issued for bundle %s, not %s", c->digest,
+                        digest ? digest : "(none)");
+  return 0;
+}
+
+int sr_capability_mint(const struct sr_trust_key *k, const char *tenant,
+                       const char *execution, const char *digest, int network,
+                       int64_t issued, int64_t expires, char **out,
+                       struct sr_error *err) {
+  unsigned char sig[SR_SIG_BYTES];
+  char payload[1024], p64[1400], s64[100];
+  int n, r;
+
+  n = snprintf(payload, sizeof(payload),
+               SR_CAPABILITY_MAGIC "\ntenant: %s\nexecution: %s\ndigest: %s\n"
+                                   "network: %s\nissued: %" PRId64
+                                   "\nexpires: %" PRId64 "\n",
+               tenant, execution, digest, network ? "allow" : "deny", issued,
+               expires);
+  if (n < 0 || (size_t)n >= sizeof(payload))
+    return sr_error_set(err, SR_EXIT_FAILED, E2BIG, "capability", "payload");
+  r = sr_trust_sign(k, payload, (size_t)n, sig);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "capability", "sign");
+  sr_base64_encode((const unsigned char *)payload, (size_t)n, true, p64);
+  sr_base64_encode(sig, sizeof(sig), true, s64);
+  if (asprintf(out, "%s.%s", p64, s64) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "capability", "token");
+  return 0;
+}

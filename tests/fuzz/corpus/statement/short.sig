@@ -1,0 +1,2 @@
+skillrun-statement/1
+name: x

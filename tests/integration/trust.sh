@@ -1,0 +1,224 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Signed bundles, trust tiers, execution capabilities and audit anchoring
+# (skillrun(1) SIGNED BUNDLES, EXECUTION CAPABILITIES, AUDIT ANCHORING).
+# Keys are made here with `openssl genpkey -algorithm ed25519`; statements
+# and tokens are made both with skillrun --sign and with the openssl command
+# lines the man page documents.
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+command -v openssl >/dev/null || skip_all "openssl command line not found"
+# Trust keys live in skillrun.conf, which is honoured only when root owns it.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root: trust keys come from a root-owned skillrun.conf"
+sandbox_possible || skip_all "cannot build a sandbox here"
+
+T=$(tmpdir)
+WS=$T/ws
+mkdir -p "$WS"
+for k in official community control audit other; do
+  openssl genpkey -algorithm ed25519 -out "$T/$k.key" 2>/dev/null
+  openssl pkey -in "$T/$k.key" -pubout -out "$T/$k.pub" 2>/dev/null
+done
+chmod 644 "$T"/*.key
+
+conf() { # conf NAME LINES...: a root-owned conf file
+  printf '%s\n' "${@:2}" >"$T/$1"
+  chmod 644 "$T/$1"
+  echo "$T/$1"
+}
+BASE=(
+  "trust-key official $T/official.pub"
+  "trust-key community $T/community.pub"
+  "capability-key $T/control.pub"
+  "audit-key $T/audit.key"
+)
+CONF=$(conf base.conf "${BASE[@]}")
+CONF_TIERS=$(conf tiers.conf "${BASE[@]}" "tiers official verified")
+CONF_CAP=$(conf cap.conf "${BASE[@]}" "require-capability yes")
+
+newbundle() { # newbundle NAME: a skill with metadata.version
+  local d=$T/$1
+  mkdir -p "$d"
+  printf -- '---\nname: %s\ndescription: A test skill.\nmetadata:\n  version: "1.2"\n---\n# %s\n' \
+    "$1" "$1" >"$d/SKILL.md"
+  echo "$d"
+}
+
+n_audit=0
+# run CONF ARGS...: runs skillrun with an audit file; sets rc and A.
+run() {
+  local c=$1
+  shift
+  n_audit=$((n_audit + 1))
+  A=$T/audit.$n_audit.jsonl
+  "$SKILLRUN" --conf "$c" --workspace-root "$WS" --audit-file "$A" "$@" \
+    >"$T/out" 2>"$T/err"
+  rc=$?
+}
+# refused TEXT REASON CONF ARGS...: exit 123, bundle_rejected with REASON,
+# and a valid chain whose execution_completed says refused.
+refused() {
+  local text=$1 reason=$2
+  shift 2
+  run "$@"
+  local got
+  got=$(field "$A" bundle_rejected .reason)
+  if [ "$rc" -eq 123 ] && [ "$got" = "$reason" ] && audit_ok "$A" &&
+    [ "$(field "$A" execution_completed .status)" = refused ]; then
+    pass "$text: refused ($reason)"
+  else
+    fail "$text: refused ($reason)"
+    diag "exit $rc, reason '$got'; stderr: $(cat "$T/err")"
+  fi
+}
+
+# ------------------------------------------------------------ statements
+B=$(newbundle hello)
+"$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/st-hello.sig" "$B" >"$T/out" 2>"$T/err"
+check "--sign writes a statement" test $? -eq 0 -a -s "$T/st-hello.sig"
+OFF_ID=$(openssl pkey -pubin -in "$T/official.pub" -outform DER | sha256sum | cut -c1-16)
+is "the statement names the key id (SHA-256 of the DER public key)" \
+  "$(sed -n 's/^key-id: //p' "$T/st-hello.sig")" "$OFF_ID"
+"$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/st-hello.sig" "$B" 2>/dev/null
+check "--sign never overwrites an existing statement" test $? -ne 0
+
+run "$CONF" --signature "$T/st-hello.sig" "$B" -- /bin/true
+is "a valid official signature runs" "$rc" 0
+is "bundle_verified: tier" "$(field "$A" bundle_verified .tier)" official
+is "bundle_verified: key_id" "$(field "$A" bundle_verified .key_id)" "$OFF_ID"
+run_dir=$WS/default/$(head -n1 "$A" | "$JQ" -r .execution_id)
+is "metadata.json: trust" \
+  "$("$JQ" -r '.trust.tier + " " + .trust.key_id' "$run_dir/metadata.json")" \
+  "official $OFF_ID"
+
+# BUNDLE.sig beside the bundle is picked up without --signature.
+cp "$T/st-hello.sig" "$B.sig"
+run "$CONF" --explain "$B"
+is "BUNDLE.sig is used by default (--explain shows the tier)" \
+  "$("$JQ" -r .bundle.trust.tier "$T/out")" official
+rm -f "$B.sig"
+
+# The statement made with the openssl command line, as skillrun(1) shows.
+d=$("$SKILLRUN" --digest "$B" | cut -d' ' -f1)
+printf 'skillrun-statement/1\nname: hello\nversion: 1.2\n' >"$T/st"
+printf 'digest: %s\ntier: official\nkey-id: %s\ntime: %s\n' \
+  "$d" "$OFF_ID" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$T/st"
+openssl pkeyutl -sign -inkey "$T/official.key" -rawin -in "$T/st" -out "$T/st.sig"
+{ cat "$T/st"; printf 'signature: %s\n' "$(base64 -w0 "$T/st.sig")"; } >"$T/cli.sig"
+run "$CONF" --signature "$T/cli.sig" --explain "$B"
+is "a statement signed with the openssl CLI verifies" "$rc:$("$JQ" -r .bundle.trust.tier "$T/out")" "0:official"
+
+# One flipped byte: in the bundle, the statement, the signature.
+B2=$(newbundle flip)
+"$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/flip.sig" "$B2" >/dev/null
+echo x >>"$B2/SKILL.md"
+refused "one byte added to the bundle" digest_mismatch "$CONF" --signature "$T/flip.sig" "$B2" -- /bin/true
+sed 's/^version: 1.2$/version: 1.3/' "$T/st-hello.sig" >"$T/edited.sig"
+refused "one byte changed in the statement" signature_invalid "$CONF" --signature "$T/edited.sig" "$B" -- /bin/true
+"$PYTHON3" - "$T/st-hello.sig" "$T/badsig.sig" <<'EOF'
+import base64, sys
+lines = open(sys.argv[1]).read().splitlines(True)
+sig = bytearray(base64.b64decode(lines[-1].split(": ")[1]))
+sig[10] ^= 1
+lines[-1] = "signature: " + base64.b64encode(bytes(sig)).decode() + "\n"
+open(sys.argv[2], "w").write("".join(lines))
+EOF
+refused "one bit flipped in the signature" signature_invalid "$CONF" --signature "$T/badsig.sig" "$B" -- /bin/true
+
+# Keys and tiers.
+"$SKILLRUN" --sign "$T/community.key" --tier official --signature "$T/c-off.sig" "$B" >/dev/null
+refused "a community key signing an official statement" tier_key_mismatch "$CONF" --signature "$T/c-off.sig" "$B" -- /bin/true
+"$SKILLRUN" --sign "$T/other.key" --tier official --signature "$T/other.sig" "$B" >/dev/null
+refused "a key nobody trusts" unknown_key "$CONF" --signature "$T/other.sig" "$B" -- /bin/true
+"$SKILLRUN" --sign "$T/community.key" --tier community --signature "$T/comm.sig" "$B" >/dev/null
+run "$CONF" --signature "$T/comm.sig" "$B" -- /bin/true
+is "a community statement runs where community is allowed" "$rc:$(field "$A" bundle_verified .tier)" "0:community"
+refused "a tier the conf does not allow" tier_not_allowed "$CONF_TIERS" --signature "$T/comm.sig" "$B" -- /bin/true
+printf 'include default\ntiers official\n' >"$T/offonly.profile"
+refused "a tier the profile does not allow" tier_not_allowed "$CONF" -p "$T/offonly.profile" --signature "$T/comm.sig" "$B" -- /bin/true
+B3=$(newbundle other-name)
+refused "a statement for another skill" digest_mismatch "$CONF" --signature "$T/st-hello.sig" "$B3" -- /bin/true
+
+# Unsigned bundles.
+run "$CONF" "$B" -- /bin/true
+is "unsigned runs under the default profile, as tier unsigned" "$rc:$(field "$A" bundle_verified .tier)" "0:unsigned"
+refused "unsigned under strict.profile" signature_required "$CONF" -p strict "$B" -- /bin/true
+
+# ---------------------------------------------------------- capabilities
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+mint() { # mint OUT TENANT EXEC DIGEST ISSUED EXPIRES [KEY]
+  printf 'skillrun-capability/1\ntenant: %s\nexecution: %s\n' "$2" "$3" >"$T/cap"
+  printf 'digest: %s\nnetwork: deny\nissued: %s\nexpires: %s\n' "$4" "$5" "$6" >>"$T/cap"
+  openssl pkeyutl -sign -inkey "${7:-$T/control.key}" -rawin -in "$T/cap" -out "$T/cap.sig"
+  echo "$(b64url <"$T/cap").$(b64url <"$T/cap.sig")" >"$1"
+}
+now=$(date +%s)
+mint "$T/ok.cap" acme run-1 "$d" "$now" $((now + 60))
+run "$CONF_CAP" --tenant acme --execution-id run-1 --capability "$T/ok.cap" "$B" -- /bin/true
+is "a valid capability runs" "$rc:$(field "$A" bundle_verified .capability)" "0:true"
+refused "the same capability replayed" execution_replayed "$CONF_CAP" --tenant acme --execution-id run-1 --capability "$T/ok.cap" "$B" -- /bin/true
+refused "no capability where one is required" capability_required "$CONF_CAP" --tenant acme --execution-id run-1b "$B" -- /bin/true
+mint "$T/x.cap" acme run-2 "$d" $((now - 200)) $((now - 100))
+refused "an expired capability" capability_expired "$CONF_CAP" --tenant acme --execution-id run-2 --capability "$T/x.cap" "$B" -- /bin/true
+mint "$T/x.cap" acme run-3 "$d" $((now + 100)) $((now + 160))
+refused "a capability not yet valid" capability_not_yet_valid "$CONF_CAP" --tenant acme --execution-id run-3 --capability "$T/x.cap" "$B" -- /bin/true
+mint "$T/x.cap" acme run-4 "$d" "$now" $((now + 121))
+refused "a capability living over 120s" capability_lifetime "$CONF_CAP" --tenant acme --execution-id run-4 --capability "$T/x.cap" "$B" -- /bin/true
+mint "$T/x.cap" other run-5 "$d" "$now" $((now + 60))
+refused "a capability for another tenant" capability_tenant "$CONF_CAP" --tenant acme --execution-id run-5 --capability "$T/x.cap" "$B" -- /bin/true
+mint "$T/x.cap" acme run-6 "$d" "$now" $((now + 60))
+refused "a capability for another execution" capability_execution "$CONF_CAP" --tenant acme --execution-id run-7 --capability "$T/x.cap" "$B" -- /bin/true
+mint "$T/x.cap" acme run-8 "sha256:$(printf '%064d' 0)" "$now" $((now + 60))
+refused "a capability for another digest" capability_digest "$CONF_CAP" --tenant acme --execution-id run-8 --capability "$T/x.cap" "$B" -- /bin/true
+mint "$T/x.cap" acme run-9 "$d" "$now" $((now + 60)) "$T/other.key"
+refused "a capability signed by another key" capability_signature "$CONF_CAP" --tenant acme --execution-id run-9 --capability "$T/x.cap" "$B" -- /bin/true
+REF_A=$A
+check "a refused capability leaves no run directory" test ! -e "$WS/acme/run-9"
+mint "$T/fd.cap" acme run-10 "$d" "$now" $((now + 60))
+run "$CONF_CAP" --tenant acme --execution-id run-10 --capability-fd 7 "$B" -- /bin/true 7<"$T/fd.cap"
+is "a capability read from a file descriptor runs" "$rc" 0
+
+# ------------------------------------------------------ audit anchoring
+run "$CONF" --signature "$T/st-hello.sig" "$B" -- /bin/true
+L=$A
+"$SKILLRUN" --verify-audit "$L" --audit-key "$T/audit.pub" >"$T/out" 2>"$T/err"
+check "an anchored ledger verifies with the audit public key" test $? -eq 0
+"$SKILLRUN" --verify-audit "$L" --audit-key "$T/official.pub" >/dev/null 2>&1
+check "... and not with another key" test $? -ne 0
+head -n -1 "$L" >"$T/trunc.jsonl"
+"$SKILLRUN" --verify-audit "$T/trunc.jsonl" >/dev/null 2>&1
+rc_plain=$?
+"$SKILLRUN" --verify-audit "$T/trunc.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
+check "the last line removed: the chain alone passes, the anchor fails" \
+  test "$rc_plain" -eq 0 -a $? -ne 0
+# Remove a middle line and re-chain everything: only the anchor notices.
+"$PYTHON3" - "$L" "$T/rechained.jsonl" 2 edit <<'EOF'
+import hashlib, json, sys
+lines = open(sys.argv[1], "rb").read().splitlines(True)
+del lines[int(sys.argv[3])]
+prev, out = "0" * 64, []
+for i, raw in enumerate(lines):
+    # Rewrite prev and seq textually so the anchor layout stays intact.
+    o = json.loads(raw)
+    text = raw.decode().replace('"prev":"%s"' % o["prev"], '"prev":"%s"' % prev)
+    text = text.replace('"seq":%d,' % o["seq"], '"seq":%d,' % i)
+    out.append(text.encode())
+    prev = hashlib.sha256(out[-1]).hexdigest()
+open(sys.argv[2], "wb").write(b"".join(out))
+EOF
+"$SKILLRUN" --verify-audit "$T/rechained.jsonl" >/dev/null 2>&1
+rc_plain=$?
+"$SKILLRUN" --verify-audit "$T/rechained.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>"$T/err"
+check "a middle line removed and the chain rebuilt: only the anchor fails" \
+  test "$rc_plain" -eq 0 -a $? -ne 0
+sed 's/"status":"succeeded"/"status":"failed"/' "$L" >"$T/edited.jsonl"
+"$SKILLRUN" --verify-audit "$T/edited.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
+check "the final line edited: the anchor fails" test $? -ne 0
+sed '2s/"tier":"official"/"tier":"verified"/' "$L" >"$T/edited2.jsonl"
+"$SKILLRUN" --verify-audit "$T/edited2.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
+check "an earlier line edited: verification fails" test $? -ne 0
+is "a refusal's execution_completed is anchored too" \
+  "$(field "$REF_A" execution_completed '.anchor.alg')" ed25519
+
+finish

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "trust.h"
+
+#define DIGEST                                                                 \
+  "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define NOW INT64_C(1769752625)
+
+/* A fresh Ed25519 key pair as PEM (private) and a public-only key. */
+static void make_key(struct sr_trust_key **priv, struct sr_trust_key **pub) {
+  struct sr_error err = {0};
+  EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+  BIO *b1 = BIO_new(BIO_s_mem()), *b2 = BIO_new(BIO_s_mem());
+  char *p1, *p2;
+  long n1, n2;
+
+  assert_non_null(k);
+  assert_int_equal(PEM_write_bio_PrivateKey(b1, k, NULL, NULL, 0, NULL, NULL),
+                   1);
+  assert_int_equal(PEM_write_bio_PUBKEY(b2, k), 1);
+  n1 = BIO_get_mem_data(b1, &p1);
+  n2 = BIO_get_mem_data(b2, &p2);
+  assert_int_equal(sr_trust_key_from_pem(p1, (size_t)n1, true, "k", priv, &err),
+                   0);
+  assert_int_equal(sr_trust_key_from_pem(p2, (size_t)n2, false, "k", pub, &err),
+                   0);
+  /* The public half has the same id, whichever half was loaded. */
+  assert_string_equal(sr_trust_key_id(*priv), sr_trust_key_id(*pub));
+  /* A public key is not a private key. */
+  {
+    struct sr_trust_key *x = NULL;
+    assert_true(sr_trust_key_from_pem(p2, (size_t)n2, true, "k", &x, &err) < 0);
+    assert_string_equal(err.reason, "key_invalid");
+  }
+  BIO_free(b1);
+  BIO_free(b2);
+  EVP_PKEY_free(k);
+}
+
+static void test_tier_names(void **state) {
+  (void)state;
+  assert_int_equal(sr_tier_from_name("official"), SR_TIER_OFFICIAL);
+  assert_int_equal(sr_tier_from_name("tenant"), SR_TIER_TENANT);
+  assert_int_equal(sr_tier_from_name("unsigned"), -EINVAL);
+  assert_int_equal(sr_tier_from_name("Official"), -EINVAL);
+  assert_string_equal(sr_tier_name(SR_TIER_UNSIGNED), "unsigned");
+  assert_null(sr_tier_name(-1));
+  assert_null(sr_tier_name(SR_TIER_UNSIGNED + 1));
+}
+
+static void test_base64(void **state) {
+  const unsigned char in[] = "\xfb\xff\x01hello";
+  unsigned char out[32];
+  char enc[32];
+  size_t got = 0;
+  (void)state;
+
+  assert_int_equal(sr_base64_encode(in, 3, false, enc), 4);
+  assert_string_equal(enc, "+/8B");
+  assert_int_equal(sr_base64_encode(in, 3, true, enc), 4);
+  assert_string_equal(enc, "-_8B");
+  sr_base64_encode((const unsigned char *)"ab", 2, false, enc);
+  assert_string_equal(enc, "YWI=");
+  sr_base64_encode((const unsigned char *)"ab", 2, true, enc);
+  assert_string_equal(enc, "YWI");
+  assert_int_equal(sr_base64_decode("YWI=", 4, false, out, sizeof(out), &got),
+                   0);
+  assert_int_equal(got, 2);
+  assert_memory_equal(out, "ab", 2);
+  assert_int_equal(sr_base64_decode("YWI", 3, true, out, sizeof(out), &got), 0);
+  assert_int_equal(got, 2);
+  /* Strict: no padding in url form, no missing padding, no stray bits,
+   * no foreign characters, no blanks. */
+  assert_int_equal(sr_base64_decode("YWI=", 4, true, out, 32, &got), -EINVAL);
+  assert_int_equal(sr_base64_decode("YWI", 3, false, out, 32, &got), -EINVAL);
+  assert_int_equal(sr_base64_decode("YWJ=", 4, false, out, 32, &got), -EINVAL);
+  assert_int_equal(sr_base64_decode("Y WI", 4, false, out, 32, &got), -EINVAL);
+  assert_int_equal(sr_base64_decode("-_8B", 4, false, out, 32, &got), -EINVAL);
+  assert_int_equal(sr_base64_decode("YWJj", 4, false, out, 2, &got), -ENOBUFS);
+}
+
+static void test_time(void **state) {
+  int64_t t = 0;
+  char buf[21];
+  (void)state;
+
+  assert_int_equal(sr_parse_rfc3339_seconds("1970-01-01T00:00:00Z", 20, &t), 0);
+  assert_int_equal(t, 0);
+  assert_int_equal(sr_parse_rfc3339_seconds("2024-02-29T23:59:59Z", 20, &t), 0);
+  assert_int_equal(t, 1709251199);
+  sr_format_rfc3339_seconds(t, buf);
+  assert_string_equal(buf, "2024-02-29T23:59:59Z");
+  sr_format_rfc3339_seconds(NOW, buf);
+  assert_int_equal(sr_parse_rfc3339_seconds(buf, 20, &t), 0);
+  assert_int_equal(t, NOW);
+  assert_int_equal(sr_parse_rfc3339_seconds("2023-02-29T00:00:00Z", 20, &t),
+                   -EINVAL);
+  assert_int_equal(sr_parse_rfc3339_seconds("2024-01-01T24:00:00Z", 20, &t),
+                   -EINVAL);
+  assert_int_equal(sr_parse_rfc3339_seconds("2024-01-01 00:00:00Z", 20, &t),
+                   -EINVAL);
+}
+
+static void test_sign_and_verify(void **state) {
+  struct sr_trust_key *priv = NULL, *pub = NULL, *cpriv = NULL, *cpub = NULL;
+  struct sr_keyring kr = {0};
+  struct sr_statement st;
+  struct sr_error err = {0};
+  char *text = NULL;
+  size_t len = 0;
+  (void)state;
+
+  make_key(&priv, &pub);
+  make_key(&cpriv, &cpub);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_OFFICIAL, pub), 0);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_COMMUNITY, cpub), 0);
+
+  assert_int_equal(sr_statement_sign(priv, SR_TIER_OFFICIAL, "hello", "1.0",
+                                     DIGEST, NOW, &text, &len, &err),
+                   0);
+  assert_non_null(strstr(text, "skillrun-statement/1\nname: hello\n"));
+  assert_non_null(strstr(text, "\ntime: 2026-01-30T05:57:05Z\nsignature: "));
+  assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
+  assert_int_equal(st.tier, SR_TIER_OFFICIAL);
+  assert_string_equal(st.key_id, sr_trust_key_id(priv));
+  assert_int_equal(st.time_s, NOW);
+
+#define VERIFY(tiers, d, n, v)                                                 \
+  (memset(&err, 0, sizeof(err)),                                               \
+   sr_statement_verify(&st, text, &kr, tiers, d, n, v, &err))
+  assert_int_equal(VERIFY(SR_TIERS_ALL, DIGEST, "hello", "1.0"), 0);
+  assert_true(VERIFY(1u << SR_TIER_COMMUNITY, DIGEST, "hello", "1.0") < 0);
+  assert_string_equal(err.reason, "tier_not_allowed");
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_true(VERIFY(SR_TIERS_ALL, DIGEST "0", "hello", "1.0") < 0);
+  assert_string_equal(err.reason, "digest_mismatch");
+  assert_true(VERIFY(SR_TIERS_ALL, DIGEST, "hellp", "1.0") < 0);
+  assert_string_equal(err.reason, "name_mismatch");
+  assert_true(VERIFY(SR_TIERS_ALL, DIGEST, "hello", NULL) < 0);
+  assert_string_equal(err.reason, "version_mismatch");
+
+  /* A flipped byte in the signed text. */
+  text[30] ^= 1;
+  assert_true(VERIFY(SR_TIERS_ALL, DIGEST, "hello", "1.0") < 0);
+  assert_string_equal(err.reason, "signature_invalid");
+  free(text);
+
+  /* A community key vouching for official. */
+  assert_int_equal(sr_statement_sign(cpriv, SR_TIER_OFFICIAL, "hello", "1.0",
+                                     DIGEST, NOW, &text, &len, &err),
+                   0);
+  assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
+  assert_true(VERIFY(SR_TIERS_ALL, DIGEST, "hello", "1.0") < 0);
+  assert_string_equal(err.reason, "tier_key_mismatch");
+  free(text);
+  /* No version: cannot sign. */
+  assert_true(sr_statement_sign(priv, SR_TIER_OFFICIAL, "hello", NULL, DIGEST,
+                                NOW, &text, &len, &err) < 0);
+  /* An empty keyring knows no key. */
+  {
+    struct sr_keyring empty = {0};
+    assert_int_equal(sr_statement_sign(priv, SR_TIER_OFFICIAL, "hello", "1.0",
+                                       DIGEST, NOW, &text, &len, &err),
+                     0);
+    assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
+    memset(&err, 0, sizeof(err));
+    assert_true(sr_statement_verify(&st, text, &empty, SR_TIERS_ALL, DIGEST,
+                                    "hello", "1.0", &err) < 0);
+    assert_string_equal(err.reason, "unknown_key");
+    free(text);
+  }
+  sr_keyring_free(&kr);
+  sr_trust_key_free(priv);
+  sr_trust_key_free(cpriv);
+}
+
+static void test_statement_parser_rejects(void **state) {
+  static const char good[] =
+      "skillrun-statement/1\nname: a\nversion: 1\ndigest: " DIGEST
+      "\ntier: tenant\nkey-id: 0123456789abcdef\ntime: 2026-01-01T00:00:00Z\n"
+      "signature: "
+      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+      "AAAAAAAAAAAAAAAA==\n";
+  static const struct {
+    const char *from, *to;
+  } bad[] = {
+      {"skillrun-statement/1", "skillrun-statement/2"},
+      {"name: a\n", "name: a b\n"},
+      {"name: a\n", "name:a\n"},
+      {"version: 1\n", "version: \n"},
+      {"tier: tenant", "tier: unsigned"},
+      {"key-id: 0123456789abcdef", "key-id: 0123456789ABCDEF"},
+      {"time: 2026-01-01T00:00:00Z", "time: 2026-01-01T00:00:00+00:00"},
+      {"==\n", "=\n"},
+      {"==\n", "==\nextra\n"},
+      {"==\n", "=="},
+      {"\ntier: tenant\nkey-id", "\nkey-id"},
+  };
+  struct sr_statement st;
+  struct sr_error err = {0};
+  (void)state;
+
+  assert_int_equal(sr_statement_parse(good, strlen(good), &st, &err), 0);
+  assert_int_equal(st.signed_len, strlen(good) - strlen("signature: ") - 89);
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char buf[1024];
+    const char *at = strstr(good, bad[i].from);
+    assert_non_null(at);
+    snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - good), good, bad[i].to,
+             at + strlen(bad[i].from));
+    memset(&err, 0, sizeof(err));
+    if (sr_statement_parse(buf, strlen(buf), &st, &err) == 0)
+      fail_msg("accepted: %s", buf);
+    assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+    assert_string_equal(err.reason, "statement_invalid");
+    assert_non_null(strstr(err.msg, "statement:"));
+  }
+}
+
+static void test_capability(void **state) {
+  struct sr_trust_key *priv = NULL, *pub = NULL, *opriv = NULL, *opub = NULL;
+  struct sr_capability cap;
+  struct sr_error err = {0};
+  char *tok = NULL;
+  (void)state;
+
+  make_key(&priv, &pub);
+  make_key(&opriv, &opub);
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", DIGEST, 0, NOW,
+                                      NOW + 60, &tok, &err),
+                   0);
+  assert_non_null(strchr(tok, '.'));
+  assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
+  assert_string_equal(cap.tenant, "acme");
+  assert_string_equal(cap.execution, "run-1");
+  assert_int_equal(cap.network, 0);
+
+#define CHECK(key, t, e, now)                                                  \
+  (memset(&err, 0, sizeof(err)),                                               \
+   sr_capability_check(&cap, key, t, e, now, &err))
+  assert_int_equal(CHECK(pub, "acme", "run-1", NOW), 0);
+  /* 15 seconds of skew either way, not 16. */
+  assert_int_equal(CHECK(pub, "acme", "run-1", NOW + 75), 0);
+  assert_true(CHECK(pub, "acme", "run-1", NOW + 76) < 0);
+  assert_string_equal(err.reason, "capability_expired");
+  assert_int_equal(CHECK(pub, "acme", "run-1", NOW - 15), 0);
+  assert_true(CHECK(pub, "acme", "run-1", NOW - 16) < 0);
+  assert_string_equal(err.reason, "capability_not_yet_valid");
+  assert_true(CHECK(pub, "acmf", "run-1", NOW) < 0);
+  assert_string_equal(err.reason, "capability_tenant");
+  assert_true(CHECK(pub, "acme", "run-2", NOW) < 0);
+  assert_string_equal(err.reason, "capability_execution");
+  assert_true(CHECK(opub, "acme", "run-1", NOW) < 0);
+  assert_string_equal(err.reason, "capability_signature");
+  assert_int_equal(sr_capability_check_digest(&cap, DIGEST, &err), 0);
+  memset(&err, 0, sizeof(err));
+  assert_true(sr_capability_check_digest(&cap, DIGEST "x", &err) < 0);
+  assert_string_equal(err.reason, "capability_digest");
+
+  /* A flipped payload byte breaks the signature. */
+  cap.payload[30] ^= 1;
+  assert_true(CHECK(pub, "acme", "run-1", NOW) < 0);
+  assert_string_equal(err.reason, "capability_signature");
+  free(tok);
+
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", DIGEST, 1, NOW,
+                                      NOW + 121, &tok, &err),
+                   0);
+  assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
+  assert_int_equal(cap.network, 1);
+  assert_true(CHECK(pub, "acme", "run-1", NOW) < 0);
+  assert_string_equal(err.reason, "capability_lifetime");
+  free(tok);
+
+  /* Parser rejections. */
+  memset(&err, 0, sizeof(err));
+  assert_true(sr_capability_parse("abc", 3, &cap, &err) < 0);
+  assert_string_equal(err.reason, "capability_invalid");
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", DIGEST, 0, NOW + 5,
+                                      NOW, &tok, &err),
+                   0);
+  memset(&err, 0, sizeof(err));
+  assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
+  assert_non_null(strstr(err.msg, "expires must be after issued"));
+  free(tok);
+  assert_true(sr_capability_mint(priv, "a b", "run-1", DIGEST, 0, NOW, NOW + 5,
+                                 &tok, &err) == 0);
+  assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
+  free(tok);
+
+  sr_trust_key_free(priv);
+  sr_trust_key_free(pub);
+  sr_trust_key_free(opriv);
+  sr_trust_key_free(opub);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tier_names),
+      cmocka_unit_test(test_base64),
+      cmocka_unit_test(test_time),
+      cmocka_unit_test(test_sign_and_verify),
+      cmocka_unit_test(test_statement_parser_rejects),
+      cmocka_unit_test(test_capability),
+  };
+  cmocka_set_message_output(CM_OUTPUT_TAP);
+  return cmocka_run_group_tests_name("trust", tests, NULL, NULL);
+}
