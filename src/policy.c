@@ -21,6 +21,7 @@
 #include <seccomp.h>
 
 #include "manifest.h"
+#include "ns.h"
 #include "policy.h"
 #include "trust.h"
 
@@ -123,6 +124,8 @@ int sr_policy_init(struct sr_policy *p) {
   /* Every tier may run and unsigned bundles too, until the conf or the
    * profile says otherwise (the embedded default profile does not). */
   p->tiers_allowed = SR_TIERS_ALL;
+  p->uid_pool_base = SR_UID_POOL_BASE;
+  p->uid_pool_size = SR_UID_POOL_SIZE;
   p->hostname = strdup("skillrun");
   if (!p->hostname)
     return -ENOMEM;
@@ -224,6 +227,7 @@ enum {
   K_STRICT,
   K_HOSTNAME,
   K_WORKSPACE_ROOT,
+  K_UID_POOL,
   K_TIERS,
   K_REQUIRE_SIGNATURE,
   K_CAPABILITY_KEY,
@@ -254,6 +258,7 @@ static const struct {
     [K_STRICT - SR__LIM_MAX] = {"strict", IN_PROFILE},
     [K_HOSTNAME - SR__LIM_MAX] = {"hostname", IN_PROFILE},
     [K_WORKSPACE_ROOT - SR__LIM_MAX] = {"workspace-root", IN_CONF},
+    [K_UID_POOL - SR__LIM_MAX] = {"uid-pool", IN_CONF},
     [K_TIERS - SR__LIM_MAX] = {"tiers", IN_CONF | IN_PROFILE},
     [K_REQUIRE_SIGNATURE -
         SR__LIM_MAX] = {"require-signature", IN_CONF | IN_PROFILE},
@@ -720,7 +725,7 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
     if (L->seen[k] && !strcmp(L->seen[k]->file, l->file))
       return line_error(L, l, "duplicate key '%s' (first set at %s:%u)", l->key,
                         L->seen[k]->file, L->seen[k]->line);
-    if (L->seen[k] && k < SR__LIM_MAX)
+    if (k < SR__LIM_MAX && L->seen[k])
       p->limits[k] = L->base[k];
     L->seen[k] = l;
   }
@@ -802,6 +807,24 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
       return -ENOMEM;
     free(p->workspace_root);
     p->workspace_root = w;
+    return 0;
+  }
+  case K_UID_POOL: {
+    uint64_t base, count;
+    r = want_args(L, l, 2, 2, "FIRST COUNT");
+    if (r < 0)
+      return r;
+    /* Never a range that reaches 0 or the ids of ordinary accounts below
+     * 65536, and not past 2^31 (uid_map and many tools are signed). */
+    if (sr_parse_uint(l->args[0], UINT32_C(0x7fffffff), &base) < 0 ||
+        sr_parse_uint(l->args[1], 65536, &count) < 0 || base < 65536 ||
+        count < 1 || base + count - 1 > UINT32_C(0x7fffffff))
+      return line_error(L, l,
+                        "uid-pool: '%s %s' must be FIRST >= 65536 and COUNT "
+                        "from 1 to 65536, below 2^31",
+                        l->args[0], l->args[1]);
+    p->uid_pool_base = (uint32_t)base;
+    p->uid_pool_size = (uint32_t)count;
     return 0;
   }
   case K_TIERS:
@@ -1237,7 +1260,7 @@ json_t *sr_policy_to_json(const struct sr_policy *p) {
 
   /* "o" steals each reference; a NULL one makes json_pack fail as a whole. */
   o = json_pack(
-      "{s:o, s:o, s:{s:s, s:b, s:s}, s:s, s:s, s:b, s:o, s:o, s:o, "
+      "{s:o, s:o, s:{s:s, s:b, s:s}, s:s, s:s, s:b, s:o, s:o, s:o, s:o, "
       "s:{s:o, s:o}, s:{s:o, s:o}, s:o}",
       "profile", p->profile ? json_string(p->profile) : json_null(), "limits",
       limits_json(p), "network", "mode", p->network_allow ? "allow" : "deny",
@@ -1248,6 +1271,9 @@ json_t *sr_policy_to_json(const struct sr_policy *p) {
       "hostname", p->hostname ? json_string(p->hostname) : json_null(),
       "workspace_root",
       p->workspace_root ? json_string(p->workspace_root) : json_null(),
+      "uid_pool",
+      json_pack("{s:I, s:I}", "first", (json_int_t)p->uid_pool_base, "count",
+                (json_int_t)p->uid_pool_size),
       "mounts", mounts_json(p), "environment", "keep", strv_json(&p->env_keep),
       "set", env_set, "seccomp", "allow", strv_json(&p->seccomp_allow), "deny",
       strv_json(&p->seccomp_deny), "warnings", strv_json(&p->warnings));

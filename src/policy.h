@@ -116,6 +116,9 @@ struct sr_policy {
   struct sr_strv seccomp_deny;  /* syscall names removed from it */
 
   char *workspace_root; /* from conf `workspace-root`, may be NULL */
+  uint32_t
+      uid_pool_base; /* conf `uid-pool FIRST COUNT`: host ids for root runs */
+  uint32_t uid_pool_size;
 
   /* Trust (skillrun(1) "SIGNED BUNDLES", "EXECUTION CAPABILITIES").
    * tiers and require-signature: conf and profile (a profile only

@@ -60,6 +60,8 @@ static int leaf_name(const char *tenant, const char *exec, char **out) {
  * taken).
  */
 static int pick_host_ids(struct sr_run *run, struct sr_error *err) {
+  const unsigned base = run->policy->uid_pool_base;
+  const unsigned size = run->policy->uid_pool_size;
   _cleanup_close_ int dir = -1;
   uint64_t deadline;
   unsigned start;
@@ -81,11 +83,11 @@ static int pick_host_ids(struct sr_run *run, struct sr_error *err) {
     return sr_error_layer(err, "uid-pool", errno, "cannot open %s",
                           SR_UID_POOL_DIR);
   /* Start at a pid-derived slot so concurrent runs rarely contend. */
-  start = (unsigned)getpid() % SR_UID_POOL_SIZE;
+  start = (unsigned)getpid() % size;
   deadline = sr_now_mono_ms() + SR_UID_POOL_WAIT_MS;
   for (;;) {
-    for (unsigned i = 0; i < SR_UID_POOL_SIZE; i++) {
-      unsigned id = SR_UID_POOL_BASE + (start + i) % SR_UID_POOL_SIZE;
+    for (unsigned i = 0; i < size; i++) {
+      unsigned id = base + (start + i) % size;
       char name[16];
       int fd;
 
@@ -104,10 +106,9 @@ static int pick_host_ids(struct sr_run *run, struct sr_error *err) {
     }
     if (sr_now_mono_ms() >= deadline)
       return sr_error_layer(err, "uid-pool", EAGAIN,
-                            "all %d uid-pool slots (%d-%d) are in use for "
+                            "all %u uid-pool slots (%u-%u) are in use for "
                             "%d s; try again when runs have finished",
-                            SR_UID_POOL_SIZE, SR_UID_POOL_BASE,
-                            SR_UID_POOL_BASE + SR_UID_POOL_SIZE - 1,
+                            size, base, base + size - 1,
                             SR_UID_POOL_WAIT_MS / 1000);
     usleep(100 * 1000);
   }

@@ -112,4 +112,15 @@ for mode in root user; do
   is "$mode: no staging directory is left" "$left" 0
   check "$mode: no live-run marker is left" [ -z "$(ls -A "$W/.active" 2>/dev/null)" ]
 done
+
+# The pool is configured in skillrun.conf (root-owned; CI runs as root).
+W=$(tmpdir)
+printf 'uid-pool 900000 2\n' >"$T/pool.conf"
+"$SKILLRUN" --conf "$T/pool.conf" --workspace-root "$W" --execution-id p1 "$B" -- /bin/true >"$W/a.p1" 2>/dev/null
+uid=$(field "$W/a.p1" policy_resolved .sandbox_ids.uid)
+check "uid-pool from skillrun.conf is used (uid $uid)" grep -qx "90000[01]" <<<"$uid"
+printf 'uid-pool 0 64\n' >"$T/badpool.conf"
+"$SKILLRUN" --conf "$T/badpool.conf" --workspace-root "$W" "$B" -- /bin/true >/dev/null 2>"$W/err.bp"
+is "a uid-pool reaching 0 is refused with 125" "$?" 125
+check "... naming file:line" grep -q "badpool.conf:1:" "$W/err.bp"
 finish
