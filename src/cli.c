@@ -152,7 +152,7 @@ static int oom_error(struct sr_error *err) {
 static const char *quote(const char *s, char buf[SR_QUOTE_MAX + 4]) {
   size_t i;
 
-  for (i = 0; s[i] && i < SR_QUOTE_MAX; i++) {
+  for (i = 0; i < SR_QUOTE_MAX && s[i]; i++) {
     unsigned char c = (unsigned char)s[i];
     buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
   }

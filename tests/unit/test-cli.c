@@ -625,17 +625,17 @@ static void test_trust_options(void **state) {
   assert_non_null(strstr(err.msg, "--tier"));
   assert_int_equal(PARSE(&a, "--sign", "k.pem", "--tier", "official", "b"),
                    -EINVAL);
-  assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "gold", "--signature",
-                         "o", "b"),
-                   -EINVAL);
+  assert_int_equal(
+      PARSE(&a, "--sign", "k", "--tier", "gold", "--signature", "o", "b"),
+      -EINVAL);
   assert_non_null(strstr(err.msg, "invalid --tier 'gold'"));
   assert_int_equal(PARSE(&a, "--tier", "official", "b"), -EINVAL);
   assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "tenant", "--signature",
                          "o", "--digest", "b"),
                    -EINVAL);
-  assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "tenant", "--signature",
-                         "o"),
-                   -EINVAL); /* missing BUNDLE */
+  assert_int_equal(
+      PARSE(&a, "--sign", "k", "--tier", "tenant", "--signature", "o"),
+      -EINVAL); /* missing BUNDLE */
 
   assert_int_equal(PARSE(&a, "--capability", "t.cap", "b"), 0);
   assert_string_equal(a.capability, "t.cap");
@@ -648,13 +648,12 @@ static void test_trust_options(void **state) {
   sr_args_free(&a);
   assert_int_equal(PARSE(&a, "--capability-fd", "2", "b"), -EINVAL);
   assert_int_equal(PARSE(&a, "--capability-fd", "x", "b"), -EINVAL);
-  assert_int_equal(
-      PARSE(&a, "--capability", "t", "--capability-fd", "5", "b"), -EINVAL);
+  assert_int_equal(PARSE(&a, "--capability", "t", "--capability-fd", "5", "b"),
+                   -EINVAL);
   assert_int_equal(PARSE(&a, "--capability", "t", "--digest", "b"), -EINVAL);
 
-  assert_int_equal(PARSE(&a, "--verify-audit", "a.jsonl", "--audit-key",
-                         "pub.pem"),
-                   0);
+  assert_int_equal(
+      PARSE(&a, "--verify-audit", "a.jsonl", "--audit-key", "pub.pem"), 0);
   assert_string_equal(a.audit_key, "pub.pem");
   sr_args_free(&a);
   assert_int_equal(PARSE(&a, "--audit-key", "pub.pem", "b"), -EINVAL);

@@ -1,0 +1,1581 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * attacker: runs inside a skillrun sandbox and tries known escape and abuse
+ * techniques, one per argument, printing exactly one line for each:
+ *
+ *   CASE[:ARG]=BLOCKED:<how it was stopped>
+ *   CASE[:ARG]=ESCAPED:<what got through>
+ *
+ * The line's key is the argument verbatim, so the shell tests can grep it.
+ * The tests/attacks scripts build a bundle holding this binary, set up
+ * host-side bait, run skillrun as root and as an unprivileged user, and require
+ * every case BLOCKED and the host unchanged.  Each case names the CVE or the
+ * technique it is modelled on.
+ *
+ * The same binary has a few host-side helper modes (not run in the
+ * sandbox), so the tests need nothing but the shell and util-linux:
+ *
+ *   attacker ids                     print uid/euid/capabilities (for the
+ *                                    setuid and file-capability copies)
+ *   attacker host-ipc create|check|remove KEY   SysV shm/msg/sem bait
+ *   attacker host-mq create|check|remove NAME   POSIX mqueue bait
+ *   attacker host-listen-unix NAME FILE   abstract-socket listener that
+ *                                    appends one line per connection to FILE
+ *
+ * Only libc: it must run wherever /usr is bound.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <mqueue.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/file.h>
+#include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/msg.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <termios.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ------------------------------------------------------------ results */
+
+struct res {
+  char esc[4096]; /* what got through; empty means blocked */
+  char how[1024]; /* how it was stopped */
+};
+
+static const char *ename(int e) {
+  const char *n = strerrorname_np(e);
+  return n ? n : "EUNKNOWN";
+}
+
+static void append(char *buf, size_t size, const char *fmt, va_list ap) {
+  size_t len = strlen(buf);
+
+  if (len + 3 >= size)
+    return;
+  if (len > 0) {
+    strcpy(buf + len, ", ");
+    len += 2;
+  }
+  (void)vsnprintf(buf + len, size - len, fmt, ap);
+}
+
+__attribute__((format(printf, 2, 3))) static void esc(struct res *r,
+                                                      const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  append(r->esc, sizeof(r->esc), fmt, ap);
+  va_end(ap);
+}
+
+__attribute__((format(printf, 2, 3))) static void how(struct res *r,
+                                                      const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  append(r->how, sizeof(r->how), fmt, ap);
+  va_end(ap);
+}
+
+/* A call that must fail: rc < 0 (errno set) is the blocked outcome. */
+static void must_fail(struct res *r, const char *what, long rc) {
+  if (rc >= 0)
+    esc(r, "%s succeeded", what);
+  else
+    how(r, "%s:%s", what, ename(errno));
+}
+
+/* Prints the one line of a case; control bytes in details made visible. */
+static void report(const char *key, const struct res *r) {
+  const char *s = r->esc[0] ? r->esc : r->how;
+
+  printf("%s=%s:", key, r->esc[0] ? "ESCAPED" : "BLOCKED");
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch < 0x20 || ch == 0x7f)
+      printf("\\x%02x", ch);
+    else
+      putchar(ch);
+  }
+  putchar('\n');
+  fflush(stdout);
+}
+
+static char *join(const char *a, const char *b) {
+  char *s;
+  if (asprintf(&s, "%s%s", a, b) < 0) {
+    perror("asprintf");
+    exit(2);
+  }
+  return s;
+}
+
+/* ------------------------------------------------ host filesystem reach */
+
+/* Technique: read the host through a path the sandbox should not have
+ * (an old root left mounted, as in CVE-2015-1328's overlay confusion, or a
+ * host bind).  ARG is a host path that exists outside. */
+static void case_host_path(struct res *r, const char *arg) {
+  struct stat st;
+  must_fail(r, "stat", stat(arg, &st));
+  must_fail(r, "open", open(arg, O_RDONLY | O_CLOEXEC));
+}
+
+/* Technique: walk ".." above the root (chroot escapes, CVE-2015-2925 bind
+ * mount ".." traversal).  After pivot_root the root's ".." is itself. */
+static void case_dotdot(struct res *r, const char *arg) {
+  char cwd[PATH_MAX];
+  struct stat st;
+  char *p;
+
+  if (chdir("/workspace/inputs/bundle") < 0)
+    how(r, "chdir bundle:%s", ename(errno));
+  for (int i = 0; i < 64; i++)
+    if (chdir("..") < 0)
+      break;
+  if (!getcwd(cwd, sizeof(cwd)))
+    esc(r, "getcwd failed after the walk: %s (cwd outside the root?)",
+        ename(errno));
+  else if (strcmp(cwd, "/") != 0)
+    esc(r, "cwd after 64 '..' is %s", cwd);
+  p = join("../../../../../../../../../../..", arg);
+  must_fail(r, "stat ../..+host path", stat(p, &st));
+  free(p);
+  p = join(".", arg);
+  must_fail(r, "stat host path from the top", stat(p, &st));
+  free(p);
+  if (chdir("/workspace/scratch") < 0)
+    how(r, "chdir back:%s", ename(errno));
+}
+
+/* Technique: /proc/PID/root and /proc/PID/cwd of another process lead to
+ * that process's root (CVE-2019-5736 family, runc's procfs races).  Every
+ * visible process must be inside the sandbox. ARG: a host path. */
+static void case_proc_root(struct res *r, const char *arg) {
+  DIR *d = opendir("/proc");
+  struct dirent *de;
+  int n = 0;
+
+  if (!d) {
+    how(r, "opendir /proc:%s", ename(errno));
+    return;
+  }
+  while ((de = readdir(d))) {
+    char *p;
+    struct stat st;
+
+    if (de->d_name[0] < '0' || de->d_name[0] > '9')
+      continue;
+    if (asprintf(&p, "/proc/%s/root%s", de->d_name, arg) < 0)
+      exit(2);
+    if (stat(p, &st) == 0)
+      esc(r, "%s exists", p);
+    else
+      n++;
+    free(p);
+  }
+  closedir(d);
+  {
+    struct stat st;
+    char *p = join("/proc/self/root", arg);
+    must_fail(r, "/proc/self/root+path", stat(p, &st));
+    free(p);
+    p = join("/proc/1/root", arg);
+    must_fail(r, "/proc/1/root+path", stat(p, &st));
+    free(p);
+  }
+  how(r, "%d pids checked", n);
+}
+
+/* Technique: CVE-2024-21626 (runc leaked a host directory fd that the
+ * container reached through /proc/self/fd) and fds of pid 1 reached
+ * through /proc/1/fd: no fd of any visible process may be a host file. */
+static void case_proc_fds(struct res *r, const char *arg) {
+  DIR *d = opendir("/proc");
+  struct dirent *de;
+  pid_t self = getpid();
+
+  (void)arg;
+  if (!d) {
+    how(r, "opendir /proc:%s", ename(errno));
+    return;
+  }
+  while ((de = readdir(d))) {
+    char *p;
+    DIR *fdd;
+    struct dirent *fe;
+
+    if (de->d_name[0] < '0' || de->d_name[0] > '9' || atoi(de->d_name) == self)
+      continue;
+    if (asprintf(&p, "/proc/%s/fd", de->d_name) < 0)
+      exit(2);
+    fdd = opendir(p);
+    if (!fdd) {
+      how(r, "%s:%s", p, ename(errno));
+      free(p);
+      continue;
+    }
+    while ((fe = readdir(fdd))) {
+      char *q, target[PATH_MAX];
+      ssize_t n;
+      int fd;
+
+      if (fe->d_name[0] == '.')
+        continue;
+      if (asprintf(&q, "%s/%s", p, fe->d_name) < 0)
+        exit(2);
+      n = readlink(q, target, sizeof(target) - 1);
+      target[n > 0 ? n : 0] = '\0';
+      fd = open(q, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd >= 0) {
+        esc(r, "opened %s -> %s", q, target);
+        close(fd);
+      }
+      free(q);
+    }
+    closedir(fdd);
+    free(p);
+  }
+  closedir(d);
+  if (!r->how[0])
+    how(r, "no other process");
+}
+
+/* Technique: learn host paths from mountinfo's root field, then open them
+ * (the reconnaissance step of the 2014 "shocker" exploit and of
+ * CVE-2021-30465's mount races).  A host path shown there must not lead
+ * anywhere inside. */
+static void case_mountinfo(struct res *r, const char *arg) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  char line[4096];
+  char ident[32][256]; /* mount points bound from the same host path */
+  size_t nident = 0;
+  int n = 0;
+
+  (void)arg;
+  if (!f) {
+    how(r, "mountinfo:%s", ename(errno));
+    return;
+  }
+  /* Pass 1: identity binds (/usr on /usr): what lies below them is
+   * visible by design, under the same name. */
+  while (fgets(line, sizeof(line), f)) {
+    char root[PATH_MAX], mp[PATH_MAX];
+    if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mp) == 2 &&
+        strcmp(root, "/") != 0 && strcmp(root, mp) == 0 && nident < 32 &&
+        strlen(mp) < sizeof(ident[0]))
+      strcpy(ident[nident++], mp);
+  }
+  rewind(f);
+  while (fgets(line, sizeof(line), f)) {
+    char root[PATH_MAX], mp[PATH_MAX];
+    struct stat st, mst;
+    bool visible = false;
+
+    if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mp) != 2)
+      continue;
+    n++;
+    if (strcmp(root, "/") == 0 || strcmp(root, mp) == 0)
+      continue;
+    for (size_t i = 0; i < nident; i++) {
+      size_t l = strlen(ident[i]);
+      if (strncmp(root, ident[i], l) == 0 && root[l] == '/')
+        visible = true;
+    }
+    if (visible)
+      continue;
+    /* The root of a bind from the host names a host directory; reaching it
+     * by that name inside would mean the host tree is mounted here. */
+    if (stat(root, &st) == 0 && stat(mp, &mst) == 0 && st.st_dev == mst.st_dev)
+      esc(r, "host path %s (root of %s) is reachable", root, mp);
+  }
+  fclose(f);
+  how(r, "%d mounts, no host root reachable", n);
+}
+
+/* The 2014 Docker "shocker" exploit: open_by_handle_at with a guessed
+ * handle (ext4 root directory, inode 2) opens the host filesystem's root
+ * through any fd on that filesystem. */
+static void case_shocker(struct res *r, const char *arg) {
+  struct {
+    struct file_handle fh;
+    unsigned char data[8];
+  } h;
+  int mfd =
+      open(arg && *arg ? arg : "/usr", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  long rc;
+
+  if (mfd < 0) {
+    how(r, "open mount:%s", ename(errno));
+    return;
+  }
+  memset(&h, 0, sizeof(h));
+  h.fh.handle_bytes = 8;
+  h.fh.handle_type = 1; /* FILEID_INO32_GEN */
+  h.data[0] = 2;        /* inode 2: the filesystem root */
+  rc = syscall(SYS_open_by_handle_at, mfd, &h.fh, O_RDONLY | O_DIRECTORY);
+  must_fail(r, "open_by_handle_at", rc);
+  if (rc >= 0)
+    close((int)rc);
+  {
+    struct {
+      struct file_handle fh;
+      unsigned char data[128];
+    } nh;
+    int mnt;
+    nh.fh.handle_bytes = 128;
+    must_fail(
+        r, "name_to_handle_at",
+        syscall(SYS_name_to_handle_at, AT_FDCWD, "/usr", &nh.fh, &mnt, 0));
+  }
+  close(mfd);
+}
+
+/* Classic chroot break-out (chroot into a subdirectory, then ".." past
+ * the old root): must fail at chroot. */
+static void case_chroot(struct res *r, const char *arg) {
+  (void)arg;
+  if (mkdir("/tmp/attack-chroot", 0755) < 0 && errno != EEXIST)
+    how(r, "mkdir:%s", ename(errno));
+  must_fail(r, "chroot", chroot("/tmp/attack-chroot"));
+}
+
+/* Rebuilding the view: remount read-only mounts rw, unmount a mask to
+ * reveal what it hides (CVE-2019-16884 family), mount a fresh procfs or
+ * cgroupfs (CVE-2022-0492 release_agent needs a cgroup v1 mount). */
+static void case_mount(struct res *r, const char *arg) {
+  (void)arg;
+  must_fail(r, "remount / rw",
+            mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND, NULL));
+  must_fail(r, "remount /usr rw",
+            mount(NULL, "/usr", NULL, MS_REMOUNT | MS_BIND, NULL));
+  must_fail(r, "remount bundle rw",
+            mount(NULL, "/workspace/inputs/bundle", NULL, MS_REMOUNT | MS_BIND,
+                  NULL));
+  must_fail(r, "umount /proc/kcore mask", umount2("/proc/kcore", MNT_DETACH));
+  must_fail(r, "umount /proc/sys", umount2("/proc/sys", MNT_DETACH));
+  must_fail(r, "mount cgroup v1",
+            mount("cgroup", "/tmp", "cgroup", 0, "rdma,release_agent=/x"));
+  must_fail(r, "mount proc", mount("proc", "/tmp", "proc", 0, NULL));
+  must_fail(r, "fsopen", syscall(SYS_fsopen, "tmpfs", 0));
+  must_fail(r, "open_tree",
+            syscall(SYS_open_tree, AT_FDCWD, "/", 1 /* OPEN_TREE_CLONE */));
+}
+
+/* ------------------------------------------------- read-only areas */
+
+/* Every way of changing a file that must stay read-only: write, truncate,
+ * mode, times, xattr, rename, unlink, link. */
+static void case_ro_file(struct res *r, const char *arg) {
+  char *other = join(arg, ".attack");
+  struct stat before, after;
+  int fd;
+
+  if (stat(arg, &before) < 0) {
+    esc(r, "the file to attack is missing: %s", ename(errno));
+    free(other);
+    return;
+  }
+  fd = open(arg, O_WRONLY | O_CLOEXEC);
+  must_fail(r, "open O_WRONLY", fd);
+  if (fd >= 0)
+    close(fd);
+  fd = open(arg, O_RDWR | O_APPEND | O_CLOEXEC);
+  must_fail(r, "open O_APPEND", fd);
+  if (fd >= 0)
+    close(fd);
+  must_fail(r, "truncate", truncate(arg, 0));
+  must_fail(r, "chmod", chmod(arg, 06777));
+  must_fail(r, "utimensat", utimensat(AT_FDCWD, arg, NULL, 0));
+  must_fail(r, "setxattr", setxattr(arg, "user.attack", "x", 1, 0));
+  must_fail(r, "link", link(arg, other));
+  must_fail(r, "rename", rename(arg, other));
+  must_fail(r, "unlink", unlink(arg));
+  if (stat(arg, &after) < 0)
+    esc(r, "the file is gone");
+  else if (after.st_size != before.st_size || after.st_mode != before.st_mode ||
+           after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+           after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)
+    esc(r, "the file changed");
+  free(other);
+}
+
+static void case_ro_dir(struct res *r, const char *arg) {
+  char *f = join(arg, "/attack-pwned");
+  char *d = join(arg, "/attack-pwned.d");
+  int fd;
+
+  fd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  must_fail(r, "create file", fd);
+  if (fd >= 0)
+    close(fd);
+  must_fail(r, "mkdir", mkdir(d, 0755));
+  must_fail(r, "mkfifo", mkfifo(f, 0644));
+  must_fail(r, "symlink", symlink("/", f));
+  must_fail(r, "chmod dir", chmod(arg, 01777));
+  free(f);
+  free(d);
+}
+
+/* CVE-2019-5736: overwrite the runtime's binary through /proc/PID/exe of
+ * the sandbox's pid 1 (skillrun itself, a host file) or the skill's own. */
+static void case_proc_exe(struct res *r, const char *arg) {
+  int fd;
+
+  (void)arg;
+  fd = open("/proc/1/exe", O_WRONLY | O_CLOEXEC);
+  must_fail(r, "open /proc/1/exe for writing", fd);
+  if (fd >= 0)
+    close(fd);
+  fd = open("/proc/1/exe", O_RDONLY | O_CLOEXEC);
+  must_fail(r, "open /proc/1/exe", fd);
+  if (fd >= 0)
+    close(fd);
+  fd = open("/proc/self/exe", O_WRONLY | O_CLOEXEC);
+  must_fail(r, "open /proc/self/exe for writing", fd);
+  if (fd >= 0)
+    close(fd);
+  /* map_files entries reopen pid 1's mappings (the host binary). */
+  {
+    DIR *d = opendir("/proc/1/map_files");
+    struct dirent *de;
+    if (!d) {
+      how(r, "/proc/1/map_files:%s", ename(errno));
+      return;
+    }
+    while ((de = readdir(d))) {
+      if (de->d_name[0] == '.')
+        continue;
+      fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        esc(r, "opened /proc/1/map_files/%s", de->d_name);
+        close(fd);
+        break;
+      }
+      how(r, "map_files entry:%s", ename(errno));
+      break;
+    }
+    if (!r->how[0] || !strstr(r->how, "map_files"))
+      how(r, "/proc/1/map_files lists nothing");
+    closedir(d);
+  }
+}
+
+/* OOM-killer immunity (oom_score_adj -1000) would let a memory hog push
+ * the host's own processes out; lowering needs CAP_SYS_RESOURCE. */
+static void case_oom_adj(struct res *r, const char *arg) {
+  static const char *const files[] = {"/proc/self/oom_score_adj",
+                                      "/proc/1/oom_score_adj"};
+  (void)arg;
+  for (size_t i = 0; i < 2; i++) {
+    int fd = open(files[i], O_WRONLY | O_CLOEXEC);
+    char what[64];
+    if (fd < 0) {
+      how(r, "open %s:%s", files[i], ename(errno));
+      continue;
+    }
+    snprintf(what, sizeof(what), "write -1000 to %s", files[i]);
+    must_fail(r, what, write(fd, "-1000", 5));
+    close(fd);
+  }
+}
+
+/* ------------------------------------------------ /proc and /dev */
+
+/* Kernel knobs that escape any container when writable: core_pattern
+ * (pipe to a host program, the "core_pattern escape"), modprobe and
+ * uevent_helper (host program run as root), sysrq-trigger, binfmt_misc
+ * (CVE-2022-... style "binfmt_misc escape"), drop_caches. Only opened,
+ * never written: a success is already the escape. */
+static void case_nowrite(struct res *r, const char *arg) {
+  int fd = open(arg, O_WRONLY | O_CLOEXEC);
+  must_fail(r, "open O_WRONLY", fd);
+  if (fd >= 0)
+    close(fd);
+}
+
+/* Kernel memory and other processes' secrets (kcore, kallsyms addresses
+ * for KASLR bypass, kmsg, /proc/1/environ and mem of pid 1): unreadable,
+ * or masked to nothing. */
+static void case_noread(struct res *r, const char *arg) {
+  char buf[4096];
+  int fd = open(arg, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  ssize_t n;
+
+  if (fd < 0) {
+    how(r, "open:%s", ename(errno));
+    return;
+  }
+  n = read(fd, buf, sizeof(buf));
+  if (n < 0)
+    how(r, "read:%s", ename(errno));
+  else if (n == 0)
+    how(r, "masked (empty)");
+  else if (strcmp(arg, "/proc/kallsyms") == 0 &&
+           strncmp(buf, "0000000000000000 ", 17) == 0)
+    how(r, "addresses hidden");
+  else
+    esc(r, "read %zd bytes", n);
+  close(fd);
+}
+
+/* Host devices: raw disks, memory, the kernel log, tun, kvm, fuse, the
+ * console.  None may be present or openable. */
+static void case_nodev(struct res *r, const char *arg) {
+  int fd = open(arg, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EISDIR))
+    fd = open(arg, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  must_fail(r, "open", fd);
+  if (fd >= 0)
+    close(fd);
+}
+
+/* mknod of the host's disks and /dev/mem (needs CAP_MKNOD, CVE-2016-9962
+ * era container escapes); even if made, nodev on every writable mount. */
+static void case_mknod(struct res *r, const char *arg) {
+  struct stat st;
+  dev_t disk = makedev(8, 0);
+
+  (void)arg;
+  if (stat("/usr", &st) == 0)
+    disk = st.st_dev;
+  must_fail(r, "mknod block /tmp",
+            mknod("/tmp/attack-disk", S_IFBLK | 0666, disk));
+  must_fail(r, "mknod /dev/mem /tmp",
+            mknod("/tmp/attack-mem", S_IFCHR | 0666, makedev(1, 1)));
+  must_fail(r, "mknod scratch",
+            mknod("/workspace/scratch/attack-disk", S_IFBLK | 0666, disk));
+  must_fail(r, "mknod /dev/shm",
+            mknod("/dev/shm/attack-disk", S_IFBLK | 0666, disk));
+}
+
+/* Host pseudo-terminals: a devpts shared with the host lets a skill open
+ * a user's terminal and inject input (CVE-2016-2315-style pts sharing). */
+static void case_devpts(struct res *r, const char *arg) {
+  DIR *d = opendir("/dev/pts");
+  struct dirent *de;
+
+  (void)arg;
+  if (!d) {
+    how(r, "opendir /dev/pts:%s", ename(errno));
+    return;
+  }
+  while ((de = readdir(d)))
+    if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+      esc(r, "/dev/pts/%s visible", de->d_name);
+  closedir(d);
+  how(r, "no host pty in /dev/pts");
+}
+
+/* ------------------------------------------------- capabilities and uid */
+
+static unsigned long long cap_eff(void) {
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct d[2];
+
+  if (syscall(SYS_capget, &h, d) < 0)
+    return ~0ULL;
+  return (unsigned long long)d[1].effective << 32 | d[0].effective;
+}
+
+/* Plain uid regain: setuid(0) and friends must fail and leave 1000. */
+static void case_setuid(struct res *r, const char *arg) {
+  uid_t ru, eu, su;
+  gid_t rg, eg, sg;
+  gid_t zero = 0;
+
+  (void)arg;
+  must_fail(r, "setuid(0)", setuid(0));
+  must_fail(r, "setresuid(0)", setresuid(0, 0, 0));
+  must_fail(r, "setreuid(0)", setreuid(0, 0));
+  must_fail(r, "setgid(0)", setgid(0));
+  must_fail(r, "setgroups([0])", setgroups(1, &zero));
+  /* setfsuid reports the previous value, never an error: read it back. */
+  (void)setfsuid(0);
+  if ((int)setfsuid((uid_t)-1) == 0)
+    esc(r, "setfsuid(0) took effect");
+  if (getresuid(&ru, &eu, &su) == 0 && (ru == 0 || eu == 0 || su == 0))
+    esc(r, "uid is now %u/%u/%u", ru, eu, su);
+  if (getresgid(&rg, &eg, &sg) == 0 && (rg == 0 || eg == 0 || sg == 0))
+    esc(r, "gid is now %u/%u/%u", rg, eg, sg);
+}
+
+/* capset(2) raising every capability, ambient raise, securebits reset,
+ * and no_new_privs cleared: each must fail and leave no capability. */
+static void case_capset(struct res *r, const char *arg) {
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct d[2];
+
+  (void)arg;
+  memset(d, 0xff, sizeof(d));
+  must_fail(r, "capset(all)", syscall(SYS_capset, &h, d));
+  must_fail(r, "ambient raise CAP_SYS_ADMIN",
+            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_ADMIN, 0, 0));
+  must_fail(r, "securebits reset", prctl(PR_SET_SECUREBITS, 0, 0, 0, 0));
+  must_fail(r, "no_new_privs cleared", prctl(PR_SET_NO_NEW_PRIVS, 0, 0, 0, 0));
+  if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+    esc(r, "no_new_privs is off");
+  if (cap_eff() != 0)
+    esc(r, "effective capabilities %llx", cap_eff());
+  for (int c = 0; c <= 63; c++) {
+    int in = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+    if (in == 1) {
+      esc(r, "capability %d in the bounding set", c);
+      break;
+    }
+  }
+}
+
+/* Runs PATH ids and reads what it reports.  Returns the output in buf. */
+static int run_ids(const char *path, char *buf, size_t len) {
+  int p[2];
+  pid_t pid;
+  ssize_t n;
+  size_t got = 0;
+  int status;
+
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return -errno;
+  pid = fork();
+  if (pid < 0)
+    return -errno;
+  if (pid == 0) {
+    char *argv[] = {(char *)path, (char *)"ids", NULL};
+    dup2(p[1], 1);
+    execv(path, argv);
+    printf("exec=%s\n", ename(errno));
+    _exit(127);
+  }
+  close(p[1]);
+  while (got + 1 < len && (n = read(p[0], buf + got, len - 1 - got)) > 0)
+    got += (size_t)n;
+  buf[got] = '\0';
+  close(p[0]);
+  (void)waitpid(pid, &status, 0);
+  return 0;
+}
+
+/* Setuid-root binaries: the bundle's setuid copy (CVE-2021-4034 pkexec and
+ * every "find a setuid binary" escape).  The staged copy must have lost the
+ * bit, and running it must not raise euid or capabilities. */
+static void case_suid_exec(struct res *r, const char *arg) {
+  struct stat st;
+  char out[512];
+  unsigned euid = 1000;
+  unsigned long long capeff = 0;
+  const char *e;
+
+  if (stat(arg, &st) < 0) {
+    esc(r, "bait %s missing: %s", arg, ename(errno));
+    return;
+  }
+  if (st.st_mode & (S_ISUID | S_ISGID))
+    esc(r, "setuid/setgid bit kept (mode %o, owner %u)", st.st_mode & 07777,
+        st.st_uid);
+  else
+    how(r, "bit dropped (mode %o)", st.st_mode & 07777);
+  if (run_ids(arg, out, sizeof(out)) < 0) {
+    how(r, "fork failed");
+    return;
+  }
+  if ((e = strstr(out, "euid=")))
+    euid = (unsigned)strtoul(e + 5, NULL, 10);
+  if ((e = strstr(out, "capeff=")))
+    capeff = strtoull(e + 7, NULL, 16);
+  if (!strstr(out, "euid="))
+    how(r, "no output (%s)", out);
+  else if (euid == 0 || capeff != 0)
+    esc(r, "ran with euid %u capeff %llx", euid, capeff);
+  else
+    how(r, "ran as euid %u capeff 0", euid);
+}
+
+/* File capabilities (security.capability xattr, the CVE-2015-1318-style
+ * "capabilities survive into the container" and pkexec-less escalation):
+ * the staged copy must not carry the xattr, and running it gains nothing. */
+static void case_fcap_exec(struct res *r, const char *arg) {
+  char val[64];
+  ssize_t n = getxattr(arg, "security.capability", val, sizeof(val));
+
+  if (n >= 0)
+    esc(r, "security.capability kept (%zd bytes)", n);
+  else
+    how(r, "xattr:%s", ename(errno));
+  case_suid_exec(r, arg);
+}
+
+/* /usr's own setuid binaries (su, mount, passwd): the mount must be nosuid
+ * and no_new_privs set, so exec never raises privileges. */
+static void case_usr_nosuid(struct res *r, const char *arg) {
+  struct statvfs sv;
+
+  (void)arg;
+  if (statvfs("/usr", &sv) < 0)
+    esc(r, "statvfs /usr: %s", ename(errno));
+  else if (!(sv.f_flag & ST_NOSUID))
+    esc(r, "/usr is not nosuid");
+  else
+    how(r, "/usr nosuid");
+  if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+    esc(r, "no_new_privs is off");
+}
+
+/* ------------------------------------------------- namespaces */
+
+/* New namespaces: a user namespace hands back every capability over its
+ * own objects, the entry point of CVE-2022-0185 (fsconfig overflow),
+ * CVE-2023-32233 (nf_tables) and most recent container escapes. */
+static void case_ns_create(struct res *r, const char *arg) {
+  static const struct {
+    int flag;
+    const char *name;
+  } ns[] = {{CLONE_NEWUSER, "user"},     {CLONE_NEWNS, "mnt"},
+            {CLONE_NEWNET, "net"},       {CLONE_NEWPID, "pid"},
+            {CLONE_NEWIPC, "ipc"},       {CLONE_NEWUTS, "uts"},
+            {CLONE_NEWCGROUP, "cgroup"}, {0x80 /* CLONE_NEWTIME */, "time"}};
+  char what[64];
+  long pid;
+
+  (void)arg;
+  for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+    snprintf(what, sizeof(what), "unshare(%s)", ns[i].name);
+    must_fail(r, what, unshare(ns[i].flag));
+  }
+  /* clone(2) with CLONE_NEWUSER; a child that got through exits at once. */
+  pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+  if (pid == 0)
+    _exit(0);
+  must_fail(r, "clone(NEWUSER)", pid);
+  if (pid > 0)
+    (void)waitpid((pid_t)pid, NULL, 0);
+  {
+    struct {
+      uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+          stack_size, tls;
+    } ca = {.flags = CLONE_NEWUSER | CLONE_NEWNS, .exit_signal = SIGCHLD};
+    pid = syscall(SYS_clone3, &ca, sizeof(ca));
+    if (pid == 0)
+      _exit(0);
+    must_fail(r, "clone3(NEWUSER)", pid);
+    if (pid > 0)
+      (void)waitpid((pid_t)pid, NULL, 0);
+  }
+}
+
+/* Joining namespaces: setns into pid 1's (the sandbox's own init) or,
+ * through a leaked fd, the host's. */
+static void case_ns_join(struct res *r, const char *arg) {
+  static const char *const names[] = {"user", "mnt", "net",    "pid",
+                                      "ipc",  "uts", "cgroup", "time"};
+  char path[64], what[64];
+
+  (void)arg;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    int fd;
+    snprintf(path, sizeof(path), "/proc/1/ns/%s", names[i]);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      how(r, "open %s:%s", path, ename(errno));
+      fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+    }
+    snprintf(what, sizeof(what), "setns(%s)", names[i]);
+    must_fail(r, what, setns(fd, 0));
+    close(fd);
+  }
+}
+
+/* Kernel attack surface that most recent kernel exploits start from
+ * (CVE-2021-3490 eBPF, CVE-2023-2640 io_uring, CVE-2016-0728 keyrings,
+ * userfaultfd-assisted races, perf_event CVE-2013-2094, module loading). */
+static void case_kernel(struct res *r, const char *arg) {
+  struct {
+    uint32_t type, size;
+  } pattr = {1 /* PERF_TYPE_SOFTWARE */, 128};
+  char big[128] = {0};
+
+  (void)arg;
+  memcpy(big, &pattr, sizeof(pattr));
+  must_fail(r, "bpf", syscall(SYS_bpf, 0, big, 48));
+  must_fail(r, "perf_event_open",
+            syscall(SYS_perf_event_open, big, 0, -1, -1, 0));
+  must_fail(r, "userfaultfd", syscall(SYS_userfaultfd, O_CLOEXEC));
+  must_fail(r, "keyctl", syscall(SYS_keyctl, 1 /* JOIN_SESSION */, "attack"));
+  must_fail(r, "add_key",
+            syscall(SYS_add_key, "user", "attack", "x", 1, -3 /* SESSION */));
+  must_fail(r, "io_uring_setup", syscall(SYS_io_uring_setup, 8, big));
+  must_fail(r, "init_module", syscall(SYS_init_module, big, 0, ""));
+  must_fail(r, "kexec_load", syscall(SYS_kexec_load, 0, 0, NULL, 0));
+  must_fail(r, "syslog", syscall(SYS_syslog, 3, big, sizeof(big)));
+  must_fail(r, "ptrace(TRACEME)", ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+}
+
+/* ---------------------------------------------- processes outside */
+
+/* Signals and ptrace against a host process (pid passed in): the pid
+ * namespace must hide it; kill(-1) must not reach it either. */
+static void case_host_pid(struct res *r, const char *arg) {
+  pid_t pid = (pid_t)atoi(arg);
+  char path[64], buf[8];
+  struct iovec l = {buf, sizeof(buf)}, rm = {(void *)0x400000, sizeof(buf)};
+  struct stat st;
+
+  if (pid <= 1) {
+    esc(r, "bad pid argument");
+    return;
+  }
+  snprintf(path, sizeof(path), "/proc/%d", pid);
+  must_fail(r, "stat /proc/PID", stat(path, &st));
+  must_fail(r, "kill(0)", kill(pid, 0));
+  must_fail(r, "kill(SIGKILL)", kill(pid, SIGKILL));
+  must_fail(r, "pidfd_open", syscall(SYS_pidfd_open, pid, 0));
+  must_fail(r, "ptrace(ATTACH)", ptrace(PTRACE_ATTACH, pid, NULL, NULL));
+  must_fail(r, "ptrace(SEIZE)", ptrace(PTRACE_SEIZE, pid, NULL, NULL));
+  must_fail(r, "process_vm_readv", process_vm_readv(pid, &l, 1, &rm, 1, 0));
+  must_fail(r, "ptrace(ATTACH, 1)", ptrace(PTRACE_ATTACH, 1, NULL, NULL));
+  /* kill(-1) signals everything the caller may signal except itself and
+   * init; the host process must survive it (checked from outside). */
+  if (kill(-1, SIGKILL) == 0)
+    how(r, "kill(-1) reached only the sandbox");
+  else
+    how(r, "kill(-1):%s", ename(errno));
+}
+
+/* ------------------------------------------------ terminal injection */
+
+/* CVE-2017-5226 (bubblewrap) and CVE-2016-7545 (SELinux sandbox): TIOCSTI
+ * pushes characters into the caller's terminal input; TIOCLINUX too. */
+static void case_tiocsti(struct res *r, const char *arg) {
+  char c = '#';
+  int fds[4] = {0, 1, 2, -1};
+  char what[64];
+
+  (void)arg;
+  fds[3] = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (fds[3] < 0)
+    how(r, "/dev/tty:%s", ename(errno));
+  for (int i = 0; i < 4; i++) {
+    if (fds[i] < 0)
+      continue;
+    if (isatty(fds[i]))
+      esc(r, "fd %d is a terminal", i == 3 ? -1 : fds[i]);
+    snprintf(what, sizeof(what), "TIOCSTI(%s)",
+             i == 3 ? "/dev/tty"
+                    : (i == 0   ? "0"
+                       : i == 1 ? "1"
+                                : "2"));
+    must_fail(r, what, ioctl(fds[i], TIOCSTI, &c));
+    /* The high bits of the ioctl number are ignored by the kernel: the
+     * variant that slipped past older filters. */
+    must_fail(
+        r, "TIOCSTI|1<<32",
+        syscall(SYS_ioctl, fds[i], (unsigned long)TIOCSTI | (1UL << 32), &c));
+  }
+  if (fds[3] >= 0)
+    close(fds[3]);
+  /* setsid made a fresh session: the skill cannot take the caller's tty. */
+  if (getsid(0) != getpid())
+    esc(r, "not a session leader (sid %d)", getsid(0));
+}
+
+/* ------------------------------------------------------ fd leaks */
+
+/* CVE-2024-21626 (runc), CVE-2016-9962 (runc fd to host): no fd above 2,
+ * and 0-2 only /dev/null or pipes to the supervisor. */
+static void case_fds(struct res *r, const char *arg) {
+  struct rlimit rl;
+  char path[64], target[PATH_MAX];
+  DIR *d;
+  struct dirent *de;
+  int dfd;
+
+  (void)arg;
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 65536)
+    rl.rlim_cur = 65536;
+  for (int fd = 3; fd < (int)rl.rlim_cur; fd++)
+    if (fcntl(fd, F_GETFD) >= 0) {
+      snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+      ssize_t n = readlink(path, target, sizeof(target) - 1);
+      target[n > 0 ? n : 0] = '\0';
+      esc(r, "fd %d open (%s)", fd, target);
+    }
+  d = opendir("/proc/self/fd");
+  if (!d) {
+    esc(r, "/proc/self/fd: %s", ename(errno));
+    return;
+  }
+  dfd = dirfd(d);
+  while ((de = readdir(d))) {
+    int fd;
+    if (de->d_name[0] == '.')
+      continue;
+    fd = atoi(de->d_name);
+    if (fd == dfd)
+      continue;
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    target[n > 0 ? n : 0] = '\0';
+    if (fd > 2)
+      esc(r, "/proc/self/fd/%d -> %s", fd, target);
+    else if (strcmp(target, "/dev/null") != 0 &&
+             strncmp(target, "pipe:", 5) != 0)
+      esc(r, "fd %d is %s", fd, target);
+    else
+      how(r, "%d:%s", fd, target);
+  }
+  closedir(d);
+}
+
+/* ------------------------------------------------ environment */
+
+/* The caller's environment must not reach the skill: secrets
+ * (SECRET_TOKEN), agent sockets (SSH_AUTH_SOCK), loader injection
+ * (LD_PRELOAD, CVE-2010-3856-style), shell startup hooks (BASH_ENV).  ARG:
+ * NAME,...,=EULAV: names that must be unset and a secret value, given
+ * reversed so that the command line itself does not carry it, that must
+ * appear nowhere, not even in pid 1's environ or cmdline. */
+static void case_env(struct res *r, const char *arg) {
+  char *copy = strdup(arg), *save = NULL, *tok;
+  const char *secret = NULL;
+  static const char *const files[] = {"/proc/self/environ", "/proc/1/environ",
+                                      "/proc/1/cmdline", "/proc/self/cmdline"};
+
+  if (!copy)
+    exit(2);
+  for (tok = strtok_r(copy, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (tok[0] == '=') {
+      size_t l = strlen(tok + 1);
+      for (size_t i = 0; i < l / 2; i++) {
+        char c = tok[1 + i];
+        tok[1 + i] = tok[l - i];
+        tok[l - i] = c;
+      }
+      secret = tok + 1;
+      continue;
+    }
+    if (getenv(tok))
+      esc(r, "%s=%s", tok, getenv(tok));
+  }
+  for (char **e = environ; secret && *e; e++)
+    if (strstr(*e, secret))
+      esc(r, "secret in environ (%s)", *e);
+  for (size_t i = 0; secret && i < sizeof(files) / sizeof(files[0]); i++) {
+    char buf[65536];
+    int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0) {
+      how(r, "%s:%s", files[i], ename(errno));
+      continue;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n < 0) {
+      how(r, "%s:%s", files[i], ename(errno));
+      continue;
+    }
+    for (ssize_t j = 0; j < n; j++)
+      if (buf[j] == '\0')
+        buf[j] = '\n';
+    buf[n] = '\0';
+    if (strstr(buf, secret))
+      esc(r, "secret in %s", files[i]);
+  }
+  how(r, "no caller variable");
+  free(copy);
+}
+
+/* ---------------------------------------------------- sockets */
+
+/* Abstract unix sockets are scoped by network namespace: a host listener
+ * (X11's @/tmp/.X11-unix, containerd's shim socket in CVE-2020-15257) must
+ * be unreachable. */
+static void case_abstract(struct res *r, const char *arg) {
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  size_t len = strlen(arg);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0) {
+    how(r, "socket:%s", ename(errno));
+    return;
+  }
+  if (len > sizeof(a.sun_path) - 1)
+    len = sizeof(a.sun_path) - 1;
+  memcpy(a.sun_path + 1, arg, len);
+  must_fail(
+      r, "connect @name",
+      connect(fd, (struct sockaddr *)&a,
+              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)));
+  close(fd);
+}
+
+/* Host unix sockets by path (docker.sock, the D-Bus system bus, an
+ * ssh-agent socket in /tmp): none exists in the sandbox's view. */
+static void case_unix_path(struct res *r, const char *arg) {
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0) {
+    how(r, "socket:%s", ename(errno));
+    return;
+  }
+  snprintf(a.sun_path, sizeof(a.sun_path), "%s", arg);
+  must_fail(r, "connect", connect(fd, (struct sockaddr *)&a, sizeof(a)));
+  close(fd);
+}
+
+/* Network reach with the network denied: the host's 127.0.0.1 (services
+ * bound to loopback, CVE-2020-8558 "localhost boundary" bypass) and any
+ * outside address. ARG: ADDR:PORT. */
+static void case_tcp(struct res *r, const char *arg) {
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  char host[64];
+  const char *colon = strrchr(arg, ':');
+  int fd;
+
+  if (!colon || (size_t)(colon - arg) >= sizeof(host)) {
+    esc(r, "bad argument");
+    return;
+  }
+  memcpy(host, arg, (size_t)(colon - arg));
+  host[colon - arg] = '\0';
+  a.sin_port = htons((uint16_t)atoi(colon + 1));
+  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+    esc(r, "bad address");
+    return;
+  }
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    how(r, "socket:%s", ename(errno));
+    return;
+  }
+  must_fail(r, "connect", connect(fd, (struct sockaddr *)&a, sizeof(a)));
+  close(fd);
+  fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    /* Loopback UDP stays on the sandbox's own lo (the host listener checks
+     * nothing arrived); anything else has no route. */
+    if (sendto(fd, "attack", 6, 0, (struct sockaddr *)&a, sizeof(a)) < 0)
+      how(r, "udp:%s", ename(errno));
+    close(fd);
+  }
+}
+
+/* Raw and packet sockets (CVE-2020-14386 AF_PACKET overflow, ARP/route
+ * spoofing) need CAP_NET_RAW; only lo may exist. */
+static void case_raw(struct res *r, const char *arg) {
+  struct if_nameindex *ifs = if_nameindex(), *i;
+  int fd;
+
+  (void)arg;
+  fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(0x0003));
+  must_fail(r, "AF_PACKET", fd);
+  if (fd >= 0)
+    close(fd);
+  fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+  must_fail(r, "SOCK_RAW", fd);
+  if (fd >= 0)
+    close(fd);
+  for (i = ifs; i && i->if_name; i++)
+    if (strcmp(i->if_name, "lo") != 0)
+      esc(r, "interface %s", i->if_name);
+  if (ifs)
+    if_freenameindex(ifs);
+}
+
+/* ------------------------------------------------------- IPC */
+
+/* SysV IPC and POSIX message queues created on the host (the classic
+ * shared-IPC-namespace leak, CVE-2021-... --ipc=host misuse): invisible
+ * by key and by id.  ARG: KEY:SHMID:MSQID:SEMID. */
+static void case_sysv(struct res *r, const char *arg) {
+  key_t key;
+  int shmid = -1, msqid = -1, semid = -1;
+  struct shmid_ds sds;
+  struct msqid_ds mds;
+  void *p;
+
+  if (sscanf(arg, "%i:%i:%i:%i", &key, &shmid, &msqid, &semid) != 4) {
+    esc(r, "bad argument");
+    return;
+  }
+  must_fail(r, "shmget(key)", shmget(key, 0, 0));
+  must_fail(r, "msgget(key)", msgget(key, 0));
+  must_fail(r, "semget(key)", semget(key, 0, 0));
+  must_fail(r, "shmctl(id)", shmctl(shmid, IPC_STAT, &sds));
+  p = shmat(shmid, NULL, 0);
+  must_fail(r, "shmat(id)", p == (void *)-1 ? -1 : 0);
+  if (p != (void *)-1)
+    (void)shmdt(p);
+  must_fail(r, "msgctl(id)", msgctl(msqid, IPC_STAT, &mds));
+  must_fail(r, "semctl(id)", semctl(semid, 0, GETVAL));
+  /* Removal by id must not reach the host's either. */
+  must_fail(r, "shmctl(IPC_RMID)", shmctl(shmid, IPC_RMID, NULL));
+  must_fail(r, "msgctl(IPC_RMID)", msgctl(msqid, IPC_RMID, NULL));
+}
+
+static void case_mq(struct res *r, const char *arg) {
+  mqd_t q = mq_open(arg, O_RDWR);
+  must_fail(r, "mq_open", q == (mqd_t)-1 ? -1 : 0);
+  if (q != (mqd_t)-1)
+    mq_close(q);
+  must_fail(r, "mq_unlink", mq_unlink(arg));
+}
+
+/* ------------------------------------------------- resource abuse */
+
+/* Fork bomb: must stop at the pids limit (RLIMIT_NPROC here; pids.max
+ * with a cgroup), and the whole tree dies with the run. */
+static void case_forkbomb(struct res *r, const char *arg) {
+  long max = arg && *arg ? atol(arg) : 100000;
+  long n = 0;
+
+  for (; n < max; n++) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      how(r, "fork:%s after %ld", ename(errno), n);
+      return;
+    }
+    if (pid == 0) {
+      /* Children sit until the run kills them. */
+      for (;;)
+        pause();
+    }
+  }
+  esc(r, "%ld forks succeeded", n);
+}
+
+/* Memory hog: ARG MiB touched; must fail (RLIMIT_AS here, memory.max
+ * with a cgroup, where the OOM kill ends the run instead). */
+static void case_memhog(struct res *r, const char *arg) {
+  long mib = atol(arg), got = 0;
+
+  for (; got < mib; got++) {
+    char *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      how(r, "mmap:%s after %ld MiB", ename(errno), got);
+      return;
+    }
+    memset(p, 0xa5, 1 << 20);
+  }
+  esc(r, "%ld MiB allocated", got);
+}
+
+/* Disk fill: ARG DIR:MiB; writes until the tmpfs cap says ENOSPC. */
+static void case_diskfill(struct res *r, const char *arg) {
+  char dir[PATH_MAX], *path;
+  const char *colon = strrchr(arg, ':');
+  long mib, got = 0;
+  static char buf[1 << 20];
+  int fd;
+
+  if (!colon || (size_t)(colon - arg) >= sizeof(dir)) {
+    esc(r, "bad argument");
+    return;
+  }
+  memcpy(dir, arg, (size_t)(colon - arg));
+  dir[colon - arg] = '\0';
+  mib = atol(colon + 1);
+  path = join(dir, "/attack-fill");
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    how(r, "open:%s", ename(errno));
+    free(path);
+    return;
+  }
+  memset(buf, 'F', sizeof(buf));
+  for (; got < mib; got++) {
+    size_t off = 0;
+    while (off < sizeof(buf)) {
+      ssize_t n = write(fd, buf + off, sizeof(buf) - off);
+      if (n < 0) {
+        how(r, "write:%s after %ld MiB", ename(errno), got);
+        close(fd);
+        (void)unlink(path);
+        free(path);
+        return;
+      }
+      off += (size_t)n;
+    }
+  }
+  esc(r, "%ld MiB written", got);
+  close(fd);
+  (void)unlink(path);
+  free(path);
+}
+
+/* Log flood: ARG MiB to stdout; the supervisor keeps only the log cap
+ * (checked from outside).  Prints its line first, as the flood may be cut. */
+static void case_logflood(struct res *r, const char *arg) {
+  long mib = atol(arg);
+  static char buf[1 << 16];
+
+  memset(buf, 'L', sizeof(buf));
+  buf[sizeof(buf) - 1] = '\n';
+  how(r, "flooding %ld MiB", mib);
+  report("logflood", r);
+  for (long i = 0; i < mib * 16; i++)
+    if (write(1, buf, sizeof(buf)) < 0)
+      break;
+  r->how[0] = '\0';
+}
+
+/* Huge argv: more than ARG_MAX in total, and one string over
+ * MAX_ARG_STRLEN (the stack-clash family, CVE-2017-1000364/1000366, fed
+ * by huge argv/envp): execve must refuse with E2BIG. */
+static void case_argv(struct res *r, const char *arg) {
+  size_t count = 64, each = 100 * 1024;
+  char **argv = calloc(count + 2, sizeof(char *));
+  char *s = malloc(each);
+  char *one[3];
+  char *big = malloc(200 * 1024);
+
+  (void)arg;
+  if (!argv || !s || !big)
+    exit(2);
+  memset(s, 'A', each - 1);
+  s[each - 1] = '\0';
+  argv[0] = (char *)"/bin/true";
+  for (size_t i = 1; i <= count; i++)
+    argv[i] = s;
+  argv[count + 1] = NULL;
+  errno = 0;
+  execv("/bin/true", argv); /* returns only on failure */
+  if (errno == E2BIG)
+    how(r, "6.4 MiB argv:E2BIG");
+  else
+    esc(r, "6.4 MiB argv: %s", errno ? ename(errno) : "exec'd");
+  memset(big, 'B', 200 * 1024 - 1);
+  big[200 * 1024 - 1] = '\0';
+  one[0] = (char *)"/bin/true";
+  one[1] = big;
+  one[2] = NULL;
+  errno = 0;
+  execv("/bin/true", one);
+  if (errno == E2BIG)
+    how(r, "200 KiB string:E2BIG");
+  else
+    esc(r, "200 KiB string: %s", errno ? ename(errno) : "exec'd");
+  free(argv);
+  free(s);
+  free(big);
+}
+
+/* fd exhaustion: stops at RLIMIT_NOFILE (ARG is the expected cap). */
+static void case_nofile(struct res *r, const char *arg) {
+  long cap = atol(arg), n = 0;
+
+  for (;; n++) {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (n <= cap)
+        how(r, "open:%s after %ld", ename(errno), n);
+      else
+        esc(r, "%ld fds open (cap %ld)", n, cap);
+      return;
+    }
+    if (n > 1000000) {
+      esc(r, "no fd limit");
+      return;
+    }
+  }
+}
+
+/* CPU spin: ended by the CPU-seconds limit (RLIMIT_CPU here); the run's
+ * exit status says so.  Never returns. */
+static void case_cpuspin(struct res *r, const char *arg) {
+  volatile unsigned long x = 0;
+  (void)r;
+  (void)arg;
+  printf("cpuspin=STARTED\n");
+  fflush(stdout);
+  for (;;)
+    x++;
+}
+
+/* Leaves files named attack-pwned* in every writable place; the host must
+ * not see any of them afterwards (checked from outside). */
+static void case_plant(struct res *r, const char *arg) {
+  static const char *const dirs[] = {"/tmp", "/dev/shm", "/workspace/scratch",
+                                     "/var/tmp", "/run"};
+  (void)arg;
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    char *p = join(dirs[i], "/attack-pwned");
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      how(r, "%s planted", p);
+      close(fd);
+    } else {
+      how(r, "%s:%s", p, ename(errno));
+    }
+    free(p);
+  }
+}
+
+/* Prints terminal escape sequences (title set, screen clear, OSC 52
+ * clipboard write: the "terminal injection through output" family,
+ * CVE-2003-0063 xterm title reporting); skillrun must only store them in
+ * the logs and never copy them to the caller's terminal or audit raw. */
+static void case_ansi(struct res *r, const char *arg) {
+  (void)arg;
+  fputs("\033]0;pwned\007\033[2J\033]52;c;cHduZWQ=\007\n", stdout);
+  fputs("\033]0;pwned\007\033[2J\n", stderr);
+  fflush(stdout);
+  how(r, "sequences written (checked outside)");
+}
+
+/* ------------------------------------------------ host helper modes */
+
+static int ids(void) {
+  uid_t ru, eu, su;
+  int setuid0 = setuid(0);
+  if (getresuid(&ru, &eu, &su) < 0)
+    return 1;
+  printf("ids uid=%u euid=%u suid=%u capeff=%llx setuid0=%s\n", ru, eu, su,
+         cap_eff(), setuid0 == 0 ? "OK" : ename(errno));
+  return 0;
+}
+
+static int host_ipc(const char *op, const char *karg) {
+  key_t key = (key_t)strtol(karg, NULL, 0);
+  struct {
+    long mtype;
+    char text[8];
+  } msg = {1, "bait"};
+
+  if (strcmp(op, "create") == 0) {
+    int shmid = shmget(key, 4096, IPC_CREAT | IPC_EXCL | 0666);
+    int msqid = msgget(key, IPC_CREAT | IPC_EXCL | 0666);
+    int semid = semget(key, 1, IPC_CREAT | IPC_EXCL | 0666);
+    char *p;
+    if (shmid < 0 || msqid < 0 || semid < 0) {
+      perror("create");
+      return 1;
+    }
+    p = shmat(shmid, NULL, 0);
+    if (p == (void *)-1)
+      return 1;
+    strcpy(p, "bait");
+    (void)shmdt(p);
+    if (msgsnd(msqid, &msg, sizeof(msg.text), 0) < 0 ||
+        semctl(semid, 0, SETVAL, 7) < 0)
+      return 1;
+    printf("%d:%d:%d:%d\n", key, shmid, msqid, semid);
+    return 0;
+  }
+  if (strcmp(op, "check") == 0) {
+    int shmid = shmget(key, 0, 0), msqid = msgget(key, 0),
+        semid = semget(key, 0, 0);
+    struct msqid_ds mds;
+    struct shmid_ds sds;
+    char *p;
+    int bad = 0;
+    if (shmid < 0 || msqid < 0 || semid < 0) {
+      printf("gone\n");
+      return 1;
+    }
+    p = shmat(shmid, NULL, SHM_RDONLY);
+    if (p == (void *)-1 || strcmp(p, "bait") != 0)
+      bad = printf("shm changed\n");
+    if (p != (void *)-1)
+      (void)shmdt(p);
+    if (shmctl(shmid, IPC_STAT, &sds) < 0 || sds.shm_nattch != 0)
+      bad = printf("shm attached\n");
+    if (msgctl(msqid, IPC_STAT, &mds) < 0 || mds.msg_qnum != 1)
+      bad = printf("queue changed\n");
+    if (semctl(semid, 0, GETVAL) != 7)
+      bad = printf("semaphore changed\n");
+    return bad ? 1 : 0;
+  }
+  if (strcmp(op, "remove") == 0) {
+    (void)shmctl(shmget(key, 0, 0), IPC_RMID, NULL);
+    (void)msgctl(msgget(key, 0), IPC_RMID, NULL);
+    (void)semctl(semget(key, 0, 0), 0, IPC_RMID);
+    return 0;
+  }
+  return 2;
+}
+
+static int host_mq(const char *op, const char *name) {
+  if (strcmp(op, "create") == 0) {
+    struct mq_attr a = {.mq_maxmsg = 4, .mq_msgsize = 16};
+    mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666, &a);
+    if (q == (mqd_t)-1 || mq_send(q, "bait", 4, 0) < 0) {
+      perror("mq");
+      return 1;
+    }
+    mq_close(q);
+    return 0;
+  }
+  if (strcmp(op, "check") == 0) {
+    struct mq_attr a;
+    mqd_t q = mq_open(name, O_RDONLY | O_CLOEXEC);
+    if (q == (mqd_t)-1 || mq_getattr(q, &a) < 0 || a.mq_curmsgs != 1) {
+      printf("queue gone or changed\n");
+      return 1;
+    }
+    mq_close(q);
+    return 0;
+  }
+  if (strcmp(op, "remove") == 0)
+    return mq_unlink(name) < 0 ? 1 : 0;
+  return 2;
+}
+
+/* An abstract-socket listener on the host: one line per accepted
+ * connection appended to FILE; runs until killed. */
+static int host_listen_unix(const char *name, const char *file) {
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  size_t len = strlen(name);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0 || len > sizeof(a.sun_path) - 1)
+    return 1;
+  memcpy(a.sun_path + 1, name, len);
+  if (bind(fd, (struct sockaddr *)&a,
+           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) < 0 ||
+      listen(fd, 8) < 0) {
+    perror("listen");
+    return 1;
+  }
+  printf("listening\n");
+  fflush(stdout);
+  for (;;) {
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+    FILE *f;
+    if (c < 0)
+      continue;
+    f = fopen(file, "ae");
+    if (f) {
+      fputs("connection\n", f);
+      fclose(f);
+    }
+    close(c);
+  }
+}
+
+/* ------------------------------------------------------- dispatch */
+
+static const struct {
+  const char *name;
+  void (*fn)(struct res *, const char *);
+} cases[] = {
+    {"host_path", case_host_path},
+    {"dotdot", case_dotdot},
+    {"proc_root", case_proc_root},
+    {"proc_fds", case_proc_fds},
+    {"mountinfo", case_mountinfo},
+    {"shocker", case_shocker},
+    {"chroot", case_chroot},
+    {"mount", case_mount},
+    {"ro_file", case_ro_file},
+    {"ro_dir", case_ro_dir},
+    {"proc_exe", case_proc_exe},
+    {"oom_adj", case_oom_adj},
+    {"nowrite", case_nowrite},
+    {"noread", case_noread},
+    {"nodev", case_nodev},
+    {"mknod", case_mknod},
+    {"devpts", case_devpts},
+    {"setuid", case_setuid},
+    {"capset", case_capset},
+    {"suid_exec", case_suid_exec},
+    {"fcap_exec", case_fcap_exec},
+    {"usr_nosuid", case_usr_nosuid},
+    {"ns_create", case_ns_create},
+    {"ns_join", case_ns_join},
+    {"kernel", case_kernel},
+    {"host_pid", case_host_pid},
+    {"tiocsti", case_tiocsti},
+    {"fds", case_fds},
+    {"env", case_env},
+    {"abstract", case_abstract},
+    {"unix_path", case_unix_path},
+    {"tcp", case_tcp},
+    {"raw", case_raw},
+    {"sysv", case_sysv},
+    {"mq", case_mq},
+    {"forkbomb", case_forkbomb},
+    {"memhog", case_memhog},
+    {"diskfill", case_diskfill},
+    {"logflood", case_logflood},
+    {"argv", case_argv},
+    {"nofile", case_nofile},
+    {"cpuspin", case_cpuspin},
+    {"plant", case_plant},
+    {"ansi", case_ansi},
+};
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "ids") == 0)
+    return ids();
+  if (argc == 4 && strcmp(argv[1], "host-ipc") == 0)
+    return host_ipc(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "host-mq") == 0)
+    return host_mq(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "host-listen-unix") == 0)
+    return host_listen_unix(argv[2], argv[3]);
+
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  for (int i = 1; i < argc; i++) {
+    const char *colon = strchr(argv[i], ':');
+    size_t len = colon ? (size_t)(colon - argv[i]) : strlen(argv[i]);
+    const char *arg = colon ? colon + 1 : "";
+    bool found = false;
+    struct res r;
+
+    memset(&r, 0, sizeof(r));
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+      if (strlen(cases[c].name) != len ||
+          strncmp(cases[c].name, argv[i], len) != 0)
+        continue;
+      found = true;
+      cases[c].fn(&r, arg);
+      if (r.esc[0] || r.how[0])
+        report(argv[i], &r);
+      break;
+    }
+    if (!found) {
+      printf("%s=ESCAPED:unknown case\n", argv[i]);
+      return 2;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared setup for the attack regression suite: sourced by every
+# tests/attacks/*.sh after tests/integration/lib.sh.  Builds a bundle that
+# carries tests/attacks/attacker, runs it through the real skillrun as root
+# and as the unprivileged test user, and checks the attacker's report.
+# shellcheck shell=bash
+
+: "${ATTACKER:?ATTACKER must name the built attacker (make check sets it)}"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+
+T=$(tmpdir)
+B=$T/attack-skill
+mkbundle "$B" "Tries known sandbox escapes and reports each outcome."
+cp "$ATTACKER" "$B/attacker"
+chmod 755 "$B/attacker"
+mkdir -p "$B/scripts"
+printf '#!/bin/sh\necho hi\n' >"$B/scripts/run.sh"
+chmod -R a+rX "$T"
+
+# A file on the host the sandbox must neither see nor change.
+MARKER=$T/host-marker
+echo "host marker $$" >"$MARKER"
+chmod 644 "$MARKER"
+marker_stamp() { stat -c '%s %Y %Z %i' "$MARKER" && cat "$MARKER"; }
+MARKER_STAMP=$(marker_stamp)
+
+WS_root=$(tmpdir)
+WS_user=$(user_workspace)
+_run_n=0
+
+# attack MODE [SKILLRUN-OPTION...] -- CASE...: one run of the attacker with
+# the given cases.  Sets $rc, $OUT (the skill's stdout.log), $AUDIT, $ERR
+# (skillrun's stderr) and $STDOUT (skillrun's own stdout).  The caller's
+# environment and fds pass through: the tests plant bait in them.
+attack() {
+  local mode=$1 opts=() w
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    opts+=("$1")
+    shift
+  done
+  shift
+  _run_n=$((_run_n + 1))
+  if [ "$mode" = user ]; then w=$WS_user; else w=$WS_root; fi
+  RUN_ID=a$_run_n
+  AUDIT=$w/$RUN_ID.audit
+  ERR=$w/$RUN_ID.err
+  STDOUT=$w/$RUN_ID.stdout
+  OUT=$w/default/$RUN_ID/logs/stdout.log
+  if [ "$mode" = user ]; then
+    as_user "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
+      --audit-file "$AUDIT" "${opts[@]}" "$B" -- /workspace/inputs/bundle/attacker "$@" \
+      >"$STDOUT" 2>"$ERR"
+  else
+    "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
+      --audit-file "$AUDIT" "${opts[@]}" "$B" -- /workspace/inputs/bundle/attacker "$@" \
+      >"$STDOUT" 2>"$ERR"
+  fi
+  rc=$?
+  if [ ! -f "$OUT" ]; then
+    OUT=$w/$RUN_ID.nolog
+    : >"$OUT"
+  fi
+}
+
+# result CASE: the attacker's line for CASE, without the "CASE=" key.
+result() { awk -v k="$1=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' "$OUT"; }
+
+# blocked MODE CASE...: each case reported BLOCKED.
+blocked() {
+  local mode=$1 c line
+  shift
+  for c; do
+    line=$(result "$c")
+    case "$line" in
+    BLOCKED:*) pass "$mode: $c: ${line#BLOCKED:}" ;;
+    *)
+      fail "$mode: $c is blocked"
+      diag "  got: '${line:-no report}' (skillrun exit $rc)"
+      ;;
+    esac
+  done
+}
+
+# run_ok MODE TEXT: the run itself ended normally and its audit verifies.
+run_ok() {
+  if [ "$rc" -eq 0 ]; then pass "$1: $2: skillrun exits 0"; else
+    fail "$1: $2: skillrun exits 0"
+    diag "  exit $rc; stderr:"
+    sed 's/^/#   /' "$ERR" | head -n 20
+  fi
+  check "$1: $2: the audit stream verifies" audit_ok "$AUDIT"
+}
+
+# host_unchanged TEXT: the marker and host /tmp, /dev/shm are untouched.
+host_unchanged() {
+  is "$1: the host marker is unchanged" "$(marker_stamp)" "$MARKER_STAMP"
+  local planted
+  planted=$(ls -d /tmp/attack-* /dev/shm/attack-* /var/tmp/attack-* /run/attack-* \
+    "$T"/attack-pwned* 2>/dev/null)
+  is "$1: no attacker file appeared on the host" "$planted" ""
+}
