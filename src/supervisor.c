@@ -126,6 +126,10 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
   if (r < 0)
     return r;
   if (p->cgroup != SR_CGROUP_OFF) {
+    /* Leaves of runs whose supervisor was killed are removed by the next
+     * run (gc skips locked, populated and young leaves); a failure here
+     * must not stop this run. */
+    (void)sr_cgroup_gc(run->args->cgroup_parent, NULL);
     r = leaf_name(run->tenant, run->execution_id, &name);
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
