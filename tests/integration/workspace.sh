@@ -119,6 +119,19 @@ printf 'uid-pool 900000 2\n' >"$T/pool.conf"
 "$SKILLRUN" --conf "$T/pool.conf" --workspace-root "$W" --execution-id p1 "$B" -- /bin/true >"$W/a.p1" 2>/dev/null
 uid=$(field "$W/a.p1" policy_resolved .sandbox_ids.uid)
 check "uid-pool from skillrun.conf is used (uid $uid)" grep -qx "90000[01]" <<<"$uid"
+# A pool of one: the second of two concurrent runs waits for the slot.
+printf 'uid-pool 900010 1\n' >"$T/one.conf"
+"$SKILLRUN" --conf "$T/one.conf" --workspace-root "$W" --execution-id q1 "$B" -- /bin/sleep 1 >"$W/a.q1" 2>/dev/null &
+q1=$!
+sleep 0.3
+"$SKILLRUN" --conf "$T/one.conf" --workspace-root "$W" --execution-id q2 "$B" -- /bin/true >"$W/a.q2" 2>/dev/null
+q2rc=$?
+wait $q1
+q1rc=$?
+is "a full pool makes the next run wait, then both succeed" "$q1rc:$q2rc" "0:0"
+is "... on the same single host uid" \
+  "$(field "$W/a.q1" policy_resolved .sandbox_ids.uid):$(field "$W/a.q2" policy_resolved .sandbox_ids.uid)" \
+  "900010:900010"
 printf 'uid-pool 0 64\n' >"$T/badpool.conf"
 "$SKILLRUN" --conf "$T/badpool.conf" --workspace-root "$W" "$B" -- /bin/true >/dev/null 2>"$W/err.bp"
 is "a uid-pool reaching 0 is refused with 125" "$?" 125
