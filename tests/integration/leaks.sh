@@ -12,9 +12,10 @@ leftover_mounts=$(grep -E 'skillrun-|/workspace' /proc/self/mountinfo || true)
 is "no mount of a test directory is left on the host" "$leftover_mounts" ""
 
 # Every test's temp dir starts with "skillrun-"; CI's own build dirs with
-# "skillrun-ci-".  This script's own root is the one exception.
+# "skillrun-ci-".  This script's own root is the one exception.  Only dirs
+# newer than the binary under test count: those are this suite's.
 leftover_dirs=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'skillrun-*' \
-  ! -name 'skillrun-ci-*' ! -path "$_test_root" 2>/dev/null)
+  ! -name 'skillrun-ci-*' ! -path "$_test_root" -newer "$SKILLRUN" 2>/dev/null)
 is "no test directory is left" "$leftover_dirs" ""
 
 leaves=""
