@@ -52,7 +52,11 @@ tmpdir() {
   chmod 755 "$d"
   echo "$d"
 }
+# Only the test's own shell cleans up: a background subshell (a racing
+# writer, a listener) that is killed must not remove the test's files.
+_test_pid=$$
 cleanup() {
+  [ "${BASHPID:-$$}" = "$_test_pid" ] || return 0
   chmod -R u+rwX "$_test_root" 2>/dev/null
   rm -rf "$_test_root"
 }
