@@ -114,6 +114,8 @@ json_t *sr_json_string_lossy(const char *s, size_t len) {
       o += n;
       i += n;
     } else {
+      /* buf is counted (json_stringn), never read as a C string.
+       * NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
       memcpy(buf + o, "\xef\xbf\xbd", 3);
       o += 3;
       i += skip;
@@ -326,6 +328,10 @@ static void event_ts(const struct sr_audit *a, char ts[32]) {
 /* Writes a formatted line to every sink and chains the next one to it. */
 static int write_line(struct sr_audit *a, const char *name, const char *line,
                       struct sr_error *err) {
+  /* False positive: line is set whenever format_checked() returned 0; its
+   * error paths return sr_error_set(), always < 0 (error.c), which the
+   * analyzer cannot see from this file.
+   * NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
   size_t n = strlen(line);
   int r;
 
@@ -410,6 +416,8 @@ int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
   r = format_checked(a, event, owned, ts, &plain, err);
   if (r < 0)
     return r;
+  /* format_checked() returned 0, so plain is set (see write_line()).
+   * NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
   n = strlen(plain);
   r = anchor_message(plain, n, msg);
   if (r >= 0)
@@ -428,7 +436,9 @@ int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
   if (r < 0)
     return r;
   /* The verifier strips the anchor textually: check here that the line
-   * really is the plain one plus the anchor as its last member. */
+   * really is the plain one plus the anchor as its last member.  (line is
+   * set: format_checked() returned 0, see write_line().)
+   * NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
   if (strlen(line) != n - 2 + strlen(ANCHOR_PREFIX) + SR_KEY_ID_LEN +
                           strlen(ANCHOR_MIDDLE) + ANCHOR_SIG_B64 + 4 ||
       memcmp(line, plain, n - 2) != 0)

@@ -182,6 +182,7 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
   char **v = NULL;
   size_t nv = 0, alloc = 0;
   struct dirent *de;
+  char *name;
   int fd, r;
 
   /* fdopendir takes the fd; keep ours for openat/fstatat. */
@@ -221,13 +222,13 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
       v = nvp;
       alloc = na;
     }
-    v[nv] = strdup(de->d_name);
-    if (!v[nv]) {
+    name = strdup(de->d_name);
+    if (!name) {
       strv_free(v, nv);
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io",
                           "bundle: %s", relpath);
     }
-    nv++;
+    v[nv++] = name;
   }
   if (nv > 1)
     qsort(v, nv, sizeof(*v), str_cmp);
@@ -666,12 +667,15 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
   }
 
   /* Records in global byte order of the relative path. */
+  /* An array of pointers: sizeof(*sorted) is the pointer size on purpose.
+   * NOLINTNEXTLINE(bugprone-sizeof-expression) */
   sorted = malloc((w.n ? w.n : 1) * sizeof(*sorted));
   if (!sorted)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
   for (size_t i = 0; i < w.n; i++)
     sorted[i] = &w.v[i];
-  qsort(sorted, w.n, sizeof(*sorted), entry_cmp);
+  qsort(sorted, w.n, sizeof(*sorted), /* NOLINT(bugprone-sizeof-expression) */
+        entry_cmp);
 
   if (EVP_DigestInit_ex2(rctx, md, NULL) != 1)
     return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",

@@ -239,7 +239,7 @@ static int only_self_inside(int dfd) {
   snprintf(self, sizeof(self), "%d", (int)getpid());
   for (char *p = s; *p;) {
     size_t n = strcspn(p, "\n");
-    if (n > 0 && (n != strlen(self) || strncmp(p, self, n)))
+    if (n > 0 && (n != strlen(self) || strncmp(p, self, n) != 0))
       return 0;
     p += n;
     p += strspn(p, "\n");
@@ -303,10 +303,9 @@ static int enable_controllers(int dfd, const char *path, bool may_move_self,
                         strerror(-r));
     return r;
   }
-  if (!has_word(enabled, "memory"))
-    strcat(req, "+memory ");
-  if (!has_word(enabled, "pids"))
-    strcat(req, "+pids ");
+  snprintf(req, sizeof(req), "%s%s",
+           has_word(enabled, "memory") ? "" : "+memory ",
+           has_word(enabled, "pids") ? "" : "+pids ");
   if (req[0]) {
     r = sr_write_file_at(dfd, "cgroup.subtree_control", req);
     if (r == -EBUSY && may_move_self) {
@@ -485,8 +484,8 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
     /* A supervisor that already moved itself uses the subtree above. */
     if (!strcmp(path_basename(own), SUPERVISOR_LEAF) && strlen(own) > 1)
       own[strlen(own) - strlen(SUPERVISOR_LEAF) - 1] = '\0';
-    path = xasprintf("%s%s", strcmp(mnt, "/") ? mnt : "",
-                     strcmp(own, "/") && own[0] ? own : "");
+    path = xasprintf("%s%s", strcmp(mnt, "/") != 0 ? mnt : "",
+                     strcmp(own, "/") != 0 && own[0] ? own : "");
     if (!path)
       return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
     fd = open_dir_at(AT_FDCWD, path);

@@ -102,7 +102,7 @@ static int exec_command(char *const *argv, char *const *envp) {
     if (n > 0 && n + strlen(cmd) + 2 < sizeof(buf)) {
       memcpy(buf, p, n);
       buf[n] = '/';
-      strcpy(buf + n + 1, cmd);
+      memcpy(buf + n + 1, cmd, strlen(cmd) + 1); /* fits: checked above */
       execve(buf, argv, envp);
       /* Keep looking after ENOENT; remember that something was found. */
       if (errno != ENOENT && errno != ENOTDIR)

@@ -27,12 +27,15 @@ static inline void sr_freep(void *p) {
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(sr_freep)
 
-/* Declares name##p(type *) calling func(*p) when *p is not NULL. */
+/* Declares name##p(type *) calling func(*p) when *p is not NULL.  `type`
+ * is a type in a declaration, where parentheses are not allowed.
+ * NOLINTBEGIN(bugprone-macro-parentheses) */
 #define SR_DEFINE_CLEANUP(type, func)                                          \
   static inline void func##p(type *p) {                                        \
     if (*p)                                                                    \
       func(*p);                                                                \
   }
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,6 +61,24 @@ pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
   return (pid_t)pid;
 }
 
+/* The first three numbers of an id map ("INSIDE OUTSIDE COUNT", blanks
+ * around them).  strtoul, not sscanf: a number out of range is an error. */
+static int parse_map(const char *s, unsigned long v[3]) {
+  for (int i = 0; i < 3; i++) {
+    char *end;
+
+    s += strspn(s, " \t\n");
+    if (*s < '0' || *s > '9')
+      return -EINVAL;
+    errno = 0;
+    v[i] = strtoul(s, &end, 10);
+    if (errno != 0)
+      return -EINVAL;
+    s = end;
+  }
+  return 0;
+}
+
 static int write_proc(pid_t pid, const char *file, const char *text,
                       struct sr_error *err) {
   char path[64];
@@ -80,11 +99,9 @@ static int write_proc(pid_t pid, const char *file, const char *text,
       return sr_error_layer(err, "userns", 0, "%s reads '%s', not deny", path,
                             back);
   } else {
-    unsigned long a, b, c;
-    unsigned long ea, eb, ec;
-    if (sscanf(text, "%lu %lu %lu", &ea, &eb, &ec) != 3 ||
-        sscanf(back, " %lu %lu %lu", &a, &b, &c) != 3 || a != ea || b != eb ||
-        c != ec)
+    unsigned long want[3], got[3];
+    if (parse_map(text, want) < 0 || parse_map(back, got) < 0 ||
+        memcmp(want, got, sizeof(want)) != 0)
       return sr_error_layer(err, "userns", 0, "%s did not take: '%s'", path,
                             back);
   }
