@@ -103,4 +103,9 @@ for page in "$TOP_SRCDIR"/man/*.[1-8]; do
   check "$name has a NAME section" grep -q '^\.SH NAME' "$page"
 done
 
+# The plain-text option list at the top of skillrun(1) (for grep-based
+# tools) is the --help list, no more, no less.
+sed -n '1,/^\.TH/{/^\.\\"/p}' "$MAN1" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$tmp/man1.comment"
+check "skillrun(1)'s leading option list equals --help's" cmp -s "$tmp/man1.comment" "$tmp/help.opts"
+
 echo "1..$n"
