@@ -960,6 +960,32 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
   return 0;
 }
 
+/*
+ * A value from the manifest or a flag: below the limit's minimum it is an
+ * error of that layer (refused for SKILL.md, usage for a flag); otherwise it
+ * may only lower the limit (lower_limit clamps and warns).
+ */
+static int lower_from(struct sr_policy *p, enum sr_limit_id id, uint64_t value,
+                      enum sr_source src, const char *who,
+                      struct sr_error *err) {
+  const struct sr_limit_def *d = &sr_limit_defs[id];
+  const bool manifest = src == SR_SRC_MANIFEST;
+  int r;
+
+  if (value < d->min) {
+    char val[32], min[32];
+    format_value(d->kind, value, val, sizeof(val));
+    format_value(d->kind, d->min, min, sizeof(min));
+    return sr_error_set(err, manifest ? SR_EXIT_REFUSED : SR_EXIT_FAILED, 0,
+                        manifest ? "manifest_invalid" : "usage",
+                        "%s %s is below the minimum %s", who, val, min);
+  }
+  r = lower_limit(p, id, value, src, who);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "%s", who);
+  return 0;
+}
+
 int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                              struct sr_error *err) {
   const struct {
@@ -985,8 +1011,7 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
   }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(lims); i++) {
-    const struct sr_limit_def *d = &sr_limit_defs[lims[i].id];
-    char who[96], val[32], min[32];
+    char who[96];
 
     if (!lims[i].lim->set)
       continue;
@@ -995,16 +1020,10 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                lims[i].key);
     else
       snprintf(who, sizeof(who), "SKILL.md: %s", lims[i].key);
-    if (lims[i].lim->value < d->min) {
-      format_value(d->kind, lims[i].lim->value, val, sizeof(val));
-      format_value(d->kind, d->min, min, sizeof(min));
-      return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_invalid",
-                          "%s %s is below the minimum %s", who, val, min);
-    }
-    r = lower_limit(p, lims[i].id, lims[i].lim->value, SR_SRC_MANIFEST, who);
+    r = lower_from(p, lims[i].id, lims[i].lim->value, SR_SRC_MANIFEST, who,
+                   err);
     if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
-                          "SKILL.md");
+      return r;
   }
 
   if (m->network == 1) {
@@ -1062,23 +1081,12 @@ int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
   int r;
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(flags); i++) {
-    const struct sr_limit_def *d = &sr_limit_defs[flags[i].id];
-    char val[32], min[32];
-
     if (!flags[i].f->set)
       continue;
-    if (flags[i].f->value < d->min) {
-      format_value(d->kind, flags[i].f->value, val, sizeof(val));
-      format_value(d->kind, d->min, min, sizeof(min));
-      return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
-                          "%s %s is below the minimum %s", flags[i].opt, val,
-                          min);
-    }
-    r = lower_limit(p, flags[i].id, flags[i].f->value, SR_SRC_FLAG,
-                    flags[i].opt);
+    r = lower_from(p, flags[i].id, flags[i].f->value, SR_SRC_FLAG, flags[i].opt,
+                   err);
     if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "%s",
-                          flags[i].opt);
+      return r;
   }
 
   if (a->network == 0) {

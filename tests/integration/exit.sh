@@ -101,18 +101,6 @@ for mode in root user; do
   run_as $mode --gc --workspace-root "$W" >/dev/null 2>&1
   check "$mode: --gc removes the dead run's staging" [ ! -e "$W/default/e$n/staging" ]
 
-  # Every audit line of every run above parses with jq and the chain
-  # verifies; the run directory keeps an identical copy.
-  bad=0
-  copies=0
-  for f in "$W"/a.*; do
-    i=${f##*.}
-    [ -s "$f" ] || continue
-    audit_ok "$f" || { bad=$((bad + 1)); diag "audit does not verify: $f"; }
-    c="$W/default/e$i/audit.jsonl"
-    if [ -f "$c" ] && ! cmp -s "$f" "$c"; then copies=$((copies + 1)); diag "copy differs: $c"; fi
-  done
-  is "$mode: every run's audit parses with jq and verifies" "$bad" 0
-  is "$mode: every run directory's audit.jsonl equals the stream" "$copies" 0
+  check_run_audits "$mode" "$W" e
 done
 finish

@@ -104,6 +104,22 @@ finish() {
   exit 0
 }
 
+# check_run_audits LABEL W PREFIX: every audit file $W/a.N of the runs made
+# with --execution-id PREFIXN parses with jq and its chain verifies, and the
+# run directory's audit.jsonl is the same bytes.  Two TAP results.
+check_run_audits() {
+  local label=$1 w=$2 prefix=$3 f i c bad=0 copies=0
+  for f in "$w"/a.*; do
+    i=${f##*.}
+    [ -s "$f" ] || continue
+    audit_ok "$f" || { bad=$((bad + 1)); diag "audit does not verify: $f"; }
+    c="$w/default/$prefix$i/audit.jsonl"
+    if [ -f "$c" ] && ! cmp -s "$f" "$c"; then copies=$((copies + 1)); diag "copy differs: $c"; fi
+  done
+  is "$label: every run's audit parses with jq and verifies" "$bad" 0
+  is "$label: every run directory's audit.jsonl equals the stream" "$copies" 0
+}
+
 # Whether the sandbox can be built at all here (root or userns).
 sandbox_possible() {
   [ "$(id -u)" -eq 0 ] || [ -r /proc/sys/kernel/unprivileged_userns_clone ] ||
