@@ -28,6 +28,7 @@
 #include <openssl/evp.h>
 
 #include "bundle.h"
+#include "util.h"
 #include "fdutil.h"
 
 #define SR_BUNDLE_CHUNK (128u * 1024u)
@@ -384,15 +385,6 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, size_t depth) {
   return r < 0 ? r : 0;
 }
 
-static void to_hex(const unsigned char *md, size_t len, char *out) {
-  static const char digits[] = "0123456789abcdef";
-  for (size_t i = 0; i < len; i++) {
-    out[2 * i] = digits[md[i] >> 4];
-    out[2 * i + 1] = digits[md[i] & 0xf];
-  }
-  out[2 * len] = '\0';
-}
-
 static bool same_time(const struct timespec *a, const struct timespec *b) {
   return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
@@ -491,7 +483,7 @@ static int stage_file(struct entry *e, int sfd, int dfd, EVP_MD_CTX *ctx,
   if (EVP_DigestFinal_ex(ctx, hash, &hlen) != 1 || hlen != SR_SHA256_LEN)
     return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
                         "bundle: SHA-256 final");
-  to_hex(hash, hlen, e->hex);
+  sr_hex(hash, hlen, e->hex);
   if (keep) {
     keep[total] = '\0';
     *skill_md = TAKE_PTR(keep);
@@ -701,7 +693,7 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
                         "bundle: SHA-256 final");
 
   memcpy(res.digest, "sha256:", 7);
-  to_hex(hash, hlen, res.digest + 7);
+  sr_hex(hash, hlen, res.digest + 7);
   res.n_files = w.n_files;
   res.n_dirs = w.n_dirs;
   res.total_bytes = w.total_bytes;
