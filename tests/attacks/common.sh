@@ -23,7 +23,9 @@ chmod -R a+rX "$T"
 MARKER=$T/host-marker
 echo "host marker $$" >"$MARKER"
 chmod 644 "$MARKER"
-marker_stamp() { stat -c '%s %Y %Z %i' "$MARKER" && cat "$MARKER"; }
+# Size, mtime, inode, mode and content; not ctime, which the test's own
+# `chmod -R` of its directory updates.
+marker_stamp() { stat -c '%s %Y %i %a' "$MARKER" && cat "$MARKER"; }
 MARKER_STAMP=$(marker_stamp)
 
 WS_root=$(tmpdir)
