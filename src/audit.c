@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "audit.h"
 #include "fdutil.h"
+#include "sha256.h"
 #include "trust.h"
 #include "util.h"
 
@@ -30,17 +29,6 @@ static const char *const common_keys[] = {
 
 /* json_decrefp comes with jansson >= 2.9 and accepts NULL. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
-
-static int sha256_hex(const void *data, size_t len, char out[65]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int md_len = 0;
-
-  if (EVP_Digest(data, len, md, &md_len, EVP_sha256(), NULL) != 1 ||
-      md_len != 32)
-    return -EIO;
-  sr_hex(md, md_len, out);
-  return 0;
-}
 
 /*
  * Length of the well-formed UTF-8 sequence at p (Unicode table 3-7), or 0
@@ -340,7 +328,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                         "audit: cannot write event '%s'", name);
   /* The line is on the record: chain the next one to it. */
-  r = sha256_hex(line, n, a->prev);
+  r = sr_sha256_hex(line, n, a->prev);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                         "audit: cannot hash event '%s'", name);
@@ -384,7 +372,7 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
 static int anchor_message(const char *unsigned_line, size_t n,
                           char msg[sizeof(ANCHOR_DOMAIN) + 65]) {
   char head[65];
-  int r = sha256_hex(unsigned_line, n, head);
+  int r = sr_sha256_hex(unsigned_line, n, head);
   if (r < 0)
     return r;
   snprintf(msg, sizeof(ANCHOR_DOMAIN) + 65, ANCHOR_DOMAIN "%s\n", head);
@@ -609,7 +597,7 @@ static int verify_buffer(const char *buf, size_t len, const char *name,
       return r;
     *last = line;
     *last_len = n;
-    r = sha256_hex(line, n + 1, prev);
+    r = sr_sha256_hex(line, n + 1, prev);
     if (r < 0)
       return sr_error_set(err, 1, -r, "audit_read", "%s:%" PRIu64 ": hash",
                           name, lineno);

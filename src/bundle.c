@@ -25,15 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "bundle.h"
+#include "sha256.h"
 #include "util.h"
 #include "fdutil.h"
 
 #define SR_BUNDLE_CHUNK (128u * 1024u)
 #define SR_SKILL_MD_MAX (1024u * 1024u)
-#define SR_SHA256_LEN 32
 
 struct entry {
   char *relpath;    /* "dir/name", no leading "./", no trailing '/' */
@@ -64,13 +62,8 @@ static void walk_done(struct walk *w) {
   w->n = w->alloc = 0;
 }
 
-static void evp_md_ctx_freep(EVP_MD_CTX **p) {
-  if (*p)
-    EVP_MD_CTX_free(*p);
-}
-static void evp_md_freep(EVP_MD **p) {
-  if (*p)
-    EVP_MD_free(*p);
+static void sha256_releasep(struct sr_sha256 *h) {
+  sr_sha256_release(h);
 }
 static void closedirp(DIR **d) {
   if (*d)
@@ -395,13 +388,12 @@ static int changed(struct sr_error *err, const char *relpath) {
 }
 
 /* Pass 2 for one file: open once, read once, hash and copy the same bytes. */
-static int stage_file(struct entry *e, int sfd, int dfd, EVP_MD_CTX *ctx,
-                      const EVP_MD *md, unsigned char *buf, char **skill_md,
-                      struct sr_error *err) {
+static int stage_file(struct entry *e, int sfd, int dfd, unsigned char *buf,
+                      char **skill_md, struct sr_error *err) {
   _cleanup_close_ int in = -1, out = -1;
   _cleanup_free_ char *keep = NULL;
-  unsigned char hash[EVP_MAX_MD_SIZE];
-  unsigned int hlen = 0;
+  _cleanup_(sha256_releasep) struct sr_sha256 ctx = {0};
+  unsigned char hash[SR_SHA256_LEN];
   struct stat before, after;
   uint64_t total = 0;
   int r;
@@ -442,8 +434,9 @@ static int stage_file(struct entry *e, int sfd, int dfd, EVP_MD_CTX *ctx,
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
                           "bundle: %s: chmod staging copy", e->relpath);
   }
-  if (EVP_DigestInit_ex2(ctx, md, NULL) != 1)
-    return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
+  r = sr_sha256_init(&ctx);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                         "bundle: SHA-256 init");
 
   for (;;) {
@@ -458,8 +451,9 @@ static int stage_file(struct entry *e, int sfd, int dfd, EVP_MD_CTX *ctx,
       break;
     if ((uint64_t)n > e->size - total)
       return changed(err, e->relpath); /* grew while being read */
-    if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1)
-      return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
+    r = sr_sha256_update(&ctx, buf, (size_t)n);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                           "bundle: SHA-256 update");
     if (out >= 0) {
       r = sr_write_all(out, buf, (size_t)n);
@@ -480,10 +474,11 @@ static int stage_file(struct entry *e, int sfd, int dfd, EVP_MD_CTX *ctx,
       !same_time(&after.st_mtim, &before.st_mtim))
     return changed(err, e->relpath);
 
-  if (EVP_DigestFinal_ex(ctx, hash, &hlen) != 1 || hlen != SR_SHA256_LEN)
-    return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
+  r = sr_sha256_final(&ctx, hash);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                         "bundle: SHA-256 final");
-  sr_hex(hash, hlen, e->hex);
+  sr_hex(hash, sizeof(hash), e->hex);
   if (keep) {
     keep[total] = '\0';
     *skill_md = TAKE_PTR(keep);
@@ -569,15 +564,13 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
   struct sr_bundle_caps defcaps;
   _cleanup_(walk_done) struct walk w = {.err = err};
   _cleanup_close_ int root = -1, dst_root = -1;
-  _cleanup_(evp_md_freep) EVP_MD *md = NULL;
-  _cleanup_(evp_md_ctx_freep) EVP_MD_CTX *ctx = NULL, *rctx = NULL;
+  _cleanup_(sha256_releasep) struct sr_sha256 rctx = {0};
   _cleanup_(fd_stack_done) struct fd_stack ss = {0}, ds = {0};
   _cleanup_free_ unsigned char *buf = NULL;
   _cleanup_free_ struct entry **sorted = NULL;
   _cleanup_free_ char *skill_md = NULL, *records = NULL;
   size_t skill_md_len = 0, records_len = 0, records_alloc = 0, maxdepth = 0;
-  unsigned char hash[EVP_MAX_MD_SIZE];
-  unsigned int hlen = 0;
+  unsigned char hash[SR_SHA256_LEN];
   struct sr_bundle res = {0};
   const struct entry *skill = NULL;
   int r;
@@ -611,15 +604,11 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: no SKILL.md at the bundle root");
 
-  md = EVP_MD_fetch(NULL, "SHA256", NULL);
-  ctx = EVP_MD_CTX_new();
-  rctx = EVP_MD_CTX_new();
   buf = malloc(SR_BUNDLE_CHUNK);
   ss.fd = malloc((maxdepth + 1) * sizeof(int));
   ds.fd = malloc((maxdepth + 1) * sizeof(int));
-  if (!md || !ctx || !rctx || !buf || !ss.fd || !ds.fd)
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io",
-                        "bundle: SHA-256 setup");
+  if (!buf || !ss.fd || !ds.fd)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
   ss.n = ds.n = maxdepth + 1;
   for (size_t i = 0; i <= maxdepth; i++)
     ss.fd[i] = ds.fd[i] = -1;
@@ -649,8 +638,7 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
       ss.fd[e->depth] = s;
       ds.fd[e->depth] = d;
     } else {
-      r = stage_file(e, psfd, pdfd, ctx, md, buf, e == skill ? &skill_md : NULL,
-                     err);
+      r = stage_file(e, psfd, pdfd, buf, e == skill ? &skill_md : NULL, err);
       if (r < 0)
         return r;
       if (e == skill)
@@ -669,8 +657,9 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
   qsort(sorted, w.n, sizeof(*sorted), /* NOLINT(bugprone-sizeof-expression) */
         entry_cmp);
 
-  if (EVP_DigestInit_ex2(rctx, md, NULL) != 1)
-    return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
+  r = sr_sha256_init(&rctx);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                         "bundle: SHA-256 init");
   for (size_t i = 0; i < w.n; i++) {
     const struct entry *e = sorted[i];
@@ -681,19 +670,21 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
     if (!rec)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
     rlen = strlen(rec);
-    if (EVP_DigestUpdate(rctx, rec, rlen) != 1)
-      return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
+    r = sr_sha256_update(&rctx, rec, rlen);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                           "bundle: SHA-256 update");
     if (keep_records &&
         append(&records, &records_len, &records_alloc, rec, rlen) < 0)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
   }
-  if (EVP_DigestFinal_ex(rctx, hash, &hlen) != 1 || hlen != SR_SHA256_LEN)
-    return sr_error_set(err, SR_EXIT_FAILED, EIO, "bundle_io",
+  r = sr_sha256_final(&rctx, hash);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                         "bundle: SHA-256 final");
 
   memcpy(res.digest, "sha256:", 7);
-  sr_hex(hash, hlen, res.digest + 7);
+  sr_hex(hash, sizeof(hash), res.digest + 7);
   res.n_files = w.n_files;
   res.n_dirs = w.n_dirs;
   res.total_bytes = w.total_bytes;

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <linux/netlink.h>
-#include <openssl/evp.h>
 /* libseccomp's header.  AM_CPPFLAGS puts src/ on the -I path, where our own
  * seccomp.h shadows <seccomp.h>; going through linux/ (which exists in the
  * system include directory but not in src/) reaches the library's. */
@@ -26,6 +25,7 @@
 
 #include "fdutil.h"
 #include "seccomp.h"
+#include "sha256.h"
 #include "util.h"
 
 /*
@@ -665,19 +665,18 @@ static int build_main(const struct sr_policy *p, struct sr_seccomp *f,
 }
 
 static int digest(struct sr_seccomp *f, struct sr_error *err) {
-  unsigned char md[32];
-  unsigned mdlen = 0;
-  char hex[65];
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
-  bool ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1;
+  unsigned char md[SR_SHA256_LEN];
+  char hex[SR_SHA256_HEX_LEN + 1];
+  struct sr_sha256 c;
+  int r = sr_sha256_init(&c);
 
-  for (size_t i = 0; ok && i < SR__PROG_MAX; i++)
-    ok = EVP_DigestUpdate(c, f->prog[i],
-                          f->len[i] * sizeof(struct sock_filter)) == 1;
-  ok = ok && EVP_DigestFinal_ex(c, md, &mdlen) == 1 && mdlen == sizeof(md);
-  EVP_MD_CTX_free(c);
-  if (!ok)
-    return sr_error_layer(err, "seccomp", EIO, "SHA-256 of the filter failed");
+  for (size_t i = 0; r == 0 && i < SR__PROG_MAX; i++)
+    r = sr_sha256_update(&c, f->prog[i],
+                         f->len[i] * sizeof(struct sock_filter));
+  if (r == 0)
+    r = sr_sha256_final(&c, md);
+  if (r < 0)
+    return sr_error_layer(err, "seccomp", -r, "SHA-256 of the filter failed");
   sr_hex(md, sizeof(md), hex);
   snprintf(f->digest, sizeof(f->digest), "sha256:%s", hex);
   return 0;

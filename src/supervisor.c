@@ -19,12 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "fdutil.h"
 #include "init.h"
 #include "logpump.h"
 #include "ns.h"
+#include "sha256.h"
 #include "supervisor.h"
 
 #define CPU_POLL_MS 100
@@ -40,17 +39,15 @@ static void set_enforced(struct sr_policy *p, enum sr_limit_id id,
  * hash of both.  A clash only makes the second run fail to create its leaf:
  * closed, not open. */
 static int leaf_name(const char *tenant, const char *exec, char **out) {
-  unsigned char md[32];
-  char hex[65];
+  char hex[SR_SHA256_HEX_LEN + 1];
   _cleanup_free_ char *both = NULL;
 
   if (strlen(tenant) + 1 + strlen(exec) <= 64)
     return asprintf(out, "%s.%s", tenant, exec) < 0 ? -ENOMEM : 0;
   if (asprintf(&both, "%s:%s", tenant, exec) < 0)
     return -ENOMEM;
-  if (!EVP_Digest(both, strlen(both), md, NULL, EVP_sha256(), NULL))
+  if (sr_sha256_hex(both, strlen(both), hex) < 0)
     return -EIO;
-  sr_hex(md, sizeof(md), hex);
   return asprintf(out, "%.40s.%.16s", exec, hex) < 0 ? -ENOMEM : 0;
 }
 

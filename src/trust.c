@@ -20,6 +20,7 @@
 #include <openssl/x509.h>
 
 #include "fdutil.h"
+#include "sha256.h"
 #include "trust.h"
 #include "util.h"
 
@@ -60,11 +61,10 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
   const char *name = display_name ? display_name : "key";
   struct sr_trust_key *k;
   unsigned char *der = NULL;
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int md_len = 0;
+  unsigned char md[SR_SHA256_LEN];
   EVP_PKEY *pkey;
   BIO *bio;
-  char hex[65];
+  char hex[SR_SHA256_HEX_LEN + 1];
   int n;
 
   if (!pem || len > SR_KEY_MAX_BYTES || len > INT32_MAX)
@@ -88,8 +88,7 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
   }
   /* The key id names the public half, whichever half was loaded. */
   n = i2d_PUBKEY(pkey, &der);
-  if (n <= 0 ||
-      EVP_Digest(der, (size_t)n, md, &md_len, EVP_sha256(), NULL) != 1) {
+  if (n <= 0 || sr_sha256(der, (size_t)n, md) < 0) {
     OPENSSL_free(der);
     EVP_PKEY_free(pkey);
     return sr_error_set(err, SR_EXIT_FAILED, EIO, "key_invalid",
@@ -101,7 +100,7 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
     EVP_PKEY_free(pkey);
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
   }
-  sr_hex(md, md_len, hex);
+  sr_hex(md, sizeof(md), hex);
   memcpy(k->id, hex, SR_KEY_ID_LEN);
   k->id[SR_KEY_ID_LEN] = '\0';
   k->pkey = pkey;

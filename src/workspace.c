@@ -12,9 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "fdutil.h"
+#include "sha256.h"
 #include "util.h"
 #include "workspace.h"
 
@@ -269,20 +268,15 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
 
 int sr_copy_hash(int in_fd, int out_fd, uint64_t max, uint64_t *size,
                  char sha256_hex[65]) {
-  EVP_MD_CTX *ctx;
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
+  struct sr_sha256 ctx;
+  unsigned char md[SR_SHA256_LEN];
   static char buf[128 * 1024];
   uint64_t total = 0;
-  int r = 0;
+  int r;
 
-  ctx = EVP_MD_CTX_new();
-  if (!ctx)
-    return -ENOMEM;
-  if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-    r = -EIO;
-    goto out;
-  }
+  r = sr_sha256_init(&ctx);
+  if (r < 0)
+    return r;
   for (;;) {
     ssize_t n = read(in_fd, buf, sizeof(buf));
     if (n < 0) {
@@ -298,24 +292,23 @@ int sr_copy_hash(int in_fd, int out_fd, uint64_t max, uint64_t *size,
       r = -EFBIG;
       goto out;
     }
-    if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
-      r = -EIO;
-      goto out;
-    }
+    r = sr_sha256_update(&ctx, buf, (size_t)n);
+    if (r < 0)
+      return r; /* released on failure */
     if (out_fd >= 0) {
       r = sr_write_all(out_fd, buf, (size_t)n);
       if (r < 0)
         goto out;
     }
   }
-  if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1) {
-    r = -EIO;
-    goto out;
-  }
-  sr_hex(md, mdlen, sha256_hex);
+  r = sr_sha256_final(&ctx, md);
+  if (r < 0)
+    return r;
+  sr_hex(md, sizeof(md), sha256_hex);
   *size = total;
+  return 0;
 out:
-  EVP_MD_CTX_free(ctx);
+  sr_sha256_release(&ctx);
   return r;
 }
 

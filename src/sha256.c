@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The low-level functions are the point of this file (see sha256.h). */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
+#include <errno.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include "sha256.h"
+#include "util.h"
+
+#if defined(OPENSSL_NO_DEPRECATED_3_0) || defined(SR_SHA256_FORCE_EVP)
+#define SR_SHA256_USE_EVP 1
+#else
+#define SR_SHA256_USE_EVP 0
+_Static_assert(sizeof(SHA256_CTX) <= sizeof(((struct sr_sha256 *)0)->state),
+               "struct sr_sha256 is too small for SHA256_CTX");
+#endif
+
+const char *sr_sha256_backend(void) {
+  return SR_SHA256_USE_EVP ? "evp" : "lowlevel";
+}
+
+void sr_sha256_release(struct sr_sha256 *h) {
+  EVP_MD_CTX_free(h->evp); /* NULL-safe */
+  h->evp = NULL;
+}
+
+int sr_sha256_init(struct sr_sha256 *h) {
+  memset(h, 0, sizeof(*h));
+#if SR_SHA256_USE_EVP
+  h->evp = EVP_MD_CTX_new();
+  if (!h->evp)
+    return -ENOMEM;
+  if (EVP_DigestInit_ex(h->evp, EVP_sha256(), NULL) != 1) {
+    sr_sha256_release(h);
+    return -EIO;
+  }
+  return 0;
+#else
+  return SHA256_Init((SHA256_CTX *)h->state.bytes) == 1 ? 0 : -EIO;
+#endif
+}
+
+int sr_sha256_update(struct sr_sha256 *h, const void *data, size_t len) {
+#if SR_SHA256_USE_EVP
+  if (!h->evp)
+    return -EINVAL;
+  if (EVP_DigestUpdate(h->evp, data, len) != 1) {
+    sr_sha256_release(h);
+    return -EIO;
+  }
+  return 0;
+#else
+  return SHA256_Update((SHA256_CTX *)h->state.bytes, data, len) == 1 ? 0 : -EIO;
+#endif
+}
+
+int sr_sha256_final(struct sr_sha256 *h, unsigned char out[SR_SHA256_LEN]) {
+#if SR_SHA256_USE_EVP
+  unsigned int n = 0;
+  int r = 0;
+
+  if (!h->evp)
+    return -EINVAL;
+  if (EVP_DigestFinal_ex(h->evp, out, &n) != 1 || n != SR_SHA256_LEN)
+    r = -EIO;
+  sr_sha256_release(h);
+  return r;
+#else
+  int ok = SHA256_Final(out, (SHA256_CTX *)h->state.bytes);
+  /* The state held message-derived words; do not leave them around. */
+  memset(&h->state, 0, sizeof(h->state));
+  return ok == 1 ? 0 : -EIO;
+#endif
+}
+
+int sr_sha256(const void *data, size_t len, unsigned char out[SR_SHA256_LEN]) {
+  struct sr_sha256 h;
+  int r = sr_sha256_init(&h);
+
+  if (r == 0)
+    r = sr_sha256_update(&h, data, len);
+  if (r == 0)
+    r = sr_sha256_final(&h, out);
+  return r;
+}
+
+int sr_sha256_hex(const void *data, size_t len,
+                  char out[SR_SHA256_HEX_LEN + 1]) {
+  unsigned char md[SR_SHA256_LEN];
+  int r = sr_sha256(data, len, md);
+
+  if (r == 0)
+    sr_hex(md, sizeof(md), out);
+  return r;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * SHA-256, the one hash skillrun uses (bundle digest, input files, the
+ * audit chain, the seccomp program's name), in one place.
+ *
+ * OpenSSL 3's EVP interface builds its name map and the provider's method
+ * store on the first fetch: about 0.7 ms on the reference machine, a tenth
+ * of a whole sandboxed run of /bin/true (bench/launch).  The low-level
+ * SHA256_* functions are the same implementation without that store.  They
+ * are deprecated since OpenSSL 3.0 but still shipped; where a build of
+ * OpenSSL hides them (OPENSSL_NO_DEPRECATED_3_0), or with
+ * SR_SHA256_FORCE_EVP, the EVP path is used instead.  Either way hashing does
+ * not go through openssl.cnf: skillrun never loads it.
+ *
+ * Every function returns 0 or a negative errno (-ENOMEM, -EIO: only
+ * possible on the EVP path).  After a failed call the context is released.
+ */
+
+#define SR_SHA256_LEN 32
+#define SR_SHA256_HEX_LEN 64
+
+/* Opaque: OpenSSL's SHA256_CTX lives in `state` (sha256.c checks it fits),
+ * so a hash needs no allocation; the EVP path keeps its context in `evp`. */
+struct sr_sha256 {
+  void *evp;
+  union {
+    unsigned char bytes[128];
+    uint64_t align;
+  } state;
+};
+
+int sr_sha256_init(struct sr_sha256 *h);
+int sr_sha256_update(struct sr_sha256 *h, const void *data, size_t len);
+/* Writes the digest and releases the context. */
+int sr_sha256_final(struct sr_sha256 *h, unsigned char out[SR_SHA256_LEN]);
+/* Releases a context without a result (error paths); idempotent. */
+void sr_sha256_release(struct sr_sha256 *h);
+
+int sr_sha256(const void *data, size_t len, unsigned char out[SR_SHA256_LEN]);
+/* Lowercase hex, NUL-terminated. */
+int sr_sha256_hex(const void *data, size_t len,
+                  char out[SR_SHA256_HEX_LEN + 1]);
+/* "lowlevel" or "evp": which path this build uses (tests, --version). */
+const char *sr_sha256_backend(void);
