@@ -53,9 +53,9 @@ int sr_parse_size(const char *s, uint64_t *out) {
     const char *suffix;
     unsigned shift;
   } units[] = {
-      {"", 0},     {"b", 0},   {"k", 10},   {"kb", 10},  {"kib", 10},
-      {"m", 20},   {"mb", 20}, {"mib", 20}, {"g", 30},   {"gb", 30},
-      {"gib", 30}, {"t", 40},  {"tb", 40},  {"tib", 40},
+      {"", 0},    {"b", 0},    {"k", 10},  {"ki", 10},  {"kb", 10}, {"kib", 10},
+      {"m", 20},  {"mi", 20},  {"mb", 20}, {"mib", 20}, {"g", 30},  {"gi", 30},
+      {"gb", 30}, {"gib", 30}, {"t", 40},  {"ti", 40},  {"tb", 40}, {"tib", 40},
   };
   const char *suffix;
   uint64_t v;

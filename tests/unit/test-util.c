@@ -1,17 +1,748 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) {
+#include "util.h"
+
+#define LIMIT (UINT64_C(1) << 62)
+#define SENTINEL UINT64_C(0xdeadbeefcafef00d)
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+struct parse_case {
+  const char *in;
+  uint64_t want;
+};
+
+/* A string of n copies of c; the caller frees it. */
+static char *repeat(char c, size_t n) {
+  char *s = malloc(n + 1);
+
+  assert_non_null(s);
+  memset(s, c, n);
+  s[n] = '\0';
+  return s;
+}
+
+static void check_size(const char *in, uint64_t want) {
+  uint64_t v = SENTINEL;
+  int r = sr_parse_size(in, &v);
+
+  if (r != 0)
+    fail_msg("sr_parse_size(\"%s\") = %d, want 0", in, r);
+  if (v != want)
+    fail_msg("sr_parse_size(\"%s\") gave %ju, want %ju", in, (uintmax_t)v,
+             (uintmax_t)want);
+}
+
+/* On failure the documented error comes back and *out is untouched. */
+static void check_size_fails(const char *in, int want) {
+  uint64_t v = SENTINEL;
+  int r = sr_parse_size(in, &v);
+
+  if (r != want)
+    fail_msg("sr_parse_size(\"%s\") = %d, want %d", in ? in : "(null)", r,
+             want);
+  if (v != SENTINEL)
+    fail_msg("sr_parse_size(\"%s\") wrote *out on failure", in ? in : "");
+}
+
+static void check_duration(const char *in, uint64_t want) {
+  uint64_t v = SENTINEL;
+  int r = sr_parse_duration_ms(in, &v);
+
+  if (r != 0)
+    fail_msg("sr_parse_duration_ms(\"%s\") = %d, want 0", in, r);
+  if (v != want)
+    fail_msg("sr_parse_duration_ms(\"%s\") gave %ju, want %ju", in,
+             (uintmax_t)v, (uintmax_t)want);
+}
+
+static void check_duration_fails(const char *in, int want) {
+  uint64_t v = SENTINEL;
+  int r = sr_parse_duration_ms(in, &v);
+
+  if (r != want)
+    fail_msg("sr_parse_duration_ms(\"%s\") = %d, want %d", in ? in : "(null)",
+             r, want);
+}
+
+static void test_parse_size_plain(void **state) {
   (void)state;
+  check_size("0", 0);
+  check_size("1", 1);
+  check_size("4096", 4096);
+  check_size("0007", 7);
+  check_size("65536", 65536);
+}
+
+static void test_parse_size_suffixes(void **state) {
+  static const struct parse_case cases[] = {
+      {"64k", UINT64_C(64) << 10},
+      {"64K", UINT64_C(64) << 10},
+      {"1KiB", UINT64_C(1) << 10},
+      {"1kib", UINT64_C(1) << 10},
+      {"1KB", UINT64_C(1) << 10},
+      {"1Ki", UINT64_C(1) << 10},
+      {"512M", UINT64_C(512) << 20},
+      {"512m", UINT64_C(512) << 20},
+      {"10MiB", UINT64_C(10) << 20},
+      {"10MIB", UINT64_C(10) << 20},
+      {"10mb", UINT64_C(10) << 20},
+      {"512Mi", UINT64_C(512) << 20},
+      {"1G", UINT64_C(1) << 30},
+      {"1g", UINT64_C(1) << 30},
+      {"1GiB", UINT64_C(1) << 30},
+      {"1GB", UINT64_C(1) << 30},
+      {"3Gi", UINT64_C(3) << 30},
+      {"2T", UINT64_C(2) << 40},
+      {"2t", UINT64_C(2) << 40},
+      {"2TiB", UINT64_C(2) << 40},
+      {"2TB", UINT64_C(2) << 40},
+      {"2Ti", UINT64_C(2) << 40},
+      {"0M", 0},
+      {"0TiB", 0},
+  };
+  (void)state;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++)
+    check_size(cases[i].in, cases[i].want);
+}
+
+static void test_parse_size_limit(void **state) {
+  (void)state;
+  /* 2^62 is the largest size, in every unit. */
+  check_size("4611686018427387904", LIMIT);
+  check_size("4503599627370496K", LIMIT);
+  check_size("4398046511104M", LIMIT);
+  check_size("4294967296GiB", LIMIT);
+  check_size("4194304T", LIMIT);
+  check_size("4611686018427387903", LIMIT - 1);
+  /* One more is out of range, not a syntax error. */
+  check_size_fails("4611686018427387905", -ERANGE);
+  check_size_fails("4503599627370497K", -ERANGE);
+  check_size_fails("4398046511105M", -ERANGE);
+  check_size_fails("4294967297GiB", -ERANGE);
+  check_size_fails("4194305T", -ERANGE);
+  check_size_fails("4194305Ti", -ERANGE);
+  /* Values that would wrap a 64-bit integer. */
+  check_size_fails("18446744073709551615", -ERANGE);
+  check_size_fails("18446744073709551616", -ERANGE);
+  check_size_fails("99999999999999999999999999", -ERANGE);
+  check_size_fails("17179869184T", -ERANGE); /* 2^34 T wraps to 2^74 */
+}
+
+static void test_parse_size_invalid(void **state) {
+  static const char *const bad[] = {
+      "",     "-1",  "+1",    " 1",   "1 ",           "1 M",
+      "M",    "KiB", "1.5G",  "1,5G", "1X",           "1P",
+      "1E",   "1KK", "1KiBB", "1iB",  "1Bi",          "1ib",
+      "0x10", "1e3", "1k\n",  "1\t",  "\xef\xbc\x91", "1MiB ",
+  };
+  (void)state;
+  check_size_fails(NULL, -EINVAL);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++)
+    check_size_fails(bad[i], -EINVAL);
+}
+
+static void test_parse_duration(void **state) {
+  static const struct parse_case cases[] = {
+      {"30s", 30000},   {"5m", 300000},   {"1h", 3600000},  {"250ms", 250},
+      {"90", 90000},    {"0", 0},         {"0ms", 0},       {"0s", 0},
+      {"1ms", 1},       {"1500ms", 1500}, {"2min", 120000}, {"24h", 86400000},
+      {"0010s", 10000}, {"1000ms", 1000}, {"60m", 3600000},
+  };
+  (void)state;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++)
+    check_duration(cases[i].in, cases[i].want);
+}
+
+static void test_parse_duration_limit(void **state) {
+  (void)state;
+  /* Results stay within 2^62 ms, like sizes. */
+  check_duration("4611686018427387904ms", LIMIT);
+  check_duration("4611686018427387s", UINT64_C(4611686018427387000));
+  check_duration("4611686018427387", UINT64_C(4611686018427387000));
+  check_duration("76861433640456m", UINT64_C(4611686018427360000));
+  check_duration("1281023894007h", UINT64_C(4611686018425200000));
+  check_duration_fails("4611686018427387905ms", -ERANGE);
+  check_duration_fails("4611686018427388s", -ERANGE);
+  check_duration_fails("4611686018427388", -ERANGE);
+  check_duration_fails("76861433640457m", -ERANGE);
+  check_duration_fails("76861433640457min", -ERANGE);
+  check_duration_fails("1281023894008h", -ERANGE);
+  check_duration_fails("18446744073709551616ms", -ERANGE);
+}
+
+static void test_parse_duration_invalid(void **state) {
+  static const char *const bad[] = {
+      "",    "s",   "ms", "-1s", "+1s", "1.5s", "1 s", " 1s",
+      "1s ", "30x", "1d", "1hh", "1sm", "ms30", "1e3", "0x10",
+  };
+  (void)state;
+  check_duration_fails(NULL, -EINVAL);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++)
+    check_duration_fails(bad[i], -EINVAL);
+}
+
+static void test_parse_uint(void **state) {
+  uint64_t v;
+  (void)state;
+
+  v = SENTINEL;
+  assert_int_equal(sr_parse_uint("0", 0, &v), 0);
+  assert_true(v == 0);
+  assert_int_equal(sr_parse_uint("42", 100, &v), 0);
+  assert_true(v == 42);
+  assert_int_equal(sr_parse_uint("0042", 100, &v), 0);
+  assert_true(v == 42);
+  /* max itself is allowed, max + 1 is not. */
+  assert_int_equal(sr_parse_uint("100", 100, &v), 0);
+  assert_true(v == 100);
+  v = 7;
+  assert_int_equal(sr_parse_uint("101", 100, &v), -ERANGE);
+  assert_int_equal(sr_parse_uint("1", 0, &v), -ERANGE);
+  /* The whole 64-bit range, and not one more. */
+  assert_int_equal(sr_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
+  assert_true(v == UINT64_MAX);
+  v = 7;
+  assert_int_equal(sr_parse_uint("18446744073709551616", UINT64_MAX, &v),
+                   -ERANGE);
+  assert_int_equal(sr_parse_uint("18446744073709551620", UINT64_MAX, &v),
+                   -ERANGE);
+  assert_int_equal(sr_parse_uint("99999999999999999999", UINT64_MAX, &v),
+                   -ERANGE);
+  assert_int_equal(sr_parse_uint("184467440737095516150", UINT64_MAX, &v),
+                   -ERANGE);
+  assert_int_equal(sr_parse_uint("4294967296", UINT32_MAX, &v), -ERANGE);
+  assert_int_equal(sr_parse_uint("4294967295", UINT32_MAX, &v), 0);
+  assert_true(v == UINT32_MAX);
+}
+
+static void test_parse_uint_invalid(void **state) {
+  static const char *const bad[] = {
+      "", "-1", "+1", " 1", "1 ", "1k", "1s", "0x1", "1.0", "1e3", "1,000",
+  };
+  uint64_t v = SENTINEL;
+  (void)state;
+
+  assert_int_equal(sr_parse_uint(NULL, UINT64_MAX, &v), -EINVAL);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++) {
+    int r = sr_parse_uint(bad[i], UINT64_MAX, &v);
+    if (r != -EINVAL)
+      fail_msg("sr_parse_uint(\"%s\") = %d, want -EINVAL", bad[i], r);
+  }
+}
+
+static void test_parse_bool(void **state) {
+  static const char *const yes[] = {"yes", "true", "1"};
+  static const char *const no[] = {"no", "false", "0"};
+  static const char *const bad[] = {
+      "", "y", "n", "on", "off", "2", "01", " yes", "yes ", "truee", "-1",
+  };
+  bool b;
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(yes); i++) {
+    b = false;
+    assert_int_equal(sr_parse_bool(yes[i], &b), 0);
+    assert_true(b);
+  }
+  for (size_t i = 0; i < SR_ARRAY_SIZE(no); i++) {
+    b = true;
+    assert_int_equal(sr_parse_bool(no[i], &b), 0);
+    assert_false(b);
+  }
+  assert_int_equal(sr_parse_bool(NULL, &b), -EINVAL);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++) {
+    int r = sr_parse_bool(bad[i], &b);
+    if (r != -EINVAL)
+      fail_msg("sr_parse_bool(\"%s\") = %d, want -EINVAL", bad[i], r);
+  }
+}
+
+static void test_format_size(void **state) {
+  static const struct {
+    uint64_t in;
+    const char *want;
+  } cases[] = {
+      {0, "0B"},
+      {1, "1B"},
+      {300, "300B"},
+      {1023, "1023B"},
+      {1024, "1KiB"},
+      {1536, "1.5KiB"},
+      {UINT64_C(64) << 10, "64KiB"},
+      {UINT64_C(1) << 20, "1MiB"},
+      {UINT64_C(512) << 20, "512MiB"},
+      {UINT64_C(1) << 30, "1GiB"},
+      {UINT64_C(3) << 29, "1.5GiB"},
+      {UINT64_C(1) << 40, "1TiB"},
+      {(UINT64_C(5) << 40) / 2, "2.5TiB"},
+      {UINT64_C(2048) << 40, "2048TiB"},
+      {LIMIT, "4194304TiB"},
+  };
+  char buf[64];
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++) {
+    memset(buf, 'X', sizeof(buf));
+    sr_format_size(cases[i].in, buf, sizeof(buf));
+    assert_string_equal(buf, cases[i].want);
+  }
+}
+
+static void test_format_size_round_trip(void **state) {
+  static const uint64_t exact[] = {
+      0,
+      1,
+      1023,
+      1024,
+      UINT64_C(7) << 10,
+      UINT64_C(512) << 20,
+      UINT64_C(3) << 30,
+      UINT64_C(1) << 40,
+      LIMIT,
+  };
+  char buf[64];
+  uint64_t v;
+  (void)state;
+
+  /* What --explain prints for an exact value reads back as that value. */
+  for (size_t i = 0; i < SR_ARRAY_SIZE(exact); i++) {
+    sr_format_size(exact[i], buf, sizeof(buf));
+    v = SENTINEL;
+    assert_int_equal(sr_parse_size(buf, &v), 0);
+    assert_true(v == exact[i]);
+  }
+}
+
+static void test_format_size_truncates(void **state) {
+  char buf[4];
+  (void)state;
+
+  memset(buf, 'X', sizeof(buf));
+  sr_format_size(UINT64_C(512) << 20, buf, sizeof(buf));
+  assert_string_equal(buf, "512");
+  sr_format_size(UINT64_C(512) << 20, buf, 1);
+  assert_string_equal(buf, "");
+}
+
+static void test_format_duration(void **state) {
+  static const struct {
+    uint64_t in;
+    const char *want;
+  } cases[] = {
+      {0, "0s"},        {1, "1ms"},        {250, "250ms"},     {999, "999ms"},
+      {1000, "1s"},     {1500, "1500ms"},  {30000, "30s"},     {59000, "59s"},
+      {60000, "1m"},    {61000, "61s"},    {90000, "90s"},     {300000, "5m"},
+      {3540000, "59m"}, {3600000, "1h"},   {3601000, "3601s"}, {5400000, "90m"},
+      {7200000, "2h"},  {86400000, "24h"},
+  };
+  char buf[64];
+  uint64_t v;
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++) {
+    memset(buf, 'X', sizeof(buf));
+    sr_format_duration_ms(cases[i].in, buf, sizeof(buf));
+    assert_string_equal(buf, cases[i].want);
+    /* And it reads back as the same value. */
+    v = SENTINEL;
+    assert_int_equal(sr_parse_duration_ms(buf, &v), 0);
+    assert_true(v == cases[i].in);
+  }
+  memset(buf, 'X', sizeof(buf));
+  sr_format_duration_ms(1500, buf, 3);
+  assert_string_equal(buf, "15");
+}
+
+static void test_valid_id(void **state) {
+  static const char *const good[] = {
+      "a",
+      "Z",
+      "0",
+      "tenant-1",
+      "a.b_c-D",
+      "A1.b2",
+      "x-",
+      "x.",
+      "x_",
+      "9.a.b.c",
+      "exec_2024-01-01.run",
+  };
+  static const char *const bad[] = {
+      "",          ".",     "..",   ".a",  "-a", "_a",  "a..b",
+      "a..",       "a/b",   "a b",  " a",  "a ", "a:b", "a\nb",
+      "a\t",       "a\x7f", "a@b",  "a+b", "a~", "a*",  "\xc3\xa9",
+      "a\xc3\xa9", "a\\b",  "a%2f", "a,b",
+  };
+  char *s;
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(good); i++)
+    if (!sr_valid_id(good[i]))
+      fail_msg("\"%s\" should be a valid id", good[i]);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++)
+    if (sr_valid_id(bad[i]))
+      fail_msg("\"%s\" should not be a valid id", bad[i]);
+  assert_false(sr_valid_id(NULL));
+
+  /* One leading character and up to 63 more: 64 in all. */
+  s = repeat('a', 64);
+  assert_true(sr_valid_id(s));
+  s[63] = '.';
+  assert_true(sr_valid_id(s));
+  s[62] = '.';
+  assert_false(sr_valid_id(s));
+  free(s);
+  s = repeat('a', 65);
+  assert_false(sr_valid_id(s));
+  free(s);
+}
+
+static void test_valid_hex(void **state) {
+  (void)state;
+  assert_true(sr_valid_hex("", 0));
+  assert_true(sr_valid_hex("0", 1));
+  assert_true(sr_valid_hex("0123456789abcdef", 16));
+  assert_true(sr_valid_hex(HEX64, 64));
+
+  assert_false(sr_valid_hex(NULL, 0));
+  assert_false(sr_valid_hex(NULL, 64));
+  /* Exactly len digits: shorter and longer strings fail. */
+  assert_false(sr_valid_hex(HEX64, 63));
+  assert_false(sr_valid_hex(HEX64, 65));
+  assert_false(sr_valid_hex("", 1));
+  assert_false(sr_valid_hex("0", 0));
+  /* Lowercase only. */
+  assert_false(sr_valid_hex("0123456789ABCDEF", 16));
+  assert_false(sr_valid_hex("0123456789abcdeF", 16));
+  assert_false(sr_valid_hex("g", 1));
+  assert_false(sr_valid_hex("0x12", 4));
+  assert_false(sr_valid_hex("12 4", 4));
+  assert_false(sr_valid_hex("12-4", 4));
+  assert_false(sr_valid_hex("1234\n", 5));
+}
+
+static void test_valid_filename(void **state) {
+  static const char *const good[] = {
+      "a",   "file.txt",    "...", ".hidden", "..x", "x..",
+      "a b", "caf\xc3\xa9", "-rf", "a:b",     "~",   "a\\b",
+  };
+  static const char *const bad[] = {
+      "",     ".",    "..",   "/",     "a/b",  "a/",   "/a",      "../a",
+      "a\tb", "a\nb", "\x01", "a\x7f", "\x1f", "a\rb", "\x1b[0m",
+  };
+  char *s;
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(good); i++)
+    if (!sr_valid_filename(good[i]))
+      fail_msg("\"%s\" should be a valid file name", good[i]);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++)
+    if (sr_valid_filename(bad[i]))
+      fail_msg("\"%s\" should not be a valid file name", bad[i]);
+  assert_false(sr_valid_filename(NULL));
+
+  /* At most 255 bytes. */
+  s = repeat('x', 255);
+  assert_true(sr_valid_filename(s));
+  free(s);
+  s = repeat('x', 256);
+  assert_false(sr_valid_filename(s));
+  free(s);
+}
+
+static void test_has_control_chars(void **state) {
+  static const char *const clean[] = {
+      "",     "plain text", " ",           "~", "!\"#$%&'()*+,-./",
+      "\x80", "\xff",       "caf\xc3\xa9",
+  };
+  static const char *const dirty[] = {
+      "\x01", "\x1f", "a\tb", "\n", "line\r", "\x1b[31m", "\x7f", "ab\x7f",
+  };
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(clean); i++)
+    if (sr_has_control_chars(clean[i]))
+      fail_msg("clean[%zu] reported as having control characters", i);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(dirty); i++)
+    if (!sr_has_control_chars(dirty[i]))
+      fail_msg("dirty[%zu] not reported as having control characters", i);
+
+  /* Every byte below 0x20 and 0x7f itself; nothing else. */
+  for (unsigned c = 1; c < 256; c++) {
+    char s[3] = {'a', (char)c, '\0'};
+    bool want = c < 0x20 || c == 0x7f;
+    if (sr_has_control_chars(s) != want)
+      fail_msg("byte 0x%02x: got %d, want %d", c, !want, want);
+  }
+}
+
+static void test_hex(void **state) {
+  static const unsigned char in[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff, 0x10};
+  unsigned char all[256];
+  char out[2 * 256 + 2];
+  (void)state;
+
+  memset(out, 'X', sizeof(out));
+  sr_hex(in, sizeof(in), out);
+  assert_string_equal(out, "00017f80abff10");
+  /* 2n + 1 bytes written, no more. */
+  assert_int_equal(out[2 * sizeof(in) + 1], 'X');
+
+  memset(out, 'X', sizeof(out));
+  sr_hex(in, 0, out);
+  assert_string_equal(out, "");
+  assert_int_equal(out[1], 'X');
+
+  for (unsigned i = 0; i < 256; i++)
+    all[i] = (unsigned char)i;
+  sr_hex(all, sizeof(all), out);
+  assert_int_equal(strlen(out), 512);
+  assert_true(sr_valid_hex(out, 512));
+  for (unsigned i = 0; i < 256; i++) {
+    char want[3];
+    snprintf(want, sizeof(want), "%02x", i);
+    assert_memory_equal(out + 2 * i, want, 2);
+  }
+}
+
+static void check_uuid(const char *u) {
+  assert_int_equal(strlen(u), 36);
+  for (size_t i = 0; i < 36; i++) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      assert_int_equal(u[i], '-');
+      continue;
+    }
+    if (!strchr("0123456789abcdef", u[i]) || u[i] == '\0')
+      fail_msg("uuid %s: '%c' at %zu is not lowercase hex", u, u[i], i);
+  }
+  /* Version 4 and the RFC 4122 variant (10xx). */
+  assert_int_equal(u[14], '4');
+  assert_non_null(strchr("89ab", u[19]));
+}
+
+static void test_random_uuid(void **state) {
+  char a[37], b[37];
+  (void)state;
+
+  memset(a, 'X', sizeof(a));
+  memset(b, 'X', sizeof(b));
+  assert_int_equal(sr_random_uuid(a), 0);
+  assert_int_equal(sr_random_uuid(b), 0);
+  check_uuid(a);
+  check_uuid(b);
+  assert_string_not_equal(a, b);
+
+  /* The fixed bits hold every time, whatever the random bytes are. */
+  for (int i = 0; i < 256; i++) {
+    assert_int_equal(sr_random_uuid(a), 0);
+    check_uuid(a);
+  }
+}
+
+static void test_strndup_safe(void **state) {
+  const char *src = "hello";
+  char *s;
+  (void)state;
+
+  s = sr_strndup_safe(src, 3);
+  assert_non_null(s);
+  assert_string_equal(s, "hel");
+  free(s);
+
+  s = sr_strndup_safe(src, 5);
+  assert_string_equal(s, "hello");
+  assert_ptr_not_equal(s, src);
+  free(s);
+
+  s = sr_strndup_safe(src, 100);
+  assert_string_equal(s, "hello");
+  free(s);
+
+  s = sr_strndup_safe(src, 0);
+  assert_non_null(s);
+  assert_string_equal(s, "");
+  free(s);
+
+  s = sr_strndup_safe("", 10);
+  assert_string_equal(s, "");
+  free(s);
+
+  assert_null(sr_strndup_safe(NULL, 10));
+}
+
+static void test_strv(void **state) {
+  struct sr_strv sv = {0};
+  char buf[16];
+  (void)state;
+
+  assert_false(sr_strv_contains(&sv, "a"));
+  assert_false(sr_strv_contains(&sv, ""));
+
+  /* push copies: changing the caller's buffer changes nothing. */
+  snprintf(buf, sizeof(buf), "alpha");
+  assert_int_equal(sr_strv_push(&sv, buf), 0);
+  assert_ptr_not_equal(sv.v[0], buf);
+  snprintf(buf, sizeof(buf), "beta");
+  assert_int_equal(sr_strv_push(&sv, buf), 0);
+  buf[0] = 'X';
+  assert_int_equal(sr_strv_push(&sv, ""), 0);
+
+  assert_int_equal(sv.n, 3);
+  assert_string_equal(sv.v[0], "alpha");
+  assert_string_equal(sv.v[1], "beta");
+  assert_string_equal(sv.v[2], "");
+  assert_null(sv.v[3]); /* NULL-terminated */
+
+  assert_true(sr_strv_contains(&sv, "alpha"));
+  assert_true(sr_strv_contains(&sv, "beta"));
+  assert_true(sr_strv_contains(&sv, ""));
+  assert_false(sr_strv_contains(&sv, "Xeta"));
+  assert_false(sr_strv_contains(&sv, "alph"));
+  assert_false(sr_strv_contains(&sv, "alphab"));
+  assert_false(sr_strv_contains(&sv, "ALPHA"));
+
+  /* Duplicates are kept. */
+  assert_int_equal(sr_strv_push(&sv, "alpha"), 0);
+  assert_int_equal(sv.n, 4);
+  assert_null(sv.v[4]);
+
+  sr_strv_free(&sv);
+  assert_null(sv.v);
+  assert_int_equal(sv.n, 0);
+  assert_false(sr_strv_contains(&sv, "alpha"));
+  sr_strv_free(&sv); /* twice is harmless */
+
+  /* Reusable after free, and grows past a few elements. */
+  for (int i = 0; i < 100; i++) {
+    snprintf(buf, sizeof(buf), "item%d", i);
+    assert_int_equal(sr_strv_push(&sv, buf), 0);
+    assert_int_equal(sv.n, (size_t)i + 1);
+    assert_null(sv.v[sv.n]);
+  }
+  assert_true(sr_strv_contains(&sv, "item0"));
+  assert_true(sr_strv_contains(&sv, "item99"));
+  assert_false(sr_strv_contains(&sv, "item100"));
+  assert_string_equal(sv.v[42], "item42");
+  sr_strv_free(&sv);
+  assert_null(sv.v);
+  assert_int_equal(sv.n, 0);
+}
+
+static void test_now_rfc3339(void **state) {
+  char buf[32];
+  struct tm tm = {0};
+  int year, mon, day, hour, min, sec, usec;
+  time_t before, after, t;
+  (void)state;
+
+  memset(buf, 'X', sizeof(buf));
+  before = time(NULL);
+  sr_now_rfc3339(buf);
+  after = time(NULL);
+
+  /* YYYY-MM-DDTHH:MM:SS.uuuuuuZ */
+  assert_int_equal(strlen(buf), 27);
+  for (size_t i = 0; i < 27; i++) {
+    char c = buf[i];
+    switch (i) {
+    case 4:
+    case 7:
+      assert_int_equal(c, '-');
+      break;
+    case 10:
+      assert_int_equal(c, 'T');
+      break;
+    case 13:
+    case 16:
+      assert_int_equal(c, ':');
+      break;
+    case 19:
+      assert_int_equal(c, '.');
+      break;
+    case 26:
+      assert_int_equal(c, 'Z');
+      break;
+    default:
+      if (c < '0' || c > '9')
+        fail_msg("%s: '%c' at %zu is not a digit", buf, c, i);
+    }
+  }
+
+  assert_int_equal(sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &year, &mon,
+                          &day, &hour, &min, &sec, &usec),
+                   7);
+  assert_in_range(mon, 1, 12);
+  assert_in_range(day, 1, 31);
+  assert_in_range(hour, 0, 23);
+  assert_in_range(min, 0, 59);
+  assert_in_range(sec, 0, 60);
+  assert_in_range(usec, 0, 999999);
+
+  /* UTC, and the current time. */
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  t = timegm(&tm);
+  assert_true(t >= before);
+  assert_true(t <= after);
+}
+
+static void test_now_mono_ms(void **state) {
+  const struct timespec pause = {.tv_sec = 0, .tv_nsec = 25 * 1000000};
+  uint64_t a, b, c;
+  (void)state;
+
+  a = sr_now_mono_ms();
+  b = sr_now_mono_ms();
+  assert_true(b >= a);
+  assert_int_equal(nanosleep(&pause, NULL), 0);
+  c = sr_now_mono_ms();
+  assert_true(c >= b + 24);
+  /* Milliseconds, not microseconds: a short pause is not hours long. */
+  assert_true(c - b < 3600 * 1000);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_placeholder),
+      cmocka_unit_test(test_parse_size_plain),
+      cmocka_unit_test(test_parse_size_suffixes),
+      cmocka_unit_test(test_parse_size_limit),
+      cmocka_unit_test(test_parse_size_invalid),
+      cmocka_unit_test(test_parse_duration),
+      cmocka_unit_test(test_parse_duration_limit),
+      cmocka_unit_test(test_parse_duration_invalid),
+      cmocka_unit_test(test_parse_uint),
+      cmocka_unit_test(test_parse_uint_invalid),
+      cmocka_unit_test(test_parse_bool),
+      cmocka_unit_test(test_format_size),
+      cmocka_unit_test(test_format_size_round_trip),
+      cmocka_unit_test(test_format_size_truncates),
+      cmocka_unit_test(test_format_duration),
+      cmocka_unit_test(test_valid_id),
+      cmocka_unit_test(test_valid_hex),
+      cmocka_unit_test(test_valid_filename),
+      cmocka_unit_test(test_has_control_chars),
+      cmocka_unit_test(test_hex),
+      cmocka_unit_test(test_random_uuid),
+      cmocka_unit_test(test_strndup_safe),
+      cmocka_unit_test(test_strv),
+      cmocka_unit_test(test_now_rfc3339),
+      cmocka_unit_test(test_now_mono_ms),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("util", tests, NULL, NULL);
