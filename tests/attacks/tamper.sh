@@ -42,9 +42,12 @@ is "skillrun agrees with tests/bundle_digest.py on version A" \
 
 # The racing writer: rewrites the payload in place (same inode: truncate
 # and write, as an editor or `cp` does) and by rename from outside the
-# bundle (a new inode), as fast as it can, until killed.
+# bundle (a new inode), as fast as it can, until $T/stop appears.  Stopped
+# by that file, not by a signal: killing the loop's shell would leave its
+# current cp or mv running, and a late `mv next payload` could put version
+# B back after the payload was reset to A.
 writer() {
-  while :; do
+  while [ ! -e "$T/stop" ]; do
     cat "$T/payload.B" >"$R/payload"
     cat "$T/payload.A" >"$R/payload"
     cp "$T/payload.B" "$T/next" && mv -f "$T/next" "$R/payload"
@@ -95,8 +98,9 @@ for mode in root user; do
       sed 's/^/#   /' "$w/$id.err" | head -n 5
     fi
   done
-  kill $WRITER 2>/dev/null
+  touch "$T/stop"
   wait $WRITER 2>/dev/null
+  rm -f "$T/stop"
   WRITER=
   cp "$T/payload.A" "$R/payload"
   diag "$mode: $RUNS racing runs: $refused refused, $ran ran verified bytes ($transient of them a transient on-disk state)"
@@ -117,6 +121,8 @@ for mode in root user; do
   cat "$T/payload.B" >"$R/payload"
   wait $sup
   is "$mode: a run whose source changed after verification exits 0" "$?:$seen" 0:yes
+  is "$mode: ... it verified version A" "$(field "$w/$id.audit" bundle_verified .digest)" \
+    "$digest_A"
   is "$mode: ... and the skill saw the verified bytes" \
     "$(cut -d' ' -f1 "$w/default/$id/logs/stdout.log")" "$hash_A"
   cp "$T/payload.A" "$R/payload"
