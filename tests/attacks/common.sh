@@ -92,6 +92,7 @@ run_ok() {
     fail "$1: $2: skillrun exits 0"
     diag "  exit $rc; stderr:"
     sed 's/^/#   /' "$ERR" | head -n 20
+    diag "  last audit event: $(tail -n 1 "$AUDIT" 2>/dev/null | cut -c1-600)"
   fi
   check "$1: $2: the audit stream verifies" audit_ok "$AUDIT"
 }
