@@ -27,6 +27,8 @@
 #include "supervisor.h"
 
 #define CPU_POLL_MS 100
+/* How long init may take to exit after reporting the skill's status. */
+#define INIT_EXIT_GRACE_MS 5000
 
 static void set_enforced(struct sr_policy *p, enum sr_limit_id id,
                          const char *by) {
@@ -233,6 +235,27 @@ static bool reap_init(struct loop *l, bool block) {
   return l->init_exited;
 }
 
+/* Init has reported and only its own exit is left: wait for it, bounded,
+ * then kill it.  Either way it is gone when this returns. */
+static void finish_init(struct loop *l) {
+  if (l->init_exited)
+    return;
+  if (l->pidfd >= 0) {
+    struct pollfd pfd = {.fd = l->pidfd, .events = POLLIN};
+    int n;
+    do
+      n = poll(&pfd, 1, INIT_EXIT_GRACE_MS);
+    while (n < 0 && errno == EINTR);
+    if (n == 0)
+      signal_init(l, SIGKILL);
+  } else if (!reap_init(l, false)) {
+    /* No pidfd (old kernel): no bounded wait without one, and init has
+     * nothing left to do that is worth waiting for. */
+    signal_init(l, SIGKILL);
+  }
+  (void)reap_init(l, true);
+}
+
 static void kill_tree(struct loop *l) {
   if (l->run->cgroup.active)
     (void)sr_cgroup_kill(&l->run->cgroup); /* and pid 1 below, regardless */
@@ -345,7 +368,13 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
     int n = 0, i_sync = -1, i_sig, i_out = -1, i_err = -1, i_pid = -1;
     int i_timeout, i_grace, i_cpu = -1;
 
-    if (l->init_exited && l->sync_eof && lp->in_fd[0] < 0 && lp->in_fd[1] < 0)
+    /* Done when the logs are at EOF and init has either exited or said
+     * the skill's status: it sends that only after killing and reaping
+     * everything else in its namespace, so what is left of it is its own
+     * exit (the namespaces' teardown, a grace period or more), which
+     * sr_supervise overlaps with the harvest and then waits for. */
+    if ((l->init_exited || (l->have_status && l->sync_eof)) &&
+        lp->in_fd[0] < 0 && lp->in_fd[1] < 0)
       return 0;
     if (!l->sync_eof) {
       i_sync = n;
@@ -627,9 +656,9 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
   if (r < 0) {
     /* Fail closed: nothing of the run may outlive this function. */
     kill_tree(&l);
+    if (!l.init_exited)
+      (void)reap_init(&l, true);
   }
-  if (!l.init_exited)
-    (void)reap_init(&l, true);
   (void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
   res->duration_ms = sr_now_mono_ms() - start;
   for (int s = 0; s < 2; s++) {
@@ -665,5 +694,6 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
                                &res->artifacts, &res->artifact_bytes, err);
   }
   safe_close(l.outputs_fd);
+  finish_init(&l);
   return r;
 }
