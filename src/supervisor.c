@@ -368,13 +368,15 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
     int n = 0, i_sync = -1, i_sig, i_out = -1, i_err = -1, i_pid = -1;
     int i_timeout, i_grace, i_cpu = -1;
 
-    /* Done when the logs are at EOF and init has either exited or said
-     * the skill's status: it sends that only after killing and reaping
-     * everything else in its namespace, so what is left of it is its own
-     * exit (the namespaces' teardown, a grace period or more), which
-     * sr_supervise overlaps with the harvest and then waits for. */
-    if ((l->init_exited || (l->have_status && l->sync_eof)) &&
-        lp->in_fd[0] < 0 && lp->in_fd[1] < 0)
+    /* Done when the logs and the sync socket are at EOF (every message
+     * read: the status may still be queued when init has exited) and init
+     * has either exited or said the skill's status: it sends that only
+     * after killing and reaping everything else in its namespace, so what
+     * is left of it is its own exit (the namespaces' teardown, a grace
+     * period or more), which sr_supervise overlaps with the harvest and
+     * then waits for. */
+    if ((l->init_exited || l->have_status) && l->sync_eof && lp->in_fd[0] < 0 &&
+        lp->in_fd[1] < 0)
       return 0;
     if (!l->sync_eof) {
       i_sync = n;
