@@ -113,14 +113,31 @@ static int exec_command(char *const *argv, char *const *envp) {
   return saved;
 }
 
-_Noreturn void sr_child_exec(const struct sr_sandbox *sb) {
+/* init's byte: 0 once it came, -1 on EOF or an error (init failed). */
+static int wait_for_init(int go_fd) {
+  char c;
+  ssize_t n;
+
+  do
+    n = read(go_fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  return n == 1 ? 0 : -1;
+}
+
+_Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
   const struct sr_policy *p = sb->policy;
   struct sr_error err;
   sigset_t all;
-  int keep[1];
+  int keep[2];
   int nullfd, e;
 
   memset(&err, 0, sizeof(err));
+  /* The root and cwd follow init's pivot_root(2)s only where they point at
+   * the old root: make the cwd do so too. */
+  if (chdir("/") < 0) {
+    sr_error_layer(&err, "child", errno, "chdir /");
+    fail(sb, &err);
+  }
   /* Signals: default dispositions, nothing blocked, as a fresh process. */
   for (int s = 1; s < NSIG; s++)
     (void)signal(s, SIG_DFL); /* EINVAL for SIGKILL/SIGSTOP and RT gaps */
@@ -136,14 +153,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb) {
     sr_error_layer(&err, "session", errno, "setsid");
     fail(sb, &err);
   }
-  nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(sb->stdout_w, 1) < 0 ||
-      dup2(sb->stderr_w, 2) < 0) {
-    sr_error_layer(&err, "fds", errno, "cannot set up stdin/stdout/stderr");
-    fail(sb, &err);
-  }
-  if (chdir("/workspace/scratch") < 0) {
-    sr_error_layer(&err, "mount", errno, "chdir /workspace/scratch");
+  if (dup2(sb->stdout_w, 1) < 0 || dup2(sb->stderr_w, 2) < 0) {
+    sr_error_layer(&err, "fds", errno, "cannot set up stdout/stderr");
     fail(sb, &err);
   }
   if (getuid() != SR_SANDBOX_UID || geteuid() != SR_SANDBOX_UID ||
@@ -157,15 +168,32 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb) {
   if (sr_set_no_new_privs(&err) < 0)
     fail(sb, &err);
   /* Only 0-2 survive exec: the sync socket is O_CLOEXEC and is still
-   * needed to report an exec failure. */
+   * needed to report an exec failure; go_fd is O_CLOEXEC too. */
   keep[0] = sb->sync_fd;
-  e = sr_close_all_fds_except(3, keep, 1);
+  keep[1] = go_fd;
+  e = sr_close_all_fds_except(3, keep, 2);
   if (e < 0) {
     sr_error_layer(&err, "fds", -e, "close_range");
     fail(sb, &err);
   }
   if (apply_rlimits(p, &err) < 0)
     fail(sb, &err);
+
+  /* Inside the sandbox's root from here on. */
+  if (wait_for_init(go_fd) < 0)
+    _exit(SR_EXIT_FAILED);
+  safe_close(go_fd);
+  /* Until now fd 0 was init's, opened on the host before the mounts. */
+  nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (nullfd < 0 || dup2(nullfd, 0) < 0) {
+    sr_error_layer(&err, "fds", errno, "cannot set up stdin");
+    fail(sb, &err);
+  }
+  safe_close(nullfd);
+  if (chdir("/workspace/scratch") < 0) {
+    sr_error_layer(&err, "mount", errno, "chdir /workspace/scratch");
+    fail(sb, &err);
+  }
   /* Last, so that nothing above runs under the filter's constraints. */
   if (sr_seccomp_load(sb->seccomp, &err) < 0)
     fail(sb, &err);

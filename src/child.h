@@ -4,8 +4,12 @@
 #include "init.h"
 
 /*
- * The skill process: narrows privileges in a fixed order (session, fds 0-2,
- * ids, capabilities, no_new_privs, other fds, rlimits, seccomp) and execs the
- * command.  Any failure is sent to the supervisor over the sync socket.
+ * The skill process, forked by init before init builds the mounts, so the
+ * two run side by side.  First what needs no file system: signals, session,
+ * stdout/stderr, ids, capabilities, no_new_privs, other fds, rlimits.  Then
+ * it waits for init's byte on go_fd (the root, /dev, /proc, network and
+ * hostname are in place; EOF means init failed and has reported it), and
+ * finishes inside the sandbox's root: stdin, cwd, seccomp, exec.  Any
+ * failure is sent to the supervisor over the sync socket.
  */
-_Noreturn void sr_child_exec(const struct sr_sandbox *sb);
+_Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd);

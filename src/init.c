@@ -153,6 +153,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_sync_msg m;
   sigset_t mask;
   int outputs_fd = -1;
+  int go[2];
   pid_t skill;
   int status = 0;
   bool skill_done = false;
@@ -195,6 +196,39 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     sr_error_layer(&err, "cgroupns", errno, "unshare(CLONE_NEWCGROUP)");
     fail(sb, &err);
   }
+  /* Signals stay blocked (the supervisor blocked them before clone) and are
+   * taken with sigwaitinfo, so none is lost between fork and the loop. */
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+    sr_error_layer(&err, "init", errno, "sigprocmask");
+    fail(sb, &err);
+  }
+
+  /* The skill's process is forked now and narrows itself while the mounts
+   * are built; it execs nothing before the byte on the go pipe, sent once
+   * everything below is in place.  If init fails first, the pipe's EOF
+   * and the pid namespace's end take it along. */
+  if (pipe2(go, O_CLOEXEC) < 0) {
+    sr_error_layer(&err, "init", errno, "pipe");
+    fail(sb, &err);
+  }
+  skill = fork();
+  if (skill < 0) {
+    sr_error_layer(&err, "init", errno, "fork");
+    fail(sb, &err);
+  }
+  if (skill == 0) {
+    safe_close(go[1]);
+    sr_child_exec(sb, go[0]);
+  }
+  safe_close(go[0]);
+  safe_close(sb->stdout_w);
+  safe_close(sb->stderr_w);
+
   if (sr_mount_build(&sb->mount, &outputs_fd, &err) < 0)
     fail(sb, &err);
   if (sb->new_netns) {
@@ -213,29 +247,10 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     fail(sb, &err);
   }
 
-  /* Signals stay blocked (the supervisor blocked them before clone) and are
-   * taken with sigwaitinfo, so none is lost between fork and the loop. */
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
-  if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
-    sr_error_layer(&err, "init", errno, "sigprocmask");
-    fail(sb, &err);
-  }
-
-  skill = fork();
-  if (skill < 0) {
-    sr_error_layer(&err, "init", errno, "fork");
-    fail(sb, &err);
-  }
-  if (skill == 0) {
-    safe_close(outputs_fd);
-    sr_child_exec(sb);
-  }
-  safe_close(sb->stdout_w);
-  safe_close(sb->stderr_w);
+  /* EPIPE (SIGPIPE is ignored) only if the skill's process is gone
+   * already; its own report, or its exit status, tells why. */
+  (void)sr_write_all(go[1], "g", 1);
+  safe_close(go[1]);
   if (sr_sync_send(sb->sync_fd, SR_SYNC_READY, skill, NULL, outputs_fd) < 0)
     _exit(SR_EXIT_FAILED); /* the supervisor is gone: PDEATHSIG follows */
   safe_close(outputs_fd);
