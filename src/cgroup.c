@@ -186,6 +186,10 @@ static int find_cgroup2_mount(char **out, bool *hybrid) {
     if (strncmp(fstype, "cgroup2 ", 8) != 0)
       continue;
     unescape_octal(fields[4]);
+    /* A mount hidden under a later one (a tmpfs over /sys/fs/cgroup) is
+     * listed too, but opening its path gives the one on top. */
+    if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+      continue;
     rank = !strcmp(fields[4], "/sys/fs/cgroup")  ? 3
            : !strcmp(fields[4], hybrid_v2_mount) ? 2
                                                  : 1;

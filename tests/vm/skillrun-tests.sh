@@ -5,6 +5,10 @@
 # tests/vm/init (as root, with cgroup2 mounted at /sys/fs/cgroup and the
 # memory, pids and cpu controllers enabled at its root).  Prints TAP lines
 # without numbers; tests/vm/run.sh numbers them.
+#   skillrun-tests.sh          the limits, cgroupns, delegation and --gc
+#   skillrun-tests.sh mounts   moves cgroup2 away from /sys/fs/cgroup for
+#                              good and runs skillrun there: init runs it
+#                              last, just before it powers the VM off
 set -u
 
 SKILLRUN=${SKILLRUN:-skillrun}
@@ -65,6 +69,86 @@ run() {
   rc=$?
   diag "$id: exit $rc; $(completed "$WS/$id.audit" status) ; stderr: $(head -c 300 "$WS/$id.err" | tr '\n' ' ')"
 }
+
+# ---------------------------------------------------------------- mounts
+# find_cgroup2_mount() answers the two usual layouts with statfs(2) and
+# scans /proc/self/mountinfo for any other mount point.  The hierarchy, and
+# its root's subtree_control with it, is the same at every mount of cgroup2.
+REQUIRE=/tmp/vm-require.profile
+
+# The leaf policy_resolved names ("cgroup": its path, or null).
+leaf_of() { # leaf_of AUDIT
+  grep '"event": *"policy_resolved"' "$1" | tail -n 1 |
+    grep -o '"cgroup": *"/[^"]*"' | sed 's/^"cgroup": *"\(.*\)"$/\1/'
+}
+# statfs(2) sees cgroup2 at DIR.
+cgroup2_at() { # cgroup2_at DIR
+  [ "$(stat -f -c %t "$1" 2>/dev/null)" = 63677270 ]
+}
+stale_collected() { # stale_collected LEAF: --gc exited 0, LEAF is gone
+  [ "$gcrc" = 0 ] && [ ! -e "$1" ]
+}
+
+# With the only cgroup2 mount at MOUNT, a run whose profile requires a
+# cgroup gets its leaf under MOUNT/skillrun, and --gc collects a stale leaf
+# there.  mounted_at MOUNT ID
+mounted_at() {
+  CG=$1
+  run "$2" -p "$REQUIRE" "$BUNDLE" -- /bin/true
+  check "cgroup2 at $CG: a run with cgroup require exits 0" [ "$rc" = 0 ]
+  leaf=$(leaf_of "$WS/$2.audit")
+  check "cgroup2 at $CG: policy_resolved names a leaf under $CG/skillrun (${leaf:-none})" \
+    [ "${leaf%/run-*}" = "$CG/skillrun" ]
+  check "cgroup2 at $CG: leaf removed" no_leaf "$WS/$2.audit"
+  stale=$CG/skillrun/run-stale-$2
+  gcrc="not run: mkdir $stale failed"
+  # kernfs stamps a directory's ctime, the age --gc goes by, when its inode
+  # is first looked up, not at mkdir(2): stat the leaf now, then let it age.
+  if mkdir "$stale" && [ -d "$stale" ]; then
+    sleep 3
+    "$SKILLRUN" --gc >/dev/null 2>"$WS/gc-$2.err"
+    gcrc=$?
+  fi
+  diag "gc-$2: exit $gcrc; stderr: $(head -c 300 "$WS/gc-$2.err" 2>/dev/null | tr '\n' ' ')"
+  check "cgroup2 at $CG: --gc collects a stale leaf" stale_collected "$stale"
+}
+
+# Only the mountinfo scan finds /mnt/cg2: /sys/fs/cgroup is left as the
+# empty sysfs directory that was under the mount.
+move_to_mnt() {
+  mkdir -p /mnt/cg2 && umount /sys/fs/cgroup &&
+    mount -t cgroup2 -o nsdelegate cgroup2 /mnt/cg2 &&
+    ! cgroup2_at /sys/fs/cgroup && cgroup2_at /mnt/cg2
+}
+# systemd's hybrid layout: cgroup2 at /sys/fs/cgroup/unified, on a tmpfs.
+move_to_hybrid() {
+  umount /mnt/cg2 && mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup &&
+    mkdir /sys/fs/cgroup/unified &&
+    mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup/unified &&
+    ! cgroup2_at /sys/fs/cgroup && cgroup2_at /sys/fs/cgroup/unified
+}
+# A cgroup2 mount hidden under a tmpfs at /sys/fs/cgroup, and one at
+# /mnt/cg2: mountinfo lists both; only /mnt/cg2 can be opened as cgroup2.
+move_to_hidden() {
+  umount /sys/fs/cgroup/unified && umount /sys/fs/cgroup &&
+    mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup &&
+    mount -t tmpfs -o mode=0755 tmpfs /sys/fs/cgroup &&
+    mount -t cgroup2 -o nsdelegate cgroup2 /mnt/cg2 &&
+    ! cgroup2_at /sys/fs/cgroup && cgroup2_at /mnt/cg2
+}
+
+if [ "${1:-}" = mounts ]; then
+  printf 'include default\ncgroup require\n' >"$REQUIRE"
+  check "cgroup2 moved from /sys/fs/cgroup to /mnt/cg2" move_to_mnt
+  mounted_at /mnt/cg2 mnt-cg2
+  check "cgroup2 moved to /sys/fs/cgroup/unified on a tmpfs" move_to_hybrid
+  mounted_at /sys/fs/cgroup/unified hybrid
+  check "cgroup2 hidden under a tmpfs at /sys/fs/cgroup, and at /mnt/cg2" \
+    move_to_hidden
+  mounted_at /mnt/cg2 hidden
+  # Nothing is restored: init powers the VM off next.
+  exit 0
+fi
 
 # ---------------------------------------------------------------- memory
 sleep 600 &
