@@ -249,18 +249,14 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
                         "cannot create staging directory");
   ws->bundle_fd = r;
-  r = make_dir_at(ws->staging_fd, "inputs", 0755);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create staging directory");
-  ws->inputs_fd = r;
+  /* staging/inputs only when there are inputs (sr_workspace_stage_inputs):
+   * on ext4 a directory costs 0.1-0.3 ms to create and to evict again. */
   r = make_dir_at(ws->run_fd, "logs", 0700);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
                         "cannot create logs directory");
   ws->logs_fd = r;
   if (path_join(&ws->bundle_path, ws->run_path, "staging/bundle") < 0 ||
-      path_join(&ws->inputs_path, ws->run_path, "staging/inputs") < 0 ||
       path_join(&ws->metadata_path, ws->run_path, "metadata.json") < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   return 0;
@@ -321,6 +317,20 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
 
   if (!list)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "inputs", "inputs");
+  if (a->n_inputs > 0 && ws->inputs_fd < 0) {
+    r = make_dir_at(ws->staging_fd, "inputs", 0755);
+    if (r < 0) {
+      json_decref(list);
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                          "cannot create staging directory");
+    }
+    ws->inputs_fd = r;
+    if (path_join(&ws->inputs_path, ws->run_path, "staging/inputs") < 0) {
+      json_decref(list);
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
+                          "workspace");
+    }
+  }
   for (size_t i = 0; i < a->n_inputs; i++) {
     const struct sr_input_arg *in = &a->inputs[i];
     _cleanup_close_ int src = -1, dst = -1;

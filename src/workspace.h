@@ -30,9 +30,9 @@ struct sr_workspace {
   int staging_fd; /* {run}/staging */
   int bundle_fd;  /* {run}/staging/bundle: empty until the bundle is staged */
   char *bundle_path;
-  int inputs_fd; /* {run}/staging/inputs */
-  char *inputs_path;
-  int logs_fd; /* {run}/logs */
+  int inputs_fd;     /* {run}/staging/inputs, only with inputs; else -1 */
+  char *inputs_path; /* NULL without inputs */
+  int logs_fd;       /* {run}/logs */
   char *metadata_path;
 };
 
