@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The real binary's command line: --help and --version, and usage errors
@@ -7,25 +7,9 @@
 
 set -u
 
-: "${SKILLRUN:?SKILLRUN must point at the skillrun binary}"
-
-n=0
-ok() {
-  n=$((n + 1))
-  echo "ok $n - $*"
-}
-not_ok() {
-  n=$((n + 1))
-  echo "not ok $n - $*"
-}
-check() { # check DESCRIPTION COMMAND...
-  desc=$1
-  shift
-  if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
+# TAP helpers, the temporary root and its cleanup: lib.sh.
+. "$(dirname "$0")/lib.sh"
+tmp=$(tmpdir)
 
 run() { # run ARGS...: sets rc, output in $tmp/out and $tmp/err
   "$SKILLRUN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
@@ -103,9 +87,9 @@ usage_error "an option given twice" "given twice" \
 run --tenant ../x bundle
 if [ "$rc" -eq 123 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
   grep -q "invalid tenant id" "$tmp/err"; then
-  ok "a bad tenant id is refused with 123 and one line"
+  pass "a bad tenant id is refused with 123 and one line"
 else
-  not_ok "a bad tenant id is refused with 123 and one line (got $rc)"
+  fail "a bad tenant id is refused with 123 and one line (got $rc)"
   show_stderr
 fi
 usage_error "an abbreviated option" "unrecognized option '--mem'" \
@@ -115,10 +99,10 @@ usage_error "an abbreviated option" "unrecognized option '--mem'" \
 # not a usage error (whatever else then happens to the missing bundle).
 run /nonexistent-bundle -- sh -c 'echo --no-such-option'
 if grep -q "unrecognized option" "$tmp/err"; then
-  not_ok "options after -- are not parsed by skillrun"
+  fail "options after -- are not parsed by skillrun"
   show_stderr
 else
-  ok "options after -- are not parsed by skillrun"
+  pass "options after -- are not parsed by skillrun"
 fi
 
-echo "1..$n"
+finish

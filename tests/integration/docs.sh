@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Docs are tested artifacts: every long option that `skillrun --help` prints
@@ -8,30 +8,15 @@
 
 set -u
 
-: "${SKILLRUN:?SKILLRUN must point at the skillrun binary}"
 : "${TOP_SRCDIR:?TOP_SRCDIR must point at the source tree}"
 
 MAN1="$TOP_SRCDIR/man/skillrun.1"
 BASH_COMP="$TOP_SRCDIR/completions/bash/skillrun"
 ZSH_COMP="$TOP_SRCDIR/completions/zsh/_skillrun"
 
-n=0
-ok() {
-  n=$((n + 1))
-  echo "ok $n - $*"
-}
-not_ok() {
-  n=$((n + 1))
-  echo "not ok $n - $*"
-}
-check() { # check DESCRIPTION COMMAND...
-  desc=$1
-  shift
-  if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-docs.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT INT TERM
+# TAP helpers, the temporary root and its cleanup: lib.sh.
+. "$(dirname "$0")/lib.sh"
+tmp=$(tmpdir)
 
 long_options() { # FILE: sorted unique --long-options in it
   grep -o -- '--[a-z][a-z0-9-]*' "$1" | sort -u
@@ -94,9 +79,9 @@ for page in "$TOP_SRCDIR"/man/*.[1-8]; do
     warnings=$(LC_ALL=C groff -man -ww -Tutf8 "$page" 2>&1 >"$tmp/render")
   fi
   if [ -z "$warnings" ] && [ -s "$tmp/render" ]; then
-    ok "$name renders without warnings"
+    pass "$name renders without warnings"
   else
-    not_ok "$name renders without warnings"
+    fail "$name renders without warnings"
     printf '%s\n' "$warnings" | sed 's/^/# /'
   fi
   # whatis(1) and apropos(1) index a page by its NAME section.
@@ -108,4 +93,4 @@ done
 sed -n '1,/^\.TH/{/^\.\\"/p}' "$MAN1" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$tmp/man1.comment"
 check "skillrun(1)'s leading option list equals --help's" cmp -s "$tmp/man1.comment" "$tmp/help.opts"
 
-echo "1..$n"
+finish
