@@ -19,13 +19,14 @@
 
 #include <jansson.h>
 #include <libmnl/libmnl.h>
-#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
 #include <seccomp.h>
 #include <sys/capability.h>
 #include <unistring/version.h>
 #include <yaml.h>
 
 #include "cli.h"
+#include "ossl.h"
 #include "trust.h"
 #include "util.h"
 
@@ -877,7 +878,20 @@ void sr_cli_version(FILE *f) {
   fprintf(f, "libmnl (no version API; loaded file %s)\n",
           *file ? file : "not found");
 
-  fprintf(f, "OpenSSL %s\n", OpenSSL_version(OPENSSL_VERSION_STRING));
+  {
+    /* SHA-256 may be linked in (sha256.h); keys always use the shared
+     * library (ossl.h), which is opened here to name its version. */
+    struct sr_error e = {0};
+    const char *so = sr_ossl_load(&e) == 0
+                         ? sr_ossl.OpenSSL_version(OPENSSL_VERSION_STRING)
+                         : "not loadable";
+#ifdef SR_SHA256_STATIC
+    fprintf(f, "OpenSSL %s (SHA-256 linked in; keys: %s %s)\n",
+            OPENSSL_VERSION_STR, SR_LIBCRYPTO_SONAME, so);
+#else
+    fprintf(f, "OpenSSL %s (%s)\n", so, SR_LIBCRYPTO_SONAME);
+#endif
+  }
   fprintf(f, "libyaml %s\n", yaml_get_version_string());
   fprintf(f, "jansson %s\n", jansson_version_str());
   /* (major << 16) | (minor << 8) | subminor, per unistring/version.h */

@@ -17,8 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
 #include "audit.h"
 #include "bundle.h"
 #include "cli.h"
@@ -883,10 +881,6 @@ int main(int argc, char *argv[]) {
     return SR_EXIT_FAILED;
   /* Writes to a closed pipe must fail with EPIPE, not kill us silently. */
   signal(SIGPIPE, SIG_IGN);
-  /* Hashing must not depend on openssl.cnf or $OPENSSL_CONF (nor pay for
-   * reading it on every launch). */
-  if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
-    return SR_EXIT_FAILED;
 
   if (sr_cli_parse(argc, argv, &c.args, &err) < 0) {
     if (err.exit_code == SR_EXIT_REFUSED)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
@@ -24,13 +25,19 @@ const char *sr_sha256_backend(void) {
 }
 
 void sr_sha256_release(struct sr_sha256 *h) {
+#if SR_SHA256_USE_EVP
   EVP_MD_CTX_free(h->evp); /* NULL-safe */
+#endif
   h->evp = NULL;
 }
 
 int sr_sha256_init(struct sr_sha256 *h) {
   memset(h, 0, sizeof(*h));
 #if SR_SHA256_USE_EVP
+  /* Before the first fetch: hashing must not depend on openssl.cnf or
+   * $OPENSSL_CONF (nor pay for reading it). */
+  if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
+    return -EIO;
   h->evp = EVP_MD_CTX_new();
   if (!h->evp)
     return -ENOMEM;

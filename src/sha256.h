@@ -17,6 +17,10 @@
  * SR_SHA256_FORCE_EVP, the EVP path is used instead.  Either way hashing does
  * not go through openssl.cnf: skillrun never loads it.
  *
+ * By default (configure --enable-static-sha256) the low-level functions are
+ * linked in from libcrypto.a, about 25 KB, and the shared libcrypto is not
+ * mapped at all unless a key is needed (ossl.h).
+ *
  * Every function returns 0 or a negative errno (-ENOMEM, -EIO: only
  * possible on the EVP path).  After a failed call the context is released.
  */

@@ -14,12 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-
 #include "fdutil.h"
+#include "ossl.h"
 #include "sha256.h"
 #include "trust.h"
 #include "util.h"
@@ -70,34 +66,37 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
   if (!pem || len > SR_KEY_MAX_BYTES || len > INT32_MAX)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "%s: not a PEM key", name);
-  bio = BIO_new_mem_buf(pem, (int)len);
+  n = sr_ossl_load(err);
+  if (n < 0)
+    return n;
+  bio = sr_ossl.BIO_new_mem_buf(pem, (int)len);
   if (!bio)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
-  pkey = private_key ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL)
-                     : PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
-  BIO_free(bio);
+  pkey = private_key ? sr_ossl.PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL)
+                     : sr_ossl.PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+  sr_ossl.BIO_free(bio);
   if (!pkey)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "%s: not a PEM %s key", name,
                         private_key ? "private" : "public");
   /* Only Ed25519: a key of another type must not be accepted by accident. */
-  if (!EVP_PKEY_is_a(pkey, "ED25519")) {
-    EVP_PKEY_free(pkey);
+  if (!sr_ossl.EVP_PKEY_is_a(pkey, "ED25519")) {
+    sr_ossl.EVP_PKEY_free(pkey);
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "%s: not an Ed25519 key", name);
   }
   /* The key id names the public half, whichever half was loaded. */
-  n = i2d_PUBKEY(pkey, &der);
+  n = sr_ossl.i2d_PUBKEY(pkey, &der);
   if (n <= 0 || sr_sha256(der, (size_t)n, md) < 0) {
-    OPENSSL_free(der);
-    EVP_PKEY_free(pkey);
+    sr_ossl.CRYPTO_free(der, OPENSSL_FILE, OPENSSL_LINE);
+    sr_ossl.EVP_PKEY_free(pkey);
     return sr_error_set(err, SR_EXIT_FAILED, EIO, "key_invalid",
                         "%s: cannot compute the key id", name);
   }
-  OPENSSL_free(der);
+  sr_ossl.CRYPTO_free(der, OPENSSL_FILE, OPENSSL_LINE);
   k = calloc(1, sizeof(*k));
   if (!k) {
-    EVP_PKEY_free(pkey);
+    sr_ossl.EVP_PKEY_free(pkey);
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
   }
   sr_hex(md, sizeof(md), hex);
@@ -126,7 +125,7 @@ int sr_trust_key_load(const char *path, bool private_key,
                         "cannot read key %s", path);
   r = sr_trust_key_from_pem(buf, len, private_key, path, out, err);
   /* Private key bytes should not linger in freed memory. */
-  OPENSSL_cleanse(buf, len);
+  explicit_bzero(buf, len);
   return r;
 }
 
@@ -137,7 +136,7 @@ const char *sr_trust_key_id(const struct sr_trust_key *k) {
 void sr_trust_key_free(struct sr_trust_key *k) {
   if (!k)
     return;
-  EVP_PKEY_free(k->pkey);
+  sr_ossl.EVP_PKEY_free(k->pkey);
   free(k);
 }
 
@@ -149,14 +148,14 @@ int sr_trust_sign(const struct sr_trust_key *k, const void *msg, size_t len,
 
   if (!k || !k->private_key)
     return -EINVAL;
-  ctx = EVP_MD_CTX_new();
+  ctx = sr_ossl.EVP_MD_CTX_new();
   if (!ctx)
     return -ENOMEM;
   /* Ed25519 is one-shot: no digest name, EVP_DigestSign over the message. */
-  ok = EVP_DigestSignInit(ctx, NULL, NULL, NULL, k->pkey) == 1 &&
-       EVP_DigestSign(ctx, sig, &sig_len, msg, len) == 1 &&
+  ok = sr_ossl.EVP_DigestSignInit(ctx, NULL, NULL, NULL, k->pkey) == 1 &&
+       sr_ossl.EVP_DigestSign(ctx, sig, &sig_len, msg, len) == 1 &&
        sig_len == SR_SIG_BYTES;
-  EVP_MD_CTX_free(ctx);
+  sr_ossl.EVP_MD_CTX_free(ctx);
   return ok ? 0 : -EIO;
 }
 
@@ -167,15 +166,15 @@ int sr_trust_verify(const struct sr_trust_key *k, const void *msg, size_t len,
 
   if (!k)
     return -EINVAL;
-  ctx = EVP_MD_CTX_new();
+  ctx = sr_ossl.EVP_MD_CTX_new();
   if (!ctx)
     return -ENOMEM;
-  if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k->pkey) != 1) {
-    EVP_MD_CTX_free(ctx);
+  if (sr_ossl.EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k->pkey) != 1) {
+    sr_ossl.EVP_MD_CTX_free(ctx);
     return -EIO;
   }
-  r = EVP_DigestVerify(ctx, sig, SR_SIG_BYTES, msg, len);
-  EVP_MD_CTX_free(ctx);
+  r = sr_ossl.EVP_DigestVerify(ctx, sig, SR_SIG_BYTES, msg, len);
+  sr_ossl.EVP_MD_CTX_free(ctx);
   return r == 1 ? 0 : -EBADMSG;
 }
 

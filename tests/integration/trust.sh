@@ -221,4 +221,41 @@ check "an earlier line edited: verification fails" test $? -ne 0
 is "a refusal's execution_completed is anchored too" \
   "$(field "$REF_A" execution_completed '.anchor.alg')" ed25519
 
+# ------------------------------------------------- libcrypto only for keys
+# Where SHA-256 is linked in (configure --enable-static-sha256, the default
+# where libcrypto.a exists), the shared libcrypto is opened only when a key
+# is needed (src/ossl.h).
+soname=$("$SKILLRUN" --version | sed -n 's/^OpenSSL .*SHA-256 linked in; keys: \(libcrypto\.so\.[0-9]*\) .*/\1/p')
+if [ -n "$soname" ]; then
+  P=$(newbundle plain)
+  CONF_NOKEY=$(conf nokey.conf "# no keys")
+  LD_DEBUG=files "$SKILLRUN" --conf "$CONF_NOKEY" --workspace-root "$WS" "$P" -- /bin/true \
+    >/dev/null 2>"$T/ld"
+  rc=$?
+  check "a run without keys exits 0 (got $rc)" test "$rc" -eq 0
+  check "a run without keys never maps $soname" not grep -q "file=$soname" "$T/ld"
+  LD_DEBUG=files run "$CONF" "$P" -- /bin/true 2>/dev/null
+  cp "$T/err" "$T/ld"
+  check "a run with an audit key exits 0 (got $rc)" test "$rc" -eq 0
+  check "a run with an audit key opens $soname" grep -q "file=$soname .*dynamically loaded" "$T/ld"
+  # A libcrypto that does not load: runs without keys do not care; a run
+  # that needs a key stops with 125 and says what to install.
+  mkdir "$T/badlib"
+  echo "not a library" >"$T/badlib/$soname"
+  LD_LIBRARY_PATH=$T/badlib "$SKILLRUN" --conf "$CONF_NOKEY" --workspace-root "$WS" "$P" -- /bin/true \
+    >/dev/null 2>"$T/err"
+  rc=$?
+  check "a broken $soname: a run without keys still exits 0 (got $rc)" test "$rc" -eq 0
+  LD_LIBRARY_PATH=$T/badlib run "$CONF" "$P" -- /bin/true
+  is "a broken $soname: a run with an audit key exits 125" "$rc" 125
+  is "... with one line on stderr" "$(wc -l <"$T/err")" 1
+  check "... naming the library and what to install" \
+    grep -q "keys need OpenSSL's $soname, which cannot be loaded (.*): install it" "$T/err"
+  is "... and the reason in the audit stream" \
+    "$(field "$A" error .reason)" crypto_unavailable
+  check "... whose chain still verifies" audit_ok "$A"
+else
+  pass "# SKIP libcrypto on demand: this build links libcrypto at start-up"
+fi
+
 finish
