@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "ossl.h"
+#include "seccomp.h"
 #include "trust.h"
 #include "util.h"
 
@@ -848,14 +849,15 @@ static void loaded_library(const char *prefix, char *buf, size_t len) {
 }
 
 void sr_cli_version(FILE *f) {
-  const struct scmp_version *sv = seccomp_version();
+  const struct scmp_version *sv = sr_seccomp_lib_version();
   char file[256];
 
   fprintf(f, "skillrun %s\n", PACKAGE_VERSION);
   if (sv)
-    fprintf(f, "libseccomp %u.%u.%u\n", sv->major, sv->minor, sv->micro);
+    fprintf(f, "libseccomp %u.%u.%u (%s, opened for non-default filters)\n",
+            sv->major, sv->minor, sv->micro, SR_LIBSECCOMP_SONAME);
   else
-    fprintf(f, "libseccomp unknown\n");
+    fprintf(f, "libseccomp not loadable (%s)\n", SR_LIBSECCOMP_SONAME);
 
   /*
    * libcap and libmnl have no version API: name the file the loader mapped

@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "dlib.h"
 #include "error.h"
 
 /*
@@ -21,12 +22,8 @@
  * about 1.7 ms of a 9 ms sandboxed run of /bin/true on the reference machine
  * (bench/README.md), for functions such a run never calls.
  *
- * Each pointer has the type of the function in OpenSSL's own headers, so a
- * prototype change is a compile error, not a wrong call.  The library is
- * opened once with RTLD_NOW and never closed; its configuration file is
- * never read (OPENSSL_INIT_NO_LOAD_CONFIG).  Packages must depend on the
- * library named by SR_LIBCRYPTO_SONAME (config.h): the ELF dependency list
- * does not show it, the .note.dlopen section of the binary does.
+ * The library is opened as dlib.h describes; its configuration file is never
+ * read (OPENSSL_INIT_NO_LOAD_CONFIG).
  */
 
 #define SR_OSSL_FUNCTIONS(X)                                                   \
@@ -47,15 +44,13 @@
   X(EVP_DigestVerifyInit)                                                      \
   X(EVP_DigestVerify)
 
-#define SR_OSSL_MEMBER(name) __typeof__(&name) name;
 struct sr_ossl {
-  SR_OSSL_FUNCTIONS(SR_OSSL_MEMBER)
+  SR_OSSL_FUNCTIONS(SR_DLIB_MEMBER)
 };
-#undef SR_OSSL_MEMBER
 
 /* Filled in by sr_ossl_load; read only after it returned 0. */
 extern struct sr_ossl sr_ossl;
 
 /* Opens the library (once; later calls return at once).  Failure: exit 125,
- * reason "crypto_unavailable", naming the library and what dlopen said. */
+ * reason "library_unavailable", naming the library and what dlopen said. */
 int sr_ossl_load(struct sr_error *err);

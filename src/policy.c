@@ -15,14 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* libseccomp's <seccomp.h>: the plain name finds src/seccomp.h first
- * (AM_CPPFLAGS has -I$(top_srcdir)/src); src/ has no linux/, so this path
- * reaches the library's header (as src/seccomp.c does). */
-#include <seccomp.h>
-
 #include "manifest.h"
 #include "ns.h"
 #include "policy.h"
+#include "seccomp.h"
 #include "trust.h"
 
 #define KiB (UINT64_C(1) << 10)
@@ -623,9 +619,15 @@ static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
     return r;
   for (size_t i = 0; i < l->n_args; i++) {
     const char *n = l->args[i];
+    struct sr_error e = {0};
     /* A name libseccomp resolves to a real number on the native
      * architecture (pseudo-syscalls such as socketcall on x86_64 are < 0). */
-    if (sr_has_control_chars(n) || seccomp_syscall_resolve_name(n) < 0)
+    int known = sr_has_control_chars(n) ? 0 : sr_seccomp_known_syscall(n, &e);
+
+    if (known < 0)
+      return sr_error_set(L->err, SR_EXIT_FAILED, 0, e.reason, "%s:%u: %s",
+                          l->file, l->line, e.msg);
+    if (!known)
       return line_error(L, l, "unknown system call '%s'", n);
     if (sr_strv_contains(other, n))
       return line_error(L, l, "%s: %s is also listed by %s", l->key, n,

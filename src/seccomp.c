@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -23,6 +25,7 @@
  * system include directory but not in src/) reaches the library's. */
 #include <seccomp.h>
 
+#include "dlib.h"
 #include "fdutil.h"
 #include "seccomp.h"
 #include "sha256.h"
@@ -389,21 +392,83 @@ struct sr_seccomp {
  * generator itself, which lack it, build the filter at run time.
  */
 extern const uint32_t sr_seccomp_default_arch __attribute__((weak));
+/* The generator's ELF machine, class and data encoding (elf_abi()). */
+extern const uint32_t sr_seccomp_default_abi __attribute__((weak));
 extern const uint16_t sr_seccomp_default_len[SR__PROG_MAX]
     __attribute__((weak));
 extern const struct sock_filter sr_seccomp_default_insns[]
     __attribute__((weak));
 
+/*
+ * libseccomp, opened on first use (dlib.h): with the default filter
+ * compiled in, a run whose profile keeps the syscall lists never calls it.
+ */
+#define SR_SCMP_FUNCTIONS(X)                                                   \
+  X(seccomp_init)                                                              \
+  X(seccomp_release)                                                           \
+  X(seccomp_attr_set)                                                          \
+  X(seccomp_rule_add)                                                          \
+  X(seccomp_rule_add_array)                                                    \
+  X(seccomp_export_bpf)                                                        \
+  X(seccomp_syscall_resolve_name)                                              \
+  X(seccomp_arch_native)                                                       \
+  X(seccomp_version)
+static struct { SR_SCMP_FUNCTIONS(SR_DLIB_MEMBER) } scmp;
+
+SR_DLOPEN_NOTE(sr_scmp_note, "seccomp",
+               "seccomp filters for profiles that change the syscall lists",
+               SR_LIBSECCOMP_SONAME);
+
+int sr_seccomp_lib_load(struct sr_error *err) {
+  static const char soname[] = SR_LIBSECCOMP_SONAME;
+  static bool loaded;
+  __typeof__(scmp) s;
+  void *h;
+
+  if (loaded)
+    return 0;
+  h = sr_dlib_open(soname, "a seccomp filter other than the default", err);
+  if (!h)
+    return -ENOENT;
+  SR_SCMP_FUNCTIONS(SR_DLIB_RESOLVE)
+  scmp = s;
+  loaded = true;
+  return 0;
+}
+
+const struct scmp_version *sr_seccomp_lib_version(void) {
+  struct sr_error e = {0};
+
+  return sr_seccomp_lib_load(&e) == 0 ? scmp.seccomp_version() : NULL;
+}
+
+/* The running binary's ELF machine, class and data encoding: equal for the
+ * generator and the binary exactly when both were built for one ABI, so
+ * that libseccomp's native architecture is the same for both. */
+static uint32_t elf_abi(void) {
+  extern const ElfW(Ehdr) __ehdr_start __attribute__((weak));
+  const ElfW(Ehdr) *e = &__ehdr_start;
+
+  if (!e)
+    return 0;
+  return (uint32_t)e->e_machine << 16 | (uint32_t)e->e_ident[EI_CLASS] << 8 |
+         e->e_ident[EI_DATA];
+}
+
 static void ctx_releasep(scmp_filter_ctx *c) {
   if (*c)
-    seccomp_release(*c);
+    scmp.seccomp_release(*c);
 }
 #define _cleanup_ctx_ _cleanup_(ctx_releasep)
 
-bool sr_seccomp_known_syscall(const char *name) {
+int sr_seccomp_known_syscall(const char *name, struct sr_error *err) {
+  int r = sr_seccomp_lib_load(err);
+
+  if (r < 0)
+    return r;
   /* Negative numbers are libseccomp's pseudo-syscalls: calls that exist on
    * some other architecture but not on this one. */
-  return name && seccomp_syscall_resolve_name(name) >= 0;
+  return name && scmp.seccomp_syscall_resolve_name(name) >= 0;
 }
 
 static const char *denied_group_of(const char *name) {
@@ -427,29 +492,31 @@ static bool denied_by_profile(const struct sr_policy *p, const char *name) {
 
 static int allow_name(scmp_filter_ctx ctx, const char *name,
                       struct sr_error *err) {
-  int nr = seccomp_syscall_resolve_name(name);
+  int nr = scmp.seccomp_syscall_resolve_name(name);
   int r;
 
   if (nr < 0)
     return 0; /* not a syscall on this architecture */
-  r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+  r = scmp.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
   /* -EEXIST: a profile named a call the table already allows. */
   if (r < 0 && r != -EEXIST)
-    return sr_error_layer(err, "seccomp", -r, "seccomp_rule_add(%s)", name);
+    return sr_error_layer(err, "seccomp", -r, "scmp.seccomp_rule_add(%s)",
+                          name);
   return 0;
 }
 
 static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name,
                     unsigned n, const struct scmp_arg_cmp *cmp,
                     struct sr_error *err) {
-  int nr = seccomp_syscall_resolve_name(name);
+  int nr = scmp.seccomp_syscall_resolve_name(name);
   int r;
 
   if (nr < 0)
     return 0;
-  r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+  r = scmp.seccomp_rule_add_array(ctx, action, nr, n, cmp);
   if (r < 0)
-    return sr_error_layer(err, "seccomp", -r, "seccomp_rule_add(%s)", name);
+    return sr_error_layer(err, "seccomp", -r, "scmp.seccomp_rule_add(%s)",
+                          name);
   return 0;
 }
 
@@ -535,7 +602,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **prog,
   fd = memfd_create("skillrun-seccomp", MFD_CLOEXEC);
   if (fd < 0)
     return sr_error_layer(err, "seccomp", errno, "memfd_create");
-  r = seccomp_export_bpf(ctx, fd);
+  r = scmp.seccomp_export_bpf(ctx, fd);
   if (r < 0)
     return sr_error_layer(err, "seccomp", -r, "seccomp_export_bpf");
   if (lseek(fd, 0, SEEK_SET) < 0)
@@ -556,16 +623,17 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
   int r;
 
-  ctx = seccomp_init(def_action);
+  ctx = scmp.seccomp_init(def_action);
   if (!ctx)
     return sr_error_layer(err, "seccomp", ENOMEM, "seccomp_init");
   /* i386 through int 0x80 and x32 numbers reach the filter with another
    * ABI; they are killed rather than matched against x86_64 numbers. */
-  r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  r = scmp.seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+                            SCMP_ACT_KILL_PROCESS);
   if (r < 0)
     return sr_error_layer(err, "seccomp", -r, "seccomp bad-arch action");
   /* no_new_privs is set (and verified) by its own layer, earlier. */
-  r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+  r = scmp.seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
   if (r < 0)
     return sr_error_layer(err, "seccomp", -r, "seccomp NNP attribute");
   *out = TAKE_PTR(ctx);
@@ -602,7 +670,11 @@ static int check_profile_names(const struct sr_policy *p,
 
     /* policy.c has checked the names; this also catches a name that
      * libseccomp knows only for other architectures (socketcall). */
-    if (!sr_seccomp_known_syscall(name))
+    int known = sr_seccomp_known_syscall(name, err);
+
+    if (known < 0)
+      return known;
+    if (!known)
       return sr_error_layer(err, "seccomp", 0,
                             "seccomp-allow: '%s' is not a system call on "
                             "this architecture",
@@ -620,12 +692,17 @@ static int check_profile_names(const struct sr_policy *p,
                             "only with argument rules, group '%s')",
                             name, g);
   }
-  for (size_t i = 0; i < p->seccomp_deny.n; i++)
-    if (!sr_seccomp_known_syscall(p->seccomp_deny.v[i]))
+  for (size_t i = 0; i < p->seccomp_deny.n; i++) {
+    int known = sr_seccomp_known_syscall(p->seccomp_deny.v[i], err);
+
+    if (known < 0)
+      return known;
+    if (!known)
       return sr_error_layer(err, "seccomp", 0,
                             "seccomp-deny: '%s' is not a system call on "
                             "this architecture",
                             p->seccomp_deny.v[i]);
+  }
   return 0;
 }
 
@@ -638,7 +715,7 @@ static int build_main(const struct sr_policy *p, struct sr_seccomp *f,
   if (r < 0)
     return r;
   /* A binary tree of syscall numbers: fewer instructions run per call. */
-  r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  r = scmp.seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   if (r < 0)
     return sr_error_layer(err, "seccomp", -r, "seccomp optimize attribute");
 
@@ -690,9 +767,10 @@ static int use_precomputed(const struct sr_policy *p, struct sr_seccomp *f,
 
   if (p->seccomp_allow.n > 0 || p->seccomp_deny.n > 0)
     return 0;
-  if (!&sr_seccomp_default_arch || !sr_seccomp_default_len || !src)
+  if (!&sr_seccomp_default_arch || !&sr_seccomp_default_abi ||
+      !sr_seccomp_default_len || !src)
     return 0;
-  if (sr_seccomp_default_arch != seccomp_arch_native())
+  if (sr_seccomp_default_abi == 0 || sr_seccomp_default_abi != elf_abi())
     return 0;
   for (size_t i = 0; i < SR__PROG_MAX; i++)
     if (sr_seccomp_default_len[i] == 0)
@@ -722,6 +800,8 @@ int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
   if (!f)
     return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
   r = use_precomputed(p, f, err);
+  if (r == 0)
+    r = sr_seccomp_lib_load(err);
   if (r == 0) {
     r = build_tty(f, err);
     if (r >= 0)
@@ -843,6 +923,7 @@ int main(void) {
             "time\n",
             err.msg);
     printf("const uint32_t sr_seccomp_default_arch = 0;\n"
+           "const uint32_t sr_seccomp_default_abi = 0;\n"
            "const uint16_t sr_seccomp_default_len[%d] = {0};\n"
            "const struct sock_filter sr_seccomp_default_insns[1];\n",
            SR__PROG_MAX);
@@ -851,7 +932,8 @@ int main(void) {
   printf("/* %s, %u instructions */\n", sr_seccomp_digest(f),
          sr_seccomp_insns(f));
   printf("const uint32_t sr_seccomp_default_arch = 0x%08xu;\n",
-         seccomp_arch_native());
+         scmp.seccomp_arch_native());
+  printf("const uint32_t sr_seccomp_default_abi = 0x%08xu;\n", elf_abi());
   printf("const uint16_t sr_seccomp_default_len[%d] = {", SR__PROG_MAX);
   for (size_t i = 0; i < SR__PROG_MAX; i++) {
     printf("%s%u", i ? ", " : "", f->len[i]);

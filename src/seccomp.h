@@ -32,5 +32,17 @@ int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err);
 
 void sr_seccomp_free(struct sr_seccomp *f);
 
-/* True when `name` is a syscall libseccomp knows for the native arch. */
-bool sr_seccomp_known_syscall(const char *name);
+/*
+ * libseccomp is opened with dlopen on first use (dlib.h): the default
+ * filter is compiled in at build time, so only a profile that changes the
+ * syscall lists (or --version) needs the library.  Load failure: exit 125,
+ * reason "library_unavailable".
+ */
+int sr_seccomp_lib_load(struct sr_error *err);
+/* The loaded library's version, or NULL when it cannot be loaded. */
+struct scmp_version;
+const struct scmp_version *sr_seccomp_lib_version(void);
+
+/* 1 when `name` is a syscall libseccomp knows for the native arch, 0 when
+ * not, or a negative errno with err set when libseccomp cannot be loaded. */
+int sr_seccomp_known_syscall(const char *name, struct sr_error *err);

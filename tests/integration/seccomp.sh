@@ -233,4 +233,37 @@ printf 'include default\nseccomp-allow clone\n' >"$T/clone.profile"
 run root clone -p "$T/clone.profile" "$BUNDLE" -- true
 is "seccomp-allow of an argument-filtered call: exit 125" "$rc" 125
 
+# libseccomp is opened only for a filter other than the compiled-in default
+# (src/dlib.h): a default run never maps it, and does not care whether it
+# loads at all.
+soname=$("$T/bin/skillrun" --version |
+  sed -n 's/^libseccomp [0-9.]* (\(libseccomp\.so\.[0-9]*\),.*/\1/p')
+check "--version names the libseccomp it opens ($soname)" test -n "$soname"
+for who in root nobody; do
+  export LD_DEBUG=files
+  run "$who" ld-default "$BUNDLE" -- true
+  unset LD_DEBUG
+  is "$who: a default run exits 0" "$rc" 0
+  check "$who: a default run never maps libseccomp" not grep -q "file=libseccomp" "$err"
+done
+export LD_DEBUG=files
+run root ld-deny -p "$T/deny-uname.profile" "$BUNDLE" -- true
+unset LD_DEBUG
+check "a profile with seccomp-deny opens $soname" grep -q "file=$soname" "$err"
+mkdir "$T/badlib"
+echo "not a library" >"$T/badlib/$soname"
+chmod -R a+rX "$T/badlib"
+export LD_LIBRARY_PATH="$T/badlib"
+run nobody bad-default "$BUNDLE" -- true
+rc_default=$rc
+run root bad-deny -p "$T/deny-uname.profile" "$BUNDLE" -- true
+unset LD_LIBRARY_PATH
+is "a broken $soname: a default run still exits 0" "$rc_default" 0
+is "a broken $soname: a seccomp-deny profile exits 125" "$rc" 125
+check "... naming profile:line, the library and what to do" \
+  grep -q "deny-uname.profile:2: cannot load $soname, needed for a seccomp filter other than the default (.*): install it" "$err"
+is "... in one line" "$(wc -l <"$err")" 1
+is "... with the reason in the audit stream" \
+  "$(field "$audit" error .reason)" library_unavailable
+
 finish
