@@ -558,10 +558,26 @@ static int append(char **buf, size_t *len, size_t *alloc, const char *s,
   return 0;
 }
 
+static int fixed_dst(void *ctx, uint64_t total_bytes, int *dst_dirfd,
+                     struct sr_error *err) {
+  (void)total_bytes;
+  (void)err;
+  *dst_dirfd = *(const int *)ctx;
+  return 0;
+}
+
 int sr_bundle_stage(const char *src, int dst_dirfd,
                     const struct sr_bundle_caps *caps, bool keep_records,
                     struct sr_bundle *out, struct sr_error *err) {
+  return sr_bundle_stage_to(src, fixed_dst, &dst_dirfd, caps, keep_records, out,
+                            err);
+}
+
+int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
+                       const struct sr_bundle_caps *caps, bool keep_records,
+                       struct sr_bundle *out, struct sr_error *err) {
   struct sr_bundle_caps defcaps;
+  int dst_dirfd = -1;
   _cleanup_(walk_done) struct walk w = {.err = err};
   _cleanup_close_ int root = -1, dst_root = -1;
   _cleanup_(sha256_releasep) struct sr_sha256 rctx = {0};
@@ -603,6 +619,12 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
   if (!skill)
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: no SKILL.md at the bundle root");
+
+  if (pick) {
+    r = pick(ctx, w.total_bytes, &dst_dirfd, err);
+    if (r < 0)
+      return r;
+  }
 
   buf = malloc(SR_BUNDLE_CHUNK);
   ss.fd = malloc((maxdepth + 1) * sizeof(int));

@@ -50,6 +50,20 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
                     const struct sr_bundle_caps *caps, bool keep_records,
                     struct sr_bundle *out, struct sr_error *err);
 
+/*
+ * The same, with the staging directory chosen once the bundle's shape is
+ * known: after the walk and every cap, before any content is read, pick
+ * (when not NULL) is called with the total file bytes the walk saw (a file
+ * that then grows is refused as changed) and sets *dst_dirfd to the
+ * directory to copy into (borrowed) or -1 to only hash; it returns 0, or a
+ * negative errno with err set.
+ */
+typedef int (*sr_bundle_pick_dst)(void *ctx, uint64_t total_bytes,
+                                  int *dst_dirfd, struct sr_error *err);
+int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
+                       const struct sr_bundle_caps *caps, bool keep_records,
+                       struct sr_bundle *out, struct sr_error *err);
+
 /* Frees what *b owns (records, skill_md), not b itself. */
 void sr_bundle_free(struct sr_bundle *b);
 

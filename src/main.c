@@ -424,6 +424,20 @@ static int verify_trust(struct ctx *c, const char *bundle_real,
 /* The execution capability: everything but the digest, before the run
  * directory exists, so a forged or stale token does not even use up its
  * execution id. */
+/* sr_bundle_stage_to's pick: the staging directory, on a tmpfs when the
+ * bundle is small and the run has no inputs (sr_workspace_make_staging). */
+static int pick_staging(void *ctx, uint64_t total_bytes, int *dst_dirfd,
+                        struct sr_error *err) {
+  struct ctx *c = ctx;
+  int r = sr_workspace_make_staging(&c->ws, total_bytes, c->args.n_inputs == 0,
+                                    err);
+
+  if (r < 0)
+    return r;
+  *dst_dirfd = c->ws.bundle_fd;
+  return 0;
+}
+
 static int check_capability(struct ctx *c, struct sr_error *err) {
   _cleanup_trust_key_ struct sr_trust_key *key = NULL;
   _cleanup_free_ char *text = NULL;
@@ -648,21 +662,17 @@ static int run_mode(struct ctx *c, bool explain) {
              fail(c, &err);
     if (check_capability(c, &err) < 0)
       return fail(c, &err);
-    if (sr_workspace_create(&c->ws, root, c->tenant, c->execution_id, &err) < 0)
-      return fail(c, &err);
-    r = openat(c->ws.run_fd, "audit.jsonl",
-               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
-               0640);
-    if (r < 0) {
-      sr_error_set(&err, SR_EXIT_FAILED, errno, "audit",
-                   "cannot create audit.jsonl");
+    r = -1;
+    if (sr_workspace_create(&c->ws, root, c->tenant, c->execution_id, &r,
+                            &err) < 0) {
+      safe_close(r);
       return fail(c, &err);
     }
     if (sr_audit_attach_copy(&c->audit, r, &err) < 0)
       return fail(c, &err);
   }
-  if (sr_bundle_stage(bundle_real, explain ? -1 : c->ws.bundle_fd, &caps, false,
-                      &c->bundle, &err) < 0)
+  if (sr_bundle_stage_to(bundle_real, explain ? NULL : pick_staging, c, &caps,
+                         false, &c->bundle, &err) < 0)
     return fail(c, &err);
   if (c->args.expect_sha256 && strcmp(c->bundle.digest + strlen("sha256:"),
                                       c->args.expect_sha256) != 0) {
@@ -717,7 +727,7 @@ trust_done:
         emit_warnings(c, &c->manifest.warnings, "manifest", &err) < 0 ||
         sr_audit_emit(&c->audit, "bundle_verified",
                       json_pack("{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, "
-                                "s:b}",
+                                "s:b, s:s?}",
                                 "digest", c->bundle.digest, "files",
                                 (json_int_t)c->bundle.n_files, "dirs",
                                 (json_int_t)c->bundle.n_dirs, "bytes",
@@ -731,7 +741,8 @@ trust_done:
                                 c->tier != SR_TIER_UNSIGNED
                                     ? json_string(c->statement.time)
                                     : json_null(),
-                                "capability", c->have_capability),
+                                "capability", c->have_capability, "staging",
+                                c->ws.staging_path),
                       &err) < 0)
       return fail(c, &err);
   }
@@ -874,8 +885,7 @@ int main(int argc, char *argv[]) {
   int code;
 
   memset(&c, 0, sizeof(c));
-  c.ws.root_fd = c.ws.tenant_fd = c.ws.run_fd = c.ws.active_fd = -1;
-  c.ws.staging_fd = c.ws.bundle_fd = c.ws.inputs_fd = c.ws.logs_fd = -1;
+  sr_workspace_init(&c.ws);
   /* A closed stdout must not become the audit file or a log by accident. */
   if (fcntl(STDOUT_FILENO, F_GETFD) < 0 || fcntl(STDERR_FILENO, F_GETFD) < 0)
     return SR_EXIT_FAILED;

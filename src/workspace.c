@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "fdutil.h"
@@ -123,11 +125,11 @@ static int make_dir_at(int dirfd, const char *name, mode_t mode) {
   return fd;
 }
 
-static void ws_init(struct sr_workspace *ws) {
+void sr_workspace_init(struct sr_workspace *ws) {
   memset(ws, 0, sizeof(*ws));
   ws->root_fd = ws->tenant_fd = ws->run_fd = -1;
   ws->active_fd = ws->staging_fd = ws->bundle_fd = ws->inputs_fd = -1;
-  ws->logs_fd = -1;
+  ws->staging_parent_fd = ws->logs_fd = -1;
 }
 
 static int path_join(char **out, const char *a, const char *b) {
@@ -140,12 +142,12 @@ static int path_join(char **out, const char *a, const char *b) {
 
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
-                        struct sr_error *err) {
+                        int *audit_fd, struct sr_error *err) {
   _cleanup_close_ int active_dir = -1;
   char resolved[PATH_MAX];
   int r;
 
-  ws_init(ws);
+  sr_workspace_init(ws);
   if (!sr_valid_id(tenant) || !sr_valid_id(execution))
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "invalid_id",
                         "invalid tenant or execution id");
@@ -224,40 +226,198 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     ws->active_name = NULL;
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   }
-  /* Locked under a temporary name first, so gc never sees an unlocked
-   * marker of a live run. */
-  {
-    char tmp[64];
-    snprintf(tmp, sizeof(tmp), ".tmp-%d", (int)getpid());
-    (void)unlinkat(active_dir, tmp, 0); /* a stale one of a reused pid */
-    ws->active_fd =
-        openat(active_dir, tmp,
-               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (ws->active_fd < 0 || flock(ws->active_fd, LOCK_EX | LOCK_NB) < 0 ||
-        renameat(active_dir, tmp, active_dir, ws->active_name) < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
-                          "cannot create the run marker");
+  /* The run's audit.jsonl, locked, is also its marker: a second link to
+   * it in .active, made once it is locked (gc never sees an unlocked
+   * marker of a live run).  A marker of its own would cost an inode to
+   * allocate and to evict again in every run. */
+  r = openat(ws->run_fd, "audit.jsonl",
+             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
+             0640);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "audit",
+                        "cannot create audit.jsonl");
+  *audit_fd = r;
+  ws->active_fd = fcntl(r, F_DUPFD_CLOEXEC, 3);
+  if (ws->active_fd < 0 || flock(ws->active_fd, LOCK_EX | LOCK_NB) < 0 ||
+      linkat(ws->run_fd, "audit.jsonl", active_dir, ws->active_name, 0) < 0) {
+    int e = errno;
+    free(ws->active_name); /* not ours to remove in finish */
+    ws->active_name = NULL;
+    return sr_error_set(err, SR_EXIT_FAILED, e, "workspace",
+                        "cannot create the run marker");
   }
 
-  r = make_dir_at(ws->run_fd, "staging", 0711);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create staging directory");
-  ws->staging_fd = r;
-  r = make_dir_at(ws->staging_fd, "bundle", 0755);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create staging directory");
-  ws->bundle_fd = r;
-  /* staging/inputs only when there are inputs (sr_workspace_stage_inputs):
-   * on ext4 a directory costs 0.1-0.3 ms to create and to evict again. */
+  /* Staging comes once the bundle's size is known
+   * (sr_workspace_make_staging). */
   r = make_dir_at(ws->run_fd, "logs", 0700);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
                         "cannot create logs directory");
   ws->logs_fd = r;
-  if (path_join(&ws->bundle_path, ws->run_path, "staging/bundle") < 0 ||
-      path_join(&ws->metadata_path, ws->run_path, "metadata.json") < 0)
+  if (path_join(&ws->metadata_path, ws->run_path, "metadata.json") < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  return 0;
+}
+
+/* ------------------------------------------------------------ staging */
+
+struct tmpfs_base {
+  char parent[PATH_MAX];
+  char name[32];
+};
+
+/* The candidate tmpfs staging bases, in order (workspace.h). */
+static size_t tmpfs_bases(struct tmpfs_base b[3]) {
+  uid_t me = geteuid();
+  const char *x = getenv("XDG_RUNTIME_DIR");
+  size_t n = 0;
+
+  if (me != 0 && x && x[0] == '/' && strlen(x) < sizeof(b[n].parent)) {
+    snprintf(b[n].parent, sizeof(b[n].parent), "%s", x);
+    snprintf(b[n].name, sizeof(b[n].name), "skillrun");
+    n++;
+  }
+  if (me == 0) {
+    /* Not /run/skillrun: the uid pool keeps that one 0700. */
+    snprintf(b[n].parent, sizeof(b[n].parent), "/run");
+    snprintf(b[n].name, sizeof(b[n].name), "skillrun-staging");
+    n++;
+  }
+  snprintf(b[n].parent, sizeof(b[n].parent), "/dev/shm");
+  snprintf(b[n].name, sizeof(b[n].name), "skillrun-%u", (unsigned)me);
+  return n + 1;
+}
+
+static bool on_tmpfs(int fd, uint64_t need) {
+  struct statfs sf;
+
+  return fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+         (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= need;
+}
+
+/*
+ * The base b, opened: a tmpfs directory of ours that nobody else may write,
+ * in a parent that only root or we can change (or a sticky one, such as
+ * /dev/shm), so that the path init binds names what was copied.  Created
+ * when `create`; otherwise -ENOENT when missing.  need: free bytes it must
+ * have.
+ */
+static int open_tmpfs_base(const struct tmpfs_base *b, bool create,
+                           uint64_t need) {
+  _cleanup_close_ int parent = -1;
+  uid_t me = geteuid();
+  struct stat st;
+  int fd;
+
+  parent = open(b->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0)
+    return -errno;
+  if (fstat(parent, &st) < 0)
+    return -errno;
+  if ((st.st_uid != 0 && st.st_uid != me) ||
+      ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) ||
+      !on_tmpfs(parent, need))
+    return -EPERM;
+  if (create && mkdirat(parent, b->name, 0711) < 0 && errno != EEXIST)
+    return -errno;
+  fd = openat(parent, b->name, OPEN_DIR_FLAGS);
+  if (fd < 0)
+    return -errno;
+  /* 0711: as root, the sandbox's pool uid must traverse it. */
+  if (fstat(fd, &st) < 0 || st.st_uid != me || (st.st_mode & 022) ||
+      !on_tmpfs(fd, need) ||
+      ((st.st_mode & 07777) != 0711 && fchmod(fd, 0711) < 0)) {
+    safe_close(fd);
+    return -EPERM;
+  }
+  return fd;
+}
+
+/* The run's directory name in a tmpfs base: unique per workspace root,
+ * tenant and execution, like the run directory itself. */
+static int tmpfs_staging_name(const char *root, const char *tenant,
+                              const char *execution, char **out) {
+  char hex[SR_SHA256_HEX_LEN + 1];
+
+  if (sr_sha256_hex(root, strlen(root), hex) < 0)
+    return -EIO;
+  if (asprintf(out, "%.16s-%s:%s", hex, tenant, execution) < 0) {
+    *out = NULL;
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+static int staging_on_tmpfs(struct sr_workspace *ws, uint64_t bytes) {
+  struct tmpfs_base bases[3];
+  size_t n = tmpfs_bases(bases);
+  _cleanup_free_ char *name = NULL;
+  const char *colon = strchr(ws->active_name, ':');
+  _cleanup_free_ char *tenant =
+      colon ? strndup(ws->active_name, (size_t)(colon - ws->active_name))
+            : NULL;
+
+  if (!tenant || tmpfs_staging_name(ws->root, tenant, colon + 1, &name) < 0)
+    return -ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    /* Room for the copy and as much again for everyone else. */
+    int base = open_tmpfs_base(&bases[i], true, 2 * bytes);
+    int dir;
+
+    if (base < 0)
+      continue;
+    dir = make_dir_at(base, name, 0711);
+    if (dir < 0) {
+      safe_close(base);
+      continue;
+    }
+    if (asprintf(&ws->staging_path, "%s/%s/%s", bases[i].parent, bases[i].name,
+                 name) < 0) {
+      ws->staging_path = NULL;
+      (void)unlinkat(base, name, AT_REMOVEDIR);
+      safe_close(dir);
+      safe_close(base);
+      return -ENOMEM;
+    }
+    ws->staging_parent_fd = base;
+    ws->staging_fd = dir;
+    ws->staging_name = TAKE_PTR(name);
+    return 1;
+  }
+  return 0;
+}
+
+int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
+                              bool tmpfs_ok, struct sr_error *err) {
+  int r = 0;
+
+  if (tmpfs_ok && bundle_bytes <= SR_TMPFS_STAGING_MAX)
+    r = staging_on_tmpfs(ws, bundle_bytes);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                        "cannot create staging directory");
+  if (r == 0) {
+    ws->staging_name = strdup("staging");
+    ws->staging_parent_fd = fcntl(ws->run_fd, F_DUPFD_CLOEXEC, 3);
+    if (!ws->staging_name || ws->staging_parent_fd < 0 ||
+        path_join(&ws->staging_path, ws->run_path, "staging") < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
+                          "workspace");
+    r = make_dir_at(ws->run_fd, "staging", 0711);
+    if (r < 0) {
+      free(ws->staging_name); /* nothing of ours to remove */
+      ws->staging_name = NULL;
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                          "cannot create staging directory");
+    }
+    ws->staging_fd = r;
+  }
+  r = make_dir_at(ws->staging_fd, "bundle", 0755);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                        "cannot create staging directory");
+  ws->bundle_fd = r;
+  if (path_join(&ws->bundle_path, ws->staging_path, "bundle") < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   return 0;
 }
@@ -325,7 +485,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
                           "cannot create staging directory");
     }
     ws->inputs_fd = r;
-    if (path_join(&ws->inputs_path, ws->run_path, "staging/inputs") < 0) {
+    if (path_join(&ws->inputs_path, ws->staging_path, "inputs") < 0) {
       json_decref(list);
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
                           "workspace");
@@ -598,9 +758,9 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
 }
 
 void sr_workspace_finish(struct sr_workspace *ws) {
-  if (ws->run_fd >= 0 && ws->staging_fd >= 0) {
+  if (ws->staging_parent_fd >= 0 && ws->staging_name) {
     /* Best effort: a leftover is cleaned by the next run's gc. */
-    (void)sr_rm_rf_at(ws->run_fd, "staging");
+    (void)sr_rm_rf_at(ws->staging_parent_fd, ws->staging_name);
   }
   if (ws->root_fd >= 0 && ws->active_name) {
     _cleanup_close_ int active_dir =
@@ -610,6 +770,7 @@ void sr_workspace_finish(struct sr_workspace *ws) {
                      0); /* gc removes it otherwise */
   }
   safe_close(ws->staging_fd);
+  safe_close(ws->staging_parent_fd);
   safe_close(ws->bundle_fd);
   safe_close(ws->inputs_fd);
   safe_close(ws->logs_fd);
@@ -620,15 +781,35 @@ void sr_workspace_finish(struct sr_workspace *ws) {
   free(ws->root);
   free(ws->run_path);
   free(ws->active_name);
+  free(ws->staging_name);
+  free(ws->staging_path);
   free(ws->bundle_path);
   free(ws->inputs_path);
   free(ws->metadata_path);
-  ws_init(ws);
+  sr_workspace_init(ws);
+}
+
+/* A dead run's staging directory in any tmpfs base (never creating one). */
+static void remove_tmpfs_staging(const char *root, const char *tenant,
+                                 const char *execution) {
+  struct tmpfs_base bases[3];
+  size_t n = tmpfs_bases(bases);
+  _cleanup_free_ char *name = NULL;
+
+  if (tmpfs_staging_name(root, tenant, execution, &name) < 0)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_close_ int base = open_tmpfs_base(&bases[i], false, 0);
+
+    if (base >= 0)
+      (void)sr_rm_rf_at(base, name);
+  }
 }
 
 int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
                     struct sr_error *err) {
   _cleanup_close_ int root_fd = -1, active_fd = -1;
+  char resolved[PATH_MAX];
   DIR *d;
   struct dirent *de;
   unsigned cleaned = 0;
@@ -641,6 +822,10 @@ int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot open %s",
                         root);
   }
+  /* Tmpfs staging names derive from the resolved root, as the run's did. */
+  if (!realpath(root, resolved))
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot resolve %s",
+                        root);
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
   if (active_fd < 0) {
     if (errno == ENOENT)
@@ -660,7 +845,9 @@ int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
 
     if (de->d_name[0] == '.')
       continue;
-    marker = openat(active_fd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    /* A link to the run's audit.jsonl (or, from older versions, a file of
+     * its own): only the lock matters. */
+    marker = openat(active_fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (marker < 0)
       continue;
     /* A live run holds its marker locked; only dead runs are touched. */
@@ -680,6 +867,7 @@ int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
           (void)sr_rm_rf_at(run, "staging"); /* reported below if it stays */
           (void)unlinkat(run, "metadata.json.tmp", 0);
         }
+        remove_tmpfs_staging(resolved, tenant_id, exec_id);
         if (verbose)
           printf("removed leftovers of %s/%s\n", tenant_id, exec_id);
       }

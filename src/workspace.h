@@ -24,17 +24,27 @@ struct sr_workspace {
   int tenant_fd;
   int run_fd;
   char *run_path; /* absolute {root}/{tenant}/{execution} */
-  int active_fd;  /* marker {root}/.active/{tenant}:{execution}, flock'ed
-                   * for the life of the run: gc skips locked markers */
+  int active_fd;  /* marker {root}/.active/{tenant}:{execution} (a link to
+                   * the run's audit.jsonl), flock'ed for the life of the
+                   * run: gc skips locked markers */
   char *active_name;
-  int staging_fd; /* {run}/staging */
-  int bundle_fd;  /* {run}/staging/bundle: empty until the bundle is staged */
+  /* The staging directory: {run}/staging, or for a small bundle without
+   * inputs a directory on a tmpfs (sr_workspace_make_staging); -1 until
+   * then.  staging_parent_fd and staging_name locate it for removal. */
+  int staging_fd;
+  int staging_parent_fd;
+  char *staging_name;
+  char *staging_path;
+  int bundle_fd; /* {staging}/bundle: empty until the bundle is staged */
   char *bundle_path;
-  int inputs_fd;     /* {run}/staging/inputs, only with inputs; else -1 */
+  int inputs_fd;     /* {staging}/inputs, only with inputs; else -1 */
   char *inputs_path; /* NULL without inputs */
   int logs_fd;       /* {run}/logs */
   char *metadata_path;
 };
+
+/* An empty workspace (every fd -1), safe to pass to sr_workspace_finish. */
+void sr_workspace_init(struct sr_workspace *ws);
 
 /* Default root: $(localstatedir)/lib/skillrun/runs for root, else
  * $XDG_STATE_HOME/skillrun/runs or ~/.local/state/skillrun/runs. */
@@ -43,11 +53,31 @@ int sr_workspace_default_root(char **out, struct sr_error *err);
 /*
  * Creates the run directory with O_EXCL semantics: an existing
  * {tenant}/{execution} is refused (exit 123, reason "execution_replayed")
- * without touching it.  Also cleans leftovers of dead runs of this root.
+ * without touching it, and in it audit.jsonl (*audit_fd, O_APPEND) and
+ * logs/.  Also cleans leftovers of dead runs of this root.
  */
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
-                        struct sr_error *err);
+                        int *audit_fd, struct sr_error *err);
+
+/*
+ * Creates the staging directory, once the bundle's size is known (it is
+ * called by sr_bundle_stage_to between its walk and its copy).
+ *
+ * A directory on ext4 costs 0.1 - 0.3 ms to create and again to evict, and
+ * a bundle is staged, bound and removed in every run.  When tmpfs_ok and
+ * the bundle is at most SR_TMPFS_STAGING_MAX bytes, the staging directory
+ * is placed on a tmpfs owned by the caller, first usable of:
+ * $XDG_RUNTIME_DIR/skillrun (not as root: the sandbox's pool uid could not
+ * reach it), /run/skillrun-staging (root), /dev/shm/skillrun-UID.  Such a base
+ * must be a directory of the caller's, not writable by others and on tmpfs,
+ * else it is passed over.  The run's directory there is named after the
+ * workspace root, tenant and execution, so that gc finds a dead run's
+ * (sr_workspace_gc).  Otherwise {run}/staging.
+ */
+#define SR_TMPFS_STAGING_MAX (16ull << 20)
+int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
+                              bool tmpfs_ok, struct sr_error *err);
 
 /* Copies each --input file (regular files only, never following a link)
  * into staging/inputs while hashing it; returns a JSON array of
@@ -75,7 +105,8 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
 /* Removes staging, releases the locks, closes fds.  Safe on partial state. */
 void sr_workspace_finish(struct sr_workspace *ws);
 
-/* --gc: removes leftovers (staging, markers) of runs whose supervisor died;
+/* --gc: removes leftovers (staging, wherever it was, and markers) of runs
+ * whose supervisor died;
  * runs that still hold their lock are left alone.  Prints what it removed
  * when verbose. */
 int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,

@@ -111,9 +111,12 @@ for mode in root user; do
   wait $sup 2>/dev/null
   for _ in $(seq 30); do no_proc "sleep 98765" && break; sleep 0.1; done
   check "$mode: kill -9 of skillrun leaves no sandbox process" no_proc "sleep 98765"
-  check "$mode: the dead run left its staging behind" [ -d "$W/default/e$n/staging" ]
+  staging=$(field "$W/a.$n" bundle_verified .staging)
+  check "$mode: the dead run left its staging behind ($staging)" [ -d "$staging/bundle" ]
   run_as $mode --gc --workspace-root "$W" >/dev/null 2>&1
-  check "$mode: --gc removes the dead run's staging" [ ! -e "$W/default/e$n/staging" ]
+  check "$mode: --gc removes the dead run's staging" [ ! -e "$staging" ]
+  check "$mode: ... and its marker" [ ! -e "$W/.active/default:e$n" ]
+  check "$mode: ... but not its audit.jsonl" [ -s "$W/default/e$n/audit.jsonl" ]
 
   check_run_audits "$mode" "$W" e
 done

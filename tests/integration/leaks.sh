@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Runs after every other test (Makefile.am orders it): nothing the suite
 # created may remain: no sandbox process, no mount of a test directory, no
-# skillrun cgroup leaf, no test directory, no live-run marker.
+# skillrun cgroup leaf, no test directory, no staging on tmpfs, no
+# live-run marker.
 . "$(dirname "$0")/lib.sh"
 
 leftover_procs=$(pgrep -a -f '^[^ ]*skillrun .*skillrun-(test|sandbox|cli|audit|digest)|^sleep 987[0-9][0-9]' || true)
@@ -17,6 +18,15 @@ is "no mount of a test directory is left on the host" "$leftover_mounts" ""
 leftover_dirs=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'skillrun-*' \
   ! -name 'skillrun-ci-*' ! -path "$_test_root" -newer "$SKILLRUN" 2>/dev/null)
 is "no test directory is left" "$leftover_dirs" ""
+
+# Staging on tmpfs (workspace.h): the bases of root and of the test user.
+leftover_staging=""
+for d in /dev/shm/skillrun-0 "/dev/shm/skillrun-$NOBODY" /run/skillrun-staging; do
+  [ -d "$d" ] || continue
+  leftover_staging="$leftover_staging$(find "$d" -mindepth 1 -maxdepth 1 -type d \
+    -newer "$SKILLRUN" 2>/dev/null)"
+done
+is "no staging directory is left on tmpfs" "$leftover_staging" ""
 
 leaves=""
 for d in /sys/fs/cgroup/skillrun /sys/fs/cgroup/unified/skillrun; do

@@ -62,11 +62,37 @@ for mode in root user; do
   check "$mode: the FIFO was not harvested" [ ! -e "$run/outputs/fifo" ]
   if [ $mode = user ]; then want=$NOBODY; else want=0; fi
   is "$mode: harvested files belong to the caller" "$(stat -c %u "$run/outputs/report.txt")" "$want"
+  staging=$(field "$W/audit" bundle_verified .staging)
+  is "$mode: a run with inputs stages in its run directory" "$staging" "$run/staging"
   check "$mode: staging is gone after the run" [ ! -e "$run/staging" ]
 
   # A run that writes nothing commits nothing.
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id d2 "$B" -- /bin/true >"$W/audit2" 2>/dev/null
   is "$mode: no output, no artifact_committed" "$(grep -c artifact_committed "$W/audit2")" 0
+
+  # Without inputs, a small bundle is staged on a tmpfs of the caller's
+  # (workspace.h), if there is one here.
+  staging=$(field "$W/audit2" bundle_verified .staging)
+  uid=$([ $mode = user ] && echo "$NOBODY" || echo 0)
+  if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    base=$(dirname -- "$staging")
+    is "$mode: a small bundle without inputs is staged on tmpfs" "$(stat -f -c %T "$base")" tmpfs
+    check "$mode: ... in a directory of the caller's, mode 0711 ($base)" \
+      [ "$(stat -c %u:%a "$base")" = "$uid:711" ]
+    check "$mode: ... which is gone after the run" [ ! -e "$staging" ]
+  else
+    pass "# SKIP $mode: no tmpfs at /dev/shm"
+  fi
+  head -c $((17 << 20)) /dev/zero >"$T/big-$mode.bin"
+  mkdir -p "$T/big-$mode"
+  cp -r "$B/." "$T/big-$mode/"
+  mv "$T/big-$mode.bin" "$T/big-$mode/big.bin"
+  chmod -R a+rX "$T/big-$mode"
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id d4 "$T/big-$mode" -- /bin/true >"$W/audit4" 2>/dev/null
+  is "$mode: a 17 MiB bundle runs" "$?" 0
+  is "$mode: ... staged in its run directory" "$(field "$W/audit4" bundle_verified .staging)" "$W/default/d4/staging"
+  check "$mode: ... which is gone after the run" [ ! -e "$W/default/d4/staging" ]
+  rm -rf "$T/big-$mode"
 
   # Scratch is a capped tmpfs: a 2 GiB write stops at the cap, host disk unchanged.
   printf 'include default\nscratch-size 32M\n' >"$T/small.profile"
@@ -112,6 +138,29 @@ for mode in root user; do
   is "$mode: no staging directory is left" "$left" 0
   check "$mode: no live-run marker is left" [ -z "$(ls -A "$W/.active" 2>/dev/null)" ]
 done
+
+# $XDG_RUNTIME_DIR is used only when it and its skillrun/ are the
+# caller's, on tmpfs, and not writable by others.
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+  W=$(user_workspace)
+  good=$(mktemp -d /dev/shm/skillrun-test-xdg.XXXXXX)
+  bad=$(mktemp -d /dev/shm/skillrun-test-xdg.XXXXXX)
+  chown "$NOBODY:$NOBODY" "$good"
+  chmod 700 "$good"
+  chmod 755 "$bad"
+  mkdir -m 0711 "$bad/skillrun" # root's, not the caller's
+  XDG_RUNTIME_DIR=$good as_user "$SKILLRUN" --workspace-root "$W" --execution-id x1 "$B" -- /bin/true >"$W/a.x1" 2>/dev/null
+  is "XDG_RUNTIME_DIR of the caller's: the run exits 0" "$?" 0
+  st=$(field "$W/a.x1" bundle_verified .staging)
+  check "XDG_RUNTIME_DIR of the caller's: staged there ($st)" [ "${st#"$good"/skillrun/}" != "$st" ]
+  XDG_RUNTIME_DIR=$bad as_user "$SKILLRUN" --workspace-root "$W" --execution-id x2 "$B" -- /bin/true >"$W/a.x2" 2>/dev/null
+  is "XDG_RUNTIME_DIR/skillrun of another user's: the run exits 0" "$?" 0
+  st=$(field "$W/a.x2" bundle_verified .staging)
+  check "XDG_RUNTIME_DIR/skillrun of another user's: passed over ($st)" \
+    [ "${st#/dev/shm/skillrun-"$NOBODY"/}" != "$st" ]
+  check "... and left alone" [ -z "$(ls -A "$bad/skillrun")" ]
+  rm -rf -- "$good" "$bad"
+fi
 
 # The pool is configured in skillrun.conf (root-owned; CI runs as root).
 W=$(tmpdir)
