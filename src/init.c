@@ -283,5 +283,10 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
     ;
   (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXITED, status, NULL, -1);
+  /* Closed here, not by _exit: the kernel releases an exiting task's files
+   * only after it has torn down its namespaces, and the supervisor, which
+   * waits for this EOF, can harvest meanwhile (it still waits for our exit
+   * before it returns). */
+  safe_close(sb->sync_fd);
   _exit(0);
 }
