@@ -22,12 +22,12 @@
 #include <openssl/opensslv.h>
 #include <seccomp.h>
 #include <sys/capability.h>
-#include <unistring/version.h>
 #include <yaml.h>
 
 #include "cli.h"
 #include "ossl.h"
 #include "seccomp.h"
+#include "text.h"
 #include "trust.h"
 #include "util.h"
 
@@ -896,7 +896,13 @@ void sr_cli_version(FILE *f) {
   }
   fprintf(f, "libyaml %s\n", yaml_get_version_string());
   fprintf(f, "jansson %s\n", jansson_version_str());
-  /* (major << 16) | (minor << 8) | subminor, per unistring/version.h */
-  fprintf(f, "libunistring %d.%d.%d\n", (_libunistring_version >> 16) & 0xff,
-          (_libunistring_version >> 8) & 0xff, _libunistring_version & 0xff);
+  {
+    int v = sr_text_lib_version();
+    if (v >= 0)
+      fprintf(f, "libunistring %d.%d.%d (%s, opened for non-ASCII text)\n",
+              (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff,
+              SR_LIBUNISTRING_SONAME);
+    else
+      fprintf(f, "libunistring not loadable (%s)\n", SR_LIBUNISTRING_SONAME);
+  }
 }

@@ -23,14 +23,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <unicase.h>
-#include <unictype.h>
-#include <uninorm.h>
-#include <unistr.h>
 #include <yaml.h>
 
 #include "fdutil.h"
 #include "manifest.h"
+#include "text.h"
 
 #define SR_YAML_MAX_DEPTH 8      /* nested collections */
 #define SR_YAML_MAX_NODES 16384  /* scalars and collections, in all */
@@ -410,89 +407,45 @@ static int check_tree(const struct node *n, unsigned *flow_line,
   return 0;
 }
 
-/* ------------------------------------------------------------ Unicode */
-
-/* Python's str.isspace(), which the reference's strip() uses: general
- * category Zs, or bidirectional class WS, B or S. */
-static bool py_isspace(ucs4_t c) {
-  int bidi = uc_bidi_class(c);
-
-  return uc_is_general_category(c, UC_CATEGORY_Zs) || bidi == UC_BIDI_WS ||
-         bidi == UC_BIDI_B || bidi == UC_BIDI_S;
-}
-
-/* Bounds of s without leading and trailing white space (Python strip()).
- * s must be valid UTF-8. */
-static void py_strip(const char *s, size_t len, size_t *start, size_t *slen) {
-  const uint8_t *u = (const uint8_t *)s;
-  size_t i = 0, first = len, last = 0;
-
-  while (i < len) {
-    ucs4_t c;
-    int k = u8_mbtouc(&c, u + i, len - i);
-
-    if (k <= 0)
-      k = 1;
-    if (!py_isspace(c)) {
-      if (first == len)
-        first = i;
-      last = i + (size_t)k;
-    }
-    i += (size_t)k;
-  }
-  *start = first == len ? 0 : first;
-  *slen = first == len ? 0 : last - first;
-}
-
-static size_t n_chars(const char *s, size_t len) {
-  return u8_mbsnlen((const uint8_t *)s, len);
-}
-
-/* NFKC form, NUL-terminated, or NULL (invalid UTF-8 or ENOMEM). */
-static char *nfkc(const char *s, size_t len, size_t *out_len) {
-  uint8_t *r, *t;
-  size_t n = 0;
-
-  if (u8_check((const uint8_t *)s, len))
-    return NULL;
-  r = u8_normalize(UNINORM_NFKC, (const uint8_t *)s, len, NULL, &n);
-  if (!r)
-    return NULL;
-  t = realloc(r, n + 1);
-  if (!t) {
-    free(r);
-    return NULL;
-  }
-  t[n] = '\0';
-  *out_len = n;
-  return (char *)t;
-}
-
 /* ------------------------------------------------------------ keys */
+
+/* Loads what text that is not ASCII needs (text.h), or says why not. */
+static int prepare_text(const struct node *v, const char *what,
+                        struct sr_error *err) {
+  char needed_for[64];
+
+  snprintf(needed_for, sizeof(needed_for), "SKILL.md:%u: a non-ASCII %s",
+           v->line, what);
+  return sr_text_prepare(v->str, v->len, needed_for, err);
+}
 
 static int check_name(struct sr_manifest *m, const struct node *v,
                       struct sr_error *err) {
   _cleanup_free_ char *norm = NULL;
-  _cleanup_free_ uint8_t *lower = NULL;
-  size_t start, len, nlen = 0, llen = 0;
+  size_t start, len, nlen = 0;
+  enum sr_text_name chars;
+  int r;
 
   if (v->kind != NODE_SCALAR)
     return INVALID(err, v->line, "name must be a string");
-  py_strip(v->str, v->len, &start, &len);
+  r = prepare_text(v, "name", err);
+  if (r < 0)
+    return r;
+  sr_text_strip(v->str, v->len, &start, &len);
   if (len == 0)
     return INVALID(err, v->line,
                    "name is empty: use lowercase letters, digits and hyphens");
   /* The reference checks the NFKC form of the stripped name. */
-  norm = nfkc(v->str + start, len, &nlen);
+  norm = sr_text_nfkc(v->str + start, len, &nlen);
   if (!norm)
     return oom(err); /* libyaml guarantees UTF-8, so this is ENOMEM */
-  if (n_chars(norm, nlen) > SR_MAX_NAME)
+  if (sr_text_chars(norm, nlen) > SR_MAX_NAME)
     return INVALID(err, v->line, "name is %zu characters long; at most %d",
-                   n_chars(norm, nlen), SR_MAX_NAME);
-  lower = u8_tolower((const uint8_t *)norm, nlen, NULL, NULL, NULL, &llen);
-  if (!lower)
+                   sr_text_chars(norm, nlen), SR_MAX_NAME);
+  chars = sr_text_name_chars(norm, nlen);
+  if (chars == SR_TEXT_NAME_NO_MEMORY)
     return oom(err);
-  if (llen != nlen || memcmp(lower, norm, nlen) != 0)
+  if (chars == SR_TEXT_NAME_NOT_LOWER)
     return INVALID(err, v->line,
                    "name '%s' must be lowercase (letters, digits, hyphens)",
                    SHOWN(norm));
@@ -504,19 +457,11 @@ static int check_name(struct sr_manifest *m, const struct node *v,
     return INVALID(err, v->line,
                    "name '%s' must not contain two hyphens in a row",
                    SHOWN(norm));
-  for (size_t i = 0; i < nlen;) {
-    ucs4_t c;
-    int k = u8_mbtouc(&c, (const uint8_t *)norm + i, nlen - i);
-
-    /* Python's isalnum(): a letter (L*) or a number (N*). */
-    if (c != '-' && !uc_is_general_category(c, UC_CATEGORY_L) &&
-        !uc_is_general_category(c, UC_CATEGORY_N))
-      return INVALID(err, v->line,
-                     "name '%s' may contain only letters, digits and "
-                     "hyphens",
-                     SHOWN(norm));
-    i += k > 0 ? (size_t)k : 1;
-  }
+  if (chars == SR_TEXT_NAME_BAD_CHAR)
+    return INVALID(err, v->line,
+                   "name '%s' may contain only letters, digits and "
+                   "hyphens",
+                   SHOWN(norm));
   m->name = strndup(v->str + start, len);
   if (!m->name)
     return oom(err);
@@ -526,15 +471,19 @@ static int check_name(struct sr_manifest *m, const struct node *v,
 static int check_description(struct sr_manifest *m, const struct node *v,
                              struct sr_error *err) {
   size_t start, len, n;
+  int r;
 
   if (v->kind != NODE_SCALAR)
     return INVALID(err, v->line, "description must be a string");
-  py_strip(v->str, v->len, &start, &len);
+  r = prepare_text(v, "description", err);
+  if (r < 0)
+    return r;
+  sr_text_strip(v->str, v->len, &start, &len);
   if (len == 0)
     return INVALID(err, v->line,
                    "description is empty: say what the skill does and when "
                    "to use it");
-  n = n_chars(v->str, v->len);
+  n = sr_text_chars(v->str, v->len);
   if (n > SR_MAX_DESCRIPTION)
     return INVALID(err, v->line,
                    "description is %zu characters long; at most %d", n,
@@ -548,11 +497,15 @@ static int check_description(struct sr_manifest *m, const struct node *v,
 static int check_compatibility(struct sr_manifest *m, const struct node *v,
                                struct sr_error *err) {
   size_t n;
+  int r;
 
   if (v->kind != NODE_SCALAR)
     return INVALID(err, v->line, "compatibility must be a string");
+  r = prepare_text(v, "compatibility", err);
+  if (r < 0)
+    return r;
   /* The reference accepts an empty value, so do we. */
-  n = n_chars(v->str, v->len);
+  n = sr_text_chars(v->str, v->len);
   if (n > SR_MAX_COMPATIBILITY)
     return INVALID(err, v->line,
                    "compatibility is %zu characters long; at most %d", n,
@@ -811,9 +764,13 @@ static int check_name_matches_dir(struct sr_manifest *m, unsigned line,
   _cleanup_free_ char *a = NULL, *b = NULL;
   size_t alen = 0, blen = 0;
 
-  /* The reference compares NFKC forms of both. */
-  a = nfkc(m->name, strlen(m->name), &alen);
-  b = nfkc(dirname, strlen(dirname), &blen);
+  /* The reference compares NFKC forms of both.  The name is prepared
+   * already; a directory name that cannot be is only a warning's worth. */
+  if (sr_text_prepare(dirname, strlen(dirname), "a non-ASCII directory name",
+                      err) < 0)
+    sr_error_clear(err);
+  a = sr_text_nfkc(m->name, strlen(m->name), &alen);
+  b = sr_text_nfkc(dirname, strlen(dirname), &blen);
   if (a && b && alen == blen && memcmp(a, b, alen) == 0)
     return 0;
   return add_warning(m, err,

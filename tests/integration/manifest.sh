@@ -82,4 +82,35 @@ is "replayed: the first run's record is untouched" \
 "$SKILLRUN" --workspace-root "$W" --tenant '../etc' "$B" -- /bin/true 2>"$T/err.t"
 is "a tenant id with .. is refused with 123" "$?" 123
 check "... before any file is touched" [ ! -e "$T/etc" ]
+# libunistring is opened only for manifest text that is not ASCII
+# (src/text.h).
+soname=$("$SKILLRUN" --version |
+  sed -n 's/^libunistring [0-9.]* (\(libunistring\.so\.[0-9]*\),.*/\1/p')
+check "--version names the libunistring it opens ($soname)" test -n "$soname"
+B=$T/ascii-skill
+mkbundle "$B"
+LD_DEBUG=files "$SKILLRUN" --workspace-root "$W" --execution-id u1 "$B" -- /bin/true \
+  >/dev/null 2>"$T/ld.u1"
+is "an ASCII manifest: exit 0" "$?" 0
+check "an ASCII manifest never maps libunistring" not grep -q "file=libunistring" "$T/ld.u1"
+B=$T/cafe-skill
+mkbundle "$B" "Makes café au lait."
+LD_DEBUG=files "$SKILLRUN" --workspace-root "$W" --execution-id u2 "$B" -- /bin/true \
+  >/dev/null 2>"$T/ld.u2"
+is "a non-ASCII description: exit 0" "$?" 0
+check "a non-ASCII description opens $soname" grep -q "file=$soname" "$T/ld.u2"
+mkdir "$T/badlib"
+echo "not a library" >"$T/badlib/$soname"
+LD_LIBRARY_PATH=$T/badlib "$SKILLRUN" --workspace-root "$W" --execution-id u3 \
+  "$T/ascii-skill" -- /bin/true >/dev/null 2>&1
+is "a broken $soname: an ASCII manifest still runs" "$?" 0
+LD_LIBRARY_PATH=$T/badlib "$SKILLRUN" --workspace-root "$W" --execution-id u4 \
+  --audit-file "$T/a.u4" "$B" -- /bin/true 2>"$T/err.u4"
+is "a broken $soname: a non-ASCII description exits 125" "$?" 125
+is "... with one line on stderr" "$(wc -l <"$T/err.u4")" 1
+check "... naming SKILL.md:line, the library and what to do" \
+  grep -q "cannot load $soname, needed for SKILL.md:3: a non-ASCII description (.*): install it" "$T/err.u4"
+is "... and the reason in the audit stream" \
+  "$(field "$T/a.u4" error .reason)" library_unavailable
+check "... whose chain verifies" audit_ok "$T/a.u4"
 finish
