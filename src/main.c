@@ -812,6 +812,7 @@ trust_done:
   run.envp = c->envp;
   run.cgroup.leaf_fd = -1;
   run.uidpool_fd = -1;
+  run.init.pidfd = -1;
   /* prepare: the limits' enforcement is decided before it is announced */
   r = sr_supervisor_prepare(&run, &err);
   if (r >= 0) {
@@ -836,27 +837,32 @@ trust_done:
   }
   if (r >= 0)
     r = sr_supervise(&run, &res, &err);
-  sr_supervisor_cleanup(&run);
-  if (r < 0)
-    return fail(c, &err);
-
-  emit_completed(c, res.status, res.exit_code, &res);
-  {
+  if (r >= 0) {
+    /* The result is final; the sandbox's init is still tearing down its
+     * mount namespace, which these records need not wait for. */
     json_t *meta = metadata_json(c);
     char finished[32];
     sr_now_rfc3339(finished);
     if (meta) {
+      struct sr_error merr = {0};
       json_object_set_new(meta, "result",
                           json_pack("{s:s, s:i, s:I, s:s, s:I}", "status",
                                     res.status, "exit_code", res.exit_code,
                                     "duration_ms", (json_int_t)res.duration_ms,
                                     "finished_at", finished, "artifacts",
                                     (json_int_t)res.artifacts));
-      if (sr_workspace_write_metadata(&c->ws, meta, &err) < 0)
-        sr_log_warning("%s", err.msg); /* the audit stream has the result */
+      if (sr_workspace_write_metadata(&c->ws, meta, &merr) < 0)
+        sr_log_warning("%s", merr.msg); /* the audit stream has the result */
       json_decref(meta);
     }
+    sr_workspace_remove_staging(&c->ws);
   }
+  /* Reaps init: from here on nothing of the run is alive. */
+  sr_supervisor_cleanup(&run);
+  if (r < 0)
+    return fail(c, &err);
+
+  emit_completed(c, res.status, res.exit_code, &res);
   return res.exit_code;
 }
 

@@ -171,6 +171,8 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
 }
 
 void sr_supervisor_cleanup(struct sr_run *run) {
+  /* Nothing of the run may be alive when this returns. */
+  sr_supervisor_reap(run);
   /* A leaf that cannot be removed now is left to --gc, with its fd and
    * paths released here. */
   (void)sr_cgroup_destroy(&run->cgroup);
@@ -197,9 +199,8 @@ static int arm_timer(int fd, uint64_t ms, uint64_t interval_ms) {
 struct loop {
   struct sr_run *run;
   struct sr_error *err;
-  pid_t pid;
-  int pidfd;
-  bool ready, init_exited, have_status, sync_eof;
+  struct sr_init_proc *init; /* &run->init */
+  bool ready, have_status, sync_eof;
   int status;
   int exec_errno;
   struct sr_error setup_err;
@@ -210,58 +211,63 @@ struct loop {
 
 /* Not reaped yet, so the pid cannot have been reused even without a
  * pidfd. */
-static void signal_init(struct loop *l, int sig) {
-  if (l->pidfd >= 0)
-    (void)syscall(SYS_pidfd_send_signal, l->pidfd, sig, NULL, 0);
+static void signal_init(struct sr_init_proc *in, int sig) {
+  if (in->pidfd >= 0)
+    (void)syscall(SYS_pidfd_send_signal, in->pidfd, sig, NULL, 0);
   else
-    (void)kill(l->pid, sig);
+    (void)kill(in->pid, sig);
 }
 
 /* Reaps init if it has exited; true when it has. */
-static bool reap_init(struct loop *l, bool block) {
+static bool reap_init(struct sr_init_proc *in, bool block) {
   siginfo_t si;
   int flags = WEXITED | (block ? 0 : WNOHANG);
   int r;
 
   memset(&si, 0, sizeof(si));
   do {
-    if (l->pidfd >= 0)
-      r = waitid((idtype_t)P_PIDFD, (id_t)l->pidfd, &si, flags);
+    if (in->pidfd >= 0)
+      r = waitid((idtype_t)P_PIDFD, (id_t)in->pidfd, &si, flags);
     else
-      r = waitid(P_PID, (id_t)l->pid, &si, flags);
+      r = waitid(P_PID, (id_t)in->pid, &si, flags);
   } while (r < 0 && errno == EINTR);
   if ((r == 0 && si.si_pid != 0) || (r < 0 && errno == ECHILD))
-    l->init_exited = true;
-  return l->init_exited;
+    in->exited = true;
+  return in->exited;
 }
 
-/* Init has reported and only its own exit is left: wait for it, bounded,
- * then kill it.  Either way it is gone when this returns. */
-static void finish_init(struct loop *l) {
-  if (l->init_exited)
+void sr_supervisor_reap(struct sr_run *run) {
+  struct sr_init_proc *in = &run->init;
+
+  if (in->pid <= 0) /* no sandbox was made */
     return;
-  if (l->pidfd >= 0) {
-    struct pollfd pfd = {.fd = l->pidfd, .events = POLLIN};
+  if (in->exited) {
+    in->pidfd = safe_close(in->pidfd);
+    return;
+  }
+  if (in->pidfd >= 0) {
+    struct pollfd pfd = {.fd = in->pidfd, .events = POLLIN};
     int n;
     do
       n = poll(&pfd, 1, INIT_EXIT_GRACE_MS);
     while (n < 0 && errno == EINTR);
     if (n == 0)
-      signal_init(l, SIGKILL);
-  } else if (!reap_init(l, false)) {
+      signal_init(in, SIGKILL);
+  } else if (!reap_init(in, false)) {
     /* No pidfd (old kernel): no bounded wait without one, and init has
      * nothing left to do that is worth waiting for. */
-    signal_init(l, SIGKILL);
+    signal_init(in, SIGKILL);
   }
-  (void)reap_init(l, true);
+  (void)reap_init(in, true);
+  in->pidfd = safe_close(in->pidfd);
 }
 
 static void kill_tree(struct loop *l) {
   if (l->run->cgroup.active)
     (void)sr_cgroup_kill(&l->run->cgroup); /* and pid 1 below, regardless */
   /* pid 1 of the namespace: its death takes every process of it along. */
-  if (!l->init_exited)
-    signal_init(l, SIGKILL);
+  if (!l->init->exited)
+    signal_init(l->init, SIGKILL);
   l->tree_killed = true;
 }
 
@@ -323,8 +329,8 @@ static int on_signal(struct loop *l, int sfd, int grace_fd) {
   if (n != (ssize_t)sizeof(si))
     return 0;
   if (si.ssi_signo == SIGCHLD) {
-    if (l->pidfd < 0)
-      (void)reap_init(l, false); /* with a pidfd, its POLLIN tells */
+    if (l->init->pidfd < 0)
+      (void)reap_init(l->init, false); /* with a pidfd, its POLLIN tells */
     return 0;
   }
   if (l->cancel_sig == 0) {
@@ -340,8 +346,8 @@ static int on_signal(struct loop *l, int sfd, int grace_fd) {
       return r;
     /* init forwards SIGTERM to the skill's process group; after the grace
      * period the whole tree is killed. */
-    if (!l->init_exited)
-      signal_init(l, SIGTERM);
+    if (!l->init->exited)
+      signal_init(l->init, SIGTERM);
     r = arm_timer(grace_fd, p->limits[SR_LIM_KILL_GRACE].value, 0);
     if (r < 0)
       return sr_error_set(l->err, SR_EXIT_FAILED, -r, "timer", "grace timer");
@@ -375,8 +381,8 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
      * is left of it is its own exit (the namespaces' teardown, a grace
      * period or more), which sr_supervise overlaps with the harvest and
      * then waits for. */
-    if ((l->init_exited || l->have_status) && l->sync_eof && lp->in_fd[0] < 0 &&
-        lp->in_fd[1] < 0)
+    if ((l->init->exited || l->have_status) && l->sync_eof &&
+        lp->in_fd[0] < 0 && lp->in_fd[1] < 0)
       return 0;
     if (!l->sync_eof) {
       i_sync = n;
@@ -392,9 +398,9 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
       i_err = n;
       pfd[n++] = (struct pollfd){.fd = lp->in_fd[1], .events = POLLIN};
     }
-    if (!l->init_exited && l->pidfd >= 0) {
+    if (!l->init->exited && l->init->pidfd >= 0) {
       i_pid = n;
-      pfd[n++] = (struct pollfd){.fd = l->pidfd, .events = POLLIN};
+      pfd[n++] = (struct pollfd){.fd = l->init->pidfd, .events = POLLIN};
     }
     i_timeout = n;
     pfd[n++] = (struct pollfd){.fd = timeout_fd, .events = POLLIN};
@@ -443,7 +449,7 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
     }
     if (pfd[i_timeout].revents) {
       drain_timer(timeout_fd);
-      if (!l->init_exited && !l->timed_out) {
+      if (!l->init->exited && !l->timed_out) {
         l->timed_out = true;
         kill_tree(l);
         r = emit_limit(l, "wall", p->limits[SR_LIM_TIMEOUT].value);
@@ -453,13 +459,13 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
     }
     if (pfd[i_grace].revents) {
       drain_timer(grace_fd);
-      if (!l->init_exited)
+      if (!l->init->exited)
         kill_tree(l);
     }
     if (i_cpu >= 0 && pfd[i_cpu].revents) {
       uint64_t usec = 0;
       drain_timer(cpu_fd);
-      if (!l->init_exited && !l->cpu_exceeded &&
+      if (!l->init->exited && !l->cpu_exceeded &&
           sr_cgroup_cpu_usec(&l->run->cgroup, &usec) >= 0 &&
           usec >= cpu_budget_usec) {
         l->cpu_exceeded = true;
@@ -470,7 +476,7 @@ static int run_loop(struct loop *l, struct sr_logpump *lp, int sync_fd, int sfd,
       }
     }
     if (i_pid >= 0 && pfd[i_pid].revents)
-      (void)reap_init(l, false);
+      (void)reap_init(l->init, false);
   }
 }
 
@@ -528,7 +534,7 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
   const struct sr_policy *p = run->policy;
   _cleanup_close_ int sync0 = -1, sync1 = -1, out_r = -1, out_w = -1;
   _cleanup_close_ int err_r = -1, err_w = -1, sfd = -1, timeout_fd = -1;
-  _cleanup_close_ int grace_fd = -1, cpu_fd = -1, pidfd = -1;
+  _cleanup_close_ int grace_fd = -1, cpu_fd = -1;
   int log_out = -1, log_err = -1;
   struct sr_logpump lp;
   struct sr_sandbox sb;
@@ -545,7 +551,8 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
   l.run = run;
   l.err = err;
   l.outputs_fd = -1;
-  l.pidfd = -1;
+  l.init = &run->init;
+  run->init = (struct sr_init_proc){.pid = 0, .pidfd = -1, .exited = false};
 
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return sr_error_layer(err, "sync", errno, "socketpair");
@@ -617,7 +624,7 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
     flags |= CLONE_NEWNET;
   fflush(NULL); /* nothing buffered may be written twice */
   pid = sr_ns_clone(flags, run->cgroup.active ? run->cgroup.leaf_fd : -1,
-                    &pidfd, err);
+                    &run->init.pidfd, err);
   if (pid < 0) {
     sr_logpump_close(&lp);
     return pid;
@@ -628,8 +635,7 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
     safe_close(err_r);
     sr_init_main(&sb);
   }
-  l.pid = pid;
-  l.pidfd = pidfd;
+  run->init.pid = pid;
   /* The -1 stored keeps the _cleanup_close_ handlers from closing again;
    * clang 14's dead-store check does not model those handlers.
    * NOLINTBEGIN(clang-analyzer-deadcode.DeadStores) */
@@ -658,8 +664,8 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
   if (r < 0) {
     /* Fail closed: nothing of the run may outlive this function. */
     kill_tree(&l);
-    if (!l.init_exited)
-      (void)reap_init(&l, true);
+    if (!run->init.exited)
+      (void)reap_init(&run->init, true);
   }
   (void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
   res->duration_ms = sr_now_mono_ms() - start;
@@ -696,6 +702,8 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
                                &res->artifacts, &res->artifact_bytes, err);
   }
   safe_close(l.outputs_fd);
-  finish_init(&l);
+  /* On success init may still be exiting (tearing down its mount
+   * namespace); sr_supervisor_reap waits for it, after the caller has
+   * written its records meanwhile. */
   return r;
 }

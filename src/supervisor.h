@@ -15,6 +15,13 @@
 struct sr_seccomp;
 
 /* One run, from the supervisor's point of view. */
+/* The sandbox's init, as the supervisor holds it. */
+struct sr_init_proc {
+  pid_t pid;   /* 0 before the clone */
+  int pidfd;   /* -1 without (old kernel) */
+  bool exited; /* reaped */
+};
+
 struct sr_run {
   const struct sr_args *args;
   const char *tenant; /* resolved ids (args may leave them unset) */
@@ -30,6 +37,7 @@ struct sr_run {
   uid_t host_uid; /* the sandbox user's id on the host */
   gid_t host_gid;
   int uidpool_fd; /* locked uid-pool slot (root), -1 otherwise */
+  struct sr_init_proc init;
 };
 
 struct sr_result {
@@ -56,10 +64,17 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err);
 
 /* Builds the sandbox, runs the skill, pumps its logs, enforces the time and
  * CPU limits, forwards cancellation, harvests outputs and fills *res.  On
- * return nothing of the run is alive and the cgroup leaf is gone. */
+ * return every process of the run is dead but, after a success, the
+ * sandbox's init, which has reported and is only finishing its exit (the
+ * teardown of its mount namespace, ~0.5 ms): the caller may write its
+ * records meanwhile, and must then call sr_supervisor_cleanup. */
 int sr_supervise(struct sr_run *run, struct sr_result *res,
                  struct sr_error *err);
 
-/* Releases what sr_supervisor_prepare acquired (the cgroup leaf, the
- * uid-pool slot). */
+/* Waits for the sandbox's init to exit (at most a few seconds, then kills
+ * it) and reaps it: nothing of the run is alive afterwards. */
+void sr_supervisor_reap(struct sr_run *run);
+
+/* sr_supervisor_reap, then releases what sr_supervisor_prepare acquired
+ * (the cgroup leaf, the uid-pool slot). */
 void sr_supervisor_cleanup(struct sr_run *run);

@@ -757,11 +757,17 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
   return 0;
 }
 
-void sr_workspace_finish(struct sr_workspace *ws) {
+void sr_workspace_remove_staging(struct sr_workspace *ws) {
   if (ws->staging_parent_fd >= 0 && ws->staging_name) {
     /* Best effort: a leftover is cleaned by the next run's gc. */
     (void)sr_rm_rf_at(ws->staging_parent_fd, ws->staging_name);
   }
+  free(ws->staging_name);
+  ws->staging_name = NULL;
+}
+
+void sr_workspace_finish(struct sr_workspace *ws) {
+  sr_workspace_remove_staging(ws);
   if (ws->root_fd >= 0 && ws->active_name) {
     _cleanup_close_ int active_dir =
         openat(ws->root_fd, ".active", OPEN_DIR_FLAGS);
@@ -781,7 +787,6 @@ void sr_workspace_finish(struct sr_workspace *ws) {
   free(ws->root);
   free(ws->run_path);
   free(ws->active_name);
-  free(ws->staging_name);
   free(ws->staging_path);
   free(ws->bundle_path);
   free(ws->inputs_path);

@@ -102,6 +102,9 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
                          struct sr_audit *audit, uint64_t *n_files,
                          uint64_t *n_bytes, struct sr_error *err);
 
+/* Removes the staging directory (idempotent). */
+void sr_workspace_remove_staging(struct sr_workspace *ws);
+
 /* Removes staging, releases the locks, closes fds.  Safe on partial state. */
 void sr_workspace_finish(struct sr_workspace *ws);
 
