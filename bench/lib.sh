@@ -54,6 +54,20 @@ bench_setup_tmp() {
 	mkdir -m 0755 "$BENCH_WS"
 }
 
+# bench_note_fs DIR: says when DIR is on ext4 without a journal.  There,
+# allocating an inode skips every inode deleted in the last 60 s (300 s
+# while its block is dirty; fs/ext4/ialloc.c, recently_deleted()), so each
+# file a run creates costs more the more was deleted just before (a CI run,
+# the previous benchmark's clean-up).
+bench_note_fs() {
+	local fstype dev
+	read -r fstype dev < <(findmnt -no FSTYPE,SOURCE -T "$1" 2>/dev/null) || return 0
+	[ "$fstype" = ext4 ] || return 0
+	dev=$(basename -- "$dev")
+	compgen -G "/proc/fs/jbd2/$dev-*" >/dev/null && return 0
+	echo "# $BENCH_NAME: $1 is on ext4 without a journal ($dev): run directories cost more for minutes after mass deletions (see bench/README.md)"
+}
+
 # A bundle holding only SKILL.md, at $1.
 bench_make_bundle() {
 	mkdir -p "$1"
