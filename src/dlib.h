@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 #include "error.h"
 
 /*
@@ -35,12 +37,33 @@ void *sr_dlib_open(const char *soname, const char *needed_for,
 void *sr_dlib_sym(void *h, const char *soname, const char *name,
                   struct sr_error *err);
 
-/* Inside a function returning int, with `h`, `soname` and `err` in scope:
- * resolves one X-macro name into struct variable `s`. */
+/* Inside SR_DLIB_LOADER's function: resolves one X-macro name into the
+ * struct variable `s`. */
 #define SR_DLIB_RESOLVE(name)                                                  \
   s.name = (__typeof__(s.name))sr_dlib_sym(h, soname, #name, err);             \
   if (!s.name)                                                                 \
     return -ENOENT;
+
+/* Defines `static int fn(const char *needed_for, struct sr_error *err)`,
+ * which opens soname_ once and fills `var` (a struct of SR_DLIB_MEMBERs)
+ * with the functions and objects that the X-macro `list` names: 0, or
+ * -ENOENT with err set.  `var` is written only when every one resolved. */
+#define SR_DLIB_LOADER(fn, var, list, soname_)                                 \
+  static int fn(const char *needed_for, struct sr_error *err) {                \
+    static const char soname[] = soname_;                                      \
+    static bool loaded;                                                        \
+    __typeof__(var) s;                                                         \
+    void *h;                                                                   \
+                                                                               \
+    if (loaded)                                                                \
+      return 0;                                                                \
+    h = sr_dlib_open(soname, needed_for, err);                                 \
+    if (!h)                                                                    \
+      return -ENOENT;                                                          \
+    list(SR_DLIB_RESOLVE) var = s;                                             \
+    loaded = true;                                                             \
+    return 0;                                                                  \
+  }
 
 /* One FDO dlopen metadata note (type NT_FDO_DLOPEN_METADATA). */
 #define SR_DLOPEN_NOTE(id, feature, description, soname)                       \

@@ -419,21 +419,10 @@ SR_DLOPEN_NOTE(sr_scmp_note, "seccomp",
                "seccomp filters for profiles that change the syscall lists",
                SR_LIBSECCOMP_SONAME);
 
-int sr_seccomp_lib_load(struct sr_error *err) {
-  static const char soname[] = SR_LIBSECCOMP_SONAME;
-  static bool loaded;
-  __typeof__(scmp) s;
-  void *h;
+SR_DLIB_LOADER(load_lib, scmp, SR_SCMP_FUNCTIONS, SR_LIBSECCOMP_SONAME)
 
-  if (loaded)
-    return 0;
-  h = sr_dlib_open(soname, "a seccomp filter other than the default", err);
-  if (!h)
-    return -ENOENT;
-  SR_SCMP_FUNCTIONS(SR_DLIB_RESOLVE)
-  scmp = s;
-  loaded = true;
-  return 0;
+int sr_seccomp_lib_load(struct sr_error *err) {
+  return load_lib("a seccomp filter other than the default", err);
 }
 
 const struct scmp_version *sr_seccomp_lib_version(void) {

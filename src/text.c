@@ -29,7 +29,6 @@
   X(uninorm_nfkc)                                                              \
   X(_libunistring_version)
 static struct { SR_UNI_SYMBOLS(SR_DLIB_MEMBER) } uni;
-static bool uni_loaded;
 
 SR_DLOPEN_NOTE(sr_uni_note, "unicode",
                "non-ASCII names and descriptions in SKILL.md",
@@ -42,20 +41,11 @@ static bool ascii(const char *s, size_t len) {
   return true;
 }
 
-static int load(const char *what, struct sr_error *err) {
-  static const char soname[] = SR_LIBUNISTRING_SONAME;
-  __typeof__(uni) s;
-  void *h;
+SR_DLIB_LOADER(load, uni, SR_UNI_SYMBOLS, SR_LIBUNISTRING_SONAME)
 
-  if (uni_loaded)
-    return 0;
-  h = sr_dlib_open(soname, what, err);
-  if (!h)
-    return -ENOENT;
-  SR_UNI_SYMBOLS(SR_DLIB_RESOLVE)
-  uni = s;
-  uni_loaded = true;
-  return 0;
+/* `uni` is filled only when every symbol resolved. */
+static bool uni_loaded(void) {
+  return uni.u8_mbtouc != NULL;
 }
 
 int sr_text_lib_version(void) {
@@ -97,7 +87,7 @@ void sr_text_strip(const char *s, size_t len, size_t *start, size_t *slen) {
   size_t i = 0, first = len, last = 0;
   bool a = ascii(s, len);
 
-  if (!a && !uni_loaded) {
+  if (!a && !uni_loaded()) {
     *start = 0;
     *slen = len;
     return;
@@ -125,7 +115,7 @@ void sr_text_strip(const char *s, size_t len, size_t *start, size_t *slen) {
 size_t sr_text_chars(const char *s, size_t len) {
   if (ascii(s, len))
     return len;
-  return uni_loaded ? uni.u8_mbsnlen((const uint8_t *)s, len) : SIZE_MAX;
+  return uni_loaded() ? uni.u8_mbsnlen((const uint8_t *)s, len) : SIZE_MAX;
 }
 
 char *sr_text_nfkc(const char *s, size_t len, size_t *out_len) {
@@ -142,7 +132,7 @@ char *sr_text_nfkc(const char *s, size_t len, size_t *out_len) {
     *out_len = len;
     return (char *)t;
   }
-  if (!uni_loaded || uni.u8_check((const uint8_t *)s, len))
+  if (!uni_loaded() || uni.u8_check((const uint8_t *)s, len))
     return NULL;
   r = uni.u8_normalize(uni.uninorm_nfkc, (const uint8_t *)s, len, NULL, &n);
   if (!r)
@@ -171,7 +161,7 @@ enum sr_text_name sr_text_name_chars(const char *norm, size_t len) {
         return SR_TEXT_NAME_BAD_CHAR;
     return SR_TEXT_NAME_OK;
   }
-  if (!uni_loaded)
+  if (!uni_loaded())
     return SR_TEXT_NAME_BAD_CHAR;
   lower = uni.u8_tolower((const uint8_t *)norm, len, NULL, NULL, NULL, &llen);
   if (!lower)
