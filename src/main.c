@@ -830,7 +830,7 @@ trust_done:
   }
   if (r >= 0) {
     json_t *meta = metadata_json(c);
-    r = meta ? sr_workspace_write_metadata(&c->ws, meta, &err)
+    r = meta ? sr_workspace_write_sandbox_metadata(&c->ws, meta, &err)
              : sr_error_set(&err, SR_EXIT_FAILED, ENOMEM, "metadata",
                             "metadata");
     json_decref(meta);

@@ -254,8 +254,6 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
                         "cannot create logs directory");
   ws->logs_fd = r;
-  if (path_join(&ws->metadata_path, ws->run_path, "metadata.json") < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   return 0;
 }
 
@@ -555,8 +553,9 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
   return 0;
 }
 
-int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
-                                struct sr_error *err) {
+/* meta as indented JSON in dirfd/name, created with O_EXCL, mode 0644. */
+static int write_json(int dirfd, const char *name, const json_t *meta,
+                      struct sr_error *err) {
   _cleanup_free_ char *text = NULL;
   _cleanup_close_ int fd = -1;
   int r;
@@ -564,9 +563,8 @@ int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
   text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   if (!text)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
-  (void)unlinkat(ws->run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  fd = openat(ws->run_fd, "metadata.json.tmp",
-              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0644);
   if (fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");
@@ -578,6 +576,34 @@ int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
                         "cannot write metadata.json");
+  return 0;
+}
+
+int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
+                                        const json_t *meta,
+                                        struct sr_error *err) {
+  int r;
+
+  if (ws->staging_fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "metadata",
+                        "no staging directory for metadata.json");
+  r = write_json(ws->staging_fd, "metadata.json", meta, err);
+  if (r < 0)
+    return r;
+  free(ws->metadata_path);
+  if (path_join(&ws->metadata_path, ws->staging_path, "metadata.json") < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
+  return 0;
+}
+
+int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
+                                struct sr_error *err) {
+  int r;
+
+  (void)unlinkat(ws->run_fd, "metadata.json.tmp", 0); /* stale temp file */
+  r = write_json(ws->run_fd, "metadata.json.tmp", meta, err);
+  if (r < 0)
+    return r;
   if (renameat(ws->run_fd, "metadata.json.tmp", ws->run_fd, "metadata.json") <
       0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",

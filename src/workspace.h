@@ -37,10 +37,10 @@ struct sr_workspace {
   char *staging_path;
   int bundle_fd; /* {staging}/bundle: empty until the bundle is staged */
   char *bundle_path;
-  int inputs_fd;     /* {staging}/inputs, only with inputs; else -1 */
-  char *inputs_path; /* NULL without inputs */
-  int logs_fd;       /* {run}/logs */
-  char *metadata_path;
+  int inputs_fd;       /* {staging}/inputs, only with inputs; else -1 */
+  char *inputs_path;   /* NULL without inputs */
+  int logs_fd;         /* {run}/logs */
+  char *metadata_path; /* the sandbox's: {staging}/metadata.json */
 };
 
 /* An empty workspace (every fd -1), safe to pass to sr_workspace_finish. */
@@ -86,7 +86,18 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
                               const struct sr_policy *p, struct sr_audit *audit,
                               json_t **ret_inputs, struct sr_error *err);
 
-/* Writes (replaces) metadata.json atomically (mode 0644). */
+/* Writes the sandbox's metadata.json (mounted read-only at
+ * /workspace/metadata.json) into the staging directory and sets
+ * metadata_path.  The run directory gets its own copy only after the run,
+ * with the result: its metadata.json appears when the run is over, and a
+ * run costs the workspace's file system one file fewer to create and
+ * evict. */
+int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
+                                        const json_t *meta,
+                                        struct sr_error *err);
+
+/* Writes the run directory's metadata.json atomically (a temporary file
+ * renamed into place; mode 0644). */
 int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
                                 struct sr_error *err);
 

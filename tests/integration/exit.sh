@@ -117,6 +117,8 @@ for mode in root user; do
   check "$mode: --gc removes the dead run's staging" [ ! -e "$staging" ]
   check "$mode: ... and its marker" [ ! -e "$W/.active/default:e$n" ]
   check "$mode: ... but not its audit.jsonl" [ -s "$W/default/e$n/audit.jsonl" ]
+  check "$mode: the killed run has no metadata.json (written when a run is over)" \
+    [ ! -e "$W/default/e$n/metadata.json" ]
 
   check_run_audits "$mode" "$W" e
 done
