@@ -129,7 +129,7 @@ void sr_workspace_init(struct sr_workspace *ws) {
   memset(ws, 0, sizeof(*ws));
   ws->root_fd = ws->tenant_fd = ws->run_fd = -1;
   ws->active_fd = ws->staging_fd = ws->bundle_fd = ws->inputs_fd = -1;
-  ws->staging_parent_fd = ws->logs_fd = -1;
+  ws->staging_parent_fd = ws->logs_fd = ws->outputs_fd = -1;
 }
 
 static int path_join(char **out, const char *a, const char *b) {
@@ -752,6 +752,16 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
   return r;
 }
 
+int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err) {
+  int r = make_dir_at(ws->run_fd, "outputs", 0755);
+
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "harvest",
+                        "cannot create outputs directory");
+  ws->outputs_fd = r;
+  return 0;
+}
+
 int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
                          struct sr_audit *audit, uint64_t *n_files,
                          uint64_t *n_bytes, struct sr_error *err) {
@@ -759,11 +769,12 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
   _cleanup_close_ int dst = -1;
   int r;
 
-  r = make_dir_at(ws->run_fd, "outputs", 0755);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "harvest",
-                        "cannot create outputs directory");
-  dst = r;
+  if (ws->outputs_fd < 0) {
+    r = sr_workspace_make_outputs(ws, err);
+    if (r < 0)
+      return r;
+  }
+  dst = TAKE_FD(ws->outputs_fd);
   if (outputs_fd >= 0) {
     r = harvest_dir(&h, outputs_fd, dst, "", 0);
     if (r < 0)
@@ -806,6 +817,7 @@ void sr_workspace_finish(struct sr_workspace *ws) {
   safe_close(ws->bundle_fd);
   safe_close(ws->inputs_fd);
   safe_close(ws->logs_fd);
+  safe_close(ws->outputs_fd);
   safe_close(ws->active_fd);
   safe_close(ws->run_fd);
   safe_close(ws->tenant_fd);

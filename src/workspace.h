@@ -40,6 +40,7 @@ struct sr_workspace {
   int inputs_fd;       /* {staging}/inputs, only with inputs; else -1 */
   char *inputs_path;   /* NULL without inputs */
   int logs_fd;         /* {run}/logs */
+  int outputs_fd;      /* {run}/outputs, from sr_workspace_make_outputs */
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
 };
 
@@ -104,6 +105,10 @@ int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
 /* Creates logs/stdout.log and logs/stderr.log (O_EXCL); returns the fds. */
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
                            struct sr_error *err);
+
+/* Creates {run}/outputs (mode 0755) for the harvest; done while the
+ * sandbox is built, so that its cost is off the launch's path. */
+int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err);
 
 /* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs:
  * regular files and directories only, never following a link, each file
