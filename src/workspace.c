@@ -108,6 +108,15 @@ static int open_or_make_dir_at(int dirfd, const char *name, mode_t mode) {
   return fd < 0 ? -errno : fd;
 }
 
+/* A new append-only record file of the run (audit.jsonl, the logs), mode
+ * 0640: an fd, or -errno. */
+static int create_record_file(int dirfd, const char *name) {
+  int fd = openat(
+      dirfd, name,
+      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0640);
+  return fd < 0 ? -errno : fd;
+}
+
 static int make_dir_at(int dirfd, const char *name, mode_t mode) {
   int fd;
 
@@ -230,11 +239,9 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
    * it in .active, made once it is locked (gc never sees an unlocked
    * marker of a live run).  A marker of its own would cost an inode to
    * allocate and to evict again in every run. */
-  r = openat(ws->run_fd, "audit.jsonl",
-             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
-             0640);
+  r = create_record_file(ws->run_fd, "audit.jsonl");
   if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "audit",
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit",
                         "cannot create audit.jsonl");
   *audit_fd = r;
   ws->active_fd = fcntl(r, F_DUPFD_CLOEXEC, 3);
@@ -331,15 +338,15 @@ static int open_tmpfs_base(const struct tmpfs_base *b, bool create,
   return fd;
 }
 
-/* The run's directory name in a tmpfs base: unique per workspace root,
- * tenant and execution, like the run directory itself. */
-static int tmpfs_staging_name(const char *root, const char *tenant,
-                              const char *execution, char **out) {
+/* The run's directory name in a tmpfs base: unique per workspace root and
+ * run marker ("tenant:execution"), like the run directory itself. */
+static int tmpfs_staging_name(const char *root, const char *marker,
+                              char **out) {
   char hex[SR_SHA256_HEX_LEN + 1];
 
   if (sr_sha256_hex(root, strlen(root), hex) < 0)
     return -EIO;
-  if (asprintf(out, "%.16s-%s:%s", hex, tenant, execution) < 0) {
+  if (asprintf(out, "%.16s-%s", hex, marker) < 0) {
     *out = NULL;
     return -ENOMEM;
   }
@@ -350,12 +357,8 @@ static int staging_on_tmpfs(struct sr_workspace *ws, uint64_t bytes) {
   struct tmpfs_base bases[3];
   size_t n = tmpfs_bases(bases);
   _cleanup_free_ char *name = NULL;
-  const char *colon = strchr(ws->active_name, ':');
-  _cleanup_free_ char *tenant =
-      colon ? strndup(ws->active_name, (size_t)(colon - ws->active_name))
-            : NULL;
 
-  if (!tenant || tmpfs_staging_name(ws->root, tenant, colon + 1, &name) < 0)
+  if (tmpfs_staging_name(ws->root, ws->active_name, &name) < 0)
     return -ENOMEM;
   for (size_t i = 0; i < n; i++) {
     /* Room for the copy and as much again for everyone else. */
@@ -615,19 +618,14 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
                            struct sr_error *err) {
   int o, e;
 
-  o = openat(ws->logs_fd, "stdout.log",
-             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
-             0640);
+  o = create_record_file(ws->logs_fd, "stdout.log");
   if (o < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "logs",
+    return sr_error_set(err, SR_EXIT_FAILED, -o, "logs",
                         "cannot create logs/stdout.log");
-  e = openat(ws->logs_fd, "stderr.log",
-             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
-             0640);
+  e = create_record_file(ws->logs_fd, "stderr.log");
   if (e < 0) {
-    int saved = errno;
     safe_close(o);
-    return sr_error_set(err, SR_EXIT_FAILED, saved, "logs",
+    return sr_error_set(err, SR_EXIT_FAILED, -e, "logs",
                         "cannot create logs/stderr.log");
   }
   *out_fd = o;
@@ -769,11 +767,10 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
   _cleanup_close_ int dst = -1;
   int r;
 
-  if (ws->outputs_fd < 0) {
-    r = sr_workspace_make_outputs(ws, err);
-    if (r < 0)
-      return r;
-  }
+  /* Made by sr_workspace_make_outputs while the sandbox was built. */
+  if (ws->outputs_fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, EBADF, "harvest",
+                        "no outputs directory");
   dst = TAKE_FD(ws->outputs_fd);
   if (outputs_fd >= 0) {
     r = harvest_dir(&h, outputs_fd, dst, "", 0);
@@ -833,13 +830,12 @@ void sr_workspace_finish(struct sr_workspace *ws) {
 }
 
 /* A dead run's staging directory in any tmpfs base (never creating one). */
-static void remove_tmpfs_staging(const char *root, const char *tenant,
-                                 const char *execution) {
+static void remove_tmpfs_staging(const char *root, const char *marker) {
   struct tmpfs_base bases[3];
   size_t n = tmpfs_bases(bases);
   _cleanup_free_ char *name = NULL;
 
-  if (tmpfs_staging_name(root, tenant, execution, &name) < 0)
+  if (tmpfs_staging_name(root, marker, &name) < 0)
     return;
   for (size_t i = 0; i < n; i++) {
     _cleanup_close_ int base = open_tmpfs_base(&bases[i], false, 0);
@@ -910,7 +906,7 @@ int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
           (void)sr_rm_rf_at(run, "staging"); /* reported below if it stays */
           (void)unlinkat(run, "metadata.json.tmp", 0);
         }
-        remove_tmpfs_staging(resolved, tenant_id, exec_id);
+        remove_tmpfs_staging(resolved, de->d_name);
         if (verbose)
           printf("removed leftovers of %s/%s\n", tenant_id, exec_id);
       }

@@ -110,7 +110,8 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
  * sandbox is built, so that its cost is off the launch's path. */
 int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err);
 
-/* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs:
+/* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs
+ * (made by sr_workspace_make_outputs before):
  * regular files and directories only, never following a link, each file
  * hashed while copied; one artifact_committed event per file; stops at the
  * cap with a limit_exceeded "output" event. */
