@@ -621,14 +621,14 @@ static void cgroup_reset(struct sr_cgroup *cg) {
   cg->active = cg->memory = cg->pids = cg->cpu = false;
 }
 
-int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p,
-                    const char *parent_override, const char *name, char **why,
-                    struct sr_error *err) {
+int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
+                    bool require, const char *parent_override, const char *name,
+                    char **why, struct sr_error *err) {
   _cleanup_free_ char *reason = NULL;
   _cleanup_free_ char *parent_path = NULL;
   _cleanup_close_ int pfd = -1;
   char leaf[sizeof(LEAF_PREFIX) + 64];
-  bool require, cpu = false;
+  bool cpu = false;
   int r;
 
   memset(cg, 0, sizeof(*cg));
@@ -641,8 +641,6 @@ int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p,
       return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
     return 0;
   }
-  /* `strict` refuses every fallback (policy.h). */
-  require = p->cgroup == SR_CGROUP_REQUIRE || p->strict;
   if (!name || !sr_valid_id(name) || strlen(name) > 64)
     return sr_error_layer(err, "cgroup", EINVAL, "invalid cgroup leaf name");
   snprintf(leaf, sizeof(leaf), LEAF_PREFIX "%s", name);
@@ -682,10 +680,6 @@ int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p,
 
   cg->parent_path = TAKE_PTR(parent_path);
   cg->active = true;
-  p->limits[SR_LIM_MEMORY].enforced_by = "cgroup2";
-  p->limits[SR_LIM_PIDS].enforced_by = "cgroup2";
-  /* cpu.stat usage_usec polled by the supervisor, then cgroup.kill. */
-  p->limits[SR_LIM_CPU_SECONDS].enforced_by = "cgroup2";
   return 0;
 
 fail:

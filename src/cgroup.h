@@ -29,16 +29,15 @@ struct sr_cgroup_stats {
  * subtree as root, else a delegated subtree from /proc/self/cgroup), creates
  * the leaf "run-<name>" (name: an id, sr_valid_id), enables controllers,
  * writes memory.max, memory.swap.max=0, memory.oom.group=1, pids.max, and
- * reads them back.  `strict` in the policy counts as REQUIRE; a
- * parent_override that cannot be used is an error in every mode.
- * Sets p->limits[..].enforced_by = "cgroup2" for what it enforces.
- * When no usable leaf can be made: mode REQUIRE -> error (layer "cgroup");
- * PREFER -> returns 0 with cg->active false and *why set (malloc'd) for the
- * warning; the caller then applies rlimit fallbacks.
+ * reads them back.  A parent_override that cannot be used is an error in
+ * every mode.  When no usable leaf can be made: `require` -> error (layer
+ * "cgroup"); otherwise returns 0 with cg->active false and *why set
+ * (malloc'd) for the warning, and the caller picks the fallbacks.  p->cgroup
+ * SR_CGROUP_OFF: no leaf, *why says so.
  */
-int sr_cgroup_setup(struct sr_cgroup *cg, struct sr_policy *p,
-                    const char *parent_override, const char *name, char **why,
-                    struct sr_error *err);
+int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
+                    bool require, const char *parent_override, const char *name,
+                    char **why, struct sr_error *err);
 
 int sr_cgroup_cpu_usec(const struct sr_cgroup *cg, uint64_t *usec);
 int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);

@@ -42,12 +42,13 @@ static int set_rlimit(int resource, uint64_t value, const char *name,
   return set_rlimit2(resource, value, value, name, err);
 }
 
-static bool by_rlimit(const struct sr_policy *p, enum sr_limit_id id) {
-  const char *e = p->limits[id].enforced_by;
-  return e && !strcmp(e, "rlimit");
+static bool by_rlimit(const struct sr_enforcement *enf, enum sr_limit_id id) {
+  return enf->by[id] == SR_ENF_RLIMIT;
 }
 
-static int apply_rlimits(const struct sr_policy *p, struct sr_error *err) {
+static int apply_rlimits(const struct sr_policy *p,
+                         const struct sr_enforcement *enf,
+                         struct sr_error *err) {
   int r;
 
   r = set_rlimit(RLIMIT_NOFILE, p->limits[SR_LIM_NOFILE].value, "RLIMIT_NOFILE",
@@ -55,19 +56,19 @@ static int apply_rlimits(const struct sr_policy *p, struct sr_error *err) {
   if (r >= 0)
     r = set_rlimit(RLIMIT_CORE, 0, "RLIMIT_CORE", err);
   /* Fallbacks, only where the policy says this is what enforces them. */
-  if (r >= 0 && by_rlimit(p, SR_LIM_MEMORY))
+  if (r >= 0 && by_rlimit(enf, SR_LIM_MEMORY))
     r = set_rlimit(RLIMIT_AS, p->limits[SR_LIM_MEMORY].value, "RLIMIT_AS", err);
-  if (r >= 0 && by_rlimit(p, SR_LIM_PIDS))
+  if (r >= 0 && by_rlimit(enf, SR_LIM_PIDS))
     r = set_rlimit(RLIMIT_NPROC, p->limits[SR_LIM_PIDS].value, "RLIMIT_NPROC",
                    err);
   /* CPU: with cgroup2 the supervisor enforces the whole-tree budget and this
    * is a per-process backstop one second later; without it, it is all. */
-  if (r >= 0 && p->limits[SR_LIM_CPU_SECONDS].enforced_by) {
+  if (r >= 0 && enf->by[SR_LIM_CPU_SECONDS] != SR_ENF_NONE) {
     uint64_t cpu = p->limits[SR_LIM_CPU_SECONDS].value;
     /* As the enforcer, the soft limit's SIGXCPU is the kill (so the
      * supervisor can tell it from other deaths), the hard one a second
      * later the backstop; behind cgroup2 both sit a second late. */
-    if (by_rlimit(p, SR_LIM_CPU_SECONDS))
+    if (by_rlimit(enf, SR_LIM_CPU_SECONDS))
       r = set_rlimit2(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU", err);
     else
       r = set_rlimit(RLIMIT_CPU, cpu + 1, "RLIMIT_CPU", err);
@@ -176,7 +177,7 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     sr_error_layer(&err, "fds", -e, "close_range");
     fail(sb, &err);
   }
-  if (apply_rlimits(p, &err) < 0)
+  if (apply_rlimits(p, sb->enf, &err) < 0)
     fail(sb, &err);
 
   /* Inside the sandbox's root from here on. */

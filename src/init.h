@@ -35,6 +35,7 @@ int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd);
 /* Everything the sandbox side needs; copied into the child by clone. */
 struct sr_sandbox {
   const struct sr_policy *policy;
+  const struct sr_enforcement *enf; /* which limits rlimits enforce */
   const struct sr_seccomp *seccomp;
   struct sr_mount_plan mount;
   char *const *argv; /* the command, argv[0] as given */

@@ -756,7 +756,7 @@ trust_done:
     return fail(c, &err);
 
   if (explain) {
-    json_t *j = sr_policy_to_json(&c->policy);
+    json_t *j = sr_policy_to_json(&c->policy, NULL);
     if (!j)
       return SR_EXIT_FAILED;
     json_object_set_new(j, "bundle",
@@ -816,7 +816,7 @@ trust_done:
   /* prepare: the limits' enforcement is decided before it is announced */
   r = sr_supervisor_prepare(&run, &err);
   if (r >= 0) {
-    json_t *pj = sr_policy_to_json(&c->policy);
+    json_t *pj = sr_policy_to_json(&c->policy, &run.enf);
     r = sr_audit_emit(
         &c->audit, "policy_resolved",
         json_pack(

@@ -55,6 +55,15 @@ const char *sr_source_name(enum sr_source s) {
   return (unsigned)s < SR__SRC_MAX ? names[s] : "unknown";
 }
 
+const char *sr_enforcer_name(enum sr_enforcer e) {
+  static const char *const names[SR__ENF_MAX] = {
+      [SR_ENF_NONE] = NULL,       [SR_ENF_CGROUP2] = "cgroup2",
+      [SR_ENF_RLIMIT] = "rlimit", [SR_ENF_SUPERVISOR] = "supervisor",
+      [SR_ENF_TMPFS] = "tmpfs",
+  };
+  return (unsigned)e < SR__ENF_MAX ? names[e] : NULL;
+}
+
 int sr_limit_by_name(const char *name) {
   if (!name)
     return -1;
@@ -1208,7 +1217,8 @@ static json_t *mounts_json(const struct sr_policy *p) {
   return m;
 }
 
-static json_t *limits_json(const struct sr_policy *p) {
+static json_t *limits_json(const struct sr_policy *p,
+                           const struct sr_enforcement *enf) {
   static const char *const units[] = {[SR_KIND_SIZE] = "bytes",
                                       [SR_KIND_COUNT] = "count",
                                       [SR_KIND_DURATION] = "ms"};
@@ -1216,6 +1226,7 @@ static json_t *limits_json(const struct sr_policy *p) {
 
   for (int i = 0; o && i < SR__LIM_MAX; i++) {
     const struct sr_limit *l = &p->limits[i];
+    const char *by = enf ? sr_enforcer_name(enf->by[i]) : NULL;
     char human[32];
     json_t *e;
 
@@ -1223,8 +1234,8 @@ static json_t *limits_json(const struct sr_policy *p) {
     e = json_pack("{s:I, s:I, s:s, s:o, s:s, s:s}", "value",
                   (json_int_t)l->value, "cap", (json_int_t)l->cap, "source",
                   sr_source_name(l->source), "enforced_by",
-                  l->enforced_by ? json_string(l->enforced_by) : json_null(),
-                  "human", human, "unit", units[sr_limit_defs[i].kind]);
+                  by ? json_string(by) : json_null(), "human", human, "unit",
+                  units[sr_limit_defs[i].kind]);
     if (!e || json_object_set_new(o, sr_limit_defs[i].name, e) < 0) {
       json_decref(o);
       return NULL;
@@ -1258,7 +1269,8 @@ static json_t *trust_json(const struct sr_policy *p) {
       p->audit_key ? json_string(p->audit_key) : json_null());
 }
 
-json_t *sr_policy_to_json(const struct sr_policy *p) {
+json_t *sr_policy_to_json(const struct sr_policy *p,
+                          const struct sr_enforcement *enf) {
   static const char *const cgroup_names[] = {[SR_CGROUP_PREFER] = "prefer",
                                              [SR_CGROUP_REQUIRE] = "require",
                                              [SR_CGROUP_OFF] = "off"};
@@ -1279,9 +1291,9 @@ json_t *sr_policy_to_json(const struct sr_policy *p) {
       "{s:o, s:o, s:{s:s, s:b, s:s}, s:s, s:s, s:b, s:o, s:o, s:o, s:o, "
       "s:{s:o, s:o}, s:{s:o, s:o}, s:o}",
       "profile", p->profile ? json_string(p->profile) : json_null(), "limits",
-      limits_json(p), "network", "mode", p->network_allow ? "allow" : "deny",
-      "permitted", p->network_permitted, "source",
-      sr_source_name(p->network_source), "cgroup",
+      limits_json(p, enf), "network", "mode",
+      p->network_allow ? "allow" : "deny", "permitted", p->network_permitted,
+      "source", sr_source_name(p->network_source), "cgroup",
       cgroup_names[p->cgroup <= SR_CGROUP_OFF ? p->cgroup : 0], "proc",
       p->proc == SR_PROC_TMPFS ? "tmpfs" : "procfs", "strict", p->strict,
       "hostname", p->hostname ? json_string(p->hostname) : json_null(),

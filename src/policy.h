@@ -58,9 +58,28 @@ struct sr_limit {
   uint64_t value;        /* effective value (<= cap) */
   uint64_t cap;          /* platform cap: builtin, or skillrun.conf */
   enum sr_source source; /* layer that set `value` */
-  const char
-      *enforced_by; /* "cgroup2", "rlimit", "tmpfs", "supervisor", ...
-                     * filled by the layer that enforces it; NULL until then */
+};
+
+/* The mechanism that enforces a limit ("enforced_by" in the audit). */
+enum sr_enforcer {
+  SR_ENF_NONE = 0,   /* not decided (--explain) or not enforced: null */
+  SR_ENF_CGROUP2,    /* the run's cgroup v2 leaf: the whole tree */
+  SR_ENF_RLIMIT,     /* per-process rlimits: the weaker fallback */
+  SR_ENF_SUPERVISOR, /* the supervisor's event loop or the staging copy */
+  SR_ENF_TMPFS,      /* the size of a tmpfs mount */
+  SR__ENF_MAX
+};
+/* "cgroup2", "rlimit", ...; NULL for SR_ENF_NONE. */
+const char *sr_enforcer_name(enum sr_enforcer e);
+
+/*
+ * What enforces each limit of one run: decided by the prepare stage once
+ * the host's means are known (a cgroup leaf or not), after the policy is
+ * final.  Kept apart from the policy, which is never written after it is
+ * resolved.
+ */
+struct sr_enforcement {
+  enum sr_enforcer by[SR__LIM_MAX];
 };
 
 enum sr_cgroup_mode { SR_CGROUP_PREFER = 0, SR_CGROUP_REQUIRE, SR_CGROUP_OFF };
@@ -85,9 +104,10 @@ struct sr_setenv {
 };
 
 /*
- * The resolved policy: every limit already clamped.  Built once, then only
- * read (the `enforced_by` fields are the one exception, filled as layers
- * are applied).
+ * The resolved policy: every limit already clamped.  Built layer by layer
+ * by the functions below, then only read (const) by everything after the
+ * configure stages; what enforces each limit is a separate record (struct
+ * sr_enforcement).
  */
 struct sr_policy {
   char *profile; /* display name of the profile */
@@ -167,7 +187,10 @@ int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
 /* The resolved policy as JSON (--explain; policy_resolved event fields):
  * {"profile":..., "limits":{"memory":{"value":N,"cap":N,"source":"profile",
  *  "enforced_by":...},...}, "network":{...}, "cgroup":..., "proc":...,
- *  "mounts":[...], "environment":{...}, "seccomp":{...}}.  New reference. */
-json_t *sr_policy_to_json(const struct sr_policy *p);
+ *  "mounts":[...], "environment":{...}, "seccomp":{...}}.  enf NULL (as for
+ * --explain, before anything is prepared): every enforced_by is null.  New
+ * reference. */
+json_t *sr_policy_to_json(const struct sr_policy *p,
+                          const struct sr_enforcement *enf);
 
 void sr_policy_free(struct sr_policy *p);

@@ -30,12 +30,6 @@
 /* How long init may take to exit after reporting the skill's status. */
 #define INIT_EXIT_GRACE_MS 5000
 
-static void set_enforced(struct sr_policy *p, enum sr_limit_id id,
-                         const char *by) {
-  if (!p->limits[id].enforced_by)
-    p->limits[id].enforced_by = by;
-}
-
 /* The leaf is named "TENANT.EXECUTION" (an id itself, so cgroupfs and
  * --gc can parse it); an id pair too long for that is shortened with a
  * hash of both.  A clash only makes the second run fail to create its leaf:
@@ -114,7 +108,8 @@ static int pick_host_ids(struct sr_run *run, struct sr_error *err) {
 }
 
 int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
-  struct sr_policy *p = run->policy;
+  const struct sr_policy *p = run->policy;
+  struct sr_enforcement *enf = &run->enf;
   _cleanup_free_ char *why = NULL;
   _cleanup_free_ char *name = NULL;
   int r;
@@ -132,21 +127,28 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
     r = leaf_name(run->tenant, run->execution_id, &name);
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
-    r = sr_cgroup_setup(&run->cgroup, p, run->args->cgroup_parent, name, &why,
-                        err);
+    /* `strict` refuses every fallback (skillrun.profile(5)). */
+    r = sr_cgroup_setup(&run->cgroup, p,
+                        p->cgroup == SR_CGROUP_REQUIRE || p->strict,
+                        run->args->cgroup_parent, name, &why, err);
     if (r < 0)
       return r;
   }
-  if (!run->cgroup.active) {
+  if (run->cgroup.active) {
+    /* cpu.stat usage_usec polled by the supervisor, then cgroup.kill. */
+    enf->by[SR_LIM_MEMORY] = SR_ENF_CGROUP2;
+    enf->by[SR_LIM_PIDS] = SR_ENF_CGROUP2;
+    enf->by[SR_LIM_CPU_SECONDS] = SR_ENF_CGROUP2;
+  } else {
     if (p->cgroup == SR_CGROUP_REQUIRE)
       return sr_error_layer(err, "cgroup", 0,
                             "no usable cgroup v2 leaf (%s) and the profile "
                             "requires one (cgroup require)",
                             why ? why : "unavailable");
     /* The weaker mechanism, named as such: per-process rlimits. */
-    p->limits[SR_LIM_MEMORY].enforced_by = "rlimit";
-    p->limits[SR_LIM_PIDS].enforced_by = "rlimit";
-    p->limits[SR_LIM_CPU_SECONDS].enforced_by = "rlimit";
+    enf->by[SR_LIM_MEMORY] = SR_ENF_RLIMIT;
+    enf->by[SR_LIM_PIDS] = SR_ENF_RLIMIT;
+    enf->by[SR_LIM_CPU_SECONDS] = SR_ENF_RLIMIT;
     r = sr_audit_emit(
         run->audit, "warning",
         json_pack("{s:s, s:s}", "message",
@@ -159,14 +161,14 @@ int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err) {
     if (r < 0)
       return r;
   }
-  set_enforced(p, SR_LIM_TIMEOUT, "supervisor");
-  set_enforced(p, SR_LIM_LOG_CAP, "supervisor");
-  set_enforced(p, SR_LIM_KILL_GRACE, "supervisor");
-  set_enforced(p, SR_LIM_INPUTS_SIZE, "supervisor");
-  set_enforced(p, SR_LIM_TMP_SIZE, "tmpfs");
-  set_enforced(p, SR_LIM_SCRATCH_SIZE, "tmpfs");
-  set_enforced(p, SR_LIM_OUTPUTS_SIZE, "tmpfs");
-  set_enforced(p, SR_LIM_NOFILE, "rlimit");
+  enf->by[SR_LIM_TIMEOUT] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_LOG_CAP] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_KILL_GRACE] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_INPUTS_SIZE] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_TMP_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_SCRATCH_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_OUTPUTS_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_NOFILE] = SR_ENF_RLIMIT;
   return 0;
 }
 
@@ -503,9 +505,7 @@ static void fill_result(struct loop *l, struct sr_result *res) {
     res->status = res->skill_exit == 0 ? "succeeded" : "failed";
   } else if (l->have_status && WIFSIGNALED(l->status) &&
              WTERMSIG(l->status) == SIGXCPU &&
-             l->run->policy->limits[SR_LIM_CPU_SECONDS].enforced_by &&
-             !strcmp(l->run->policy->limits[SR_LIM_CPU_SECONDS].enforced_by,
-                     "rlimit")) {
+             l->run->enf.by[SR_LIM_CPU_SECONDS] == SR_ENF_RLIMIT) {
     /* The rlimit fallback's CPU kill: the same outcome as the cgroup
      * budget, reported the same way (DESIGN.md: CPU-cap kills are 137). */
     res->signal = SIGXCPU;
@@ -600,6 +600,7 @@ int sr_supervise(struct sr_run *run, struct sr_result *res,
 
   memset(&sb, 0, sizeof(sb));
   sb.policy = p;
+  sb.enf = &run->enf;
   sb.seccomp = run->seccomp;
   sb.mount.policy = p;
   sb.mount.bundle_dir = run->ws->bundle_path;

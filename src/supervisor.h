@@ -26,7 +26,8 @@ struct sr_run {
   const struct sr_args *args;
   const char *tenant; /* resolved ids (args may leave them unset) */
   const char *execution_id;
-  struct sr_policy *policy;
+  const struct sr_policy *policy;
+  struct sr_enforcement enf; /* filled by sr_supervisor_prepare */
   const struct sr_manifest *manifest;
   const struct sr_seccomp *seccomp;
   struct sr_workspace *ws;
@@ -57,8 +58,8 @@ struct sr_result {
 /*
  * Resolves which mechanism enforces each limit: a cgroup v2 leaf when one
  * can be had, the rlimit fallbacks otherwise (policy `cgroup prefer`), a
- * refusal under `cgroup require`.  Fills policy->limits[].enforced_by and
- * emits the fallback warning.  Called before policy_resolved.
+ * refusal under `cgroup require`.  Fills run->enf and emits the fallback
+ * warning.  Called before policy_resolved.
  */
 int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err);
 

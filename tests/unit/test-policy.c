@@ -123,7 +123,6 @@ static void test_defs_and_init(void **state) {
     assert_int_equal(p.limits[i].value, d->builtin);
     assert_int_equal(p.limits[i].cap, d->builtin);
     assert_int_equal(p.limits[i].source, SR_SRC_BUILTIN);
-    assert_null(p.limits[i].enforced_by);
   }
   assert_int_equal(sr_limit_by_name("nope"), -1);
   assert_int_equal(p.limits[SR_LIM_MEMORY].value, 512 * MiB);
@@ -771,7 +770,45 @@ static void test_strict_refuses_manifest_warnings(void **state) {
   sr_policy_free(&p);
 }
 
+/* One name per enforcement kind; --explain (no record) shows none. */
+static void test_enforcement(void **state) {
+  static const char *const names[SR__ENF_MAX] = {NULL, "cgroup2", "rlimit",
+                                                 "supervisor", "tmpfs"};
+  struct sr_enforcement enf = {0};
+  struct sr_policy p;
+  json_t *j, *lim;
+  (void)state;
+
+  for (int e = 0; e < SR__ENF_MAX; e++) {
+    if (names[e])
+      assert_string_equal(sr_enforcer_name((enum sr_enforcer)e), names[e]);
+    else
+      assert_null(sr_enforcer_name((enum sr_enforcer)e));
+  }
+  assert_null(sr_enforcer_name(SR__ENF_MAX));
+
+  assert_int_equal(sr_policy_init(&p), 0);
+  enf.by[SR_LIM_PIDS] = SR_ENF_RLIMIT;
+  j = sr_policy_to_json(&p, NULL);
+  assert_non_null(j);
+  lim = json_object_get(j, "limits");
+  for (int k = 0; k < SR__LIM_MAX; k++)
+    assert_true(json_is_null(json_object_get(
+        json_object_get(lim, sr_limit_defs[k].name), "enforced_by")));
+  json_decref(j);
+  j = sr_policy_to_json(&p, &enf);
+  lim = json_object_get(j, "limits");
+  assert_string_equal(json_string_value(json_object_get(
+                          json_object_get(lim, "pids"), "enforced_by")),
+                      "rlimit");
+  assert_true(json_is_null(
+      json_object_get(json_object_get(lim, "memory"), "enforced_by")));
+  json_decref(j);
+  sr_policy_free(&p);
+}
+
 static void test_to_json(void **state) {
+  struct sr_enforcement enf = {0};
   struct sr_policy p;
   struct sr_conf c = {0};
   struct sr_error err = {0};
@@ -794,9 +831,9 @@ static void test_to_json(void **state) {
   args_init(&a);
   a.timeout_ms = (struct sr_flag_u64){true, 90000};
   assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
-  p.limits[SR_LIM_MEMORY].enforced_by = "cgroup2";
+  enf.by[SR_LIM_MEMORY] = SR_ENF_CGROUP2;
 
-  j = sr_policy_to_json(&p);
+  j = sr_policy_to_json(&p, &enf);
   assert_non_null(j);
   assert_string_equal(json_string_value(json_object_get(j, "profile")),
                       "t.profile");
@@ -880,7 +917,7 @@ static void test_to_json(void **state) {
   /* Serialisable with sorted keys, deterministic. */
   {
     char *s1 = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-    json_t *j2 = sr_policy_to_json(&p);
+    json_t *j2 = sr_policy_to_json(&p, &enf);
     char *s2 = json_dumps(j2, JSON_SORT_KEYS | JSON_COMPACT);
     assert_non_null(s1);
     assert_string_equal(s1, s2);
@@ -983,6 +1020,7 @@ int main(void) {
       cmocka_unit_test(test_flag_layer),
       cmocka_unit_test(test_network_matrix),
       cmocka_unit_test(test_strict_refuses_manifest_warnings),
+      cmocka_unit_test(test_enforcement),
       cmocka_unit_test(test_to_json),
       cmocka_unit_test(test_shipped_profiles),
   };

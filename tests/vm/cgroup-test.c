@@ -137,7 +137,8 @@ static int setup(struct sr_cgroup *cg, struct sr_policy *p, const char *what) {
   int r;
 
   make_id(id, sizeof(id), what);
-  r = sr_cgroup_setup(cg, p, parent_override, id, &why, &err);
+  r = sr_cgroup_setup(cg, p, p->cgroup == SR_CGROUP_REQUIRE, parent_override,
+                      id, &why, &err);
   if (r < 0 || !cg->active) {
     tap(false, "%s: sr_cgroup_setup: r=%d layer=%s msg=%s why=%s", what, r,
         err.layer, err.msg, why ? why : "-");
@@ -184,13 +185,6 @@ static void test_setup_readback(void) {
   tap(read_ll(cg.leaf_path, "memory.oom.group") == 1,
       "memory.oom.group reads back 1");
   tap(read_ll(cg.leaf_path, "pids.max") == 16, "pids.max reads back 16");
-  tap(p.limits[SR_LIM_MEMORY].enforced_by &&
-          !strcmp(p.limits[SR_LIM_MEMORY].enforced_by, "cgroup2") &&
-          p.limits[SR_LIM_PIDS].enforced_by &&
-          !strcmp(p.limits[SR_LIM_PIDS].enforced_by, "cgroup2") &&
-          p.limits[SR_LIM_CPU_SECONDS].enforced_by &&
-          !strcmp(p.limits[SR_LIM_CPU_SECONDS].enforced_by, "cgroup2"),
-      "enforced_by is cgroup2 for memory, pids, cpu-seconds");
   destroy_and_check(&cg, "readback");
 }
 
@@ -510,7 +504,7 @@ static void test_bad_parent(void) {
   int r;
 
   policy_init(&p, SR_CGROUP_PREFER, 64 * MIB, 16);
-  r = sr_cgroup_setup(&cg, &p, "/proc", "bad-parent", &why, &err);
+  r = sr_cgroup_setup(&cg, &p, false, "/proc", "bad-parent", &why, &err);
   tap(r < 0 && !cg.active && !strcmp(err.layer, "cgroup"),
       "a --cgroup-parent that is not cgroup v2 fails, even with prefer "
       "(%s)",
@@ -527,16 +521,14 @@ static void test_unavailable(void) {
   int r;
 
   policy_init(&p, SR_CGROUP_PREFER, 64 * MIB, 16);
-  r = sr_cgroup_setup(&cg, &p, NULL, "unavail", &why, &err);
-  tap(r == 0 && !cg.active && cg.leaf_fd < 0 && why &&
-          !p.limits[SR_LIM_MEMORY].enforced_by,
-      "prefer falls back: active false, nothing marked enforced (why: %s)",
-      why ? why : "(null)");
+  r = sr_cgroup_setup(&cg, &p, false, NULL, "unavail", &why, &err);
+  tap(r == 0 && !cg.active && cg.leaf_fd < 0 && why,
+      "prefer falls back: active false (why: %s)", why ? why : "(null)");
   free(why);
   why = NULL;
 
   policy_init(&p, SR_CGROUP_REQUIRE, 64 * MIB, 16);
-  r = sr_cgroup_setup(&cg, &p, NULL, "unavail", &why, &err);
+  r = sr_cgroup_setup(&cg, &p, true, NULL, "unavail", &why, &err);
   tap(r < 0 && !cg.active && !strcmp(err.layer, "cgroup") &&
           err.exit_code == SR_EXIT_FAILED,
       "require fails in layer cgroup, exit 125 (%s)", err.msg);
@@ -545,7 +537,7 @@ static void test_unavailable(void) {
   sr_error_clear(&err);
 
   policy_init(&p, SR_CGROUP_OFF, 64 * MIB, 16);
-  r = sr_cgroup_setup(&cg, &p, NULL, "unavail", &why, &err);
+  r = sr_cgroup_setup(&cg, &p, false, NULL, "unavail", &why, &err);
   tap(r == 0 && !cg.active && why, "cgroup off: no leaf (%s)",
       why ? why : "(null)");
   free(why);
