@@ -1,20 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "audit.h"
-#include "cgroup.h"
-#include "cli.h"
 #include "error.h"
-#include "manifest.h"
-#include "policy.h"
-#include "workspace.h"
+#include "logpump.h"
+#include "status.h"
 
+struct sr_audit;
+struct sr_cgroup;
+struct sr_enforcement;
+struct sr_policy;
 struct sr_seccomp;
+struct sr_workspace;
 
-/* One run, from the supervisor's point of view. */
+/*
+ * Everything the supervisor needs to launch and watch one sandbox, resolved
+ * by the pipeline's prepare stage: no argv, no choice left to make.
+ */
+struct sr_launch {
+  const struct sr_policy *policy;
+  const struct sr_enforcement *enf;
+  const struct sr_seccomp *seccomp;
+  const struct sr_cgroup *cgroup; /* the run's leaf (active or not) */
+  struct sr_workspace *ws;        /* staging paths; logs and outputs */
+  struct sr_audit *audit;
+  char *const *argv; /* the command (argv[0] as given) */
+  char *const *envp; /* the skill's environment, built from scratch */
+  uid_t host_uid;    /* the sandbox user's ids on the host */
+  gid_t host_gid;
+  bool log_passthrough; /* copy kept log bytes to skillrun's stderr */
+};
+
 /* The sandbox's init, as the supervisor holds it. */
 struct sr_init_proc {
   pid_t pid;   /* 0 before the clone */
@@ -22,60 +42,65 @@ struct sr_init_proc {
   bool exited; /* reaped */
 };
 
-struct sr_run {
-  const struct sr_args *args;
-  const char *tenant; /* resolved ids (args may leave them unset) */
-  const char *execution_id;
-  const struct sr_policy *policy;
-  struct sr_enforcement enf; /* filled by sr_supervisor_prepare */
-  const struct sr_manifest *manifest;
-  const struct sr_seccomp *seccomp;
-  struct sr_workspace *ws;
-  struct sr_audit *audit;
-  char **argv; /* the command to run (argv[0] as given) */
-  char **envp; /* the skill's environment, built from scratch */
-  struct sr_cgroup cgroup;
-  uid_t host_uid; /* the sandbox user's id on the host */
-  gid_t host_gid;
-  int uidpool_fd; /* locked uid-pool slot (root), -1 otherwise */
+/*
+ * The host side of a launched sandbox: init, the sync socket, the log
+ * pipes, the signal and timer fds, and what the event loop has seen.
+ */
+struct sr_supervisor {
+  const struct sr_launch *spec;
   struct sr_init_proc init;
+  int sync_fd;    /* the supervisor's end of the sync socket */
+  int signal_fd;  /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
+  int timeout_fd; /* wall clock */
+  int grace_fd;   /* SIGTERM -> SIGKILL after a cancellation */
+  int cpu_fd;     /* CPU-seconds poll of the cgroup leaf, -1 without one */
+  struct sr_logpump logs;
+  sigset_t old_mask;
+  bool mask_blocked;
+  uint64_t start_ms;
+  /* What the loop saw. */
+  bool ready;       /* init reported the skill started */
+  bool have_status; /* init reported the skill's wait status */
+  bool sync_eof;
+  int wait_status;
+  int exec_errno;
+  struct sr_error setup_err; /* a layer init or the child could not build */
+  bool timed_out, cpu_exceeded, tree_killed;
+  int cancel_sig;
+  int outputs_fd; /* the sandbox's outputs tmpfs, handed over by init */
 };
 
-struct sr_result {
-  const char *status; /* succeeded failed killed timeout oom cpu_exceeded
-                       * cancelled error */
-  int exit_code;      /* what skillrun exits with */
-  int skill_exit;     /* the skill's own exit status, -1 if none */
-  int signal;         /* signal that killed the skill, 0 if none */
-  int exec_errno;     /* execve failure, 0 if none */
-  uint64_t duration_ms;
-  bool have_cgroup_stats;
-  struct sr_cgroup_stats cg;
-  uint64_t log_kept[2], log_dropped[2];
-  uint64_t artifacts, artifact_bytes;
-};
+/* An empty supervisor (fds -1), safe to pass to sr_supervisor_done. */
+void sr_supervisor_init(struct sr_supervisor *s);
 
 /*
- * Resolves which mechanism enforces each limit: a cgroup v2 leaf when one
- * can be had, the rlimit fallbacks otherwise (policy `cgroup prefer`), a
- * refusal under `cgroup require`.  Fills run->enf and emits the fallback
- * warning.  Called before policy_resolved.
+ * Launch: the sync socket and log pipes, signals blocked into a signalfd,
+ * timers; clones init into the new namespaces (born in the cgroup leaf
+ * when there is one), writes its uid/gid maps and releases it; creates the
+ * log files and outputs/ while init builds the sandbox; arms the timers.
+ * On failure the tree is killed and reaped.
  */
-int sr_supervisor_prepare(struct sr_run *run, struct sr_error *err);
+int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
+                         struct sr_error *err);
 
-/* Builds the sandbox, runs the skill, pumps its logs, enforces the time and
- * CPU limits, forwards cancellation, harvests outputs and fills *res.  On
- * return every process of the run is dead but, after a success, the
- * sandbox's init, which has reported and is only finishing its exit (the
- * teardown of its mount namespace, ~0.5 ms): the caller may write its
- * records meanwhile, and must then call sr_supervisor_cleanup. */
-int sr_supervise(struct sr_run *run, struct sr_result *res,
-                 struct sr_error *err);
+/*
+ * Supervise: the event loop.  Pumps the logs (cap), forwards cancellation
+ * (SIGTERM, then SIGKILL after kill-grace), enforces the wall clock and the
+ * CPU budget, and returns when the logs and the sync socket are at EOF and
+ * init has reported the skill's status or exited.  A layer that failed in
+ * the sandbox is returned as the error.  On failure the tree is killed and
+ * reaped.
+ */
+int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err);
+
+/* What happened, for sr_verdict_of (after sr_supervisor_run). */
+void sr_supervisor_outcome(const struct sr_supervisor *s, struct sr_outcome *o);
 
 /* Waits for the sandbox's init to exit (at most a few seconds, then kills
- * it) and reaps it: nothing of the run is alive afterwards. */
-void sr_supervisor_reap(struct sr_run *run);
+ * it) and reaps it: nothing of the run is alive afterwards.  Harvest and
+ * the final records overlap init's own exit (the teardown of its mount
+ * namespace), so this comes after them. */
+void sr_supervisor_reap(struct sr_supervisor *s);
 
-/* sr_supervisor_reap, then releases what sr_supervisor_prepare acquired
- * (the cgroup leaf, the uid-pool slot). */
-void sr_supervisor_cleanup(struct sr_run *run);
+/* sr_supervisor_reap, then closes every fd and restores the signal mask. */
+void sr_supervisor_done(struct sr_supervisor *s);

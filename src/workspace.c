@@ -469,16 +469,17 @@ out:
   return r;
 }
 
-int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
-                              const struct sr_policy *p, struct sr_audit *audit,
+int sr_workspace_stage_inputs(struct sr_workspace *ws,
+                              const struct sr_input *inputs, size_t n_inputs,
+                              uint64_t max_bytes, struct sr_audit *audit,
                               json_t **ret_inputs, struct sr_error *err) {
   json_t *list = json_array();
-  uint64_t budget = p->limits[SR_LIM_INPUTS_SIZE].value;
+  uint64_t budget = max_bytes;
   int r;
 
   if (!list)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "inputs", "inputs");
-  if (a->n_inputs > 0 && ws->inputs_fd < 0) {
+  if (n_inputs > 0 && ws->inputs_fd < 0) {
     r = make_dir_at(ws->staging_fd, "inputs", 0755);
     if (r < 0) {
       json_decref(list);
@@ -492,8 +493,8 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
                           "workspace");
     }
   }
-  for (size_t i = 0; i < a->n_inputs; i++) {
-    const struct sr_input_arg *in = &a->inputs[i];
+  for (size_t i = 0; i < n_inputs; i++) {
+    const struct sr_input *in = &inputs[i];
     _cleanup_close_ int src = -1, dst = -1;
     struct stat st;
     char hex[65];
@@ -533,7 +534,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
         return sr_error_set(err, SR_EXIT_REFUSED, 0, "input_too_large",
                             "inputs exceed the inputs-size limit of %" PRIu64
                             " bytes (at %s)",
-                            p->limits[SR_LIM_INPUTS_SIZE].value, in->path);
+                            max_bytes, in->path);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "inputs",
                           "cannot copy input %s", in->path);
     }

@@ -7,9 +7,7 @@
 #include <jansson.h>
 
 #include "audit.h"
-#include "cli.h"
 #include "error.h"
-#include "policy.h"
 
 /*
  * The host side of one run: {root}/{tenant}/{execution}/ holding, while the
@@ -80,11 +78,19 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
 int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
                               bool tmpfs_ok, struct sr_error *err);
 
-/* Copies each --input file (regular files only, never following a link)
- * into staging/inputs while hashing it; returns a JSON array of
- * {name,size,sha256} and emits input_staged events. */
-int sr_workspace_stage_inputs(struct sr_workspace *ws, const struct sr_args *a,
-                              const struct sr_policy *p, struct sr_audit *audit,
+/* One caller file to stage: its host path, and its name under
+ * /workspace/inputs. */
+struct sr_input {
+  const char *path;
+  const char *name;
+};
+
+/* Copies each input (regular files only, never following a link) into
+ * staging/inputs while hashing it, at most max_bytes in all; returns a
+ * JSON array of {name,size,sha256} and emits input_staged events. */
+int sr_workspace_stage_inputs(struct sr_workspace *ws,
+                              const struct sr_input *inputs, size_t n_inputs,
+                              uint64_t max_bytes, struct sr_audit *audit,
                               json_t **ret_inputs, struct sr_error *err);
 
 /* Writes the sandbox's metadata.json (mounted read-only at

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* --digest: print the bundle's canonical digest (skillrun-bundle(5)). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "cli.h"
+#include "cmd.h"
+
+int sr_cmd_digest(const struct sr_args *a) {
+  struct sr_bundle_caps caps;
+  struct sr_bundle b = {0};
+  struct sr_error err = {0};
+  int code = 0;
+
+  sr_bundle_caps_default(&caps);
+  if (sr_bundle_stage(a->bundle, -1, &caps, a->verbose, &b, &err) < 0) {
+    sr_log_error("%s", err.msg);
+    return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
+  }
+  if (a->verbose && b.records)
+    fwrite(b.records, 1, b.records_len, stdout);
+  printf("%s  %s\n", b.digest, a->bundle);
+  if (a->expect_sha256 &&
+      strcmp(b.digest + strlen("sha256:"), a->expect_sha256) != 0) {
+    sr_log_error("bundle digest %s does not match the expected sha256:%s",
+                 b.digest, a->expect_sha256);
+    code = SR_EXIT_REFUSED;
+  } else if (fflush(stdout) != 0) {
+    code = SR_EXIT_FAILED;
+  }
+  sr_bundle_free(&b);
+  return code;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* --sign KEY --tier TIER --signature OUT BUNDLE: a publisher's statement
+ * (skillrun(1) SIGNED BUNDLES). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "cli.h"
+#include "cmd.h"
+#include "fdutil.h"
+#include "manifest.h"
+#include "trust.h"
+
+/* The statement's text for the bundle at `real`. */
+static int make_statement(const struct sr_args *a, const char *real,
+                          struct sr_bundle *b, struct sr_manifest *m,
+                          bool *have_manifest, struct sr_trust_key **key,
+                          char **text, size_t *len, struct sr_error *err) {
+  struct sr_bundle_caps caps;
+  int r;
+
+  sr_bundle_caps_default(&caps);
+  r = sr_bundle_stage(real, -1, &caps, false, b, err);
+  if (r < 0)
+    return r;
+  r = sr_manifest_parse(b->skill_md, b->skill_md_len, basename((char *)real), m,
+                        err);
+  if (r < 0)
+    return r;
+  *have_manifest = true;
+  r = sr_trust_key_load(a->sign_key, true, key, err);
+  if (r < 0)
+    return r;
+  return sr_statement_sign(*key, sr_tier_from_name(a->tier), m->name,
+                           m->version, b->digest, (int64_t)time(NULL), text,
+                           len, err);
+}
+
+/* Never overwrites: a statement is a publisher's record. */
+static int write_statement(const char *path, const char *text, size_t len) {
+  _cleanup_close_ int fd = -1;
+  int r;
+
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    sr_log_error("cannot create %s: %s", path, strerror(errno));
+    return SR_EXIT_FAILED;
+  }
+  r = sr_write_all(fd, text, len);
+  if (r < 0 || close(TAKE_FD(fd)) < 0) {
+    sr_log_error("cannot write %s: %s", path, strerror(r < 0 ? -r : errno));
+    (void)unlink(path); /* a partial statement is useless */
+    return SR_EXIT_FAILED;
+  }
+  return 0;
+}
+
+int sr_cmd_sign(const struct sr_args *a) {
+  _cleanup_trust_key_ struct sr_trust_key *key = NULL;
+  _cleanup_free_ char *real = NULL, *text = NULL;
+  struct sr_bundle b = {0};
+  struct sr_manifest m;
+  bool have_manifest = false;
+  struct sr_error err = {0};
+  size_t len = 0;
+  int code;
+
+  real = realpath(a->bundle, NULL);
+  if (!real) {
+    sr_log_error("bundle %s: %s", a->bundle, strerror(errno));
+    return SR_EXIT_REFUSED;
+  }
+  if (make_statement(a, real, &b, &m, &have_manifest, &key, &text, &len, &err) <
+      0) {
+    sr_log_error("%s", err.msg);
+    code = err.exit_code ? err.exit_code : SR_EXIT_FAILED;
+  } else {
+    code = write_statement(a->signature, text, len);
+  }
+  if (code == 0) {
+    printf("signed %s %s (%s) as %s with key %s -> %s\n", m.name, m.version,
+           b.digest, a->tier, sr_trust_key_id(key), a->signature);
+    code = fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
+  }
+  if (have_manifest)
+    sr_manifest_free(&m);
+  sr_bundle_free(&b);
+  return code;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdutil.h"
+#include "host.h"
+#include "ns.h"
+#include "sha256.h"
+#include "util.h"
+
+void sr_host_init(struct sr_host *h) {
+  memset(h, 0, sizeof(*h));
+  h->uidpool_fd = -1;
+  h->cgroup.leaf_fd = -1;
+}
+
+/* The leaf is named "TENANT.EXECUTION" (an id itself, so cgroupfs and
+ * --gc can parse it); an id pair too long for that is shortened with a
+ * hash of both.  A clash only makes the second run fail to create its leaf:
+ * closed, not open. */
+static int leaf_name(const char *tenant, const char *exec, char **out) {
+  char hex[SR_SHA256_HEX_LEN + 1];
+  _cleanup_free_ char *both = NULL;
+
+  if (strlen(tenant) + 1 + strlen(exec) <= 64)
+    return asprintf(out, "%s.%s", tenant, exec) < 0 ? -ENOMEM : 0;
+  if (asprintf(&both, "%s:%s", tenant, exec) < 0)
+    return -ENOMEM;
+  if (sr_sha256_hex(both, strlen(both), hex) < 0)
+    return -EIO;
+  return asprintf(out, "%.40s.%.16s", exec, hex) < 0 ? -ENOMEM : 0;
+}
+
+/* The caller's own ids as an ordinary user; as root a free uid-pool slot,
+ * waiting a bounded time when all are taken. */
+static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
+                         struct sr_error *err) {
+  const unsigned base = p->uid_pool_base;
+  const unsigned size = p->uid_pool_size;
+  _cleanup_close_ int dir = -1;
+  uint64_t deadline;
+  unsigned start;
+
+  if (geteuid() != 0) {
+    h->uid = getuid();
+    h->gid = getgid();
+    return 0;
+  }
+  if (mkdir("/run/skillrun", 0700) < 0 && errno != EEXIST)
+    return sr_error_layer(err, "uid-pool", errno,
+                          "cannot create /run/skillrun");
+  if (mkdir(SR_UID_POOL_DIR, 0700) < 0 && errno != EEXIST)
+    return sr_error_layer(err, "uid-pool", errno, "cannot create %s",
+                          SR_UID_POOL_DIR);
+  dir = open(SR_UID_POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0)
+    return sr_error_layer(err, "uid-pool", errno, "cannot open %s",
+                          SR_UID_POOL_DIR);
+  /* Start at a pid-derived slot so concurrent runs rarely contend. */
+  start = (unsigned)getpid() % size;
+  deadline = sr_now_mono_ms() + SR_UID_POOL_WAIT_MS;
+  for (;;) {
+    for (unsigned i = 0; i < size; i++) {
+      unsigned id = base + (start + i) % size;
+      char name[16];
+      int fd;
+
+      snprintf(name, sizeof(name), "%u", id);
+      fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0)
+        return sr_error_layer(err, "uid-pool", errno, "cannot open %s/%s",
+                              SR_UID_POOL_DIR, name);
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        h->uidpool_fd = fd;
+        h->uid = id;
+        h->gid = id;
+        return 0;
+      }
+      safe_close(fd);
+    }
+    if (sr_now_mono_ms() >= deadline)
+      return sr_error_layer(err, "uid-pool", EAGAIN,
+                            "all %u uid-pool slots (%u-%u) are in use for "
+                            "%d s; try again when runs have finished",
+                            size, base, base + size - 1,
+                            SR_UID_POOL_WAIT_MS / 1000);
+    usleep(100 * 1000);
+  }
+}
+
+int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
+                    const char *cgroup_parent, const char *tenant,
+                    const char *execution, struct sr_enforcement *enf,
+                    char **fallback_why, struct sr_error *err) {
+  _cleanup_free_ char *why = NULL;
+  _cleanup_free_ char *name = NULL;
+  int r;
+
+  *fallback_why = NULL;
+  memset(enf, 0, sizeof(*enf));
+  r = pick_host_ids(h, p, err);
+  if (r < 0)
+    return r;
+  if (p->cgroup != SR_CGROUP_OFF) {
+    /* Leaves of runs whose supervisor was killed are removed by the next
+     * run (gc skips locked, populated and young leaves); a failure here
+     * must not stop this run. */
+    (void)sr_cgroup_gc(cgroup_parent, NULL);
+    r = leaf_name(tenant, execution, &name);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
+    /* `strict` refuses every fallback (skillrun.profile(5)). */
+    r = sr_cgroup_setup(&h->cgroup, p,
+                        p->cgroup == SR_CGROUP_REQUIRE || p->strict,
+                        cgroup_parent, name, &why, err);
+    if (r < 0)
+      return r;
+  }
+  if (h->cgroup.active) {
+    /* cpu.stat usage_usec polled by the supervisor, then cgroup.kill. */
+    enf->by[SR_LIM_MEMORY] = SR_ENF_CGROUP2;
+    enf->by[SR_LIM_PIDS] = SR_ENF_CGROUP2;
+    enf->by[SR_LIM_CPU_SECONDS] = SR_ENF_CGROUP2;
+  } else {
+    if (p->cgroup == SR_CGROUP_REQUIRE)
+      return sr_error_layer(err, "cgroup", 0,
+                            "no usable cgroup v2 leaf (%s) and the profile "
+                            "requires one (cgroup require)",
+                            why ? why : "unavailable");
+    /* The weaker mechanism, named as such: per-process rlimits. */
+    enf->by[SR_LIM_MEMORY] = SR_ENF_RLIMIT;
+    enf->by[SR_LIM_PIDS] = SR_ENF_RLIMIT;
+    enf->by[SR_LIM_CPU_SECONDS] = SR_ENF_RLIMIT;
+    *fallback_why =
+        strdup(p->cgroup == SR_CGROUP_OFF ? "cgroup off in the profile"
+                                          : (why ? why : "unavailable"));
+    if (!*fallback_why)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "cgroup", "cgroup");
+  }
+  enf->by[SR_LIM_TIMEOUT] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_LOG_CAP] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_KILL_GRACE] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_INPUTS_SIZE] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_TMP_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_SCRATCH_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_OUTPUTS_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_NOFILE] = SR_ENF_RLIMIT;
+  return 0;
+}
+
+void sr_host_done(struct sr_host *h) {
+  /* A leaf that cannot be removed now is left to --gc, with its fd and
+   * paths released here. */
+  (void)sr_cgroup_destroy(&h->cgroup);
+  h->cgroup.leaf_fd = safe_close(h->cgroup.leaf_fd);
+  free(h->cgroup.leaf_path);
+  free(h->cgroup.parent_path);
+  h->cgroup.leaf_path = h->cgroup.parent_path = NULL;
+  /* Closing the lock frees the slot. */
+  h->uidpool_fd = safe_close(h->uidpool_fd);
+}

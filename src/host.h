@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "policy.h"
+
+/*
+ * What the host holds for one run while it lives: the sandbox user's host
+ * ids (a locked uid-pool slot when skillrun runs as root) and the run's
+ * cgroup leaf.  Acquired by the prepare stage, which also decides from them
+ * what enforces each limit; released when nothing of the run is alive.
+ */
+struct sr_host {
+  uid_t uid; /* the sandbox user's id on the host */
+  gid_t gid;
+  int uidpool_fd; /* locked uid-pool slot (root), -1 otherwise */
+  struct sr_cgroup cgroup;
+};
+
+/* An empty record (fds -1), safe to pass to sr_host_done. */
+void sr_host_init(struct sr_host *h);
+
+/*
+ * Picks the host ids (the caller's own as an ordinary user, a free uid-pool
+ * slot as root, waiting a bounded time when all are taken), sets up the
+ * cgroup leaf "TENANT.EXECUTION" as the policy asks (`cgroup require` or
+ * `strict`: no leaf is an error, layer "cgroup"), and fills *enf with what
+ * enforces each limit.  When the memory, pids and CPU limits fall back to
+ * rlimits, *fallback_why is set (malloc'd) to the reason, for the warning
+ * the caller records; NULL when a leaf enforces them.
+ */
+int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
+                    const char *cgroup_parent, const char *tenant,
+                    const char *execution, struct sr_enforcement *enf,
+                    char **fallback_why, struct sr_error *err);
+
+/* Removes the cgroup leaf (left to --gc when it cannot be removed now) and
+ * frees the uid-pool slot.  Nothing of the run may be alive. */
+void sr_host_done(struct sr_host *h);

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The prepare stage (doc/architecture.md): everything the sandbox is built
+ * from, decided and acquired before anything is cloned: the command, the
+ * seccomp program, the staged inputs, the environment, the host ids and
+ * cgroup leaf, and from them what enforces each limit.  Then launch and
+ * supervise, which hand the prepared run to the supervisor.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "seccomp.h"
+
+/* The command: everything after "--", else the manifest's entrypoint. */
+static int pick_command(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+
+  run->argv = a->n_command ? a->command : run->manifest.entrypoint.v;
+  if (!run->argv || !run->argv[0])
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
+                        "nothing to run: give -- COMMAND or set metadata "
+                        "sandbox.entrypoint in SKILL.md");
+  return 0;
+}
+
+static int push_env(struct sr_run *run, const char *name, const char *value) {
+  size_t n = strlen(name);
+  char **v;
+  char *s;
+
+  if (asprintf(&s, "%s=%s", name, value) < 0)
+    return -ENOMEM;
+  /* A later setting of the same name replaces the earlier one. */
+  for (size_t i = 0; i < run->n_envp; i++)
+    if (!strncmp(run->envp[i], name, n) && run->envp[i][n] == '=') {
+      free(run->envp[i]);
+      run->envp[i] = s;
+      return 0;
+    }
+  v = realloc(run->envp, (run->n_envp + 2) * sizeof(char *));
+  if (!v) {
+    free(s);
+    return -ENOMEM;
+  }
+  v[run->n_envp++] = s;
+  v[run->n_envp] = NULL;
+  run->envp = v;
+  return 0;
+}
+
+/* The skill's environment, from scratch: nothing of the caller's leaks in
+ * unless the profile keeps it by name. */
+static int build_env(struct sr_run *run, struct sr_error *err) {
+  const struct sr_policy *p = &run->policy;
+  int r = 0;
+
+  r |= push_env(run, "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  r |= push_env(run, "HOME", "/workspace/scratch");
+  r |= push_env(run, "LANG", "C.UTF-8");
+  r |= push_env(run, "TMPDIR", "/tmp");
+  r |= push_env(run, "SKILLRUN_EXECUTION_ID", run->execution_id);
+  r |= push_env(run, "SKILLRUN_TENANT_ID", run->tenant);
+  r |= push_env(run, "SKILLRUN_SKILL", run->manifest.name);
+  for (size_t i = 0; i < p->env_keep.n; i++) {
+    const char *v = getenv(p->env_keep.v[i]);
+    if (v)
+      r |= push_env(run, p->env_keep.v[i], v);
+  }
+  for (size_t i = 0; i < p->n_setenv; i++)
+    r |= push_env(run, p->setenv[i].name, p->setenv[i].value);
+  return r ? sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "environment")
+           : 0;
+}
+
+/* The host ids and the cgroup leaf, and from them what enforces each
+ * limit; a fallback is named in a warning. */
+static int acquire_host(struct sr_run *run, struct sr_error *err) {
+  _cleanup_free_ char *why = NULL;
+  int r;
+
+  r = sr_host_acquire(&run->host, &run->policy, run->args->cgroup_parent,
+                      run->tenant, run->execution_id, &run->enf, &why, err);
+  if (r < 0 || !why)
+    return r;
+  return sr_audit_emit(
+      &run->audit, "warning",
+      json_pack("{s:s, s:s}", "message",
+                "no cgroup v2 leaf: memory (RLIMIT_AS), pids (RLIMIT_NPROC) "
+                "and CPU (RLIMIT_CPU) are enforced per process with rlimits",
+                "reason", why),
+      err);
+}
+
+static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
+  json_t *pj = sr_policy_to_json(&run->policy, &run->enf);
+
+  return sr_audit_emit(
+      &run->audit, "policy_resolved",
+      json_pack(
+          "{s:o, s:{s:s, s:s, s:i}, s:o, s:{s:i, s:i}}", "policy",
+          pj ? pj : json_null(), "seccomp", "policy", "default-allowlist",
+          "digest", sr_seccomp_digest(run->seccomp), "instructions",
+          (int)sr_seccomp_insns(run->seccomp), "cgroup",
+          run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
+                                  : json_null(),
+          "sandbox_ids", "uid", (int)run->host.uid, "gid", (int)run->host.gid),
+      err);
+}
+
+/* The sandbox's metadata.json, beside the staging copy. */
+static int write_sandbox_metadata(struct sr_run *run, struct sr_error *err) {
+  json_t *meta = sr_run_metadata_json(run);
+  int r;
+
+  if (!meta)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
+  r = sr_workspace_write_sandbox_metadata(&run->ws, meta, err);
+  json_decref(meta);
+  return r;
+}
+
+/* The caller's --input files, copied while hashed. */
+static int stage_inputs(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  _cleanup_free_ struct sr_input *in = NULL;
+
+  if (a->n_inputs > 0 && !(in = calloc(a->n_inputs, sizeof(*in))))
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "inputs", "inputs");
+  for (size_t i = 0; i < a->n_inputs; i++)
+    in[i] = (struct sr_input){a->inputs[i].path, a->inputs[i].name};
+  return sr_workspace_stage_inputs(&run->ws, in, a->n_inputs,
+                                   run->policy.limits[SR_LIM_INPUTS_SIZE].value,
+                                   &run->audit, &run->inputs, err);
+}
+
+int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  int r;
+
+  r = pick_command(run, err);
+  if (r >= 0)
+    r = sr_seccomp_build(&run->policy, &run->seccomp, err);
+  if (r >= 0)
+    r = stage_inputs(run, err);
+  if (r >= 0)
+    r = build_env(run, err);
+  if (r >= 0)
+    r = acquire_host(run, err);
+  if (r >= 0)
+    r = emit_policy_resolved(run, err);
+  if (r >= 0)
+    r = write_sandbox_metadata(run, err);
+  if (r < 0)
+    return r;
+  run->launch = (struct sr_launch){
+      .policy = &run->policy,
+      .enf = &run->enf,
+      .seccomp = run->seccomp,
+      .cgroup = &run->host.cgroup,
+      .ws = &run->ws,
+      .audit = &run->audit,
+      .argv = run->argv,
+      .envp = run->envp,
+      .host_uid = run->host.uid,
+      .host_gid = run->host.gid,
+      .log_passthrough = a->log_passthrough,
+  };
+  return 0;
+}
+
+int sr_stage_launch(struct sr_run *run, struct sr_error *err) {
+  return sr_supervisor_launch(&run->sup, &run->launch, err);
+}
+
+int sr_stage_supervise(struct sr_run *run, struct sr_error *err) {
+  return sr_supervisor_run(&run->sup, err);
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The admit and verify stages (doc/architecture.md): who may run (the
+ * execution capability, an execution id that has never run) and what runs
+ * (the bundle's bytes, copied while hashed; its pin, SKILL.md, signature
+ * and tier).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdutil.h"
+#include "run.h"
+
+/* The bundle exists; its resolved path is what is walked and named. */
+static int resolve_bundle(struct sr_run *run, struct sr_error *err) {
+  run->bundle_path = realpath(run->args->bundle, NULL);
+  if (!run->bundle_path)
+    return sr_error_set(err, SR_EXIT_REFUSED, errno, "bundle_invalid",
+                        "bundle %s", run->args->bundle);
+  return 0;
+}
+
+/* ------------------------------------------------------------ admit */
+
+/* The execution capability: everything but the digest, before the run
+ * directory exists, so a forged or stale token does not even use up its
+ * execution id. */
+static int check_capability(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  const struct sr_policy *p = &run->policy;
+  _cleanup_trust_key_ struct sr_trust_key *key = NULL;
+  _cleanup_free_ char *text = NULL;
+  _cleanup_close_ int own_fd = -1;
+  int fd = a->capability_fd;
+  size_t len = 0;
+  int r;
+
+  if (!a->capability && fd < 0) {
+    if (p->require_capability)
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_required",
+                          "skillrun.conf requires an execution capability "
+                          "(--capability FILE or --capability-fd N)");
+    return 0;
+  }
+  if (a->capability) {
+    /* own_fd is read by its _cleanup_close_ handler, which clang 14's
+     * dead-store check does not model.
+     * NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores) */
+    fd = own_fd = open(a->capability, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+      return sr_error_set(err, SR_EXIT_REFUSED, errno, "capability_invalid",
+                          "cannot open capability %s", a->capability);
+  } else {
+    if (fcntl(fd, F_GETFD) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
+                          "--capability-fd %d is not an open file descriptor",
+                          fd);
+    (void)sr_fd_cloexec(fd, true); /* the sandbox must never inherit it */
+  }
+  r = sr_read_fd(fd, SR_CAPABILITY_MAX_BYTES + 1, &text, &len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, -r, "capability_invalid",
+                        "cannot read the capability");
+  if (!p->capability_key)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_untrusted",
+                        "a capability was given but skillrun.conf names no "
+                        "capability-key to verify it");
+  r = sr_capability_parse(text, len, &run->capability, err);
+  if (r < 0)
+    return r;
+  r = sr_trust_key_load(p->capability_key, false, &key, err);
+  if (r < 0)
+    return r;
+  r = sr_capability_check(&run->capability, key, run->tenant, run->execution_id,
+                          (int64_t)time(NULL), err);
+  if (r < 0)
+    return r;
+  run->have_capability = true;
+  return 0;
+}
+
+/* --workspace-root, else skillrun.conf's, else the caller's default. */
+static int workspace_root(const struct sr_run *run, char **out,
+                          struct sr_error *err) {
+  const char *root = run->args->workspace_root ? run->args->workspace_root
+                                               : run->policy.workspace_root;
+
+  if (!root)
+    return sr_workspace_default_root(out, err);
+  *out = strdup(root);
+  if (!*out)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "out of memory");
+  return 0;
+}
+
+int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
+  _cleanup_free_ char *root = NULL;
+  int audit_copy = -1, r;
+
+  r = resolve_bundle(run, err);
+  if (r >= 0)
+    r = workspace_root(run, &root, err);
+  if (r >= 0)
+    r = check_capability(run, err);
+  if (r < 0)
+    return r;
+  r = sr_workspace_create(&run->ws, root, run->tenant, run->execution_id,
+                          &audit_copy, err);
+  if (r < 0) {
+    safe_close(audit_copy);
+    return r;
+  }
+  return sr_audit_attach_copy(&run->audit, audit_copy, err);
+}
+
+/* ------------------------------------------------------------ verify */
+
+/*
+ * The staging directory, chosen once the bundle's size is known (called by
+ * sr_bundle_stage_to between its walk and its copy): on a tmpfs when the
+ * bundle is small and the run has no inputs (sr_workspace_make_staging).
+ */
+static int pick_staging(void *ctx, uint64_t total_bytes, int *dst_dirfd,
+                        struct sr_error *err) {
+  struct sr_run *run = ctx;
+  int r = sr_workspace_make_staging(&run->ws, total_bytes,
+                                    run->args->n_inputs == 0, err);
+
+  if (r < 0)
+    return r;
+  *dst_dirfd = run->ws.bundle_fd;
+  return 0;
+}
+
+/*
+ * The statement for this bundle: --signature FILE, else BUNDLE.sig beside
+ * the bundle when it exists.  *text NULL: unsigned.
+ */
+static int read_statement(const struct sr_run *run, char **text, size_t *len,
+                          struct sr_error *err) {
+  _cleanup_free_ char *conventional = NULL;
+  _cleanup_close_ int fd = -1;
+  const char *path = run->args->signature;
+  int r;
+
+  *text = NULL;
+  if (!path) {
+    if (asprintf(&conventional, "%s.sig", run->bundle_path) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "statement");
+    path = conventional;
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT && !run->args->signature)
+    return 0;
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, errno, "statement_invalid",
+                        "cannot open statement %s", path);
+  /* One byte more than allowed, so that an oversized file is refused by
+   * the parser with its own message. */
+  r = sr_read_fd(fd, SR_STATEMENT_MAX_BYTES + 1, text, len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, -r, "statement_invalid",
+                        "cannot read statement %s", path);
+  return 0;
+}
+
+/* Signature and tier: after the digest and the manifest are known, before
+ * the skill's part of the policy.  Refusals are exit 123 with their own
+ * reason. */
+static int verify_trust(struct sr_run *run, struct sr_error *err) {
+  const struct sr_policy *p = &run->policy;
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r;
+
+  r = read_statement(run, &text, &len, err);
+  if (r < 0)
+    return r;
+  if (!text) {
+    if (p->require_signature)
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "signature_required",
+                          "bundle is unsigned (no --signature, no %s.sig) and "
+                          "the profile or skillrun.conf requires a signature",
+                          run->args->bundle);
+    return 0;
+  }
+  r = sr_statement_parse(text, len, &run->statement, err);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < p->n_trust_keys; i++) {
+    struct sr_trust_key *k = NULL;
+    r = sr_trust_key_load(p->trust_keys[i].path, false, &k, err);
+    if (r < 0)
+      return r;
+    r = sr_keyring_add(&run->keyring, p->trust_keys[i].tier, k);
+    if (r < 0) {
+      sr_trust_key_free(k);
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "oom", "keyring");
+    }
+  }
+  r = sr_statement_verify(&run->statement, text, &run->keyring,
+                          p->tiers_allowed, run->bundle.digest,
+                          run->manifest.name, run->manifest.version, err);
+  if (r < 0)
+    return r;
+  run->tier = run->statement.tier;
+  return 0;
+}
+
+/* --explain of an unsigned bundle under require-signature still shows the
+ * policy; the refusal it would meet is listed among its warnings. */
+static int explain_refusal(struct sr_run *run, struct sr_error *err) {
+  if (asprintf(&run->would_refuse, "a run would be refused: %s", err->msg) <
+      0) {
+    run->would_refuse = NULL;
+    return -ENOMEM;
+  }
+  run->would_refuse_at = run->policy.warnings.n;
+  sr_error_clear(err);
+  return 0;
+}
+
+/* The pin: --expect-sha256 against the digest just computed. */
+static int check_pin(struct sr_run *run, struct sr_error *err) {
+  const char *want = run->args->expect_sha256;
+
+  if (!want || !strcmp(run->bundle.digest + strlen("sha256:"), want))
+    return 0;
+  run->refusal_extra =
+      json_pack("{s:s, s:s}", "expected", want, "actual", run->bundle.digest);
+  return sr_error_set(err, SR_EXIT_REFUSED, 0, "digest_mismatch",
+                      "bundle digest %s does not match the expected "
+                      "sha256:%s",
+                      run->bundle.digest, want);
+}
+
+static int emit_verified(struct sr_run *run, struct sr_error *err) {
+  const bool signed_ = run->tier != SR_TIER_UNSIGNED;
+  int r;
+
+  r = sr_run_emit_warnings(run, &run->manifest.warnings, "manifest", err);
+  if (r < 0)
+    return r;
+  return sr_audit_emit(
+      &run->audit, "bundle_verified",
+      json_pack(
+          "{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:b, s:s?}", "digest",
+          run->bundle.digest, "files", (json_int_t)run->bundle.n_files, "dirs",
+          (json_int_t)run->bundle.n_dirs, "bytes",
+          (json_int_t)run->bundle.total_bytes, "pinned",
+          run->args->expect_sha256 != NULL, "tier", sr_tier_name(run->tier),
+          "key_id", signed_ ? json_string(run->statement.key_id) : json_null(),
+          "signed_at", signed_ ? json_string(run->statement.time) : json_null(),
+          "capability", run->have_capability, "staging", run->ws.staging_path),
+      err);
+}
+
+int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
+  struct sr_bundle_caps caps;
+  int r;
+
+  /* A run resolved it when admitted. */
+  if (!run->bundle_path && (r = resolve_bundle(run, err)) < 0)
+    return r;
+  /* Copied while hashed into the run's staging area; --explain only
+   * hashes. */
+  sr_bundle_caps_default(&caps);
+  r = sr_bundle_stage_to(run->bundle_path, run->explain ? NULL : pick_staging,
+                         run, &caps, false, &run->bundle, err);
+  if (r >= 0)
+    r = check_pin(run, err);
+  if (r >= 0 && run->have_capability)
+    r = sr_capability_check_digest(&run->capability, run->bundle.digest, err);
+  if (r < 0)
+    return r;
+  if (!run->bundle.skill_md)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_invalid",
+                        "SKILL.md missing or too large");
+  r = sr_manifest_parse(run->bundle.skill_md, run->bundle.skill_md_len,
+                        basename(run->bundle_path), &run->manifest, err);
+  if (r < 0)
+    return r;
+  run->have_manifest = true;
+  /* From here on every event names the skill, a refusal too. */
+  if (run->audit_open) {
+    r = sr_audit_set_skill(&run->audit, run->manifest.name,
+                           run->manifest.version);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "audit", "audit");
+  }
+  r = verify_trust(run, err);
+  if (r < 0 && run->explain && !strcmp(err->reason, "signature_required"))
+    r = explain_refusal(run, err);
+  if (r < 0 || run->explain)
+    return r;
+  return emit_verified(run, err);
+}

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run pipeline (doc/architecture.md): one function of named stages
+ * over one struct sr_run.  This file holds the pipeline, --explain, and
+ * the stages that only move data between the layers (start, configure,
+ * collect, report); admit and verify are in run-verify.c, prepare in
+ * run-prepare.c, launch and supervise in supervisor.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fdutil.h"
+#include "run.h"
+#include "seccomp.h"
+#include "util.h"
+
+#define DEFAULT_CONF SR_SYSCONFDIR "/skillrun/skillrun.conf"
+
+int sr_cmd_run(const struct sr_args *args) {
+  struct sr_error err = {0};
+  struct sr_run run;
+  int r, code;
+
+  sr_run_init(&run, args);
+  r = sr_stage_start(&run, &err);
+  if (r >= 0)
+    r = sr_stage_configure_platform(&run, &err);
+  if (r >= 0)
+    r = sr_stage_admit(&run, &err);
+  if (r >= 0)
+    r = sr_stage_verify(&run, &err);
+  if (r >= 0)
+    r = sr_stage_configure_skill(&run, &err);
+  if (r >= 0)
+    r = sr_stage_prepare(&run, &err);
+  if (r >= 0)
+    r = sr_stage_launch(&run, &err);
+  if (r >= 0)
+    r = sr_stage_supervise(&run, &err);
+  r = sr_stage_collect(&run, r, &err);
+  code = sr_stage_report(&run, r, &err);
+  sr_run_done(&run);
+  return code;
+}
+
+/* The same stages up to the final policy, without an audit stream, a run
+ * directory or a staging copy; then the view instead of a run. */
+int sr_cmd_explain(const struct sr_args *args) {
+  struct sr_error err = {0};
+  struct sr_run run;
+  int r, code;
+
+  sr_run_init(&run, args);
+  run.explain = true;
+  r = sr_stage_start(&run, &err);
+  if (r >= 0)
+    r = sr_stage_configure_platform(&run, &err);
+  if (r >= 0)
+    r = sr_stage_verify(&run, &err);
+  if (r >= 0)
+    r = sr_stage_configure_skill(&run, &err);
+  code = r >= 0 ? sr_stage_explain(&run) : sr_stage_report(&run, r, &err);
+  sr_run_done(&run);
+  return code;
+}
+
+void sr_run_init(struct sr_run *run, const struct sr_args *args) {
+  memset(run, 0, sizeof(*run));
+  run->args = args;
+  run->tier = SR_TIER_UNSIGNED;
+  sr_workspace_init(&run->ws);
+  sr_host_init(&run->host);
+  sr_supervisor_init(&run->sup);
+}
+
+void sr_run_done(struct sr_run *run) {
+  sr_supervisor_done(&run->sup);
+  sr_host_done(&run->host);
+  sr_workspace_finish(&run->ws);
+  if (run->audit_open)
+    sr_audit_done(&run->audit);
+  if (run->policy_init)
+    sr_policy_free(&run->policy);
+  if (run->have_manifest)
+    sr_manifest_free(&run->manifest);
+  sr_keyring_free(&run->keyring);
+  sr_trust_key_free(run->audit_key);
+  sr_bundle_free(&run->bundle);
+  sr_seccomp_free(run->seccomp);
+  json_decref(run->inputs);
+  json_decref(run->refusal_extra);
+  for (size_t i = 0; i < run->n_envp; i++)
+    free(run->envp[i]);
+  free(run->envp);
+  free(run->bundle_path);
+  free(run->would_refuse);
+}
+
+/* ------------------------------------------------------------ start */
+
+static int open_audit(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  int fd = STDOUT_FILENO;
+  bool own = false;
+
+  if (a->audit_fd >= 0) {
+    fd = a->audit_fd;
+    if (fcntl(fd, F_GETFD) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
+                          "--audit-fd %d is not an open file descriptor", fd);
+    (void)sr_fd_cloexec(fd, true); /* the sandbox must never inherit it */
+  } else if (a->audit_file) {
+    fd = open(a->audit_file,
+              O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+    if (fd < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
+                          "cannot create audit file %s", a->audit_file);
+    own = true;
+  }
+  if (sr_audit_init(&run->audit, fd, own, run->execution_id, run->tenant) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "audit", "audit");
+  run->audit_open = true;
+  return 0;
+}
+
+int sr_stage_start(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  int r;
+
+  run->tenant = a->tenant ? a->tenant : "default";
+  if (a->execution_id)
+    snprintf(run->execution_id, sizeof(run->execution_id), "%s",
+             a->execution_id);
+  else if ((r = sr_random_uuid(run->execution_id)) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "uuid",
+                        "cannot make an execution id");
+  run->start_ms = sr_now_mono_ms();
+  sr_now_rfc3339(run->started_at);
+  if (run->explain)
+    return 0;
+  r = open_audit(run, err);
+  if (r < 0)
+    return r;
+  return sr_audit_emit(&run->audit, "execution_started",
+                       json_pack("{s:s, s:s, s:i, s:i}", "skillrun_version",
+                                 PACKAGE_VERSION, "bundle", a->bundle,
+                                 "caller_uid", (int)getuid(), "pid",
+                                 (int)getpid()),
+                       err);
+}
+
+/* ------------------------------------------------------------ configure */
+
+int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
+                         const char *source, struct sr_error *err) {
+  for (size_t i = 0; i < w->n; i++) {
+    int r = sr_audit_emit(
+        &run->audit, "warning",
+        json_pack("{s:s, s:s}", "source", source, "message", w->v[i]), err);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+/* A notice of the platform configuration: a warning event, or stderr
+ * where there is no audit stream (--explain). */
+static int conf_warning(struct sr_run *run, const char *msg,
+                        struct sr_error *err) {
+  if (!run->audit_open) {
+    sr_log_warning("%s", msg);
+    return 0;
+  }
+  return sr_audit_emit(
+      &run->audit, "warning",
+      json_pack("{s:s, s:s}", "source", "conf", "message", msg), err);
+}
+
+int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  _cleanup_free_ char *warning = NULL;
+  _cleanup_free_ char *resolved = NULL;
+  struct sr_conf conf = {0}, prof = {0};
+  int r;
+
+  r = sr_policy_init(&run->policy);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "policy", "policy");
+  run->policy_init = true;
+  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, &conf, &warning,
+                            err);
+  if (r < 0)
+    return r;
+  if (warning)
+    r = conf_warning(run, warning, err);
+  if (r >= 0)
+    r = sr_policy_apply_conf(&run->policy, &conf, err);
+  if (r >= 0)
+    r = sr_conf_load_profile(a->profile, &prof, &resolved, err);
+  if (r >= 0)
+    r = sr_policy_apply_profile(&run->policy, &prof, err);
+  if (r >= 0 && resolved && !run->policy.profile)
+    run->policy.profile = TAKE_PTR(resolved);
+  sr_conf_free(&conf);
+  sr_conf_free(&prof);
+  if (r < 0)
+    return r;
+  /* Loaded now, so that even a refusal's execution_completed is
+   * anchored. */
+  if (!run->explain && run->policy.audit_key)
+    return sr_trust_key_load(run->policy.audit_key, true, &run->audit_key, err);
+  return 0;
+}
+
+int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
+  struct sr_policy *p = &run->policy;
+  int r;
+
+  r = sr_policy_apply_manifest(p, &run->manifest, err);
+  if (r >= 0)
+    r = sr_policy_apply_args(p, run->args, err);
+  if (r >= 0 && run->have_capability)
+    r = sr_policy_limit_network(p, run->capability.network == 1, err);
+  /* The policy is final: its notices go on the record once. */
+  if (r >= 0 && !run->explain)
+    r = sr_run_emit_warnings(run, &p->warnings, "policy", err);
+  return r;
+}
+
+/* ------------------------------------------------------------ explain */
+
+int sr_stage_explain(struct sr_run *run) {
+  const struct sr_policy *p = &run->policy;
+  json_t *j = sr_policy_to_json(p, NULL), *w;
+  int r;
+
+  if (!j)
+    return SR_EXIT_FAILED;
+  json_object_set_new(j, "bundle",
+                      json_pack("{s:s, s:s, s:o}", "digest", run->bundle.digest,
+                                "skill", run->manifest.name, "version",
+                                run->manifest.version
+                                    ? json_string(run->manifest.version)
+                                    : json_null()));
+  json_object_set_new(json_object_get(j, "bundle"), "trust",
+                      sr_run_trust_json(run));
+  /* The manifest's notices, then the policy's, with the refusal a run
+   * would meet where verification found it. */
+  w = json_array();
+  for (size_t i = 0; w && i < run->manifest.warnings.n; i++)
+    json_array_append_new(w, json_string(run->manifest.warnings.v[i]));
+  for (size_t i = 0; w && i <= p->warnings.n; i++) {
+    if (run->would_refuse && i == run->would_refuse_at)
+      json_array_append_new(w, json_string(run->would_refuse));
+    if (i < p->warnings.n)
+      json_array_append_new(w, json_string(p->warnings.v[i]));
+  }
+  json_object_set_new(j, "warnings", w ? w : json_array());
+  r = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+  json_decref(j);
+  putchar('\n');
+  return r == 0 && fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
+}
+
+/* ------------------------------------------------------------ records */
+
+json_t *sr_run_trust_json(const struct sr_run *run) {
+  bool s = run->tier != SR_TIER_UNSIGNED;
+  return json_pack("{s:s, s:o, s:o}", "tier", sr_tier_name(run->tier), "key_id",
+                   s ? json_string(run->statement.key_id) : json_null(),
+                   "signed_at",
+                   s ? json_string(run->statement.time) : json_null());
+}
+
+static json_t *limits_json(const struct sr_policy *p) {
+  json_t *o = json_object();
+  for (int i = 0; i < SR__LIM_MAX && o; i++)
+    json_object_set_new(o, sr_limit_defs[i].name,
+                        json_integer((json_int_t)p->limits[i].value));
+  return o;
+}
+
+json_t *sr_run_metadata_json(const struct sr_run *run) {
+  const struct sr_manifest *m = &run->manifest;
+  json_t *tools = json_array(), *meta;
+
+  for (size_t i = 0; tools && i < m->allowed_tools.n; i++)
+    json_array_append_new(tools, json_string(m->allowed_tools.v[i]));
+  meta = json_pack(
+      "{s:s, s:s, s:s, s:{s:s, s:o, s:s, s:o}, s:o, s:s, s:O, s:s, s:n}",
+      "schema", "skillrun.metadata/1", "execution_id", run->execution_id,
+      "tenant_id", run->tenant, "skill", "name", m->name, "version",
+      m->version ? json_string(m->version) : json_null(), "digest",
+      run->bundle.digest, "allowed_tools", tools ? tools : json_array(),
+      "limits", limits_json(&run->policy), "network",
+      run->policy.network_allow ? "allow" : "deny", "inputs",
+      run->inputs ? run->inputs : json_array(), "started_at", run->started_at,
+      "result");
+  /* The tier and key that vouched for the bundle (skillrun(1)). */
+  if (meta && json_object_set_new(meta, "trust", sr_run_trust_json(run)) < 0) {
+    json_decref(meta);
+    return NULL;
+  }
+  return meta;
+}
+
+/* ------------------------------------------------------------ collect */
+
+/* The limits that stopped the run, as the supervisor and the cgroup saw
+ * them (the supervisor's own kills were recorded as they happened). */
+static int emit_limits(struct sr_run *run, bool cpu_seen,
+                       struct sr_error *err) {
+  const struct sr_policy *p = &run->policy;
+  const struct {
+    bool hit;
+    const char *name;
+    enum sr_limit_id id;
+  } hits[] = {
+      {!cpu_seen && run->verdict.cpu_exceeded, "cpu", SR_LIM_CPU_SECONDS},
+      {run->have_cgroup_stats && run->cg.oom_kill > 0, "memory", SR_LIM_MEMORY},
+      {run->have_cgroup_stats && run->cg.pids_max_hit > 0, "pids", SR_LIM_PIDS},
+  };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(hits); i++) {
+    int r;
+    if (!hits[i].hit)
+      continue;
+    r = sr_audit_emit(&run->audit, "limit_exceeded",
+                      json_pack("{s:s, s:I}", "limit", hits[i].name,
+                                "limit_value",
+                                (json_int_t)p->limits[hits[i].id].value),
+                      err);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+/* Verdict, figures and harvest of a run that was supervised to its end. */
+static int collect_result(struct sr_run *run, struct sr_error *err) {
+  struct sr_outcome o;
+  int r;
+
+  run->duration_ms = sr_now_mono_ms() - run->sup.start_ms;
+  if (run->host.cgroup.active &&
+      sr_cgroup_stats(&run->host.cgroup, &run->cg) >= 0)
+    run->have_cgroup_stats = true;
+  sr_supervisor_outcome(&run->sup, &o);
+  o.oom_killed = run->have_cgroup_stats && run->cg.oom_kill > 0;
+  sr_verdict_of(&o, &run->verdict);
+  r = emit_limits(run, o.cpu_exceeded, err);
+  if (r >= 0)
+    r = sr_audit_emit(&run->audit, "state_changed",
+                      json_pack("{s:s}", "state", "collecting"), err);
+  if (r >= 0)
+    r = sr_workspace_harvest(&run->ws, run->sup.outputs_fd,
+                             run->policy.limits[SR_LIM_OUTPUTS_SIZE].value,
+                             &run->audit, &run->artifacts, &run->artifact_bytes,
+                             err);
+  run->sup.outputs_fd = safe_close(run->sup.outputs_fd);
+  return r;
+}
+
+/* The run directory's metadata.json, with the result: its presence means
+ * the run is over.  The audit stream has the result if this fails. */
+static void write_final_metadata(struct sr_run *run) {
+  struct sr_error merr = {0};
+  json_t *meta = sr_run_metadata_json(run);
+  char finished[32];
+
+  if (!meta)
+    return;
+  sr_now_rfc3339(finished);
+  json_object_set_new(meta, "result",
+                      json_pack("{s:s, s:i, s:I, s:s, s:I}", "status",
+                                sr_status_name(run->verdict.status),
+                                "exit_code", run->verdict.exit_code,
+                                "duration_ms", (json_int_t)run->duration_ms,
+                                "finished_at", finished, "artifacts",
+                                (json_int_t)run->artifacts));
+  if (sr_workspace_write_metadata(&run->ws, meta, &merr) < 0)
+    sr_log_warning("%s", merr.msg);
+  json_decref(meta);
+}
+
+int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
+  if (r >= 0)
+    r = collect_result(run, err);
+  if (r >= 0) {
+    /* The result is final; the sandbox's init is still tearing down its
+     * mount namespace, which these records need not wait for. */
+    write_final_metadata(run);
+    sr_workspace_remove_staging(&run->ws);
+  }
+  /* Reaps init, then releases the leaf and the uid slot: from here on
+   * nothing of the run is alive. */
+  sr_supervisor_done(&run->sup);
+  sr_host_done(&run->host);
+  return r;
+}
+
+/* ------------------------------------------------------------ report */
+
+static json_t *completed_json(const struct sr_run *run, const char *status,
+                              int exit_code, bool ran) {
+  const struct sr_verdict *v = &run->verdict;
+  const struct sr_logpump *lp = &run->sup.logs;
+  const bool cg = run->have_cgroup_stats;
+  json_t *f;
+
+  f = json_pack("{s:s, s:i, s:I}", "status", status, "exit_code", exit_code,
+                "duration_ms", (json_int_t)(sr_now_mono_ms() - run->start_ms));
+  if (!f || !ran)
+    return f;
+  json_object_set_new(f, "skill_exit_code",
+                      v->skill_exit >= 0 ? json_integer(v->skill_exit)
+                                         : json_null());
+  json_object_set_new(f, "signal",
+                      v->signal ? json_integer(v->signal) : json_null());
+  if (v->exec_errno)
+    json_object_set_new(f, "exec_error",
+                        json_string(strerrorname_np(v->exec_errno)
+                                        ? strerrorname_np(v->exec_errno)
+                                        : "unknown"));
+  json_object_set_new(f, "cpu_usec",
+                      cg ? json_integer((json_int_t)run->cg.cpu_usec)
+                         : json_null());
+  json_object_set_new(f, "memory_peak",
+                      cg ? json_integer((json_int_t)run->cg.memory_peak)
+                         : json_null());
+  json_object_set_new(f, "pids_peak",
+                      cg ? json_integer((json_int_t)run->cg.pids_peak)
+                         : json_null());
+  json_object_set_new(f, "oom_kill",
+                      cg ? json_integer((json_int_t)run->cg.oom_kill)
+                         : json_null());
+  json_object_set_new(f, "logs",
+                      json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "stdout",
+                                "kept", (json_int_t)lp->kept[0], "dropped",
+                                (json_int_t)lp->dropped[0], "stderr", "kept",
+                                (json_int_t)lp->kept[1], "dropped",
+                                (json_int_t)lp->dropped[1]));
+  json_object_set_new(f, "artifacts",
+                      json_pack("{s:I, s:I}", "files",
+                                (json_int_t)run->artifacts, "bytes",
+                                (json_int_t)run->artifact_bytes));
+  return f;
+}
+
+static void emit_completed(struct sr_run *run, const char *status,
+                           int exit_code, bool ran) {
+  struct sr_error ignored = {0};
+
+  /* If this last line cannot be written there is nobody left to tell but
+   * stderr; the exit status still says what happened. */
+  if (sr_audit_emit_anchored(&run->audit, "execution_completed",
+                             completed_json(run, status, exit_code, ran),
+                             run->audit_key, &ignored) < 0)
+    sr_log_error("%s", ignored.msg);
+}
+
+/* The failure's own event: a refusal, a layer that could not be built, or
+ * another error. */
+static void emit_failure(struct sr_run *run, const struct sr_error *err) {
+  struct sr_error ignored = {0};
+  json_t *f;
+
+  if (err->exit_code == SR_EXIT_REFUSED) {
+    f = json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg);
+    if (f && run->refusal_extra)
+      json_object_update(f, run->refusal_extra);
+    (void)sr_audit_emit(&run->audit, "bundle_rejected", f, &ignored);
+  } else if (err->layer[0]) {
+    (void)sr_audit_emit(&run->audit, "layer_failed",
+                        json_pack("{s:s, s:s, s:o}", "layer", err->layer,
+                                  "message", err->msg, "errno",
+                                  err->err
+                                      ? json_string(strerrorname_np(err->err))
+                                      : json_null()),
+                        &ignored);
+  } else {
+    (void)sr_audit_emit(
+        &run->audit, "error",
+        json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg),
+        &ignored);
+  }
+}
+
+int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
+  if (r >= 0) {
+    emit_completed(run, sr_status_name(run->verdict.status),
+                   run->verdict.exit_code, true);
+    return run->verdict.exit_code;
+  }
+  /* Reported once: stderr, the matching event, the final event. */
+  if (!sr_error_is_set(err))
+    sr_error_set(err, SR_EXIT_FAILED, 0, "internal", "internal error");
+  sr_log_error("%s", err->msg);
+  if (run->audit_open) {
+    emit_failure(run, err);
+    emit_completed(run, sr_status_name(sr_status_of_error(err->exit_code)),
+                   err->exit_code, false);
+  }
+  return err->exit_code;
+}

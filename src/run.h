@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "audit.h"
+#include "bundle.h"
+#include "cgroup.h"
+#include "cli.h"
+#include "error.h"
+#include "host.h"
+#include "manifest.h"
+#include "policy.h"
+#include "status.h"
+#include "supervisor.h"
+#include "trust.h"
+#include "workspace.h"
+
+/*
+ * One run of a skill, as the pipeline's stages fill it in order
+ * (doc/architecture.md "The run pipeline").  Each stage reads what earlier
+ * stages wrote and adds its own part; nothing is written back into an
+ * earlier stage's part, and the policy is only read after the configure
+ * stages.  The fields are in stage order for the reader, not packed: there
+ * is one per invocation.
+ * NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding) */
+struct sr_run {
+  const struct sr_args *args;
+  bool explain; /* --explain: stop after configuring and print the view */
+
+  /* start */
+  char execution_id[65];
+  const char *tenant;
+  uint64_t start_ms;
+  char started_at[32];
+  struct sr_audit audit;
+  bool audit_open;
+
+  /* configure from the platform (skillrun.conf, profile), then from the
+   * skill (SKILL.md, flags, capability): const afterwards */
+  struct sr_policy policy;
+  bool policy_init;
+  struct sr_trust_key *audit_key; /* anchors execution_completed */
+
+  /* admit */
+  struct sr_capability capability;
+  bool have_capability;
+  struct sr_workspace ws;
+
+  /* verify */
+  char *bundle_path; /* the bundle, resolved */
+  struct sr_bundle bundle;
+  struct sr_manifest manifest;
+  bool have_manifest;
+  enum sr_tier tier; /* SR_TIER_UNSIGNED without a statement */
+  struct sr_statement statement;
+  struct sr_keyring keyring;
+  char *would_refuse;     /* --explain: the refusal a run would meet, */
+  size_t would_refuse_at; /* listed before this policy warning */
+  json_t *refusal_extra;  /* fields added to a bundle_rejected event */
+
+  /* prepare */
+  char *const *argv; /* the command: after "--", else the entrypoint */
+  struct sr_seccomp *seccomp;
+  json_t *inputs; /* the staged inputs (input_staged's fields) */
+  char **envp;    /* the skill's environment, NULL-terminated */
+  size_t n_envp;
+  struct sr_host host;
+  struct sr_enforcement enf;
+  struct sr_launch launch;
+
+  /* launch, supervise */
+  struct sr_supervisor sup;
+
+  /* collect */
+  struct sr_verdict verdict;
+  uint64_t duration_ms; /* from launch to the end of supervision */
+  bool have_cgroup_stats;
+  struct sr_cgroup_stats cg;
+  uint64_t artifacts, artifact_bytes;
+};
+
+/* ---- stages (src/run*.c), in pipeline order; each 0 or -errno with err
+ * set.  A failure ends the run: the report stage records it. ---- */
+
+/* ids, start time; the audit stream and execution_started (not for
+ * --explain). */
+int sr_stage_start(struct sr_run *run, struct sr_error *err);
+/* skillrun.conf and the profile; the audit anchoring key. */
+int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err);
+/* The execution capability (everything but the digest), then the run
+ * directory, created exclusively: an execution id runs once. */
+int sr_stage_admit(struct sr_run *run, struct sr_error *err);
+/* Stages the bundle while hashing it (for --explain: hashes only), checks
+ * the pin and the capability's digest, parses SKILL.md from the verified
+ * bytes, checks the signature and tier; bundle_verified. */
+int sr_stage_verify(struct sr_run *run, struct sr_error *err);
+/* SKILL.md's sandbox.* keys, the flags and the capability's network
+ * field; the policy is final afterwards (its warnings recorded). */
+int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err);
+/* The command, the seccomp program, the inputs, the environment, the host
+ * ids and cgroup leaf and what enforces each limit; policy_resolved and the
+ * sandbox's metadata.json. */
+int sr_stage_prepare(struct sr_run *run, struct sr_error *err);
+/* Clones the sandbox and releases it. */
+int sr_stage_launch(struct sr_run *run, struct sr_error *err);
+/* The event loop until the skill has ended. */
+int sr_stage_supervise(struct sr_run *run, struct sr_error *err);
+/* Always called, with the pipeline's result so far (r): the verdict, the
+ * cgroup figures, the limits that stopped the run, the harvest, the run
+ * directory's metadata.json; then nothing of the run is left alive.
+ * Returns r, or the harvest's error. */
+int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err);
+/* execution_completed (or the failure's events), the exit status. */
+int sr_stage_report(struct sr_run *run, int r, struct sr_error *err);
+
+/* --explain's output: the final policy, the bundle and its trust. */
+int sr_stage_explain(struct sr_run *run);
+
+/* Helpers shared by the stages. */
+json_t *sr_run_trust_json(const struct sr_run *run);
+json_t *sr_run_metadata_json(const struct sr_run *run);
+int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
+                         const char *source, struct sr_error *err);
+void sr_run_init(struct sr_run *run, const struct sr_args *args);
+void sr_run_done(struct sr_run *run);

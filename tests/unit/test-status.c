@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The exit status table of skillrun(1), row by row (src/status.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "error.h"
+#include "status.h"
+
+/* waitpid(2) encodings, built with the same macros the kernel's layout
+ * gives (W_EXITCODE is glibc's). */
+#define EXITED(n) W_EXITCODE((n), 0)
+#define SIGNALED(s) W_EXITCODE(0, (s))
+
+struct row {
+  const char *what;
+  struct sr_outcome o;
+  enum sr_status status;
+  int exit_code;
+  int skill_exit;
+  int signal;
+  bool cpu_exceeded;
+};
+
+static const struct row rows[] = {
+    {"exit 0",
+     {.have_status = true, .wait_status = EXITED(0)},
+     SR_STATUS_SUCCEEDED,
+     0,
+     0,
+     0,
+     false},
+    {"exit 3",
+     {.have_status = true, .wait_status = EXITED(3)},
+     SR_STATUS_FAILED,
+     3,
+     3,
+     0,
+     false},
+    /* A skill that itself exits 124 is not a timeout: the audit tells. */
+    {"exit 124",
+     {.have_status = true, .wait_status = EXITED(124)},
+     SR_STATUS_FAILED,
+     124,
+     124,
+     0,
+     false},
+    {"killed by SIGSEGV",
+     {.have_status = true, .wait_status = SIGNALED(11)},
+     SR_STATUS_KILLED,
+     139,
+     -1,
+     11,
+     false},
+    {"exec ENOENT",
+     {.exec_errno = ENOENT},
+     SR_STATUS_FAILED,
+     127,
+     -1,
+     0,
+     false},
+    {"exec ENOTDIR",
+     {.exec_errno = ENOTDIR},
+     SR_STATUS_FAILED,
+     127,
+     -1,
+     0,
+     false},
+    {"exec EACCES",
+     {.exec_errno = EACCES},
+     SR_STATUS_FAILED,
+     126,
+     -1,
+     0,
+     false},
+    {"exec ENOEXEC",
+     {.exec_errno = ENOEXEC},
+     SR_STATUS_FAILED,
+     126,
+     -1,
+     0,
+     false},
+    {"wall clock", {.timed_out = true}, SR_STATUS_TIMEOUT, 124, -1, 0, false},
+    /* The deadline wins over the status init still reported. */
+    {"wall clock, then exit 0",
+     {.timed_out = true, .have_status = true, .wait_status = EXITED(0)},
+     SR_STATUS_TIMEOUT,
+     124,
+     -1,
+     0,
+     false},
+    {"cgroup CPU budget",
+     {.cpu_exceeded = true},
+     SR_STATUS_CPU_EXCEEDED,
+     137,
+     -1,
+     0,
+     true},
+    {"RLIMIT_CPU's SIGXCPU",
+     {.have_status = true,
+      .wait_status = SIGNALED(SIGXCPU),
+      .cpu_by_rlimit = true},
+     SR_STATUS_CPU_EXCEEDED,
+     137,
+     -1,
+     SIGXCPU,
+     true},
+    /* Behind a cgroup, SIGXCPU is the skill's own business. */
+    {"SIGXCPU without the rlimit fallback",
+     {.have_status = true, .wait_status = SIGNALED(SIGXCPU)},
+     SR_STATUS_KILLED,
+     128 + SIGXCPU,
+     -1,
+     SIGXCPU,
+     false},
+    {"OOM kill",
+     {.oom_killed = true,
+      .have_status = true,
+      .wait_status = SIGNALED(SIGKILL)},
+     SR_STATUS_OOM,
+     137,
+     -1,
+     0,
+     false},
+    /* An OOM kill of a helper does not make an exit 0 a failure. */
+    {"OOM kill, skill exited",
+     {.oom_killed = true, .have_status = true, .wait_status = EXITED(0)},
+     SR_STATUS_SUCCEEDED,
+     0,
+     0,
+     0,
+     false},
+    {"init died unreported", {0}, SR_STATUS_KILLED, 137, -1, SIGKILL, false},
+    {"cancelled, skill exited on SIGTERM",
+     {.cancel_sig = SIGTERM,
+      .have_status = true,
+      .wait_status = SIGNALED(SIGTERM)},
+     SR_STATUS_CANCELLED,
+     143,
+     -1,
+     SIGTERM,
+     false},
+    {"cancelled, skill exited 0",
+     {.cancel_sig = SIGINT, .have_status = true, .wait_status = EXITED(0)},
+     SR_STATUS_CANCELLED,
+     0,
+     0,
+     0,
+     false},
+    {"cancelled, tree killed",
+     {.cancel_sig = SIGINT},
+     SR_STATUS_CANCELLED,
+     128 + SIGINT,
+     -1,
+     SIGKILL,
+     false},
+    {"cancelled after the deadline",
+     {.cancel_sig = SIGTERM, .timed_out = true},
+     SR_STATUS_TIMEOUT,
+     124,
+     -1,
+     0,
+     false},
+    {"cancelled after the CPU budget",
+     {.cancel_sig = SIGTERM, .cpu_exceeded = true},
+     SR_STATUS_CPU_EXCEEDED,
+     137,
+     -1,
+     0,
+     true},
+};
+
+static void test_table(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+    const struct row *w = &rows[i];
+    struct sr_verdict v;
+
+    sr_verdict_of(&w->o, &v);
+    print_message("# %s\n", w->what);
+    assert_string_equal(sr_status_name(v.status), sr_status_name(w->status));
+    assert_int_equal(v.exit_code, w->exit_code);
+    assert_int_equal(v.skill_exit, w->skill_exit);
+    assert_int_equal(v.signal, w->signal);
+    assert_int_equal(v.cpu_exceeded, w->cpu_exceeded);
+    assert_int_equal(v.exec_errno, w->o.exec_errno && !w->o.timed_out &&
+                                           !w->o.cpu_exceeded &&
+                                           !w->o.oom_killed
+                                       ? w->o.exec_errno
+                                       : 0);
+  }
+}
+
+static void test_names(void **state) {
+  static const char *const want[SR__STATUS_MAX] = {
+      "succeeded",    "failed",    "killed",  "timeout", "oom",
+      "cpu_exceeded", "cancelled", "refused", "error"};
+  (void)state;
+  for (int s = 0; s < SR__STATUS_MAX; s++)
+    assert_string_equal(sr_status_name((enum sr_status)s), want[s]);
+  assert_string_equal(sr_status_name(SR__STATUS_MAX), "error");
+  assert_int_equal(sr_status_of_error(SR_EXIT_REFUSED), SR_STATUS_REFUSED);
+  assert_int_equal(sr_status_of_error(SR_EXIT_FAILED), SR_STATUS_ERROR);
+  assert_int_equal(sr_status_of_error(SR_EXIT_NOTFOUND), SR_STATUS_ERROR);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_table),
+      cmocka_unit_test(test_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
