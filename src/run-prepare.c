@@ -104,8 +104,9 @@ static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
       &run->audit, "policy_resolved",
       json_pack(
           "{s:o, s:{s:s, s:s, s:i}, s:o, s:{s:i, s:i}}", "policy",
-          pj ? pj : json_null(), "seccomp", "policy", "default-allowlist",
-          "digest", sr_seccomp_digest(run->seccomp), "instructions",
+          pj ? pj : json_null(), "seccomp", "policy",
+          sr_seccomp_kind(run->seccomp), "digest",
+          sr_seccomp_digest(run->seccomp), "instructions",
           (int)sr_seccomp_insns(run->seccomp), "cgroup",
           run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
                                   : json_null(),

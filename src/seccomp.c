@@ -382,6 +382,7 @@ struct sr_seccomp {
   struct sock_filter *prog[SR__PROG_MAX];
   unsigned short len[SR__PROG_MAX];
   char digest[SR_DIGEST_LEN + 1];
+  bool adjusted; /* the profile's seccomp-allow/seccomp-deny changed it */
 };
 
 /*
@@ -788,6 +789,7 @@ int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
   f = calloc(1, sizeof(*f));
   if (!f)
     return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
+  f->adjusted = p->seccomp_allow.n > 0 || p->seccomp_deny.n > 0;
   r = use_precomputed(p, f, err);
   if (r == 0)
     r = sr_seccomp_lib_load(err);
@@ -808,6 +810,10 @@ int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
 
 const char *sr_seccomp_digest(const struct sr_seccomp *f) {
   return f->digest;
+}
+
+const char *sr_seccomp_kind(const struct sr_seccomp *f) {
+  return f->adjusted ? "profile-allowlist" : "default-allowlist";
 }
 
 unsigned sr_seccomp_insns(const struct sr_seccomp *f) {

@@ -20,6 +20,10 @@ int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
 
 /* "sha256:<hex>" of the exact BPF program that will be loaded. */
 const char *sr_seccomp_digest(const struct sr_seccomp *f);
+/* "default-allowlist", or "profile-allowlist" when the profile's
+ * seccomp-allow or seccomp-deny changed it (policy_resolved's
+ * seccomp.policy). */
+const char *sr_seccomp_kind(const struct sr_seccomp *f);
 /* Number of BPF instructions. */
 unsigned sr_seccomp_insns(const struct sr_seccomp *f);
 

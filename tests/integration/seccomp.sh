@@ -175,6 +175,8 @@ for who in root nobody; do
   digest=$(field "$audit" policy_resolved '.seccomp.digest')
   check "$who: policy_resolved names the filter digest ($digest)" \
     sh -c 'printf "%s\n" "$1" | grep -Eq "^sha256:[0-9a-f]{64}$"' - "$digest"
+  is "$who: the default filter is named default-allowlist" \
+    "$(field "$audit" policy_resolved '.seccomp.policy')" default-allowlist
   insns=$(field "$audit" policy_resolved '.seccomp.instructions')
   check "$who: policy_resolved counts the BPF instructions ($insns)" \
     test "${insns:-0}" -gt 0
@@ -203,6 +205,8 @@ check "seccomp-deny uname: with EPERM" \
   grep -q 'Operation not permitted' "$T/ws-root/default/deny-uname/logs/stderr.log"
 deny_digest=$(field "$audit" policy_resolved '.seccomp.digest')
 check "seccomp-deny changes the filter digest" test "$deny_digest" != "$digest"
+is "a profile-changed filter is named so in policy_resolved" \
+  "$(field "$audit" policy_resolved '.seccomp.policy')" profile-allowlist
 
 if command -v "$PYTHON3" >/dev/null 2>&1; then
   cat >"$T/allow-msgget.profile" <<'EOF'
