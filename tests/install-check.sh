@@ -15,6 +15,7 @@ for f in "$prefix/bin/skillrun" "$prefix/share/man/man1/skillrun.1" \
   "$prefix/share/man/man5/skillrun.profile.5" "$prefix/share/man/man5/skillrun-skill.5" \
   "$prefix/share/man/man5/skillrun-bundle.5" "$prefix/share/skillrun/profiles/default.profile" \
   "$prefix/share/skillrun/profiles/strict.profile" "$prefix/share/skillrun/profiles/python.profile" \
+  "$prefix/share/skillrun/schema/audit.schema.json" "$prefix/share/skillrun/schema/metadata.schema.json" \
   "$bashdir/skillrun" "$zshdir/_skillrun"; do
   if [ -f "$D$f" ]; then echo "ok: $f"; else echo "MISSING: $f"; rc=1; fi
 done
