@@ -11,9 +11,13 @@ set -u
 . "$(dirname "$0")/lib.sh"
 tmp=$(tmpdir)
 
+runs=0
 run() { # run ARGS...: sets rc, output in $tmp/out and $tmp/err
   "$SKILLRUN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
   rc=$?
+  # Each run's stdout stays, for finish's schema check of audit lines.
+  runs=$((runs + 1))
+  cp "$tmp/out" "$tmp/out.$runs"
 }
 lines() { wc -l <"$1" | tr -d ' '; }
 show_stderr() { sed 's/^/# stderr: /' "$tmp/err"; }

@@ -6,6 +6,7 @@
 set -u
 : "${SKILLRUN:?SKILLRUN must name the built binary (make check sets it)}"
 : "${PROBE:?PROBE must name the built probe (make check sets it)}"
+: "${TOP_SRCDIR:?TOP_SRCDIR must name the source tree (make check sets it)}"
 
 NOBODY=${SKILLRUN_TEST_USER:-65534}
 EXPECTED_DEV="fd,full,null,ptmx,pts,random,shm,stderr,stdin,stdout,tty,urandom,zero"
@@ -218,6 +219,26 @@ for who in $whos; do
   check_report "$who"
 done
 [ "$(id -u)" -eq 0 ] || echo "# not root: the root run was not possible"
+
+# Every audit line and metadata.json of these runs against schema/, as
+# lib.sh's schema_check does for the scripts that use it.
+"${PYTHON3:-python3}" "$TOP_SRCDIR/tests/schema-check.py" --scan "$T" \
+  >"$T/schema.out" 2>&1
+case $? in
+0) ok "schema: $(tail -n 1 "$T/schema.out")" ;;
+1)
+  # Every line but the summary is a problem; a '#' would start a TAP
+  # directive.
+  sed '$d; s/#/\\#/g' "$T/schema.out" >"$T/schema.bad"
+  while IFS= read -r line; do not_ok "schema: $line"; done <"$T/schema.bad"
+  [ -s "$T/schema.bad" ] || not_ok "schema: invalid, but no problem named"
+  diag "$(tail -n 1 "$T/schema.out")"
+  ;;
+*)
+  sed 's/^/# /' "$T/schema.out"
+  not_ok "schema: cannot validate (tests/schema-check.py failed)"
+  ;;
+esac
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

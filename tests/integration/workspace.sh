@@ -182,7 +182,7 @@ is "... on the same single host uid" \
   "$(field "$W/a.q1" policy_resolved .sandbox_ids.uid):$(field "$W/a.q2" policy_resolved .sandbox_ids.uid)" \
   "900010:900010"
 printf 'uid-pool 0 64\n' >"$T/badpool.conf"
-"$SKILLRUN" --conf "$T/badpool.conf" --workspace-root "$W" "$B" -- /bin/true >/dev/null 2>"$W/err.bp"
+"$SKILLRUN" --conf "$T/badpool.conf" --workspace-root "$W" "$B" -- /bin/true >"$W/a.bp" 2>"$W/err.bp"
 is "a uid-pool reaching 0 is refused with 125" "$?" 125
 check "... naming file:line" grep -q "badpool.conf:1:" "$W/err.bp"
 finish
