@@ -107,19 +107,29 @@ for mode in root user; do
   check "$mode: ... at the 32 MiB cap ($kb KiB)" [ "${kb:-0}" -le 32768 ]
   check "$mode: the host disk did not grow by the write" [ $((after - before)) -lt 20000 ]
 
-  # 16 concurrent runs: all succeed, each sees only its own data.
+  # 16 concurrent runs: all succeed, each sees only its own data.  Each
+  # skill sleeps a duration unique to this script (GNU sleep takes
+  # fractions), so that its processes are told from any other's.
+  nap="3.$$"
   pids=()
   for i in $(seq 16); do
     echo "input of run $i" >"$T/in-$mode-$i"
     chmod 644 "$T/in-$mode-$i"
     "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "c$i" -i "$T/in-$mode-$i:mine" "$B" -- \
-      /bin/sh -c 'ls /workspace/inputs | tr "\n" " " >/workspace/outputs/seen; cat /workspace/inputs/mine >>/workspace/outputs/seen; sleep 1' \
+      /bin/sh -c 'ls /workspace/inputs | tr "\n" " " >/workspace/outputs/seen; cat /workspace/inputs/mine >>/workspace/outputs/seen; sleep "$1"' - "$nap" \
       >"$W/audit.c$i" 2>"$W/err.c$i" &
     pids+=($!)
   done
   if [ $mode = root ]; then
-    sleep 0.7
-    uids=$(ps -o uid= -p "$(pgrep -d, -f '^sleep 1$')" 2>/dev/null | sort -u | wc -l)
+    # The most distinct host uids seen at once among the sleeping skills,
+    # over up to 3 s (a loaded machine starts them slowly).
+    uids=0
+    for _ in $(seq 30); do
+      n=$(ps -o uid= -p "$(pgrep -d, -x -f "sleep $nap")" 2>/dev/null | sort -u | wc -l)
+      [ "$n" -gt "$uids" ] && uids=$n
+      [ "$uids" -ge 8 ] && break
+      sleep 0.1
+    done
     check "$mode: concurrent runs have distinct host uids (ps shows $uids)" [ "$uids" -ge 8 ]
   fi
   failed=0
