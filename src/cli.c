@@ -28,7 +28,7 @@
 #include "ossl.h"
 #include "seccomp.h"
 #include "text.h"
-#include "trust.h"
+#include "tier.h"
 #include "util.h"
 
 #ifndef SR_SYSCONFDIR

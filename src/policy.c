@@ -19,7 +19,6 @@
 #include "ns.h"
 #include "policy.h"
 #include "seccomp.h"
-#include "trust.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -713,7 +712,7 @@ static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
     return -ENOMEM;
   }
   p->trust_keys = v;
-  v[p->n_trust_keys].tier = t;
+  v[p->n_trust_keys].tier = (enum sr_tier)t;
   v[p->n_trust_keys].path = path;
   p->n_trust_keys++;
   return 0;

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "conf.h"
 #include "error.h"
+#include "tier.h"
 #include "util.h"
 
 struct sr_manifest;
@@ -94,7 +95,7 @@ struct sr_bind {
 };
 
 struct sr_trust_key_path {
-  int tier; /* enum sr_tier */
+  enum sr_tier tier;
   char *path;
 };
 

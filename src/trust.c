@@ -28,27 +28,6 @@ struct sr_trust_key {
   char id[SR_KEY_ID_LEN + 1];
 };
 
-static const char *const tier_names[] = {
-    [SR_TIER_OFFICIAL] = "official",   [SR_TIER_VERIFIED] = "verified",
-    [SR_TIER_COMMUNITY] = "community", [SR_TIER_TENANT] = "tenant",
-    [SR_TIER_UNSIGNED] = "unsigned",
-};
-
-const char *sr_tier_name(int tier) {
-  if (tier < 0 || tier > SR_TIER_UNSIGNED)
-    return NULL;
-  return tier_names[tier];
-}
-
-int sr_tier_from_name(const char *s) {
-  if (!s)
-    return -EINVAL;
-  for (int i = 0; i < SR__TIER_MAX; i++)
-    if (!strcmp(s, tier_names[i]))
-      return i;
-  return -EINVAL;
-}
-
 /* ---------------------------------------------------------------- keys */
 
 int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,

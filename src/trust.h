@@ -6,28 +6,14 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "tier.h"
 
 /*
- * Signed bundles, trust tiers and execution capabilities (skillrun(1),
+ * Signed bundles, trust tiers (tier.h) and execution capabilities (skillrun(1),
  * "SIGNED BUNDLES" and "EXECUTION CAPABILITIES").  Everything here is pure
  * except sr_trust_key_load (one file read); the crypto is Ed25519 through
  * OpenSSL's EVP interface.
  */
-
-enum sr_tier {
-  SR_TIER_OFFICIAL = 0,
-  SR_TIER_VERIFIED,
-  SR_TIER_COMMUNITY,
-  SR_TIER_TENANT,
-  SR__TIER_MAX,
-  SR_TIER_UNSIGNED = SR__TIER_MAX, /* no statement: never in a tiers list */
-};
-#define SR_TIERS_ALL ((1u << SR__TIER_MAX) - 1)
-
-/* "official"... and "unsigned"; NULL for anything else. */
-const char *sr_tier_name(int tier);
-/* One of the four signing tiers, or -EINVAL ("unsigned" is not one). */
-int sr_tier_from_name(const char *s);
 
 #define SR_SIG_BYTES 64
 #define SR_KEY_ID_LEN 16 /* hex digits: SHA-256 of the DER public key */
