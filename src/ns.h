@@ -10,13 +10,13 @@
 #define SR_SANDBOX_GID 1000
 /*
  * When skillrun runs as root, each run maps the sandbox user to its own
- * unprivileged host uid (and the same gid) from this pool, never 0, so
- * concurrent runs never share a host id.  A slot is held by an flock on
- * SR_UID_POOL_DIR/<uid> for the life of the run; the kernel drops it when
- * the supervisor exits, crash or not.  Documented in skillrun(1).
+ * unprivileged host uid (and the same gid) from the policy's uid pool
+ * (struct sr_policy uid_pool_base/size: skillrun.conf `uid-pool`, default
+ * SR_UID_POOL_BASE in policy.h), never 0, so concurrent runs never share a
+ * host id.  A slot is held by an flock on SR_UID_POOL_DIR/<uid> for the life
+ * of the run; the kernel drops it when the supervisor exits, crash or not.
+ * Documented in skillrun(1).
  */
-#define SR_UID_POOL_BASE 800000
-#define SR_UID_POOL_SIZE 64
 #define SR_UID_POOL_DIR "/run/skillrun/uid-pool"
 #define SR_UID_POOL_WAIT_MS 10000
 

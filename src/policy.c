@@ -16,9 +16,7 @@
 #include <string.h>
 
 #include "manifest.h"
-#include "ns.h"
 #include "policy.h"
-#include "seccomp.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -136,6 +134,24 @@ int sr_policy_init(struct sr_policy *p) {
   return 0;
 }
 
+bool sr_syscall_list_contains(const struct sr_syscall_list *l,
+                              const char *name) {
+  for (size_t i = 0; i < l->n; i++)
+    if (!strcmp(l->v[i].name, name))
+      return true;
+  return false;
+}
+
+static void syscall_list_done(struct sr_syscall_list *l) {
+  for (size_t i = 0; i < l->n; i++) {
+    free(l->v[i].name);
+    free(l->v[i].file);
+  }
+  free(l->v);
+  l->v = NULL;
+  l->n = 0;
+}
+
 void sr_policy_free(struct sr_policy *p) {
   if (!p)
     return;
@@ -155,8 +171,8 @@ void sr_policy_free(struct sr_policy *p) {
     free(p->setenv[i].value);
   }
   free(p->setenv);
-  sr_strv_free(&p->seccomp_allow);
-  sr_strv_free(&p->seccomp_deny);
+  syscall_list_done(&p->seccomp_allow);
+  syscall_list_done(&p->seccomp_deny);
   free(p->workspace_root);
   for (size_t i = 0; i < p->n_trust_keys; i++)
     free(p->trust_keys[i].path);
@@ -615,11 +631,36 @@ static int apply_setenv(struct layer *L, const struct sr_conf_line *l) {
   return 0;
 }
 
+/* Appends a copy of name, listed at l, to list. */
+static int syscall_list_push(struct sr_syscall_list *list, const char *name,
+                             const struct sr_conf_line *l, unsigned seq) {
+  struct sr_syscall_ref *v, *ref;
+
+  v = realloc(list->v, (list->n + 1) * sizeof(*v));
+  if (!v)
+    return -ENOMEM;
+  list->v = v;
+  ref = &v[list->n];
+  ref->name = strdup(name);
+  ref->file = strdup(l->file);
+  ref->line = l->line;
+  ref->seq = seq;
+  if (!ref->name || !ref->file) {
+    free(ref->name);
+    free(ref->file);
+    return -ENOMEM;
+  }
+  list->n++;
+  return 0;
+}
+
+/* The names are kept as written: libseccomp, which knows them, is not
+ * policy code (sr_seccomp_check_names checks them afterwards). */
 static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
                          bool allow) {
   struct sr_policy *p = L->p;
-  struct sr_strv *list = allow ? &p->seccomp_allow : &p->seccomp_deny;
-  struct sr_strv *other = allow ? &p->seccomp_deny : &p->seccomp_allow;
+  struct sr_syscall_list *list = allow ? &p->seccomp_allow : &p->seccomp_deny;
+  struct sr_syscall_list *other = allow ? &p->seccomp_deny : &p->seccomp_allow;
   int r;
 
   r = want_args(L, l, 1, SIZE_MAX, "NAME...");
@@ -627,22 +668,14 @@ static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
     return r;
   for (size_t i = 0; i < l->n_args; i++) {
     const char *n = l->args[i];
-    struct sr_error e = {0};
-    /* A name libseccomp resolves to a real number on the native
-     * architecture (pseudo-syscalls such as socketcall on x86_64 are < 0). */
-    int known = sr_has_control_chars(n) ? 0 : sr_seccomp_known_syscall(n, &e);
 
-    if (known < 0)
-      return sr_error_set(L->err, SR_EXIT_FAILED, 0, e.reason, "%s:%u: %s",
-                          l->file, l->line, e.msg);
-    if (!known)
-      return line_error(L, l, "unknown system call '%s'", n);
-    if (sr_strv_contains(other, n))
+    if (sr_syscall_list_contains(other, n))
       return line_error(L, l, "%s: %s is also listed by %s", l->key, n,
                         allow ? "seccomp-deny" : "seccomp-allow");
-    if (sr_strv_contains(list, n))
+    if (sr_syscall_list_contains(list, n))
       continue;
-    r = sr_strv_push(list, n);
+    r = syscall_list_push(list, n, l,
+                          (unsigned)(p->seccomp_allow.n + p->seccomp_deny.n));
     if (r < 0)
       return r;
   }
@@ -1138,6 +1171,16 @@ static json_t *strv_json(const struct sr_strv *sv) {
   return a;
 }
 
+static json_t *syscalls_json(const struct sr_syscall_list *l) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < l->n; i++)
+    if (json_array_append_new(a, json_string(l->v[i].name)) < 0) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
 /* One entry of "mounts"; src NULL for a filesystem built in place. */
 static int add_mount(json_t *mounts, const char *dst, const char *type,
                      const char *src, bool ro, bool optional, int size_limit,
@@ -1302,8 +1345,9 @@ json_t *sr_policy_to_json(const struct sr_policy *p,
       json_pack("{s:I, s:I}", "first", (json_int_t)p->uid_pool_base, "count",
                 (json_int_t)p->uid_pool_size),
       "mounts", mounts_json(p), "environment", "keep", strv_json(&p->env_keep),
-      "set", env_set, "seccomp", "allow", strv_json(&p->seccomp_allow), "deny",
-      strv_json(&p->seccomp_deny), "warnings", strv_json(&p->warnings));
+      "set", env_set, "seccomp", "allow", syscalls_json(&p->seccomp_allow),
+      "deny", syscalls_json(&p->seccomp_deny), "warnings",
+      strv_json(&p->warnings));
   if (o && json_object_set_new(o, "trust", trust_json(p)) < 0) {
     json_decref(o);
     return NULL;

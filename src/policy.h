@@ -14,6 +14,13 @@
 
 struct sr_manifest;
 
+/*
+ * Platform defaults that are not limits: the host ids root runs map the
+ * sandbox user to (skillrun.conf `uid-pool FIRST COUNT`; ns.h).
+ */
+#define SR_UID_POOL_BASE 800000
+#define SR_UID_POOL_SIZE 64
+
 /* Where a value came from, in the order layers are applied. */
 enum sr_source {
   SR_SRC_BUILTIN = 0, /* compiled-in platform cap */
@@ -105,6 +112,24 @@ struct sr_setenv {
 };
 
 /*
+ * A system call named by seccomp-allow or seccomp-deny.  The policy keeps
+ * the name as written; whether libseccomp knows it is checked by
+ * sr_seccomp_check_names (seccomp.c), which names the line.
+ */
+struct sr_syscall_ref {
+  char *name;
+  char *file; /* where it was listed, for errors */
+  unsigned line;
+  unsigned seq; /* order of listing across both lists */
+};
+struct sr_syscall_list {
+  struct sr_syscall_ref *v;
+  size_t n;
+};
+bool sr_syscall_list_contains(const struct sr_syscall_list *l,
+                              const char *name);
+
+/*
  * The resolved policy: every limit already clamped.  Built layer by layer
  * by the functions below, then only read (const) by everything after the
  * configure stages; what enforces each limit is a separate record (struct
@@ -133,8 +158,8 @@ struct sr_policy {
   struct sr_setenv *setenv;
   size_t n_setenv;
 
-  struct sr_strv seccomp_allow; /* syscall names added to the allowlist */
-  struct sr_strv seccomp_deny;  /* syscall names removed from it */
+  struct sr_syscall_list seccomp_allow; /* added to the allowlist */
+  struct sr_syscall_list seccomp_deny;  /* removed from it */
 
   char *workspace_root; /* from conf `workspace-root`, may be NULL */
   uint32_t
@@ -170,7 +195,9 @@ int sr_policy_init(struct sr_policy *p);
  */
 int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
                          struct sr_error *err);
-/* A profile: limits may only be lowered (raising is clamped + warning). */
+/* A profile: limits may only be lowered (raising is clamped + warning).
+ * The system call names it lists are stored unchecked: the caller checks
+ * them with sr_seccomp_check_names (policy code loads no libseccomp). */
 int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
                             struct sr_error *err);
 /* SKILL.md sandbox.* declarations; may only lower; network allow needs the

@@ -205,6 +205,8 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
     r = sr_conf_load_profile(a->profile, &prof, &resolved, err);
   if (r >= 0)
     r = sr_policy_apply_profile(&run->policy, &prof, err);
+  if (r >= 0)
+    r = sr_seccomp_check_names(&run->policy, err);
   if (r >= 0 && resolved && !run->policy.profile)
     run->policy.profile = TAKE_PTR(resolved);
   sr_conf_free(&conf);

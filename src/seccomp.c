@@ -451,14 +451,58 @@ static void ctx_releasep(scmp_filter_ctx *c) {
 }
 #define _cleanup_ctx_ _cleanup_(ctx_releasep)
 
-int sr_seccomp_known_syscall(const char *name, struct sr_error *err) {
+/* 1 when `name` is a syscall libseccomp knows for the native arch, 0 when
+ * not, or a negative errno with err set when libseccomp cannot be loaded. */
+static int known_syscall(const char *name, struct sr_error *err) {
   int r = sr_seccomp_lib_load(err);
 
   if (r < 0)
     return r;
   /* Negative numbers are libseccomp's pseudo-syscalls: calls that exist on
-   * some other architecture but not on this one. */
-  return name && scmp.seccomp_syscall_resolve_name(name) >= 0;
+   * some other architecture but not on this one.  A control character is
+   * no name to hand to libseccomp. */
+  return name && !sr_has_control_chars(name) &&
+         scmp.seccomp_syscall_resolve_name(name) >= 0;
+}
+
+/* The reference listed first (lowest seq) of both lists that passes
+ * `pick` (all when pick is NULL), or NULL. */
+static const struct sr_syscall_ref *
+first_listed(const struct sr_policy *p, bool (*pick)(const char *name)) {
+  const struct sr_syscall_list *lists[] = {&p->seccomp_allow, &p->seccomp_deny};
+  const struct sr_syscall_ref *first = NULL;
+
+  for (size_t k = 0; k < SR_ARRAY_SIZE(lists); k++)
+    for (size_t i = 0; i < lists[k]->n; i++) {
+      const struct sr_syscall_ref *ref = &lists[k]->v[i];
+      if ((!first || ref->seq < first->seq) && (!pick || pick(ref->name)))
+        first = ref;
+    }
+  return first;
+}
+
+static bool unknown_name(const char *name) {
+  struct sr_error e = {0};
+  /* Only called once the library is loaded: 0 or 1 here. */
+  return known_syscall(name, &e) == 0;
+}
+
+int sr_seccomp_check_names(const struct sr_policy *p, struct sr_error *err) {
+  const struct sr_syscall_ref *bad;
+  struct sr_error e = {0};
+
+  bad = first_listed(p, NULL);
+  if (!bad)
+    return 0; /* the default filter: libseccomp is not even loaded */
+  if (sr_seccomp_lib_load(&e) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, e.reason, "%s:%u: %s",
+                        bad->file, bad->line, e.msg);
+  bad = first_listed(p, unknown_name);
+  if (bad)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s:%u: unknown system call '%s'", bad->file, bad->line,
+                        bad->name);
+  return 0;
 }
 
 static const char *denied_group_of(const char *name) {
@@ -477,7 +521,7 @@ static const char *filtered_group_of(const char *name) {
 }
 
 static bool denied_by_profile(const struct sr_policy *p, const char *name) {
-  return sr_strv_contains(&p->seccomp_deny, name);
+  return sr_syscall_list_contains(&p->seccomp_deny, name);
 }
 
 static int allow_name(scmp_filter_ctx ctx, const char *name,
@@ -655,12 +699,13 @@ static int build_tty(struct sr_seccomp *f, struct sr_error *err) {
 static int check_profile_names(const struct sr_policy *p,
                                struct sr_error *err) {
   for (size_t i = 0; i < p->seccomp_allow.n; i++) {
-    const char *name = p->seccomp_allow.v[i];
+    const char *name = p->seccomp_allow.v[i].name;
     const char *g;
 
-    /* policy.c has checked the names; this also catches a name that
-     * libseccomp knows only for other architectures (socketcall). */
-    int known = sr_seccomp_known_syscall(name, err);
+    /* sr_seccomp_check_names has checked the names; this also catches a
+     * name that libseccomp knows only for other architectures
+     * (socketcall). */
+    int known = known_syscall(name, err);
 
     if (known < 0)
       return known;
@@ -683,7 +728,7 @@ static int check_profile_names(const struct sr_policy *p,
                             name, g);
   }
   for (size_t i = 0; i < p->seccomp_deny.n; i++) {
-    int known = sr_seccomp_known_syscall(p->seccomp_deny.v[i], err);
+    int known = known_syscall(p->seccomp_deny.v[i].name, err);
 
     if (known < 0)
       return known;
@@ -691,7 +736,7 @@ static int check_profile_names(const struct sr_policy *p,
       return sr_error_layer(err, "seccomp", 0,
                             "seccomp-deny: '%s' is not a system call on "
                             "this architecture",
-                            p->seccomp_deny.v[i]);
+                            p->seccomp_deny.v[i].name);
   }
   return 0;
 }
@@ -719,9 +764,9 @@ static int build_main(const struct sr_policy *p, struct sr_seccomp *f,
         return r;
     }
   for (size_t i = 0; i < p->seccomp_allow.n; i++) {
-    if (denied_by_profile(p, p->seccomp_allow.v[i]))
+    if (denied_by_profile(p, p->seccomp_allow.v[i].name))
       continue;
-    r = allow_name(ctx, p->seccomp_allow.v[i], err);
+    r = allow_name(ctx, p->seccomp_allow.v[i].name, err);
     if (r < 0)
       return r;
   }

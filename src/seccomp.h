@@ -47,6 +47,11 @@ int sr_seccomp_lib_load(struct sr_error *err);
 struct scmp_version;
 const struct scmp_version *sr_seccomp_lib_version(void);
 
-/* 1 when `name` is a syscall libseccomp knows for the native arch, 0 when
- * not, or a negative errno with err set when libseccomp cannot be loaded. */
-int sr_seccomp_known_syscall(const char *name, struct sr_error *err);
+/*
+ * The configure stage calls this right after the profile is applied: every
+ * name of the policy's seccomp-allow and seccomp-deny lists must be a
+ * system call libseccomp knows ("FILE:LINE: unknown system call 'x'", exit
+ * 125, naming the first such line).  Loads libseccomp only when the lists
+ * are not empty; a load failure is reported at the first listed line.
+ */
+int sr_seccomp_check_names(const struct sr_policy *p, struct sr_error *err);
