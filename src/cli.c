@@ -35,10 +35,8 @@
 #define SR_SYSCONFDIR "/etc"
 #endif
 
-/* Bounds on what one command line may ask for. */
+/* Bounds on what one command line may ask for (limits: sr_limit_defs). */
 #define SR_MAX_INPUTS 64
-#define SR_MAX_PIDS UINT64_C(4194304) /* PID_MAX_LIMIT on 64-bit kernels */
-#define SR_MAX_CPU_SECONDS UINT64_C(4294967295)
 
 enum {
   OPT_PROFILE = 'p',
@@ -55,11 +53,6 @@ enum {
   OPT_EXECUTION_ID,
   OPT_WORKSPACE_ROOT,
   OPT_CGROUP_PARENT,
-  OPT_MEMORY,
-  OPT_CPU_SECONDS,
-  OPT_TIMEOUT,
-  OPT_PIDS,
-  OPT_LOG_CAP,
   OPT_NETWORK,
   OPT_AUDIT_FD,
   OPT_AUDIT_FILE,
@@ -73,9 +66,12 @@ enum {
   OPT_CAPABILITY,
   OPT_CAPABILITY_FD,
   OPT_AUDIT_KEY,
+  /* --<name> of each flag-settable limit: OPT_LIMIT + enum sr_limit_id. */
+  OPT_LIMIT = 0x200,
 };
 
-static const struct option long_options[] = {
+/* The options before the limits' in --help and in "did you mean". */
+static const struct option options_before[] = {
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"conf", required_argument, NULL, OPT_CONF},
     {"expect-sha256", required_argument, NULL, OPT_EXPECT_SHA256},
@@ -85,11 +81,10 @@ static const struct option long_options[] = {
     {"input", required_argument, NULL, OPT_INPUT},
     {"workspace-root", required_argument, NULL, OPT_WORKSPACE_ROOT},
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
-    {"memory", required_argument, NULL, OPT_MEMORY},
-    {"cpu-seconds", required_argument, NULL, OPT_CPU_SECONDS},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"pids", required_argument, NULL, OPT_PIDS},
-    {"log-cap", required_argument, NULL, OPT_LOG_CAP},
+};
+
+/* ... and after them. */
+static const struct option options_after[] = {
     {"network", required_argument, NULL, OPT_NETWORK},
     {"audit-fd", required_argument, NULL, OPT_AUDIT_FD},
     {"audit-file", required_argument, NULL, OPT_AUDIT_FILE},
@@ -106,8 +101,37 @@ static const struct option long_options[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0},
 };
+
+#define N_OPTIONS                                                              \
+  (SR_ARRAY_SIZE(options_before) + SR__LIM_MAX + SR_ARRAY_SIZE(options_after))
+/* sr_cli_parse tracks the options seen in a 64-bit mask. */
+_Static_assert(N_OPTIONS <= 64, "too many options for the `seen` mask");
+
+/*
+ * Every long option: the fixed ones and --<name> of each limit the command
+ * line may set (sr_limit_defs), NULL-terminated, as getopt_long wants.
+ * Built on first use from constant tables, so it is constant too.
+ */
+static const struct option *long_options_table(void) {
+  static struct option all[N_OPTIONS + 1];
+  static bool built;
+  size_t n = 0;
+
+  if (built)
+    return all;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(options_before); i++)
+    all[n++] = options_before[i];
+  for (int id = 0; id < SR__LIM_MAX; id++)
+    if (sr_limit_settable(id, SR_SRC_FLAG))
+      all[n++] = (struct option){sr_limit_defs[id].name, required_argument,
+                                 NULL, OPT_LIMIT + id};
+  for (size_t i = 0; i < SR_ARRAY_SIZE(options_after); i++)
+    all[n++] = options_after[i];
+  all[n] = (struct option){NULL, 0, NULL, 0};
+  built = true;
+  return all;
+}
 
 /*
  * "-" first: non-options come back in order as option 1, whatever
@@ -117,15 +141,17 @@ static const struct option long_options[] = {
 static const char short_options[] = "-:p:i:vhV";
 
 static int option_index(int val) {
-  for (size_t i = 0; long_options[i].name; i++)
-    if (long_options[i].val == val)
+  const struct option *opts = long_options_table();
+
+  for (size_t i = 0; opts[i].name; i++)
+    if (opts[i].val == val)
       return (int)i;
   return -1;
 }
 
 static const char *option_name(int val) {
   int i = option_index(val);
-  return i >= 0 ? long_options[i].name : "?";
+  return i >= 0 ? long_options_table()[i].name : "?";
 }
 
 static int usage_error(struct sr_error *err, const char *fmt, ...)
@@ -181,57 +207,39 @@ static int set_string(char **slot, int val, const char *value,
   return 0;
 }
 
-static int set_size(struct sr_flag_u64 *f, int val, const char *value,
-                    bool zero_ok, struct sr_error *err) {
+/* --<name> VALUE of a limit, in its kind's syntax; 0 only where the limit's
+ * minimum is 0 (--log-cap 0 keeps no output at all).  Values below the
+ * minimum or above the cap are the policy's to refuse or clamp. */
+static int set_limit(struct sr_args *a, enum sr_limit_id id, const char *value,
+                     struct sr_error *err) {
+  const struct sr_limit_def *d = &sr_limit_defs[id];
+  const uint64_t max = d->flag_max ? d->flag_max : UINT64_MAX;
   char q[SR_QUOTE_MAX + 4];
   uint64_t v;
 
-  if (sr_parse_size(value, &v) < 0)
-    return usage_error(err,
-                       "invalid --%s value '%s': expected a size such as "
-                       "256M, 1G or 65536",
-                       option_name(val), quote(value, q));
-  if (v == 0 && !zero_ok)
+  if (sr_limit_parse(d->kind, value, max, &v) < 0)
+    switch (d->kind) {
+    case SR_KIND_SIZE:
+      return usage_error(err,
+                         "invalid --%s value '%s': expected a size such as "
+                         "256M, 1G or 65536",
+                         d->name, quote(value, q));
+    case SR_KIND_DURATION:
+      return usage_error(err,
+                         "invalid --%s value '%s': expected a duration such "
+                         "as 30s, 5m, 1h or 250ms",
+                         d->name, quote(value, q));
+    case SR_KIND_COUNT:
+      return usage_error(err,
+                         "invalid --%s value '%s': expected a whole number "
+                         "from %d to %" PRIu64,
+                         d->name, quote(value, q), d->min > 0 ? 1 : 0, max);
+    }
+  if (v == 0 && d->min > 0)
     return usage_error(err, "invalid --%s value '%s': must be more than 0",
-                       option_name(val), quote(value, q));
-  f->set = true;
-  f->value = v;
-  return 0;
-}
-
-static int set_duration(struct sr_flag_u64 *f, int val, const char *value,
-                        struct sr_error *err) {
-  char q[SR_QUOTE_MAX + 4];
-  uint64_t v;
-
-  if (sr_parse_duration_ms(value, &v) < 0)
-    return usage_error(err,
-                       "invalid --%s value '%s': expected a duration such as "
-                       "30s, 5m, 1h or 250ms",
-                       option_name(val), quote(value, q));
-  if (v == 0)
-    return usage_error(err, "invalid --%s value '%s': must be more than 0",
-                       option_name(val), quote(value, q));
-  f->set = true;
-  f->value = v;
-  return 0;
-}
-
-static int set_count(struct sr_flag_u64 *f, int val, const char *value,
-                     uint64_t max, struct sr_error *err) {
-  char q[SR_QUOTE_MAX + 4];
-  uint64_t v;
-
-  if (sr_parse_uint(value, max, &v) < 0)
-    return usage_error(err,
-                       "invalid --%s value '%s': expected a whole number "
-                       "from 1 to %" PRIu64,
-                       option_name(val), quote(value, q), max);
-  if (v == 0)
-    return usage_error(err, "invalid --%s value '%s': must be more than 0",
-                       option_name(val), quote(value, q));
-  f->set = true;
-  f->value = v;
+                       d->name, quote(value, q));
+  a->layer.limits[id].set = true;
+  a->layer.limits[id].value = v;
   return 0;
 }
 
@@ -361,17 +369,18 @@ static int unknown_long_option(const char *arg, struct sr_error *err) {
   char q[SR_QUOTE_MAX + 4];
   size_t len = strcspn(arg + 2, "=");
   _cleanup_free_ char *opt = strndup(arg, len + 2);
+  const struct option *opts = long_options_table();
   char names[512] = "";
   size_t used = 0;
 
   if (!opt)
     return oom_error(err);
-  for (size_t i = 0; len > 0 && long_options[i].name; i++) {
+  for (size_t i = 0; len > 0 && opts[i].name; i++) {
     int n;
-    if (strncmp(long_options[i].name, arg + 2, len) != 0)
+    if (strncmp(opts[i].name, arg + 2, len) != 0)
       continue;
     n = snprintf(names + used, sizeof(names) - used, "%s'--%s'",
-                 used ? " or " : "", long_options[i].name);
+                 used ? " or " : "", opts[i].name);
     if (n < 0 || (size_t)n >= sizeof(names) - used)
       break;
     used += (size_t)n;
@@ -460,28 +469,16 @@ static int handle_option(struct sr_args *a, int c, const char *val,
     return set_id(&a->execution_id, c, val, err);
   case OPT_INPUT:
     return add_input(a, val, err);
-  case OPT_WORKSPACE_ROOT:
-    return set_string(&a->workspace_root, c, val, err);
+  case OPT_WORKSPACE_ROOT: {
+    int r = set_string(&a->workspace_root, c, val, err);
+    a->layer.workspace_root = a->workspace_root;
+    return r;
+  }
   case OPT_CGROUP_PARENT:
     return set_string(&a->cgroup_parent, c, val, err);
-  case OPT_MEMORY:
-    return set_size(&a->memory, c, val, false, err);
-  case OPT_CPU_SECONDS:
-    return set_count(&a->cpu_seconds, c, val, SR_MAX_CPU_SECONDS, err);
-  case OPT_TIMEOUT:
-    return set_duration(&a->timeout_ms, c, val, err);
-  case OPT_PIDS:
-    return set_count(&a->pids, c, val, SR_MAX_PIDS, err);
-  case OPT_LOG_CAP:
-    /* 0 is meaningful: keep no output at all. */
-    return set_size(&a->log_cap, c, val, true, err);
   case OPT_NETWORK: {
     char q[SR_QUOTE_MAX + 4];
-    if (!strcmp(val, "deny"))
-      a->network = 0;
-    else if (!strcmp(val, "allow"))
-      a->network = 1;
-    else
+    if (sr_network_mode_from_name(val, &a->layer.network) < 0)
       return usage_error(err, "invalid --network '%s': use deny or allow",
                          quote(val, q));
     return 0;
@@ -544,6 +541,8 @@ static int handle_option(struct sr_args *a, int c, const char *val,
   case OPT_VERSION:
     return set_mode(a, SR_MODE_VERSION, err);
   }
+  if (c >= OPT_LIMIT && c < OPT_LIMIT + SR__LIM_MAX)
+    return set_limit(a, (enum sr_limit_id)(c - OPT_LIMIT), val, err);
   return usage_error(err, "internal error: unhandled option %d", c);
 }
 
@@ -607,7 +606,6 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
   int dd, r;
 
   memset(out, 0, sizeof(*out));
-  out->network = -1;
   out->audit_fd = -1;
   out->capability_fd = -1;
   if (argc < 0 || (argc > 0 && !argv))
@@ -631,8 +629,8 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
   opterr = 0;
   for (;;) {
     int longindex = -1;
-    int c = getopt_long(dd > 0 ? dd : 1, av, short_options, long_options,
-                        &longindex);
+    int c = getopt_long(dd > 0 ? dd : 1, av, short_options,
+                        long_options_table(), &longindex);
     const char *arg;
     int idx;
 
@@ -672,7 +670,7 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
       const char *used = (optarg && optind >= 2 && optarg == av[optind - 1])
                              ? av[optind - 2]
                              : av[optind - 1];
-      const char *name = long_options[longindex].name;
+      const char *name = long_options_table()[longindex].name;
       size_t len = strlen(name);
 
       if (strncmp(used + 2, name, len) != 0 ||
@@ -750,7 +748,6 @@ void sr_args_free(struct sr_args *a) {
   free(a->command);
   /* Leave a valid empty struct behind so a second free is harmless. */
   memset(a, 0, sizeof(*a));
-  a->network = -1;
   a->audit_fd = -1;
   a->capability_fd = -1;
 }
@@ -767,55 +764,58 @@ void sr_cli_help(FILE *f) {
           "      --conf PATH           platform configuration\n"
           "                            (default %s/skillrun/skillrun.conf)\n",
           SR_SYSCONFDIR);
-  fputs(
-      "      --expect-sha256 HEX   refuse unless the bundle digest matches\n"
-      "      --signature FILE      signed statement (default: BUNDLE.sig if "
-      "present)\n"
-      "      --capability FILE     execution capability token for this run\n"
-      "      --capability-fd N     read the capability token from fd N\n"
-      "      --tenant ID           tenant id (default \"default\")\n"
-      "      --execution-id ID     execution id (default: random UUIDv4); "
-      "runs once\n"
-      "  -i, --input PATH[:NAME]   copy a file into /workspace/inputs "
-      "(repeatable)\n"
-      "      --workspace-root DIR  where run directories live\n"
-      "      --cgroup-parent PATH  delegated cgroup v2 directory for the "
-      "run's leaf\n"
-      "      --memory SIZE         lower the memory limit (e.g. 256M)\n"
-      "      --cpu-seconds N       lower the CPU-time budget of the process "
-      "tree\n"
-      "      --timeout DURATION    lower the wall-clock limit (e.g. 30s, 5m)\n"
-      "      --pids N              lower the process/thread limit\n"
-      "      --log-cap SIZE        lower the cap on captured stdout+stderr\n"
-      "      --network deny|allow  network (allow: skill and profile must "
-      "agree)\n"
-      "      --audit-fd N          write audit events to fd N instead of "
-      "stdout\n"
-      "      --audit-file PATH     write audit events to a new file PATH\n"
-      "      --log-passthrough     also copy the skill's kept output to "
-      "stderr\n"
-      "      --digest              print the bundle digest and exit\n"
-      "      --explain             print the resolved policy as JSON and "
-      "exit\n"
-      "      --verify-audit FILE   check an audit file's chain and schema, "
-      "exit\n"
-      "      --audit-key PUBKEY    with --verify-audit: also check the "
-      "signed anchor\n"
-      "      --sign KEY            sign BUNDLE into --signature OUT, exit\n"
-      "      --tier TIER           with --sign: official, verified, "
-      "community, tenant\n"
-      "      --gc                  remove leftovers of dead runs and exit\n"
-      "  -v, --verbose             more detail (with --digest: the records)\n"
-      "  -h, --help                show this help and exit\n"
-      "  -V, --version             show version and library versions, exit\n"
-      "\n"
-      "Without -- COMMAND the skill's metadata sandbox.entrypoint runs.\n"
-      "Exit status: the skill's own; 123 refused (nothing ran), 124 "
-      "timeout,\n"
-      "125 skillrun failed, 126/127 command not executable/not found, 128+N "
-      "signal N.\n"
-      "Full documentation: man skillrun (skillrun(1)).\n",
-      f);
+  fputs("      --expect-sha256 HEX   refuse unless the bundle digest matches\n"
+        "      --signature FILE      signed statement (default: BUNDLE.sig if "
+        "present)\n"
+        "      --capability FILE     execution capability token for this run\n"
+        "      --capability-fd N     read the capability token from fd N\n"
+        "      --tenant ID           tenant id (default \"default\")\n"
+        "      --execution-id ID     execution id (default: random UUIDv4); "
+        "runs once\n"
+        "  -i, --input PATH[:NAME]   copy a file into /workspace/inputs "
+        "(repeatable)\n"
+        "      --workspace-root DIR  where run directories live\n"
+        "      --cgroup-parent PATH  delegated cgroup v2 directory for the "
+        "run's leaf\n",
+        f);
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    const struct sr_limit_def *d = &sr_limit_defs[id];
+    char opt[64];
+
+    if (!sr_limit_settable(id, SR_SRC_FLAG))
+      continue;
+    snprintf(opt, sizeof(opt), "%s %s", d->name, sr_limit_metavar(d->kind));
+    fprintf(f, "      --%-20s%s\n", opt, d->help);
+  }
+  fputs("      --network deny|allow  network (allow: skill and profile must "
+        "agree)\n"
+        "      --audit-fd N          write audit events to fd N instead of "
+        "stdout\n"
+        "      --audit-file PATH     write audit events to a new file PATH\n"
+        "      --log-passthrough     also copy the skill's kept output to "
+        "stderr\n"
+        "      --digest              print the bundle digest and exit\n"
+        "      --explain             print the resolved policy as JSON and "
+        "exit\n"
+        "      --verify-audit FILE   check an audit file's chain and schema, "
+        "exit\n"
+        "      --audit-key PUBKEY    with --verify-audit: also check the "
+        "signed anchor\n"
+        "      --sign KEY            sign BUNDLE into --signature OUT, exit\n"
+        "      --tier TIER           with --sign: official, verified, "
+        "community, tenant\n"
+        "      --gc                  remove leftovers of dead runs and exit\n"
+        "  -v, --verbose             more detail (with --digest: the records)\n"
+        "  -h, --help                show this help and exit\n"
+        "  -V, --version             show version and library versions, exit\n"
+        "\n"
+        "Without -- COMMAND the skill's metadata sandbox.entrypoint runs.\n"
+        "Exit status: the skill's own; 123 refused (nothing ran), 124 "
+        "timeout,\n"
+        "125 skillrun failed, 126/127 command not executable/not found, 128+N "
+        "signal N.\n"
+        "Full documentation: man skillrun (skillrun(1)).\n",
+        f);
 }
 
 struct lib_file {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "limit.h"
 
 enum sr_mode {
   SR_MODE_RUN = 0,
@@ -23,15 +24,10 @@ struct sr_input_arg {
   char *name; /* name under /workspace/inputs (basename when not given) */
 };
 
-/* A limit given on the command line; `set` false when absent. */
-struct sr_flag_u64 {
-  bool set;
-  uint64_t value;
-};
-
 /*
  * The parsed command line.  Pure data: parsing opens no file and has no side
- * effect, so every rule is unit-tested.  Sizes are bytes, durations ms.
+ * effect, so every rule is unit-tested.  What it asks of the policy (limits,
+ * network, workspace root) is the flags layer, `layer`.
  */
 struct sr_args {
   enum sr_mode mode;
@@ -50,14 +46,13 @@ struct sr_args {
   char *execution_id;  /* validated; NULL = random UUIDv4 chosen by main */
   struct sr_input_arg *inputs;
   size_t n_inputs;
-  char *workspace_root; /* --workspace-root DIR */
+  char *workspace_root; /* --workspace-root DIR (layer.workspace_root) */
   char *cgroup_parent;  /* --cgroup-parent PATH (a delegated cgroup v2 dir) */
-  struct sr_flag_u64 memory, cpu_seconds, timeout_ms, pids, log_cap;
-  int network;          /* -1 unset, 0 deny, 1 allow */
-  int audit_fd;         /* -1 unset */
-  char *audit_file;     /* --audit-file PATH */
-  char *verify_audit;   /* --verify-audit FILE */
-  bool verbose;         /* --verbose (with --digest: print the records) */
+  struct sr_flag_layer layer; /* --<limit>, --network, --workspace-root */
+  int audit_fd;               /* -1 unset */
+  char *audit_file;           /* --audit-file PATH */
+  char *verify_audit;         /* --verify-audit FILE */
+  bool verbose;               /* --verbose (with --digest: print the records) */
   bool log_passthrough; /* --log-passthrough: copy kept log bytes to stderr */
   char **command;       /* after "--", NULL-terminated, copied verbatim */
   size_t n_command;

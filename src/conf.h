@@ -12,7 +12,8 @@
  *   # comment        whole-line or after a word
  *   include NAME     another profile, resolved like -p NAME; cycles and
  *                    depth > 8 are errors
- * conf.c knows the syntax only; policy.c knows the keys.
+ * conf.c knows the syntax only; policy.c knows the keys (the limit keys
+ * come from the limit table, limit.h).
  */
 struct sr_conf_line {
   char *file; /* display name of the file ("strict.profile", a path) */

@@ -611,22 +611,59 @@ static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
   return 0;
 }
 
-static const char *const sandbox_keys =
-    "sandbox.entrypoint, sandbox.network, sandbox.memory, "
-    "sandbox.cpu-seconds, sandbox.timeout, sandbox.pids";
+/* "sandbox.entrypoint, sandbox.network, sandbox.memory, ...": the keys
+ * skillrun reads, for the unknown-key error. */
+static void sandbox_keys(char *buf, size_t len) {
+  size_t used;
 
-static int set_limit(struct sr_manifest_limit *l, uint64_t v, unsigned line) {
-  l->set = true;
-  l->value = v;
-  l->line = line;
-  return 0;
+  snprintf(buf, len, "sandbox.entrypoint, sandbox.network");
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    if (!sr_limit_settable(id, SR_SRC_MANIFEST))
+      continue;
+    used = strlen(buf);
+    snprintf(buf + used, len - used, ", sandbox.%s", sr_limit_defs[id].name);
+  }
+}
+
+/* "sandbox.<name>" of a limit: the value in bytes / ms / count.  Zero only
+ * where the limit's minimum is 0. */
+static int set_limit(struct sr_manifest *m, enum sr_limit_id id,
+                     const struct node *v, struct sr_error *err) {
+  const struct sr_limit_def *d = &sr_limit_defs[id];
+  const char *above = d->min > 0 ? " above 0" : "";
+  uint64_t n = 0;
+
+  if (sr_limit_parse(d->kind, v->str, SR_LIMIT_MANIFEST_COUNT_MAX, &n) == 0 &&
+      (n > 0 || d->min == 0)) {
+    m->limits[id] = (struct sr_manifest_limit){true, n, v->line};
+    return 0;
+  }
+  switch (d->kind) {
+  case SR_KIND_SIZE:
+    return INVALID(err, v->line,
+                   "sandbox.%s is '%s': use a size%s with an optional K, M, G "
+                   "or T suffix, e.g. %s",
+                   d->name, SHOWN(v->str), above, d->example);
+  case SR_KIND_DURATION:
+    return INVALID(err, v->line,
+                   "sandbox.%s is '%s': use a duration%s with an optional ms, "
+                   "s, m or h suffix, e.g. %s",
+                   d->name, SHOWN(v->str), above, d->example);
+  case SR_KIND_COUNT:
+    break;
+  }
+  return INVALID(err, v->line,
+                 "sandbox.%s is '%s': use a whole number%s%s%s, e.g. %s",
+                 d->name, SHOWN(v->str), d->counted ? " of " : "",
+                 d->counted ? d->counted : "", above, d->example);
 }
 
 /* skillrun's own declarations: string values of metadata "sandbox.*". */
 static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
                              const struct node *v, struct sr_error *err) {
   const char *key = k->str, *s = v->str;
-  uint64_t n = 0;
+  char known[512];
+  int id;
 
   if (!strcmp(key, "sandbox.entrypoint")) {
     bool too_many;
@@ -644,53 +681,24 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
     return 0;
   }
   if (!strcmp(key, "sandbox.network")) {
-    if (!strcmp(s, "deny"))
-      m->network = 0;
-    else if (!strcmp(s, "allow"))
-      m->network = 1;
-    else
+    if (sr_network_mode_from_name(s, &m->network) < 0)
       return INVALID(err, v->line,
                      "sandbox.network is '%s': use 'deny' or 'allow'",
                      SHOWN(s));
     m->network_line = v->line;
     return 0;
   }
-  if (!strcmp(key, "sandbox.memory")) {
-    if (sr_parse_size(s, &n) < 0 || n == 0)
-      return INVALID(err, v->line,
-                     "sandbox.memory is '%s': use a size above 0 with an "
-                     "optional K, M, G or T suffix, e.g. 256M",
-                     SHOWN(s));
-    return set_limit(&m->memory, n, v->line);
-  }
-  if (!strcmp(key, "sandbox.cpu-seconds")) {
-    if (sr_parse_uint(s, UINT32_MAX, &n) < 0 || n == 0)
-      return INVALID(err, v->line,
-                     "sandbox.cpu-seconds is '%s': use a whole number of "
-                     "seconds above 0, e.g. 30",
-                     SHOWN(s));
-    return set_limit(&m->cpu_seconds, n, v->line);
-  }
-  if (!strcmp(key, "sandbox.timeout")) {
-    if (sr_parse_duration_ms(s, &n) < 0 || n == 0)
-      return INVALID(err, v->line,
-                     "sandbox.timeout is '%s': use a duration above 0 with an "
-                     "optional ms, s, m or h suffix, e.g. 30s",
-                     SHOWN(s));
-    return set_limit(&m->timeout_ms, n, v->line);
-  }
-  if (!strcmp(key, "sandbox.pids")) {
-    if (sr_parse_uint(s, UINT32_MAX, &n) < 0 || n == 0)
-      return INVALID(err, v->line,
-                     "sandbox.pids is '%s': use a whole number above 0, "
-                     "e.g. 64",
-                     SHOWN(s));
-    return set_limit(&m->pids, n, v->line);
-  }
+  /* is_sandbox_key also lets a bare "sandbox" through. */
+  id = strncmp(key, "sandbox.", strlen("sandbox.")) == 0
+           ? sr_limit_by_name(key + strlen("sandbox."))
+           : -1;
+  if (id >= 0 && sr_limit_settable(id, SR_SRC_MANIFEST))
+    return set_limit(m, id, v, err);
   /* A typo must not silently drop a limit. */
+  sandbox_keys(known, sizeof(known));
   return INVALID(err, k->line,
                  "unknown sandbox key '%s' in metadata (known: %s)", SHOWN(key),
-                 sandbox_keys);
+                 known);
 }
 
 static bool is_sandbox_key(const char *key) {
@@ -849,7 +857,7 @@ static int check_top(struct sr_manifest *m, const struct node *root,
 int sr_manifest_parse(const char *buf, size_t len, const char *dirname,
                       struct sr_manifest *out, struct sr_error *err) {
   _cleanup_(node_freep) struct node *root = NULL;
-  struct sr_manifest m = {.network = -1};
+  struct sr_manifest m = {0};
   const char *fm = NULL;
   size_t fm_len = 0;
   int r;
@@ -919,5 +927,5 @@ void sr_manifest_free(struct sr_manifest *m) {
   free(m->metadata);
   sr_strv_free(&m->entrypoint);
   sr_strv_free(&m->warnings);
-  *m = (struct sr_manifest){.network = -1};
+  *m = (struct sr_manifest){0};
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "limit.h"
 #include "util.h"
 
 #define SR_MANIFEST_MAX_BYTES (1024 * 1024)
@@ -43,9 +44,11 @@ struct sr_manifest {
   struct sr_strv
       entrypoint; /* sandbox.entrypoint split on blanks; empty if absent */
   unsigned entrypoint_line;
-  int network; /* sandbox.network: -1 absent, 0 deny, 1 allow */
+  enum sr_network_mode network; /* sandbox.network; SR_NET_UNSET: absent */
   unsigned network_line;
-  struct sr_manifest_limit memory, cpu_seconds, timeout_ms, pids;
+  /* sandbox.<name> of the limits SKILL.md may set (sr_limit_defs),
+   * indexed by enum sr_limit_id. */
+  struct sr_manifest_limit limits[SR__LIM_MAX];
 
   /* Places where skillrun is more lenient than the reference validator
    * ("SKILL.md:4: unknown top-level key 'tags'"); each becomes a `warning`

@@ -457,7 +457,7 @@ static int build_etc(struct ctx *c) {
     if (r < 0)
       return r;
   }
-  if (c->pol->network_allow) {
+  if (c->pol->network == SR_NET_HOST) {
     r = bind_etc_file(c, "resolv.conf", true);
     if (r < 0)
       return r;

@@ -9,7 +9,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,40 +16,6 @@
 
 #include "manifest.h"
 #include "policy.h"
-
-#define KiB (UINT64_C(1) << 10)
-#define MiB (UINT64_C(1) << 20)
-#define GiB (UINT64_C(1) << 30)
-#define TiB (UINT64_C(1) << 40)
-#define SEC UINT64_C(1000)
-#define MIN (60 * SEC)
-#define DAY (24 * 60 * MIN)
-
-const struct sr_limit_def sr_limit_defs[SR__LIM_MAX] = {
-    [SR_LIM_MEMORY] = {"memory", SR_KIND_SIZE, 512 * MiB, 8 * MiB, 1 * TiB},
-    [SR_LIM_CPU_SECONDS] = {"cpu-seconds", SR_KIND_COUNT, 60, 1, 1000000},
-    [SR_LIM_TIMEOUT] = {"timeout", SR_KIND_DURATION, 5 * MIN, 100, 7 * DAY},
-    [SR_LIM_PIDS] = {"pids", SR_KIND_COUNT, 512, 4, 1000000},
-    [SR_LIM_LOG_CAP] = {"log-cap", SR_KIND_SIZE, 10 * MiB, 0, 64 * GiB},
-    [SR_LIM_TMP_SIZE] = {"tmp-size", SR_KIND_SIZE, 64 * MiB, 1 * MiB, 1 * TiB},
-    [SR_LIM_SCRATCH_SIZE] = {"scratch-size", SR_KIND_SIZE, 256 * MiB, 1 * MiB,
-                             1 * TiB},
-    [SR_LIM_OUTPUTS_SIZE] = {"outputs-size", SR_KIND_SIZE, 256 * MiB, 1 * MiB,
-                             1 * TiB},
-    [SR_LIM_INPUTS_SIZE] = {"inputs-size", SR_KIND_SIZE, 256 * MiB, 0, 1 * TiB},
-    [SR_LIM_NOFILE] = {"nofile", SR_KIND_COUNT, 1024, 16, UINT64_C(1) << 20},
-    [SR_LIM_KILL_GRACE] = {"kill-grace", SR_KIND_DURATION, 5 * SEC, 0,
-                           10 * MIN},
-};
-
-const char *sr_source_name(enum sr_source s) {
-  static const char *const names[SR__SRC_MAX] = {
-      [SR_SRC_BUILTIN] = "builtin", [SR_SRC_CONF] = "conf",
-      [SR_SRC_PROFILE] = "profile", [SR_SRC_MANIFEST] = "manifest",
-      [SR_SRC_FLAG] = "flag",       [SR_SRC_CAPABILITY] = "capability",
-  };
-  return (unsigned)s < SR__SRC_MAX ? names[s] : "unknown";
-}
 
 const char *sr_enforcer_name(enum sr_enforcer e) {
   static const char *const names[SR__ENF_MAX] = {
@@ -61,40 +26,23 @@ const char *sr_enforcer_name(enum sr_enforcer e) {
   return (unsigned)e < SR__ENF_MAX ? names[e] : NULL;
 }
 
-int sr_limit_by_name(const char *name) {
-  if (!name)
-    return -1;
-  for (int i = 0; i < SR__LIM_MAX; i++)
-    if (!strcmp(sr_limit_defs[i].name, name))
-      return i;
+static const char *const cgroup_mode_names[SR__CGROUP_MAX] = {
+    [SR_CGROUP_PREFER] = "prefer",
+    [SR_CGROUP_REQUIRE] = "require",
+    [SR_CGROUP_OFF] = "off",
+};
+
+static const char *const proc_mode_names[SR__PROC_MAX] = {
+    [SR_PROC_PROCFS] = "procfs",
+    [SR_PROC_TMPFS] = "tmpfs",
+};
+
+/* Index of s in a name table, or -1. */
+static int name_index(const char *const *names, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (names[i] && !strcmp(names[i], s))
+      return (int)i;
   return -1;
-}
-
-static void format_value(enum sr_limit_kind kind, uint64_t v, char *buf,
-                         size_t len) {
-  switch (kind) {
-  case SR_KIND_SIZE:
-    sr_format_size(v, buf, len);
-    break;
-  case SR_KIND_DURATION:
-    sr_format_duration_ms(v, buf, len);
-    break;
-  case SR_KIND_COUNT:
-    snprintf(buf, len, "%" PRIu64, v);
-    break;
-  }
-}
-
-static int parse_value(enum sr_limit_kind kind, const char *s, uint64_t *v) {
-  switch (kind) {
-  case SR_KIND_SIZE:
-    return sr_parse_size(s, v);
-  case SR_KIND_DURATION:
-    return sr_parse_duration_ms(s, v);
-  case SR_KIND_COUNT:
-    return sr_parse_uint(s, UINT64_MAX, v);
-  }
-  return -EINVAL;
 }
 
 static const char *kind_expected(enum sr_limit_kind kind) {
@@ -116,10 +64,10 @@ int sr_policy_init(struct sr_policy *p) {
     p->limits[i].cap = sr_limit_defs[i].builtin;
     p->limits[i].source = SR_SRC_BUILTIN;
   }
-  p->network_allow = false;
+  p->network = SR_NET_DENY;
   /* The platform lets a profile permit network unless skillrun.conf says
    * `network deny`; a profile without `network allow` denies it. */
-  p->network_permitted = true;
+  p->network_max = SR_NET_HOST;
   p->network_source = SR_SRC_BUILTIN;
   p->cgroup = SR_CGROUP_PREFER;
   p->proc = SR_PROC_PROCFS;
@@ -204,7 +152,7 @@ static void describe_current(const struct sr_policy *p, int id, char *buf,
   const struct sr_limit *l = &p->limits[id];
   char v[32];
 
-  format_value(sr_limit_defs[id].kind, l->value, v, sizeof(v));
+  sr_limit_format(sr_limit_defs[id].kind, l->value, v, sizeof(v));
   switch (l->source) {
   case SR_SRC_PROFILE:
     snprintf(buf, len, "the limit %s set by the profile", v);
@@ -237,7 +185,7 @@ static int lower_limit(struct sr_policy *p, int id, uint64_t v,
     return 0;
   }
   describe_current(p, id, cur, sizeof(cur));
-  format_value(sr_limit_defs[id].kind, v, val, sizeof(val));
+  sr_limit_format(sr_limit_defs[id].kind, v, val, sizeof(val));
   return push_warning(p, "%s %s is above %s; clamped", who, val, cur);
 }
 
@@ -269,7 +217,9 @@ enum {
   K__MAX,
 };
 
-enum { IN_CONF = 1, IN_PROFILE = 2 };
+/* The layers a key may appear in: SR_LAYER() bits. */
+#define IN_CONF SR_LAYER(SR_SRC_CONF)
+#define IN_PROFILE SR_LAYER(SR_SRC_PROFILE)
 
 static const struct {
   const char *name;
@@ -309,13 +259,8 @@ static int key_by_name(const char *name) {
   return -1;
 }
 
-static const char *key_name(int k) {
-  return k < SR__LIM_MAX ? sr_limit_defs[k].name
-                         : key_defs[k - SR__LIM_MAX].name;
-}
-
 static unsigned key_where(int k) {
-  return k < SR__LIM_MAX ? (IN_CONF | IN_PROFILE)
+  return k < SR__LIM_MAX ? sr_limit_defs[k].layers
                          : key_defs[k - SR__LIM_MAX].where;
 }
 
@@ -325,7 +270,7 @@ struct layer {
   enum sr_source src; /* SR_SRC_CONF or SR_SRC_PROFILE */
   const struct sr_conf_line *seen[K__SCALAR_MAX];
   struct sr_limit base[SR__LIM_MAX];     /* limits before this layer */
-  int network;                           /* -1 unset, 0 deny, 1 allow */
+  enum sr_network_mode network;          /* UNSET when the layer is silent */
   const struct sr_conf_line *network_at; /* where it was set */
   struct sr_error *err;
 };
@@ -424,20 +369,20 @@ static int apply_limit(struct layer *L, const struct sr_conf_line *l, int id) {
   if (l->n_args != 1)
     return line_error(L, l, "%s: expected one value, %s", l->key,
                       kind_expected(d->kind));
-  r = parse_value(d->kind, l->args[0], &v);
+  r = sr_limit_parse(d->kind, l->args[0], UINT64_MAX, &v);
   if (r < 0)
     return line_error(L, l, "%s: invalid value '%s' (expected %s)", l->key,
                       l->args[0], kind_expected(d->kind));
-  format_value(d->kind, v, val, sizeof(val));
+  sr_limit_format(d->kind, v, val, sizeof(val));
   if (v < d->min) {
-    format_value(d->kind, d->min, bound, sizeof(bound));
+    sr_limit_format(d->kind, d->min, bound, sizeof(bound));
     return line_error(L, l, "%s %s is below the minimum %s", l->key, val,
                       bound);
   }
   if (L->src == SR_SRC_CONF) {
     /* skillrun.conf sets the cap itself, up or down. */
     if (v > d->max) {
-      format_value(d->kind, d->max, bound, sizeof(bound));
+      sr_limit_format(d->kind, d->max, bound, sizeof(bound));
       return line_error(L, l, "%s %s is above the largest cap %s", l->key, val,
                         bound);
     }
@@ -753,7 +698,7 @@ static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
 
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
-  unsigned here = L->src == SR_SRC_CONF ? IN_CONF : IN_PROFILE;
+  unsigned here = SR_LAYER(L->src);
   int k = key_by_name(l->key);
   bool b;
   int r;
@@ -786,36 +731,33 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
     r = want_args(L, l, 1, 1, "deny|allow");
     if (r < 0)
       return r;
-    if (strcmp(l->args[0], "deny") != 0 && strcmp(l->args[0], "allow") != 0)
+    if (sr_network_mode_from_name(l->args[0], &L->network) < 0)
       return line_error(L, l, "network: '%s' is not deny or allow", l->args[0]);
-    L->network = !strcmp(l->args[0], "allow");
     L->network_at = l;
     return 0;
-  case K_CGROUP:
+  case K_CGROUP: {
+    int m;
     r = want_args(L, l, 1, 1, "require|prefer|off");
     if (r < 0)
       return r;
-    if (!strcmp(l->args[0], "require"))
-      p->cgroup = SR_CGROUP_REQUIRE;
-    else if (!strcmp(l->args[0], "prefer"))
-      p->cgroup = SR_CGROUP_PREFER;
-    else if (!strcmp(l->args[0], "off"))
-      p->cgroup = SR_CGROUP_OFF;
-    else
+    m = name_index(cgroup_mode_names, SR__CGROUP_MAX, l->args[0]);
+    if (m < 0)
       return line_error(L, l, "cgroup: '%s' is not require, prefer or off",
                         l->args[0]);
+    p->cgroup = (enum sr_cgroup_mode)m;
     return 0;
-  case K_PROC:
+  }
+  case K_PROC: {
+    int m;
     r = want_args(L, l, 1, 1, "procfs|tmpfs");
     if (r < 0)
       return r;
-    if (!strcmp(l->args[0], "procfs"))
-      p->proc = SR_PROC_PROCFS;
-    else if (!strcmp(l->args[0], "tmpfs"))
-      p->proc = SR_PROC_TMPFS;
-    else
+    m = name_index(proc_mode_names, SR__PROC_MAX, l->args[0]);
+    if (m < 0)
       return line_error(L, l, "proc: '%s' is not procfs or tmpfs", l->args[0]);
+    p->proc = (enum sr_proc_mode)m;
     return 0;
+  }
   case K_STRICT:
     r = want_args(L, l, 1, 1, "yes|no");
     if (r < 0)
@@ -913,7 +855,8 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   case K_SECCOMP_DENY:
     return apply_seccomp(L, l, k == K_SECCOMP_ALLOW);
   }
-  return line_error(L, l, "unknown key '%s'", key_name(k));
+  /* Not reached: every key of key_defs has its case above. */
+  return line_error(L, l, "unknown key '%s'", l->key);
 }
 
 static int apply_lines(struct layer *L, const struct sr_conf *c) {
@@ -934,16 +877,16 @@ static int apply_lines(struct layer *L, const struct sr_conf *c) {
 
 int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
                          struct sr_error *err) {
-  struct layer L = {.p = p, .src = SR_SRC_CONF, .network = -1, .err = err};
+  struct layer L = {.p = p, .src = SR_SRC_CONF, .err = err};
   int r;
 
   r = apply_lines(&L, c);
   if (r < 0)
     return r;
-  if (L.network >= 0) {
+  if (L.network != SR_NET_UNSET) {
     /* `network deny` here means no profile can ever permit it. */
-    p->network_permitted = L.network == 1;
-    p->network_allow = false;
+    p->network_max = L.network;
+    p->network = SR_NET_DENY;
     p->network_source = SR_SRC_CONF;
   }
   return 0;
@@ -951,8 +894,9 @@ int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
 
 int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
                             struct sr_error *err) {
-  struct layer L = {.p = p, .src = SR_SRC_PROFILE, .network = -1, .err = err};
-  bool conf_permits = p->network_permitted;
+  struct layer L = {.p = p, .src = SR_SRC_PROFILE, .err = err};
+  enum sr_network_mode conf_max = p->network_max;
+  enum sr_network_mode asked;
   unsigned conf_tiers = p->tiers_allowed;
   bool conf_requires = p->require_signature;
   int r;
@@ -987,16 +931,19 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
       return r;
   }
 
-  /* No `network allow` in the profile means deny (doas: no rule, no). */
-  p->network_allow = false;
-  p->network_permitted = conf_permits && L.network == 1;
-  if (L.network >= 0)
+  /* No `network allow` in the profile means deny (doas: no rule, no); what
+   * it permits stays within what skillrun.conf does. */
+  asked = L.network == SR_NET_UNSET ? SR_NET_DENY : L.network;
+  p->network = SR_NET_DENY;
+  p->network_max = asked < conf_max ? asked : conf_max;
+  if (L.network != SR_NET_UNSET)
     p->network_source = SR_SRC_PROFILE;
-  if (L.network == 1 && !conf_permits) {
+  if (asked > conf_max) {
     r = push_warning(p,
-                     "profile %s:%u: network allow is forbidden by "
+                     "profile %s:%u: network %s is forbidden by "
                      "skillrun.conf; network stays denied",
-                     L.network_at->file, L.network_at->line);
+                     L.network_at->file, L.network_at->line,
+                     sr_network_mode_name(asked));
     if (r < 0)
       return r;
   }
@@ -1017,8 +964,8 @@ static int lower_from(struct sr_policy *p, enum sr_limit_id id, uint64_t value,
 
   if (value < d->min) {
     char val[32], min[32];
-    format_value(d->kind, value, val, sizeof(val));
-    format_value(d->kind, d->min, min, sizeof(min));
+    sr_limit_format(d->kind, value, val, sizeof(val));
+    sr_limit_format(d->kind, d->min, min, sizeof(min));
     return sr_error_set(err, manifest ? SR_EXIT_REFUSED : SR_EXIT_FAILED, 0,
                         manifest ? "manifest_invalid" : "usage",
                         "%s %s is below the minimum %s", who, val, min);
@@ -1031,16 +978,6 @@ static int lower_from(struct sr_policy *p, enum sr_limit_id id, uint64_t value,
 
 int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                              struct sr_error *err) {
-  const struct {
-    int id;
-    const struct sr_manifest_limit *lim;
-    const char *key;
-  } lims[] = {
-      {SR_LIM_MEMORY, &m->memory, "sandbox.memory"},
-      {SR_LIM_CPU_SECONDS, &m->cpu_seconds, "sandbox.cpu-seconds"},
-      {SR_LIM_TIMEOUT, &m->timeout_ms, "sandbox.timeout"},
-      {SR_LIM_PIDS, &m->pids, "sandbox.pids"},
-  };
   int r;
 
   if (p->strict && m->warnings.n > 0) {
@@ -1053,39 +990,37 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                         "SKILL.md: %s (refused by strict profile)", w);
   }
 
-  for (size_t i = 0; i < SR_ARRAY_SIZE(lims); i++) {
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    const struct sr_manifest_limit *lim = &m->limits[id];
     char who[96];
 
-    if (!lims[i].lim->set)
+    if (!lim->set || !sr_limit_settable(id, SR_SRC_MANIFEST))
       continue;
-    if (lims[i].lim->line > 0)
-      snprintf(who, sizeof(who), "SKILL.md:%u: %s", lims[i].lim->line,
-               lims[i].key);
+    if (lim->line > 0)
+      snprintf(who, sizeof(who), "SKILL.md:%u: sandbox.%s", lim->line,
+               sr_limit_defs[id].name);
     else
-      snprintf(who, sizeof(who), "SKILL.md: %s", lims[i].key);
-    r = lower_from(p, lims[i].id, lims[i].lim->value, SR_SRC_MANIFEST, who,
-                   err);
+      snprintf(who, sizeof(who), "SKILL.md: sandbox.%s",
+               sr_limit_defs[id].name);
+    r = lower_from(p, id, lim->value, SR_SRC_MANIFEST, who, err);
     if (r < 0)
       return r;
   }
 
-  if (m->network == 1) {
-    if (p->network_permitted) {
-      p->network_allow = true;
-      p->network_source = SR_SRC_MANIFEST;
-    } else {
-      r = push_warning(p,
-                       "SKILL.md:%u: sandbox.network allow is not permitted "
-                       "by the profile or skillrun.conf; network stays denied",
-                       m->network_line);
-      if (r < 0)
-        return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
-                            "SKILL.md");
-    }
-  } else if (m->network == 0) {
-    p->network_allow = false;
-    p->network_source = SR_SRC_MANIFEST;
+  if (m->network == SR_NET_UNSET)
+    return 0;
+  if (m->network > p->network_max) {
+    r = push_warning(p,
+                     "SKILL.md:%u: sandbox.network %s is not permitted "
+                     "by the profile or skillrun.conf; network stays denied",
+                     m->network_line, sr_network_mode_name(m->network));
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                          "SKILL.md");
+    return 0;
   }
+  p->network = m->network;
+  p->network_source = SR_SRC_MANIFEST;
   return 0;
 }
 
@@ -1095,49 +1030,43 @@ int sr_policy_limit_network(struct sr_policy *p, bool allow_max,
 
   if (allow_max)
     return 0;
-  if (p->network_allow) {
+  if (p->network != SR_NET_DENY) {
     r = push_warning(p, "the execution capability allows only network deny; "
                         "network denied");
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
                           "capability");
   }
-  p->network_allow = false;
-  p->network_permitted = false;
+  p->network = SR_NET_DENY;
+  p->network_max = SR_NET_DENY;
   p->network_source = SR_SRC_CAPABILITY;
   return 0;
 }
 
-int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
-                         struct sr_error *err) {
-  const struct {
-    int id;
-    const struct sr_flag_u64 *f;
-    const char *opt;
-  } flags[] = {
-      {SR_LIM_MEMORY, &a->memory, "--memory"},
-      {SR_LIM_CPU_SECONDS, &a->cpu_seconds, "--cpu-seconds"},
-      {SR_LIM_TIMEOUT, &a->timeout_ms, "--timeout"},
-      {SR_LIM_PIDS, &a->pids, "--pids"},
-      {SR_LIM_LOG_CAP, &a->log_cap, "--log-cap"},
-  };
+int sr_policy_apply_flags(struct sr_policy *p, const struct sr_flag_layer *f,
+                          struct sr_error *err) {
   int r;
 
-  for (size_t i = 0; i < SR_ARRAY_SIZE(flags); i++) {
-    if (!flags[i].f->set)
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    char who[64];
+
+    if (!f->limits[id].set || !sr_limit_settable(id, SR_SRC_FLAG))
       continue;
-    r = lower_from(p, flags[i].id, flags[i].f->value, SR_SRC_FLAG, flags[i].opt,
-                   err);
+    snprintf(who, sizeof(who), "--%s", sr_limit_defs[id].name);
+    r = lower_from(p, id, f->limits[id].value, SR_SRC_FLAG, who, err);
     if (r < 0)
       return r;
   }
 
-  if (a->network == 0) {
-    p->network_allow = false;
+  /* --network narrows; asking for more than SKILL.md and the profile agree
+   * on only warns (the skill did not ask, or may not have it). */
+  if (f->network == SR_NET_DENY) {
+    p->network = SR_NET_DENY;
     p->network_source = SR_SRC_FLAG;
-  } else if (a->network == 1 && !p->network_allow) {
-    r = push_warning(p, "--network allow: %s; network stays denied",
-                     p->network_permitted
+  } else if (f->network != SR_NET_UNSET && f->network > p->network) {
+    r = push_warning(p, "--network %s: %s; network stays denied",
+                     sr_network_mode_name(f->network),
+                     p->network_max >= f->network
                          ? "SKILL.md does not ask for network "
                            "(sandbox.network: allow)"
                          : "network is not permitted by the profile or "
@@ -1148,8 +1077,8 @@ int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
   }
 
   /* The caller chooses where its own run directories go. */
-  if (a->workspace_root) {
-    char *w = strdup(a->workspace_root);
+  if (f->workspace_root) {
+    char *w = strdup(f->workspace_root);
     if (!w)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "config_invalid",
                           "--workspace-root");
@@ -1197,8 +1126,8 @@ static int add_mount(json_t *mounts, const char *dst, const char *type,
   r |= json_object_set_new(o, "optional", json_boolean(optional));
   if (size_limit >= 0) {
     char human[32];
-    format_value(SR_KIND_SIZE, p->limits[size_limit].value, human,
-                 sizeof(human));
+    sr_limit_format(SR_KIND_SIZE, p->limits[size_limit].value, human,
+                    sizeof(human));
     r |= json_object_set_new(
         o, "size", json_integer((json_int_t)p->limits[size_limit].value));
     r |= json_object_set_new(o, "size_human", json_string(human));
@@ -1261,9 +1190,6 @@ static json_t *mounts_json(const struct sr_policy *p) {
 
 static json_t *limits_json(const struct sr_policy *p,
                            const struct sr_enforcement *enf) {
-  static const char *const units[] = {[SR_KIND_SIZE] = "bytes",
-                                      [SR_KIND_COUNT] = "count",
-                                      [SR_KIND_DURATION] = "ms"};
   json_t *o = json_object();
 
   for (int i = 0; o && i < SR__LIM_MAX; i++) {
@@ -1272,12 +1198,12 @@ static json_t *limits_json(const struct sr_policy *p,
     char human[32];
     json_t *e;
 
-    format_value(sr_limit_defs[i].kind, l->value, human, sizeof(human));
+    sr_limit_format(sr_limit_defs[i].kind, l->value, human, sizeof(human));
     e = json_pack("{s:I, s:I, s:s, s:o, s:s, s:s}", "value",
                   (json_int_t)l->value, "cap", (json_int_t)l->cap, "source",
                   sr_source_name(l->source), "enforced_by",
                   by ? json_string(by) : json_null(), "human", human, "unit",
-                  units[sr_limit_defs[i].kind]);
+                  sr_limit_unit(sr_limit_defs[i].kind));
     if (!e || json_object_set_new(o, sr_limit_defs[i].name, e) < 0) {
       json_decref(o);
       return NULL;
@@ -1313,9 +1239,6 @@ static json_t *trust_json(const struct sr_policy *p) {
 
 json_t *sr_policy_to_json(const struct sr_policy *p,
                           const struct sr_enforcement *enf) {
-  static const char *const cgroup_names[] = {[SR_CGROUP_PREFER] = "prefer",
-                                             [SR_CGROUP_REQUIRE] = "require",
-                                             [SR_CGROUP_OFF] = "off"};
   json_t *env_set = json_object();
   json_t *o;
 
@@ -1333,13 +1256,13 @@ json_t *sr_policy_to_json(const struct sr_policy *p,
       "{s:o, s:o, s:{s:s, s:b, s:s}, s:s, s:s, s:b, s:o, s:o, s:o, s:o, "
       "s:{s:o, s:o}, s:{s:o, s:o}, s:o}",
       "profile", p->profile ? json_string(p->profile) : json_null(), "limits",
-      limits_json(p, enf), "network", "mode",
-      p->network_allow ? "allow" : "deny", "permitted", p->network_permitted,
-      "source", sr_source_name(p->network_source), "cgroup",
-      cgroup_names[p->cgroup <= SR_CGROUP_OFF ? p->cgroup : 0], "proc",
-      p->proc == SR_PROC_TMPFS ? "tmpfs" : "procfs", "strict", p->strict,
-      "hostname", p->hostname ? json_string(p->hostname) : json_null(),
-      "workspace_root",
+      limits_json(p, enf), "network", "mode", sr_network_mode_name(p->network),
+      "permitted", p->network_max >= SR_NET_HOST, "source",
+      sr_source_name(p->network_source), "cgroup",
+      cgroup_mode_names[(unsigned)p->cgroup < SR__CGROUP_MAX ? p->cgroup : 0],
+      "proc", proc_mode_names[(unsigned)p->proc < SR__PROC_MAX ? p->proc : 0],
+      "strict", p->strict, "hostname",
+      p->hostname ? json_string(p->hostname) : json_null(), "workspace_root",
       p->workspace_root ? json_string(p->workspace_root) : json_null(),
       "uid_pool",
       json_pack("{s:I, s:I}", "first", (json_int_t)p->uid_pool_base, "count",

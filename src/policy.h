@@ -6,9 +6,9 @@
 
 #include <jansson.h>
 
-#include "cli.h"
 #include "conf.h"
 #include "error.h"
+#include "limit.h"
 #include "tier.h"
 #include "util.h"
 
@@ -20,47 +20,6 @@ struct sr_manifest;
  */
 #define SR_UID_POOL_BASE 800000
 #define SR_UID_POOL_SIZE 64
-
-/* Where a value came from, in the order layers are applied. */
-enum sr_source {
-  SR_SRC_BUILTIN = 0, /* compiled-in platform cap */
-  SR_SRC_CONF,        /* /etc/skillrun/skillrun.conf (sets the caps) */
-  SR_SRC_PROFILE,     /* the profile (and its includes) */
-  SR_SRC_MANIFEST,    /* SKILL.md metadata sandbox.* */
-  SR_SRC_FLAG,        /* command line */
-  SR_SRC_CAPABILITY,  /* the execution capability (network deny only) */
-  SR__SRC_MAX
-};
-const char *sr_source_name(enum sr_source s); /* "builtin", "conf", ... */
-
-enum sr_limit_kind { SR_KIND_SIZE, SR_KIND_COUNT, SR_KIND_DURATION };
-
-/* Every numeric limit.  Sizes in bytes, durations in ms, counts plain. */
-enum sr_limit_id {
-  SR_LIM_MEMORY = 0,   /* memory            512MiB */
-  SR_LIM_CPU_SECONDS,  /* cpu-seconds       60 (whole tree) */
-  SR_LIM_TIMEOUT,      /* timeout           wall clock */
-  SR_LIM_PIDS,         /* pids */
-  SR_LIM_LOG_CAP,      /* log-cap           10MiB, stdout+stderr */
-  SR_LIM_TMP_SIZE,     /* tmp-size          /tmp tmpfs */
-  SR_LIM_SCRATCH_SIZE, /* scratch-size      /workspace/scratch tmpfs */
-  SR_LIM_OUTPUTS_SIZE, /* outputs-size      /workspace/outputs tmpfs and harvest
-                          cap */
-  SR_LIM_INPUTS_SIZE,  /* inputs-size       total of --input files */
-  SR_LIM_NOFILE,       /* nofile            RLIMIT_NOFILE */
-  SR_LIM_KILL_GRACE,   /* kill-grace        SIGTERM -> SIGKILL delay */
-  SR__LIM_MAX
-};
-
-struct sr_limit_def {
-  const char *name; /* profile key, --explain key */
-  enum sr_limit_kind kind;
-  uint64_t builtin; /* compiled-in platform cap */
-  uint64_t min;     /* smallest accepted value */
-  uint64_t max;     /* largest value a conf may set as a cap */
-};
-extern const struct sr_limit_def sr_limit_defs[SR__LIM_MAX];
-int sr_limit_by_name(const char *name); /* index or -1 */
 
 struct sr_limit {
   uint64_t value;        /* effective value (<= cap) */
@@ -90,8 +49,13 @@ struct sr_enforcement {
   enum sr_enforcer by[SR__LIM_MAX];
 };
 
-enum sr_cgroup_mode { SR_CGROUP_PREFER = 0, SR_CGROUP_REQUIRE, SR_CGROUP_OFF };
-enum sr_proc_mode { SR_PROC_PROCFS = 0, SR_PROC_TMPFS };
+enum sr_cgroup_mode {
+  SR_CGROUP_PREFER = 0,
+  SR_CGROUP_REQUIRE,
+  SR_CGROUP_OFF,
+  SR__CGROUP_MAX
+};
+enum sr_proc_mode { SR_PROC_PROCFS = 0, SR_PROC_TMPFS, SR__PROC_MAX };
 
 struct sr_bind {
   char *src;     /* absolute host path */
@@ -131,16 +95,18 @@ bool sr_syscall_list_contains(const struct sr_syscall_list *l,
 
 /*
  * The resolved policy: every limit already clamped.  Built layer by layer
- * by the functions below, then only read (const) by everything after the
- * configure stages; what enforces each limit is a separate record (struct
- * sr_enforcement).
+ * by the functions below, in the order of enum sr_source (main.c may add a
+ * warning between layers); after the last layer it is only read (const)
+ * by everything that prepares and runs the sandbox.  What enforces each
+ * limit is a separate record (struct sr_enforcement).
  */
 struct sr_policy {
   char *profile; /* display name of the profile */
   struct sr_limit limits[SR__LIM_MAX];
 
-  bool network_allow;     /* the effective decision */
-  bool network_permitted; /* caps and profile permit allow */
+  enum sr_network_mode network;     /* the effective mode, never UNSET */
+  enum sr_network_mode network_max; /* the widest skillrun.conf and the
+                                       profile permit */
   enum sr_source network_source;
 
   enum sr_cgroup_mode cgroup;
@@ -161,7 +127,8 @@ struct sr_policy {
   struct sr_syscall_list seccomp_allow; /* added to the allowlist */
   struct sr_syscall_list seccomp_deny;  /* removed from it */
 
-  char *workspace_root; /* from conf `workspace-root`, may be NULL */
+  /* conf `workspace-root`, replaced by --workspace-root; may be NULL. */
+  char *workspace_root;
   uint32_t
       uid_pool_base; /* conf `uid-pool FIRST COUNT`: host ids for root runs */
   uint32_t uid_pool_size;
@@ -188,10 +155,11 @@ int sr_policy_init(struct sr_policy *p);
 
 /*
  * skillrun.conf: limit keys set the platform caps (they may raise or lower
- * the compiled-in ones, and the current values follow).  Other keys:
- * `network allow|deny` (whether allow may be granted at all),
- * `workspace-root DIR`.  Unknown key, duplicate scalar key, bad value:
- * "file:line: ..." error, exit 125.
+ * the compiled-in ones, and the current values follow); `network deny`
+ * means no later layer may grant the network; the other keys
+ * (skillrun.profile(5)) are platform settings no profile may change.
+ * Unknown key, duplicate scalar key, bad value: "file:line: ..." error,
+ * exit 125.
  */
 int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
                          struct sr_error *err);
@@ -208,14 +176,16 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
  * network decision (a warning when it was allow). */
 int sr_policy_limit_network(struct sr_policy *p, bool allow_max,
                             struct sr_error *err);
-/* Command-line flags; may only lower. */
-int sr_policy_apply_args(struct sr_policy *p, const struct sr_args *a,
-                         struct sr_error *err);
+/* Command-line flags (struct sr_args's layer); may only lower. */
+int sr_policy_apply_flags(struct sr_policy *p, const struct sr_flag_layer *f,
+                          struct sr_error *err);
 
-/* The resolved policy as JSON (--explain; policy_resolved event fields):
+/* The resolved policy as JSON (--explain; the policy_resolved event):
  * {"profile":..., "limits":{"memory":{"value":N,"cap":N,"source":"profile",
- *  "enforced_by":...},...}, "network":{...}, "cgroup":..., "proc":...,
- *  "mounts":[...], "environment":{...}, "seccomp":{...}}.  enf NULL (as for
+ *  "enforced_by":...,"human":...,"unit":...},...}, "network":{"mode":...,
+ *  "permitted":...,"source":...}, "cgroup", "proc", "strict", "hostname",
+ *  "workspace_root", "uid_pool", "mounts":[...], "environment":{...},
+ *  "seccomp":{...}, "trust":{...}, "warnings":[...]}.  enf NULL (as for
  * --explain, before anything is prepared): every enforced_by is null.  New
  * reference. */
 json_t *sr_policy_to_json(const struct sr_policy *p,

@@ -226,7 +226,7 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
 
   r = sr_policy_apply_manifest(p, &run->manifest, err);
   if (r >= 0)
-    r = sr_policy_apply_args(p, run->args, err);
+    r = sr_policy_apply_flags(p, &run->args->layer, err);
   if (r >= 0 && run->have_capability)
     r = sr_policy_limit_network(p, run->capability.network == 1, err);
   /* The policy is final: its notices go on the record once. */
@@ -301,7 +301,7 @@ json_t *sr_run_metadata_json(const struct sr_run *run) {
       m->version ? json_string(m->version) : json_null(), "digest",
       run->bundle.digest, "allowed_tools", tools ? tools : json_array(),
       "limits", limits_json(&run->policy), "network",
-      run->policy.network_allow ? "allow" : "deny", "inputs",
+      sr_network_mode_name(run->policy.network), "inputs",
       run->inputs ? run->inputs : json_array(), "started_at", run->started_at,
       "result");
   /* The tier and key that vouched for the bundle (skillrun(1)). */

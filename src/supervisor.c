@@ -191,7 +191,7 @@ static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->sync_fd = sync_fd;
   sb->stdout_w = stdout_w;
   sb->stderr_w = stderr_w;
-  sb->new_netns = !p->network_allow;
+  sb->new_netns = p->network != SR_NET_HOST;
 }
 
 /* Clones init; in the child this never returns.  The write ends are
@@ -206,7 +206,7 @@ static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
   fill_sandbox(&sb, s->spec, sync_child, out_w, err_w);
   flags =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-  if (!p->network_allow)
+  if (p->network != SR_NET_HOST)
     flags |= CLONE_NEWNET;
   fflush(NULL); /* nothing buffered may be written twice */
   pid = sr_ns_clone(flags,

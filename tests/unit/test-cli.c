@@ -89,12 +89,12 @@ static void test_defaults(void **state) {
   assert_null(a.verify_audit);
   assert_null(a.inputs);
   assert_int_equal(a.n_inputs, 0);
-  assert_false(a.memory.set);
-  assert_false(a.cpu_seconds.set);
-  assert_false(a.timeout_ms.set);
-  assert_false(a.pids.set);
-  assert_false(a.log_cap.set);
-  assert_int_equal(a.network, -1);
+  assert_false(a.layer.limits[SR_LIM_MEMORY].set);
+  assert_false(a.layer.limits[SR_LIM_CPU_SECONDS].set);
+  assert_false(a.layer.limits[SR_LIM_TIMEOUT].set);
+  assert_false(a.layer.limits[SR_LIM_PIDS].set);
+  assert_false(a.layer.limits[SR_LIM_LOG_CAP].set);
+  assert_int_equal(a.layer.network, SR_NET_UNSET);
   assert_int_equal(a.audit_fd, -1);
   assert_false(a.verbose);
   assert_false(a.log_passthrough);
@@ -131,17 +131,17 @@ static void test_every_option(void **state) {
   assert_string_equal(a.inputs[1].name, "renamed.txt");
   assert_string_equal(a.workspace_root, "/srv/runs");
   assert_string_equal(a.cgroup_parent, "/sys/fs/cgroup/skills");
-  assert_true(a.memory.set);
-  assert_int_equal(a.memory.value, 256ULL << 20);
-  assert_true(a.cpu_seconds.set);
-  assert_int_equal(a.cpu_seconds.value, 30);
-  assert_true(a.timeout_ms.set);
-  assert_int_equal(a.timeout_ms.value, 300000);
-  assert_true(a.pids.set);
-  assert_int_equal(a.pids.value, 64);
-  assert_true(a.log_cap.set);
-  assert_int_equal(a.log_cap.value, 1ULL << 20);
-  assert_int_equal(a.network, 1);
+  assert_true(a.layer.limits[SR_LIM_MEMORY].set);
+  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 256ULL << 20);
+  assert_true(a.layer.limits[SR_LIM_CPU_SECONDS].set);
+  assert_int_equal(a.layer.limits[SR_LIM_CPU_SECONDS].value, 30);
+  assert_true(a.layer.limits[SR_LIM_TIMEOUT].set);
+  assert_int_equal(a.layer.limits[SR_LIM_TIMEOUT].value, 300000);
+  assert_true(a.layer.limits[SR_LIM_PIDS].set);
+  assert_int_equal(a.layer.limits[SR_LIM_PIDS].value, 64);
+  assert_true(a.layer.limits[SR_LIM_LOG_CAP].set);
+  assert_int_equal(a.layer.limits[SR_LIM_LOG_CAP].value, 1ULL << 20);
+  assert_int_equal(a.layer.network, SR_NET_HOST);
   assert_int_equal(a.audit_fd, -1);
   assert_string_equal(a.audit_file, "/tmp/audit.jsonl");
   assert_true(a.log_passthrough);
@@ -153,7 +153,7 @@ static void test_every_option(void **state) {
   sr_args_free(&a);
 
   EXPECT_OK(&a, "--network", "deny", "--audit-fd", "7", "b");
-  assert_int_equal(a.network, 0);
+  assert_int_equal(a.layer.network, SR_NET_DENY);
   assert_int_equal(a.audit_fd, 7);
   sr_args_free(&a);
 }
@@ -178,7 +178,7 @@ static void test_short_options(void **state) {
   sr_args_free(&a);
 
   EXPECT_OK(&a, "--memory=64M", "b");
-  assert_int_equal(a.memory.value, 64ULL << 20);
+  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 64ULL << 20);
   sr_args_free(&a);
 }
 
@@ -192,7 +192,7 @@ static void test_dashdash_passthrough(void **state) {
   assert_string_equal(a.command[0], "sh");
   assert_string_equal(a.command[1], "-c");
   assert_string_equal(a.command[2], "echo --memory");
-  assert_false(a.memory.set);
+  assert_false(a.layer.limits[SR_LIM_MEMORY].set);
   sr_args_free(&a);
 
   /* Only the first "--" counts; later ones and options are the command's. */
@@ -206,7 +206,7 @@ static void test_dashdash_passthrough(void **state) {
   assert_string_equal(a.command[4], "bogus");
   assert_string_equal(a.command[5], "--");
   assert_null(a.command[6]);
-  assert_false(a.memory.set);
+  assert_false(a.layer.limits[SR_LIM_MEMORY].set);
   sr_args_free(&a);
 
   /* Empty strings and odd bytes pass through untouched. */
@@ -227,13 +227,13 @@ static void test_options_after_bundle(void **state) {
   (void)state;
   EXPECT_OK(&a, "b", "--memory", "64M", "--", "cmd");
   assert_string_equal(a.bundle, "b");
-  assert_int_equal(a.memory.value, 64ULL << 20);
+  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 64ULL << 20);
   assert_string_equal(a.command[0], "cmd");
   sr_args_free(&a);
 
   EXPECT_OK(&a, "--pids", "8", "b", "-v", "--tenant", "t1");
   assert_string_equal(a.bundle, "b");
-  assert_int_equal(a.pids.value, 8);
+  assert_int_equal(a.layer.limits[SR_LIM_PIDS].value, 8);
   assert_true(a.verbose);
   assert_string_equal(a.tenant, "t1");
   sr_args_free(&a);
@@ -241,7 +241,7 @@ static void test_options_after_bundle(void **state) {
   /* POSIXLY_CORRECT must not make getopt stop at BUNDLE. */
   assert_int_equal(setenv("POSIXLY_CORRECT", "1", 1), 0);
   EXPECT_OK(&a, "b", "--memory", "1M");
-  assert_true(a.memory.set);
+  assert_true(a.layer.limits[SR_LIM_MEMORY].set);
   sr_args_free(&a);
   assert_int_equal(unsetenv("POSIXLY_CORRECT"), 0);
 }
@@ -305,17 +305,17 @@ static void test_limits(void **state) {
   (void)state;
   EXPECT_OK(&a, "--memory", "1G", "--log-cap", "0", "--timeout", "250ms",
             "--cpu-seconds", "1", "--pids", "4194304", "b");
-  assert_int_equal(a.memory.value, 1ULL << 30);
-  assert_true(a.log_cap.set);
-  assert_int_equal(a.log_cap.value, 0);
-  assert_int_equal(a.timeout_ms.value, 250);
-  assert_int_equal(a.cpu_seconds.value, 1);
-  assert_int_equal(a.pids.value, 4194304);
+  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 1ULL << 30);
+  assert_true(a.layer.limits[SR_LIM_LOG_CAP].set);
+  assert_int_equal(a.layer.limits[SR_LIM_LOG_CAP].value, 0);
+  assert_int_equal(a.layer.limits[SR_LIM_TIMEOUT].value, 250);
+  assert_int_equal(a.layer.limits[SR_LIM_CPU_SECONDS].value, 1);
+  assert_int_equal(a.layer.limits[SR_LIM_PIDS].value, 4194304);
   sr_args_free(&a);
 
   EXPECT_OK(&a, "--timeout", "30s", "--memory", "65536", "b");
-  assert_int_equal(a.timeout_ms.value, 30000);
-  assert_int_equal(a.memory.value, 65536);
+  assert_int_equal(a.layer.limits[SR_LIM_TIMEOUT].value, 30000);
+  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 65536);
   sr_args_free(&a);
 
   EXPECT_ERROR("invalid --memory value 'lots'", "--memory", "lots", "b");
@@ -335,6 +335,55 @@ static void test_limits(void **state) {
   EXPECT_ERROR("invalid --pids value ''", "--pids", "", "b");
   EXPECT_ERROR("invalid --network 'Allow': use deny or allow", "--network",
                "Allow", "b");
+}
+
+/* Every limit of the table the command line may set is an option --<name>
+ * with its kind's syntax, and the others are not options at all. */
+static void test_limit_table_options(void **state) {
+  int flags = 0;
+
+  (void)state;
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    const struct sr_limit_def *d = &sr_limit_defs[id];
+    char opt[64], value[32], want[96];
+    struct sr_args a;
+
+    snprintf(opt, sizeof(opt), "--%s", d->name);
+    snprintf(value, sizeof(value), "%s",
+             d->kind == SR_KIND_DURATION ? "1500ms"
+             : d->kind == SR_KIND_SIZE   ? "3M"
+                                         : "7");
+    if (!sr_limit_settable(id, SR_SRC_FLAG)) {
+      snprintf(want, sizeof(want), "unrecognized option '%s'", opt);
+      EXPECT_ERROR(want, opt, value, "b");
+      continue;
+    }
+    flags++;
+    EXPECT_OK(&a, opt, value, "b");
+    for (int other = 0; other < SR__LIM_MAX; other++)
+      assert_int_equal(a.layer.limits[other].set, other == id);
+    assert_int_equal(a.layer.limits[id].value,
+                     d->kind == SR_KIND_DURATION ? 1500
+                     : d->kind == SR_KIND_SIZE   ? 3u << 20
+                                                 : 7);
+    sr_args_free(&a);
+    snprintf(want, sizeof(want), "invalid %s value 'x'", opt);
+    EXPECT_ERROR(want, opt, "x", "b");
+    snprintf(want, sizeof(want), "option '%s' given twice", opt);
+    EXPECT_ERROR(want, opt, value, opt, value, "b");
+    /* Zero only where the table's minimum is zero. */
+    if (d->min > 0) {
+      snprintf(want, sizeof(want), "invalid %s value '0': must be more than 0",
+               opt);
+      EXPECT_ERROR(want, opt, "0", "b");
+    } else {
+      EXPECT_OK(&a, opt, "0", "b");
+      assert_true(a.layer.limits[id].set);
+      assert_int_equal(a.layer.limits[id].value, 0);
+      sr_args_free(&a);
+    }
+  }
+  assert_true(flags > 0); /* not vacuous */
 }
 
 static void test_ids(void **state) {
@@ -560,10 +609,10 @@ static void test_repeated_calls(void **state) {
   EXPECT_OK(&b, "--pids", "3", "two");
   assert_string_equal(a.bundle, "one");
   assert_string_equal(b.bundle, "two");
-  assert_true(a.memory.set);
-  assert_false(a.pids.set);
-  assert_false(b.memory.set);
-  assert_true(b.pids.set);
+  assert_true(a.layer.limits[SR_LIM_MEMORY].set);
+  assert_false(a.layer.limits[SR_LIM_PIDS].set);
+  assert_false(b.layer.limits[SR_LIM_MEMORY].set);
+  assert_true(b.layer.limits[SR_LIM_PIDS].set);
   assert_int_equal(b.n_command, 0);
   sr_args_free(&a);
   sr_args_free(&b);
@@ -587,7 +636,7 @@ static void test_free_is_idempotent(void **state) {
   assert_null(a.inputs);
   assert_null(a.command);
   assert_int_equal(a.n_command, 0);
-  assert_int_equal(a.network, -1);
+  assert_int_equal(a.layer.network, SR_NET_UNSET);
   assert_int_equal(a.audit_fd, -1);
   sr_args_free(&a); /* must be harmless */
   sr_args_free(NULL);
@@ -726,6 +775,19 @@ static void test_help_text(void **state) {
       if (!strstr(text, opts[i]))
         fail_msg("--help lacks '%s'", opts[i]);
   }
+  /* One aligned line per flag-settable limit, in the table's words. */
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    const struct sr_limit_def *d = &sr_limit_defs[id];
+    char line[160], opt[64];
+
+    if (!sr_limit_settable(id, SR_SRC_FLAG))
+      continue;
+    snprintf(opt, sizeof(opt), "%s %s", d->name, sr_limit_metavar(d->kind));
+    assert_true(strlen(opt) <= 18); /* two blanks before the help text */
+    snprintf(line, sizeof(line), "\n      --%-20s%s\n", opt, d->help);
+    if (!strstr(text, line))
+      fail_msg("--help lacks the line '%s'", line + 1);
+  }
   free(text);
 }
 
@@ -753,6 +815,7 @@ static void test_version_text(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_limit_table_options),
       cmocka_unit_test(test_every_option),
       cmocka_unit_test(test_short_options),
       cmocka_unit_test(test_dashdash_passthrough),

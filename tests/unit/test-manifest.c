@@ -137,11 +137,11 @@ static void test_minimal(void **state) {
   assert_int_equal(m.allowed_tools.n, 0);
   assert_int_equal(m.n_metadata, 0);
   assert_int_equal(m.entrypoint.n, 0);
-  assert_int_equal(m.network, -1);
-  assert_false(m.memory.set);
-  assert_false(m.cpu_seconds.set);
-  assert_false(m.timeout_ms.set);
-  assert_false(m.pids.set);
+  assert_int_equal(m.network, SR_NET_UNSET);
+  assert_false(m.limits[SR_LIM_MEMORY].set);
+  assert_false(m.limits[SR_LIM_CPU_SECONDS].set);
+  assert_false(m.limits[SR_LIM_TIMEOUT].set);
+  assert_false(m.limits[SR_LIM_PIDS].set);
   assert_int_equal(m.warnings.n, 0);
   sr_manifest_free(&m);
   assert_null(m.name);
@@ -178,15 +178,15 @@ static void test_full(void **state) {
   assert_string_equal(m.entrypoint.v[0], "python3");
   assert_string_equal(m.entrypoint.v[1], "scripts/run.py");
   assert_int_equal(m.entrypoint_line, 12);
-  assert_int_equal(m.network, 1);
+  assert_int_equal(m.network, SR_NET_HOST);
   assert_int_equal(m.network_line, 13);
-  assert_true(m.memory.set);
-  assert_int_equal(m.memory.value, 256u << 20);
-  assert_int_equal(m.memory.line, 14);
-  assert_int_equal(m.cpu_seconds.value, 30);
-  assert_int_equal(m.timeout_ms.value, 90000);
-  assert_int_equal(m.pids.value, 64);
-  assert_int_equal(m.pids.line, 17);
+  assert_true(m.limits[SR_LIM_MEMORY].set);
+  assert_int_equal(m.limits[SR_LIM_MEMORY].value, 256u << 20);
+  assert_int_equal(m.limits[SR_LIM_MEMORY].line, 14);
+  assert_int_equal(m.limits[SR_LIM_CPU_SECONDS].value, 30);
+  assert_int_equal(m.limits[SR_LIM_TIMEOUT].value, 90000);
+  assert_int_equal(m.limits[SR_LIM_PIDS].value, 64);
+  assert_int_equal(m.limits[SR_LIM_PIDS].line, 17);
   assert_int_equal(m.warnings.n, 0);
   sr_manifest_free(&m);
 }
@@ -305,7 +305,7 @@ static void test_scalars(void **state) {
   assert_string_equal(m.name, "123");
   assert_string_equal(m.description, "yes");
   assert_string_equal(m.version, "1.0");
-  assert_int_equal(m.pids.value, 10);
+  assert_int_equal(m.limits[SR_LIM_PIDS].value, 10);
   assert_int_equal(m.warnings.n, 1); /* directory is "plain-scalars" */
   sr_manifest_free(&m);
 
@@ -320,8 +320,8 @@ static void test_scalars(void **state) {
   load_valid("crlf", &m);
   assert_string_equal(m.name, "crlf");
   assert_string_equal(m.description, "Windows line ends.");
-  assert_int_equal(m.memory.value, 1u << 30);
-  assert_int_equal(m.memory.line, 5);
+  assert_int_equal(m.limits[SR_LIM_MEMORY].value, 1u << 30);
+  assert_int_equal(m.limits[SR_LIM_MEMORY].line, 5);
   sr_manifest_free(&m);
 }
 
@@ -346,8 +346,8 @@ static void test_entrypoint(void **state) {
   assert_int_equal(m.entrypoint.n, 4);
   assert_string_equal(m.entrypoint.v[2], "'echo");
   assert_string_equal(m.entrypoint.v[3], "hi'");
-  assert_int_equal(m.timeout_ms.value, 250);
-  assert_int_equal(m.network, 0);
+  assert_int_equal(m.limits[SR_LIM_TIMEOUT].value, 250);
+  assert_int_equal(m.network, SR_NET_DENY);
   assert_int_equal(m.network_line, 7);
   sr_manifest_free(&m);
 }
@@ -622,6 +622,65 @@ static void test_misc_invalid(void **state) {
             SIZE_MAX, "SKILL.md:5: ", "sandbox.network is 'a?b'");
 }
 
+/* Every limit the table lets SKILL.md set is a key sandbox.<name> read in
+ * its kind's syntax; the table's other limits are unknown sandbox keys,
+ * and the list of known keys in that error is the table's. */
+static void test_limit_table_keys(void **state) {
+  char known[512] = "sandbox.entrypoint, sandbox.network";
+  int settable = 0;
+
+  (void)state;
+  for (int id = 0; id < SR__LIM_MAX; id++)
+    if (sr_limit_settable(id, SR_SRC_MANIFEST)) {
+      size_t used = strlen(known);
+      snprintf(known + used, sizeof(known) - used, ", sandbox.%s",
+               sr_limit_defs[id].name);
+    }
+  for (int id = 0; id < SR__LIM_MAX; id++) {
+    const struct sr_limit_def *d = &sr_limit_defs[id];
+    char buf[256], want[600];
+    struct sr_manifest m;
+
+    snprintf(buf, sizeof(buf),
+             "---\nname: x\ndescription: d\nmetadata:\n  a: b\n"
+             "  sandbox.%s: \"%s\"\n---\n",
+             d->name, d->example ? d->example : "1");
+    if (!sr_limit_settable(id, SR_SRC_MANIFEST)) {
+      snprintf(want, sizeof(want),
+               "unknown sandbox key 'sandbox.%s' in metadata (known: %s)",
+               d->name, known);
+      parse_bad(buf, SIZE_MAX, "SKILL.md:6: ", want);
+      continue;
+    }
+    settable++;
+    /* The example the error messages give is itself a valid value. */
+    assert_non_null(d->example);
+    parse_good(buf, NULL, &m);
+    for (int other = 0; other < SR__LIM_MAX; other++)
+      assert_int_equal(m.limits[other].set, other == id);
+    assert_int_equal(m.limits[id].line, 6);
+    assert_true(m.limits[id].value > 0);
+    sr_manifest_free(&m);
+    /* Zero and garbage are refused naming the key and the example. */
+    snprintf(buf, sizeof(buf),
+             "---\nname: x\ndescription: d\nmetadata:\n  sandbox.%s: "
+             "nonsense\n---\n",
+             d->name);
+    snprintf(want, sizeof(want), "sandbox.%s is 'nonsense': use ", d->name);
+    parse_bad(buf, SIZE_MAX, "SKILL.md:5: ", want);
+    snprintf(want, sizeof(want), "e.g. %s", d->example);
+    parse_bad(buf, SIZE_MAX, "SKILL.md:5: ", want);
+    if (d->min > 0) {
+      snprintf(buf, sizeof(buf),
+               "---\nname: x\ndescription: d\nmetadata:\n  sandbox.%s: "
+               "\"0\"\n---\n",
+               d->name);
+      parse_bad(buf, SIZE_MAX, "SKILL.md:5: ", " above 0");
+    }
+  }
+  assert_true(settable > 0); /* not vacuous */
+}
+
 /* Every prefix and many single-byte corruptions of a full manifest: never
  * a crash, and every refusal is a well-formed SKILL.md:LINE error. */
 static void test_robust(void **state) {
@@ -665,6 +724,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_minimal),
       cmocka_unit_test(test_full),
+      cmocka_unit_test(test_limit_table_keys),
       cmocka_unit_test(test_unicode_name),
       cmocka_unit_test(test_tools),
       cmocka_unit_test(test_warnings),

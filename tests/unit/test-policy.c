@@ -11,7 +11,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli.h"
 #include "conf.h"
 #include "manifest.h"
 #include "policy.h"
@@ -78,13 +77,15 @@ static void expect_profile_ok(const char *text) {
 
 static void manifest_init(struct sr_manifest *m) {
   memset(m, 0, sizeof(*m));
-  m->network = -1;
 }
 
-static void args_init(struct sr_args *a) {
-  memset(a, 0, sizeof(*a));
-  a->network = -1;
-  a->audit_fd = -1;
+static void flags_init(struct sr_flag_layer *f) {
+  memset(f, 0, sizeof(*f));
+}
+
+/* -1 absent, 0 deny, 1 allow: the matrix's index as a request. */
+static enum sr_network_mode net_request(int i) {
+  return i < 0 ? SR_NET_UNSET : i == 0 ? SR_NET_DENY : SR_NET_HOST;
 }
 
 static void assert_warning(const struct sr_policy *p, const char *want) {
@@ -107,18 +108,34 @@ static void value_text(int id, uint64_t v, char *buf, size_t len) {
 /* ------------------------------------------------------------ tests */
 
 static void test_defs_and_init(void **state) {
-  static const char *const names[SR__LIM_MAX] = {
-      "memory",      "cpu-seconds", "timeout",      "pids",
-      "log-cap",     "tmp-size",    "scratch-size", "outputs-size",
-      "inputs-size", "nofile",      "kill-grace"};
+  /* The spellings are the interface (profiles, SKILL.md, flags, audit). */
+  static const struct {
+    enum sr_limit_id id;
+    const char *name;
+  } names[] = {
+      {SR_LIM_MEMORY, "memory"},
+      {SR_LIM_CPU_SECONDS, "cpu-seconds"},
+      {SR_LIM_TIMEOUT, "timeout"},
+      {SR_LIM_PIDS, "pids"},
+      {SR_LIM_LOG_CAP, "log-cap"},
+      {SR_LIM_TMP_SIZE, "tmp-size"},
+      {SR_LIM_SCRATCH_SIZE, "scratch-size"},
+      {SR_LIM_OUTPUTS_SIZE, "outputs-size"},
+      {SR_LIM_INPUTS_SIZE, "inputs-size"},
+      {SR_LIM_NOFILE, "nofile"},
+      {SR_LIM_KILL_GRACE, "kill-grace"},
+  };
   struct sr_policy p;
   (void)state;
 
+  for (size_t i = 0; i < SR_ARRAY_SIZE(names); i++) {
+    assert_string_equal(sr_limit_defs[names[i].id].name, names[i].name);
+    assert_int_equal(sr_limit_by_name(names[i].name), names[i].id);
+  }
   assert_int_equal(sr_policy_init(&p), 0);
   for (int i = 0; i < SR__LIM_MAX; i++) {
     const struct sr_limit_def *d = &sr_limit_defs[i];
-    assert_string_equal(d->name, names[i]);
-    assert_int_equal(sr_limit_by_name(names[i]), i);
+    assert_int_equal(sr_limit_by_name(d->name), i);
     assert_true(d->min <= d->builtin);
     assert_true(d->builtin <= d->max);
     assert_int_equal(p.limits[i].value, d->builtin);
@@ -134,7 +151,8 @@ static void test_defs_and_init(void **state) {
   assert_int_equal(sr_limit_defs[SR_LIM_MEMORY].min, 8 * MiB);
   assert_int_equal(sr_limit_defs[SR_LIM_NOFILE].max, 1 << 20);
   assert_string_equal(p.hostname, "skillrun");
-  assert_false(p.network_allow);
+  assert_int_equal(p.network, SR_NET_DENY);
+  assert_int_equal(p.network_max, SR_NET_HOST);
   assert_int_equal(p.cgroup, SR_CGROUP_PREFER);
   assert_int_equal(p.proc, SR_PROC_PROCFS);
   assert_false(p.strict);
@@ -143,6 +161,95 @@ static void test_defs_and_init(void **state) {
   assert_string_equal(sr_source_name(SR_SRC_PROFILE), "profile");
   assert_string_equal(sr_source_name(SR_SRC_MANIFEST), "manifest");
   assert_string_equal(sr_source_name(SR_SRC_FLAG), "flag");
+  sr_policy_free(&p);
+}
+
+/* What every parser relies on in a row of the table. */
+static void test_limit_table(void **state) {
+  enum sr_network_mode m;
+  (void)state;
+
+  for (int i = 0; i < SR__LIM_MAX; i++) {
+    const struct sr_limit_def *d = &sr_limit_defs[i];
+
+    /* skillrun.conf sets the caps and profiles lower them: every limit. */
+    assert_true(sr_limit_settable(i, SR_SRC_CONF));
+    assert_true(sr_limit_settable(i, SR_SRC_PROFILE));
+    assert_false(sr_limit_settable(i, SR_SRC_BUILTIN));
+    assert_false(sr_limit_settable(i, SR_SRC_CAPABILITY));
+    assert_true(strlen(d->name) > 0 && strlen(d->name) < 24);
+    if (sr_limit_settable(i, SR_SRC_FLAG)) {
+      assert_non_null(d->help);
+      /* Counts need a bound the command line parses up to. */
+      if (d->kind == SR_KIND_COUNT)
+        assert_true(d->flag_max >= d->max);
+    }
+    if (sr_limit_settable(i, SR_SRC_MANIFEST))
+      assert_non_null(d->example);
+  }
+  assert_false(sr_limit_settable(SR__LIM_MAX, SR_SRC_CONF));
+  /* Who sets what today (skillrun(1), skillrun-skill(5)). */
+  for (int i = SR_LIM_MEMORY; i <= SR_LIM_PIDS; i++) {
+    assert_true(sr_limit_settable(i, SR_SRC_FLAG));
+    assert_true(sr_limit_settable(i, SR_SRC_MANIFEST));
+  }
+  assert_true(sr_limit_settable(SR_LIM_LOG_CAP, SR_SRC_FLAG));
+  assert_false(sr_limit_settable(SR_LIM_LOG_CAP, SR_SRC_MANIFEST));
+  assert_false(sr_limit_settable(SR_LIM_TMP_SIZE, SR_SRC_FLAG));
+  assert_false(sr_limit_settable(SR_LIM_NOFILE, SR_SRC_MANIFEST));
+  assert_string_equal(sr_limit_unit(SR_KIND_SIZE), "bytes");
+  assert_string_equal(sr_limit_unit(SR_KIND_DURATION), "ms");
+  assert_string_equal(sr_limit_unit(SR_KIND_COUNT), "count");
+
+  /* One name table for the network modes, both ways. */
+  assert_null(sr_network_mode_name(SR_NET_UNSET));
+  assert_null(sr_network_mode_name(SR__NET_MAX));
+  for (int i = SR_NET_DENY; i < SR__NET_MAX; i++) {
+    assert_int_equal(sr_network_mode_from_name(sr_network_mode_name(i), &m), 0);
+    assert_int_equal(m, i);
+  }
+  assert_string_equal(sr_network_mode_name(SR_NET_HOST), "allow");
+  m = SR_NET_DENY;
+  assert_int_equal(sr_network_mode_from_name("host", &m), -EINVAL);
+  assert_int_equal(sr_network_mode_from_name("Allow", &m), -EINVAL);
+  assert_int_equal(sr_network_mode_from_name(NULL, &m), -EINVAL);
+  assert_int_equal(m, SR_NET_DENY);
+}
+
+/* A layer sets only the limits the table gives it: a manifest or flag
+ * value for any other limit is never applied. */
+static void test_layers_follow_the_table(void **state) {
+  struct sr_policy p;
+  struct sr_manifest m;
+  struct sr_flag_layer f;
+  struct sr_error err = {0};
+  (void)state;
+
+  build(&p, NULL, NULL);
+  manifest_init(&m);
+  flags_init(&f);
+  for (int i = 0; i < SR__LIM_MAX; i++) {
+    uint64_t v = sr_limit_defs[i].min + 1;
+    m.limits[i] = (struct sr_manifest_limit){true, v, 3};
+    f.limits[i] = (struct sr_flag_u64){true, v};
+  }
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  for (int i = 0; i < SR__LIM_MAX; i++)
+    assert_int_equal(p.limits[i].source, sr_limit_settable(i, SR_SRC_MANIFEST)
+                                             ? SR_SRC_MANIFEST
+                                             : SR_SRC_BUILTIN);
+  assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
+  for (int i = 0; i < SR__LIM_MAX; i++) {
+    enum sr_source want = sr_limit_settable(i, SR_SRC_FLAG) ? SR_SRC_FLAG
+                          : sr_limit_settable(i, SR_SRC_MANIFEST)
+                              ? SR_SRC_MANIFEST
+                              : SR_SRC_BUILTIN;
+    assert_int_equal(p.limits[i].source, want);
+    assert_int_equal(p.limits[i].value, want == SR_SRC_BUILTIN
+                                            ? sr_limit_defs[i].builtin
+                                            : sr_limit_defs[i].min + 1);
+  }
+  assert_int_equal(p.warnings.n, 0);
   sr_policy_free(&p);
 }
 
@@ -336,11 +443,11 @@ static void test_duplicate_scalar(void **state) {
     sr_policy_free(&p);
   }
   build(&p, NULL, "include default\nnetwork allow\ncgroup require\n");
-  assert_true(p.network_permitted);
+  assert_int_equal(p.network_max, SR_NET_HOST);
   assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
   sr_policy_free(&p);
   build(&p, NULL, "network allow\ninclude default\n");
-  assert_false(p.network_permitted); /* later line wins */
+  assert_int_equal(p.network_max, SR_NET_DENY); /* later line wins */
   sr_policy_free(&p);
 
   /* Once per layer: the conf and the profile may each set it. */
@@ -626,10 +733,11 @@ static void test_manifest_layer(void **state) {
 
   build(&p, NULL, "memory 256M\n");
   manifest_init(&m);
-  m.memory = (struct sr_manifest_limit){true, 1 * GiB, 7};
-  m.cpu_seconds = (struct sr_manifest_limit){true, 10, 8};
-  m.timeout_ms = (struct sr_manifest_limit){true, 10 * 60 * 1000, 9};
-  m.pids = (struct sr_manifest_limit){true, 64, 10};
+  m.limits[SR_LIM_MEMORY] = (struct sr_manifest_limit){true, 1 * GiB, 7};
+  m.limits[SR_LIM_CPU_SECONDS] = (struct sr_manifest_limit){true, 10, 8};
+  m.limits[SR_LIM_TIMEOUT] =
+      (struct sr_manifest_limit){true, 10 * 60 * 1000, 9};
+  m.limits[SR_LIM_PIDS] = (struct sr_manifest_limit){true, 64, 10};
   assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
   assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
   assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_PROFILE);
@@ -646,12 +754,12 @@ static void test_manifest_layer(void **state) {
 
   /* Flags after the manifest: raising is clamped naming SKILL.md. */
   {
-    struct sr_args a;
-    args_init(&a);
-    a.pids = (struct sr_flag_u64){true, 100};
-    a.cpu_seconds = (struct sr_flag_u64){true, 5};
-    a.memory = (struct sr_flag_u64){true, 300 * MiB};
-    assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+    struct sr_flag_layer f;
+    flags_init(&f);
+    f.limits[SR_LIM_PIDS] = (struct sr_flag_u64){true, 100};
+    f.limits[SR_LIM_CPU_SECONDS] = (struct sr_flag_u64){true, 5};
+    f.limits[SR_LIM_MEMORY] = (struct sr_flag_u64){true, 300 * MiB};
+    assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
     assert_warning(&p, "--pids 100 is above the limit 64 set by SKILL.md; "
                        "clamped");
     assert_warning(&p, "--memory 300MiB is above the limit 256MiB set by the "
@@ -665,7 +773,7 @@ static void test_manifest_layer(void **state) {
   /* Below the minimum: the manifest is refused. */
   build(&p, NULL, NULL);
   manifest_init(&m);
-  m.memory = (struct sr_manifest_limit){true, 1 * MiB, 4};
+  m.limits[SR_LIM_MEMORY] = (struct sr_manifest_limit){true, 1 * MiB, 4};
   assert_true(sr_policy_apply_manifest(&p, &m, &err) < 0);
   assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
   assert_string_equal(err.reason, "manifest_invalid");
@@ -676,17 +784,17 @@ static void test_manifest_layer(void **state) {
 
 static void test_flag_layer(void **state) {
   struct sr_policy p;
-  struct sr_args a;
+  struct sr_flag_layer f;
   struct sr_error err = {0};
   (void)state;
 
   build(&p, NULL, NULL);
-  args_init(&a);
-  a.memory = (struct sr_flag_u64){true, 128 * MiB};
-  a.log_cap = (struct sr_flag_u64){true, 20 * MiB};
-  a.timeout_ms = (struct sr_flag_u64){true, 30000};
-  a.workspace_root = (char *)"/var/tmp/runs";
-  assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+  flags_init(&f);
+  f.limits[SR_LIM_MEMORY] = (struct sr_flag_u64){true, 128 * MiB};
+  f.limits[SR_LIM_LOG_CAP] = (struct sr_flag_u64){true, 20 * MiB};
+  f.limits[SR_LIM_TIMEOUT] = (struct sr_flag_u64){true, 30000};
+  f.workspace_root = "/var/tmp/runs";
+  assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
   assert_int_equal(p.limits[SR_LIM_MEMORY].value, 128 * MiB);
   assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_FLAG);
   assert_int_equal(p.limits[SR_LIM_TIMEOUT].value, 30000);
@@ -699,14 +807,14 @@ static void test_flag_layer(void **state) {
 
   /* Under a conf-raised cap the flag is a lowering, not a raise. */
   build(&p, "log-cap 100M\n", NULL);
-  assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+  assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
   assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 20 * MiB);
   sr_policy_free(&p);
 
   build(&p, NULL, NULL);
-  args_init(&a);
-  a.pids = (struct sr_flag_u64){true, 2};
-  assert_true(sr_policy_apply_args(&p, &a, &err) < 0);
+  flags_init(&f);
+  f.limits[SR_LIM_PIDS] = (struct sr_flag_u64){true, 2};
+  assert_true(sr_policy_apply_flags(&p, &f, &err) < 0);
   assert_int_equal(err.exit_code, SR_EXIT_FAILED);
   assert_string_equal(err.msg, "--pids 2 is below the minimum 4");
   sr_policy_free(&p);
@@ -729,26 +837,26 @@ static void test_network_matrix(void **state) {
           bool want = conf_ok && prof_ok && mi == 1 && fi != 0;
           struct sr_policy p;
           struct sr_manifest m;
-          struct sr_args a;
+          struct sr_flag_layer f;
           struct sr_error err = {0};
           bool warned_manifest = false, warned_flag = false;
           bool warned_profile = false;
 
           build(&p, conf_text[ci], prof_text[pi]);
-          assert_false(p.network_allow);
-          if (p.network_permitted != (conf_ok && prof_ok))
-            fail_msg("conf %d profile %d: permitted %d", ci, pi,
-                     p.network_permitted);
+          assert_int_equal(p.network, SR_NET_DENY);
+          if ((p.network_max == SR_NET_HOST) != (conf_ok && prof_ok))
+            fail_msg("conf %d profile %d: network_max %d", ci, pi,
+                     (int)p.network_max);
           manifest_init(&m);
-          m.network = mi;
+          m.network = net_request(mi);
           m.network_line = 6;
           assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
-          args_init(&a);
-          a.network = fi;
-          assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
-          if (p.network_allow != want)
-            fail_msg("conf %d profile %d manifest %d flag %d: allow=%d", ci, pi,
-                     mi, fi, p.network_allow);
+          flags_init(&f);
+          f.network = net_request(fi);
+          assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
+          if ((p.network == SR_NET_HOST) != want)
+            fail_msg("conf %d profile %d manifest %d flag %d: network=%d", ci,
+                     pi, mi, fi, (int)p.network);
 
           for (size_t i = 0; i < p.warnings.n; i++) {
             if (strstr(p.warnings.v[i], "SKILL.md:6: sandbox.network allow"))
@@ -762,7 +870,7 @@ static void test_network_matrix(void **state) {
           /* Every request that is not granted is reported. */
           assert_int_equal(warned_profile, ci == 1 && pi == 2);
           assert_int_equal(warned_manifest, mi == 1 && !(conf_ok && prof_ok));
-          assert_int_equal(warned_flag, fi == 1 && !p.network_allow);
+          assert_int_equal(warned_flag, fi == 1 && p.network != SR_NET_HOST);
           if (fi == 0)
             assert_int_equal(p.network_source, SR_SRC_FLAG);
           else if (want)
@@ -845,7 +953,7 @@ static void test_to_json(void **state) {
   struct sr_policy p;
   struct sr_conf c = {0};
   struct sr_error err = {0};
-  struct sr_args a;
+  struct sr_flag_layer f;
   json_t *j, *lim, *mounts;
   bool saw_tmp = false, saw_bind = false, saw_etc = false;
   size_t i;
@@ -861,9 +969,9 @@ static void test_to_json(void **state) {
         "t.profile", &c);
   assert_int_equal(sr_policy_apply_profile(&p, &c, &err), 0);
   sr_conf_free(&c);
-  args_init(&a);
-  a.timeout_ms = (struct sr_flag_u64){true, 90000};
-  assert_int_equal(sr_policy_apply_args(&p, &a, &err), 0);
+  flags_init(&f);
+  f.limits[SR_LIM_TIMEOUT] = (struct sr_flag_u64){true, 90000};
+  assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
   enf.by[SR_LIM_MEMORY] = SR_ENF_CGROUP2;
 
   j = sr_policy_to_json(&p, &enf);
@@ -983,7 +1091,7 @@ static void test_shipped_profiles(void **state) {
     fail_msg("%s", err.msg);
   assert_string_equal(p.profile, "default.profile (built-in)");
   assert_int_equal(p.warnings.n, 0);
-  assert_false(p.network_permitted);
+  assert_int_equal(p.network_max, SR_NET_DENY);
   assert_int_equal(p.cgroup, SR_CGROUP_PREFER);
   assert_int_equal(p.proc, SR_PROC_PROCFS);
   assert_false(p.strict);
@@ -1007,7 +1115,7 @@ static void test_shipped_profiles(void **state) {
   assert_int_equal(p.warnings.n, 0);
   assert_true(p.strict);
   assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
-  assert_false(p.network_permitted);
+  assert_int_equal(p.network_max, SR_NET_DENY);
   assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
   assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 30);
   assert_int_equal(p.limits[SR_LIM_TIMEOUT].value, 120000);
@@ -1024,7 +1132,7 @@ static void test_shipped_profiles(void **state) {
   if (sr_policy_apply_profile(&p, &c, &err) < 0)
     fail_msg("%s", err.msg);
   assert_int_equal(p.warnings.n, 0);
-  assert_false(p.network_permitted);
+  assert_int_equal(p.network_max, SR_NET_DENY);
   for (int i = 0; i < SR__LIM_MAX; i++)
     assert_int_equal(p.limits[i].value, sr_limit_defs[i].builtin);
   assert_int_equal(p.n_setenv, 2);
@@ -1038,6 +1146,8 @@ static void test_shipped_profiles(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defs_and_init),
+      cmocka_unit_test(test_limit_table),
+      cmocka_unit_test(test_layers_follow_the_table),
       cmocka_unit_test(test_profile_lowers_and_clamps_every_limit),
       cmocka_unit_test(test_profile_clamp_message),
       cmocka_unit_test(test_conf_sets_caps),
