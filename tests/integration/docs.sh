@@ -3,14 +3,18 @@
 #
 # Docs are tested artifacts: every long option that `skillrun --help` prints
 # is documented in skillrun(1) and offered by both shell completions, the man
-# page and the completions name no option --help does not know, and every
-# man page renders without warnings.  TAP; needs SKILLRUN and TOP_SRCDIR.
+# page and the completions name no option --help does not know, every limit
+# of the binary's table is documented where each of its layers is, and
+# every man page renders without warnings.  TAP; needs SKILLRUN, JQ and
+# TOP_SRCDIR.
 
 set -u
 
 : "${TOP_SRCDIR:?TOP_SRCDIR must point at the source tree}"
 
 MAN1="$TOP_SRCDIR/man/skillrun.1"
+MAN_PROFILE="$TOP_SRCDIR/man/skillrun.profile.5"
+MAN_SKILL="$TOP_SRCDIR/man/skillrun-skill.5"
 BASH_COMP="$TOP_SRCDIR/completions/bash/skillrun"
 ZSH_COMP="$TOP_SRCDIR/completions/zsh/_skillrun"
 
@@ -69,6 +73,108 @@ for opt in $(long_options "$ZSH_COMP"); do
   check "$opt (from the zsh completion) is in --help" \
     has_option "$opt" "$tmp/help"
 done
+
+# ---------------------------------------------------------------- limits
+# The limit table as the binary sees it: the keys of --explain's "limits"
+# (a conf path that does not exist: the built-in caps, whatever this host's
+# skillrun.conf says).  Which layers may set each one is asked of the binary
+# too: --KEY VALUE either parses or is an unknown option, and SKILL.md's
+# sandbox.KEY either parses or is an unknown sandbox key.
+NOCONF="$tmp/absent.conf"
+PLAIN="$tmp/plain"
+PROBE="$tmp/probe"
+mkbundle "$PLAIN"
+mkbundle "$PROBE"
+"$SKILLRUN" --conf "$NOCONF" --explain "$PLAIN" >"$tmp/explain.json" 2>"$tmp/explain.err"
+rc=$?
+check "--explain of a plain bundle exits 0 (got $rc)" test "$rc" -eq 0
+"$JQ" -r '.limits | keys[]' "$tmp/explain.json" >"$tmp/limits" 2>/dev/null
+count=$(wc -l <"$tmp/limits")
+check "--explain names at least 10 limits (got $count)" test "$count" -ge 10
+
+normalise_roff "$MAN_PROFILE" >"$tmp/man.profile"
+normalise_roff "$MAN_SKILL" >"$tmp/man.skill"
+
+# A valid value of a limit in the syntax every layer reads: its current
+# value, in ms for durations.
+limit_value() { # KEY
+  "$JQ" -r --arg k "$1" \
+    '.limits[$k] | if .unit == "ms" then "\(.value)ms" else "\(.value)" end' \
+    "$tmp/explain.json"
+}
+
+# Prints flag, none, or what went wrong.
+probe_flag() { # KEY VALUE
+  local out rc
+  out=$("$SKILLRUN" --conf "$NOCONF" --explain "--$1" "$2" "$PLAIN" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo flag
+  elif grep -qF -- "unrecognized option '--$1'" <<<"$out"; then
+    echo none
+  else
+    echo "exit $rc: $out"
+  fi
+}
+
+# Prints manifest, none, or what went wrong.
+probe_manifest() { # KEY VALUE
+  local out rc
+  cat >"$PROBE/SKILL.md" <<EOS
+---
+name: probe
+description: Sets one limit.
+metadata:
+  sandbox.$1: "$2"
+---
+EOS
+  out=$("$SKILLRUN" --conf "$NOCONF" --explain "$PROBE" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo manifest
+  elif grep -qF -- "unknown sandbox key 'sandbox.$1'" <<<"$out"; then
+    echo none
+  else
+    echo "exit $rc: $out"
+  fi
+}
+
+n_flag=0
+n_manifest=0
+for key in $(cat "$tmp/limits"); do
+  value=$(limit_value "$key")
+  check "limit $key is in skillrun.profile(5)" has_option "$key" "$tmp/man.profile"
+
+  how=$(probe_flag "$key" "$value")
+  case $how in
+  flag)
+    n_flag=$((n_flag + 1))
+    check "limit flag --$key is in --help" has_option "--$key" "$tmp/help"
+    check "limit flag --$key is in the OPTIONS of skillrun(1)" \
+      has_option "--$key" "$tmp/man1.options"
+    check "limit flag --$key is in the bash completion" \
+      has_option "--$key" "$BASH_COMP"
+    check "limit flag --$key is in the zsh completion" \
+      has_option "--$key" "$ZSH_COMP"
+    ;;
+  none) ;;
+  *) fail "--$key $value: neither accepted nor an unknown option ($how)" ;;
+  esac
+
+  how=$(probe_manifest "$key" "$value")
+  case $how in
+  manifest)
+    n_manifest=$((n_manifest + 1))
+    check "SKILL.md key sandbox.$key is in skillrun-skill(5)" \
+      has_option "sandbox\\.$key" "$tmp/man.skill"
+    ;;
+  none) ;;
+  *) fail "sandbox.$key: $value: neither accepted nor an unknown key ($how)" ;;
+  esac
+done
+# Probes that all answer "none" must not pass vacuously.
+check "some limits have a command-line flag (got $n_flag)" test "$n_flag" -ge 1
+check "some limits are SKILL.md keys (got $n_manifest)" test "$n_manifest" -ge 1
 
 # Every man page renders, without a single warning.
 for page in "$TOP_SRCDIR"/man/*.[1-8]; do
