@@ -7,7 +7,10 @@
 
 #include "macro.h"
 
-/* Pure helpers: no syscalls except sr_random_uuid (getrandom). */
+/*
+ * Pure helpers: no syscalls except sr_random_uuid (getrandom) and the two
+ * clocks at the end, sr_now_rfc3339 and sr_now_mono_ms (clock_gettime).
+ */
 
 /*
  * Sizes: "512M", "10MiB", "1G", "4096", "64k".  Suffixes K/M/G/T (binary,
@@ -43,10 +46,11 @@ void sr_hex(const unsigned char *in, size_t n, char *out);
 /* Random UUIDv4, 36 chars + NUL.  Returns 0 or -errno. */
 int sr_random_uuid(char out[37]);
 
-/* strdup that aborts on ENOMEM-free callers: returns NULL on ENOMEM. */
+/* strndup that takes NULL (and returns it); NULL on ENOMEM too. */
 char *sr_strndup_safe(const char *s, size_t max);
 
-/* Dynamic array of strings, NULL-terminated. */
+/* Dynamic array of strings, NULL-terminated once not empty (v is NULL
+ * while n is 0). */
 struct sr_strv {
   char **v;
   size_t n;
