@@ -4,8 +4,8 @@
 # Docs are tested artifacts: every long option that `skillrun --help` prints
 # is documented in skillrun(1) and offered by both shell completions, the man
 # page and the completions name no option --help does not know, every limit
-# of the binary's table is documented where each of its layers is, and
-# every man page renders without warnings.  TAP; needs SKILLRUN, JQ and
+# of the binary's table is documented where each of its layers is (and
+# listed by the JSON Schemas), and every man page renders without warnings.  TAP; needs SKILLRUN, JQ and
 # TOP_SRCDIR.
 
 set -u
@@ -175,6 +175,24 @@ done
 # Probes that all answer "none" must not pass vacuously.
 check "some limits have a command-line flag (got $n_flag)" test "$n_flag" -ge 1
 check "some limits are SKILL.md keys (got $n_manifest)" test "$n_manifest" -ge 1
+
+# The JSON Schemas list the limit keys too (policy_resolved's policy, and
+# metadata.json): each list is the binary's, no more, no less.
+schema_limits() { # FILE JSON-PATH
+  "$JQ" -r --argjson p "$2" 'getpath($p) // [] | .[]' "$1" | sort
+}
+sort "$tmp/limits" >"$tmp/limits.sorted"
+for spec in \
+  'audit.schema.json ["$defs","limit_name","enum"]' \
+  'audit.schema.json ["$defs","policy","properties","limits","required"]' \
+  'metadata.schema.json ["properties","limits","required"]' \
+  'metadata.schema.json ["properties","limits","propertyNames","enum"]'; do
+  file=${spec%% *}
+  path=${spec#* }
+  schema_limits "$TOP_SRCDIR/schema/$file" "$path" >"$tmp/schema.limits"
+  check "schema/$file $path lists exactly the binary's limits" \
+    cmp -s "$tmp/schema.limits" "$tmp/limits.sorted"
+done
 
 # Every man page renders, without a single warning.
 for page in "$TOP_SRCDIR"/man/*.[1-8]; do
