@@ -813,9 +813,14 @@ void sr_cli_help(FILE *f) {
         "Exit status: the skill's own; 123 refused (nothing ran), 124 "
         "timeout,\n"
         "125 skillrun failed, 126/127 command not executable/not found, 128+N "
-        "signal N.\n"
-        "Full documentation: man skillrun (skillrun(1)).\n",
+        "signal N.\n",
         f);
+  /* The directory this build uses (skillrun(1), FILES; the conf's is
+   * above, the profiles' in skillrun.profile(5)). */
+  fprintf(f,
+          "Runs started by root are kept in %s/lib/skillrun/runs.\n"
+          "Full documentation: man skillrun (skillrun(1)).\n",
+          SR_LOCALSTATEDIR);
 }
 
 struct lib_file {

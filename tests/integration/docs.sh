@@ -5,18 +5,21 @@
 # is documented in skillrun(1) and offered by both shell completions, the man
 # page and the completions name no option --help does not know, every limit
 # of the binary's table is documented where each of its layers is (and
-# listed by the JSON Schemas), and every man page renders without warnings.  TAP; needs SKILLRUN, JQ and
-# TOP_SRCDIR.
+# listed by the JSON Schemas), every man page renders without warnings, and
+# the pages and completions made from .in files name the directories --help
+# names.  TAP; needs SKILLRUN, JQ, TOP_SRCDIR and TOP_BUILDDIR.
 
 set -u
 
 : "${TOP_SRCDIR:?TOP_SRCDIR must point at the source tree}"
+: "${TOP_BUILDDIR:?TOP_BUILDDIR must point at the build tree}"
 
-MAN1="$TOP_SRCDIR/man/skillrun.1"
-MAN_PROFILE="$TOP_SRCDIR/man/skillrun.profile.5"
+# Made from their .in files in the build tree (Makefile.am).
+MAN1="$TOP_BUILDDIR/man/skillrun.1"
+MAN_PROFILE="$TOP_BUILDDIR/man/skillrun.profile.5"
 MAN_SKILL="$TOP_SRCDIR/man/skillrun-skill.5"
-BASH_COMP="$TOP_SRCDIR/completions/bash/skillrun"
-ZSH_COMP="$TOP_SRCDIR/completions/zsh/_skillrun"
+BASH_COMP="$TOP_BUILDDIR/completions/bash/skillrun"
+ZSH_COMP="$TOP_BUILDDIR/completions/zsh/_skillrun"
 
 # TAP helpers, the temporary root and its cleanup: lib.sh.
 . "$(dirname "$0")/lib.sh"
@@ -194,8 +197,14 @@ for spec in \
     cmp -s "$tmp/schema.limits" "$tmp/limits.sorted"
 done
 
-# Every man page renders, without a single warning.
-for page in "$TOP_SRCDIR"/man/*.[1-8]; do
+# Every man page renders, without a single warning: those shipped as they
+# are and those made from .in files (the same directory in an in-tree
+# build).
+pages=$( (ls "$TOP_SRCDIR"/man/*.[1-8] "$TOP_BUILDDIR"/man/*.[1-8] 2>/dev/null) |
+  awk -F/ '!seen[$NF]++')
+count=$(printf '%s\n' "$pages" | grep -c .)
+check "at least 4 man pages to render (got $count)" test "$count" -ge 4
+for page in $pages; do
   name=${page##*/}
   if command -v man >/dev/null 2>&1; then
     warnings=$(LC_ALL=C MANWIDTH=80 man --warnings -l "$page" 2>&1 >"$tmp/render")
@@ -216,5 +225,31 @@ done
 # tools) is the --help list, no more, no less.
 sed -n '1,/^\.TH/{/^\.\\"/p}' "$MAN1" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$tmp/man1.comment"
 check "skillrun(1)'s leading option list equals --help's" cmp -s "$tmp/man1.comment" "$tmp/help.opts"
+
+# The directories of this build: what --help names is what the man pages
+# and completions name, and no @placeholder@ is left in what was made.
+conf=$(sed -n 's/^ *(default \(\/.*\/skillrun\/skillrun\.conf\))$/\1/p' "$tmp/help")
+runs=$(sed -n 's/^Runs started by root are kept in \(\/.*\/skillrun\/runs\)\.$/\1/p' "$tmp/help")
+check "--help names the platform configuration file ($conf)" test -n "$conf"
+check "--help names root's workspace root ($runs)" test -n "$runs"
+normalise_roff "$TOP_BUILDDIR/man/skillrun.profile.5" >"$tmp/man5"
+check "skillrun(1) names $conf" grep -qF -- "$conf" "$tmp/man1"
+check "skillrun(1) names $runs" grep -qF -- "$runs" "$tmp/man1"
+check "skillrun.profile(5) names $conf" grep -qF -- "$conf" "$tmp/man5"
+# The profile directories: those next to the conf and, in skillrun(1)'s
+# FILES, in the datadir; the completions search the same ones.
+sysconf=${conf%/skillrun/skillrun.conf}
+datadir=$(sed -n 's/^\.I \(\/.*\)\/skillrun\/profiles\/$/\1/p' "$tmp/man1" | grep -vxF "$sysconf")
+check "skillrun(1) FILES names one profile directory in the datadir ($datadir)" \
+  test "$(printf '%s\n' "$datadir" | grep -c .)" -eq 1
+for p in "$sysconf/skillrun/profiles" "$datadir/skillrun/profiles"; do
+  check "skillrun.profile(5) names $p" grep -qF -- "$p" "$tmp/man5"
+  check "the bash completion offers profiles in $p" grep -qF -- "\"$p\"" "$BASH_COMP"
+  check "the zsh completion offers profiles in $p" grep -qF -- "\"$p\"" "$ZSH_COMP"
+done
+for f in "$TOP_BUILDDIR"/man/*.[1-8] "$BASH_COMP" "$ZSH_COMP"; do
+  [ -f "$f.in" ] || [ -f "$TOP_SRCDIR/${f#"$TOP_BUILDDIR"/}.in" ] || continue
+  check "${f##*/} has no @placeholder@ left" not grep -Eq '@[a-z_]+@' "$f"
+done
 
 finish

@@ -104,7 +104,8 @@ done
 check "... and passes nothing" not grep -q '^ok' <<<"$tap"
 
 # ------------------------------------------------------------ skillrun(1)
-MAN1=$TOP_SRCDIR/man/skillrun.1
+# Made from skillrun.1.in with this build's directories (Makefile.am).
+MAN1=$TOP_BUILDDIR/man/skillrun.1
 SCHEMA=$TOP_SRCDIR/schema/audit.schema.json
 # The AUDIT EVENTS section as text: no \% (no-hyphenation) or \- escapes.
 sed -n '/^\.SH AUDIT EVENTS/,/^\.SH METADATA/p' "$MAN1" | sed 's/\\%//g; s/\\-/-/g' >"$T/events.man"
@@ -120,9 +121,10 @@ for word in $("$JQ" -r '.["$defs"] | .refusal_reason.enum[], .layer_failed.prope
   grep -qw -- "$word" "$T/events.man" || missing="$missing $word"
 done
 is "skillrun(1) names every refusal reason, layer, status, limit and state" "$missing" ""
-# The example of "Schemas", run as printed but for the installed path.
+# The example of "Schemas", run as printed but for the installed path
+# (this build's datadir, which the page names).
 sed -n '/^\.SS Schemas/,/^\.SH/p' "$MAN1" | sed -n '/^\.EX/,/^\.EE/p' | sed '1d;$d' |
-  sed 's/\\-/-/g' | sed "s|/usr/share/skillrun/schema/|$TOP_SRCDIR/schema/|" >"$T/example.py"
+  sed 's/\\-/-/g' | sed "s|\"/[^\"]*/skillrun/schema/|\"$TOP_SRCDIR/schema/|" >"$T/example.py"
 check "the man page's validator example is there" grep -q Draft202012Validator "$T/example.py"
 check "... accepts a run's audit stream" quiet "$PYTHON3" "$T/example.py" <"$GOOD"
 check "... and rejects an unknown event" not quiet "$PYTHON3" "$T/example.py" <"$X/event.jsonl"
