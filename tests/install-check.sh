@@ -1,26 +1,162 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# `make install DESTDIR=...` puts every file where distributions expect it.
-# Run from a configured build directory (CI does).
+# `make install` puts every file where distributions expect it, under the
+# configured directories, and an ordinary user's
+# `./configure --prefix=$HOME/.local && make install` works and runs the
+# installed example.  Run from a configured build directory (CI does).
+#
+# 1. `make install DESTDIR=...` of this build: the binary, man pages (with
+#    this build's paths), profiles, completions below the prefix, the
+#    tmpfiles.d entry, the examples with their modes, the sample
+#    skillrun.conf; then `make uninstall` leaves no file behind.
+# 2. An ordinary user builds the `make dist` tarball with
+#    --prefix=$HOME/.local, installs it, runs the installed hello example
+#    and finds a shipped profile by name.  As root, a user is created for
+#    this (useradd) and removed afterwards; otherwise it is the caller.
+#    SKILLRUN_INSTALL_USER_CHECK=no skips this part.
 set -u
+top_srcdir=$(sed -n 's/^abs_top_srcdir = //p' Makefile)
+[ -n "$top_srcdir" ] || { echo "not a configured build directory"; exit 1; }
 D=$(mktemp -d /tmp/skillrun-ci-install.XXXXXX)
-trap 'rm -rf "$D"' EXIT
-make -s install DESTDIR="$D" >/dev/null || { echo "make install failed"; exit 1; }
-prefix=$(sed -n 's/^prefix = //p' Makefile)
-sysconfdir=$(sed -n 's/^sysconfdir = //p' Makefile | sed "s|\${prefix}|$prefix|")
-bashdir=$(sed -n 's/^BASH_COMPLETIONS_DIR = //p' Makefile | sed "s|\${prefix}|$prefix|; s|\${datadir}|$prefix/share|")
-zshdir=$(sed -n 's/^ZSH_COMPLETIONS_DIR = //p' Makefile | sed "s|\${prefix}|$prefix|; s|\${datadir}|$prefix/share|")
+chmod 755 "$D"
+user=
+cleanup() {
+  if [ -n "$user" ]; then userdel "$user" 2>/dev/null; fi
+  rm -rf "$D"
+}
+trap cleanup EXIT
 rc=0
-for f in "$prefix/bin/skillrun" "$prefix/share/man/man1/skillrun.1" \
-  "$prefix/share/man/man5/skillrun.profile.5" "$prefix/share/man/man5/skillrun-skill.5" \
-  "$prefix/share/man/man5/skillrun-bundle.5" "$prefix/share/skillrun/profiles/default.profile" \
-  "$prefix/share/skillrun/profiles/strict.profile" "$prefix/share/skillrun/profiles/python.profile" \
-  "$prefix/share/skillrun/schema/audit.schema.json" "$prefix/share/skillrun/schema/metadata.schema.json" \
-  "$bashdir/skillrun" "$zshdir/_skillrun"; do
-  if [ -f "$D$f" ]; then echo "ok: $f"; else echo "MISSING: $f"; rc=1; fi
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; rc=1; }
+
+# The configured directories, expanded as make expands them.
+mkvar() { make -s --no-print-directory -f Makefile -f - print-var VAR="$1" <<'EOF'
+print-var:
+	@echo '$($(VAR))'
+EOF
+}
+prefix=$(mkvar prefix)
+bindir=$(mkvar bindir)
+sysconfdir=$(mkvar sysconfdir)
+datadir=$(mkvar datadir)
+mandir=$(mkvar mandir)
+docdir=$(mkvar docdir)
+bashdir=$(mkvar bashcompletiondir)
+zshdir=$(mkvar zshcompletiondir)
+tmpfilesdir=$(mkvar TMPFILESDIR)
+
+make -s install DESTDIR="$D/root" >/dev/null || { echo "make install failed"; exit 1; }
+R=$D/root
+for f in "$bindir/skillrun" "$mandir/man1/skillrun.1" \
+  "$mandir/man5/skillrun.profile.5" "$mandir/man5/skillrun-skill.5" \
+  "$mandir/man5/skillrun-bundle.5" \
+  "$datadir/skillrun/profiles/default.profile" \
+  "$datadir/skillrun/profiles/strict.profile" "$datadir/skillrun/profiles/python.profile" \
+  "$datadir/skillrun/schema/audit.schema.json" "$datadir/skillrun/schema/metadata.schema.json" \
+  "$bashdir/skillrun" "$zshdir/_skillrun" "$docdir/README.md" "$docdir/skillrun.conf"; do
+  if [ -f "$R$f" ]; then ok "$f"; else bad "missing $f"; fi
 done
-if [ -d "$D$sysconfdir/skillrun/profiles" ]; then echo "ok: $sysconfdir/skillrun/profiles/"; else
-  echo "MISSING: $sysconfdir/skillrun/profiles/"; rc=1; fi
-# The installed binary finds an installed profile by name.
-"$D$prefix/bin/skillrun" --version >/dev/null || rc=1
+if [ -d "$R$sysconfdir/skillrun/profiles" ]; then ok "$sysconfdir/skillrun/profiles/"; else
+  bad "missing $sysconfdir/skillrun/profiles/"; fi
+case $bashdir in
+"$prefix"/*) ok "the bash completion is below the prefix ($bashdir)" ;;
+*) bad "the bash completion directory $bashdir is outside the prefix $prefix" ;;
+esac
+if [ "$tmpfilesdir" != no ]; then
+  t=$R$tmpfilesdir/skillrun.conf
+  if [ -f "$t" ] && grep -q "^d $(mkvar localstatedir)/lib/skillrun/runs 0711 root root " "$t"; then
+    ok "$tmpfilesdir/skillrun.conf creates this build's runs directory"
+  else bad "$tmpfilesdir/skillrun.conf missing or without the runs directory"; fi
+fi
+# Installed pages and completions name this build's directories.
+for f in "$R$mandir/man1/skillrun.1" "$R$mandir/man5/skillrun.profile.5" \
+  "$R$mandir/man7/skillrun-integration.7" "$R$bashdir/skillrun" "$R$zshdir/_skillrun"; do
+  [ -f "$f" ] || continue
+  if grep -Eq '@[a-z_]+@' "$f"; then bad "${f#"$R"} has a placeholder left"; fi
+done
+grep -qF "$(printf '%s' "$sysconfdir" | sed 's/-/\\-/g')/skillrun/skillrun.conf" \
+  "$R$mandir/man1/skillrun.1" && ok "skillrun(1) names $sysconfdir/skillrun/skillrun.conf" ||
+  bad "skillrun(1) does not name $sysconfdir/skillrun/skillrun.conf"
+
+# Every file of examples/ is installed, scripts still executable, and the
+# installed hello bundle has the digest of the source one.
+n=0
+while IFS= read -r f; do
+  n=$((n + 1))
+  g=$R$docdir/$f
+  if [ ! -f "$g" ]; then bad "examples: $f is not installed"; continue; fi
+  if [ -x "$top_srcdir/$f" ] && [ ! -x "$g" ]; then bad "examples: $f lost its execute bit"; fi
+done < <(cd "$top_srcdir" && find examples -type f | sort)
+[ "$n" -ge 8 ] && ok "$n files of examples/ installed under $docdir" || bad "only $n example files"
+want=$(src/skillrun --digest "$top_srcdir/examples/hello" | cut -d" " -f1)
+got=$("$R$bindir/skillrun" --digest "$R$docdir/examples/hello" | cut -d" " -f1)
+if [ -n "$want" ] && [ "$want" = "$got" ]; then ok "installed examples/hello has the source digest"
+else bad "installed examples/hello digest $got, source $want"; fi
+"$R$bindir/skillrun" --version >/dev/null && ok "installed skillrun --version" || bad "installed skillrun --version"
+
+make -s uninstall DESTDIR="$R" >/dev/null || bad "make uninstall failed"
+left=$(find "$R" -type f | sed "s|^$R||")
+if [ -z "$left" ]; then ok "make uninstall removes every file"; else
+  bad "make uninstall leaves:"; printf '  %s\n' $left; fi
+
+# ---- 2. an ordinary user's install below $HOME/.local
+if [ "${SKILLRUN_INSTALL_USER_CHECK:-yes}" = no ]; then
+  echo "skipped: the ordinary user's --prefix=\$HOME/.local install (SKILLRUN_INSTALL_USER_CHECK=no)"
+  exit $rc
+fi
+tarball=$(mkvar PACKAGE)-$(mkvar VERSION).tar.gz
+make -s dist-gzip >/dev/null 2>&1 && [ -f "$tarball" ] || { bad "make dist failed"; exit 1; }
+mv "$tarball" "$D/skillrun-dist.tar.gz"
+home=$D/home
+mkdir -p "$home"
+if [ "$(id -u)" -eq 0 ]; then
+  command -v useradd >/dev/null || { bad "useradd is missing (passwd package)"; exit 1; }
+  user=srinst$$
+  useradd -M -N -g nogroup -d "$home" -s /bin/sh "$user" || { user=; bad "useradd failed"; exit 1; }
+  chown "$user:" "$home"
+  run_as() { setpriv --reuid="$user" --regid=nogroup --init-groups -- "$@"; }
+else
+  run_as() { "$@"; }
+fi
+cp "$D/skillrun-dist.tar.gz" "$home/"
+[ -z "$user" ] || chown "$user:" "$home/skillrun-dist.tar.gz"
+# What a user types, in a clean environment; -j2 keeps it within CI's time.
+run_as env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 sh -ec '
+  cd "$HOME"
+  mkdir src
+  tar xzf skillrun-dist.tar.gz -C src --strip-components=1
+  cd src
+  ./configure -q --prefix="$HOME/.local"
+  make -s -j2 >/dev/null
+  make -s install >/dev/null
+' >"$D/user-build.err" 2>&1
+urc=$?
+if [ $urc -ne 0 ]; then
+  bad "./configure --prefix=\$HOME/.local && make install as $(run_as id -un 2>/dev/null): exit $urc"
+  tail -20 "$D/user-build.err"
+  exit 1
+fi
+ok "./configure --prefix=\$HOME/.local && make install as $(run_as id -un 2>/dev/null)"
+L=$home/.local
+for f in bin/skillrun share/man/man1/skillrun.1 share/bash-completion/completions/skillrun \
+  share/skillrun/profiles/strict.profile share/doc/skillrun/examples/hello/SKILL.md; do
+  if [ -f "$L/$f" ]; then ok "user install: ~/.local/$f"; else bad "user install: missing ~/.local/$f"; fi
+done
+grep -qF "$L/etc/skillrun/profiles" "$L/share/bash-completion/completions/skillrun" &&
+  ok "user install: the completion names ~/.local/etc/skillrun/profiles" ||
+  bad "user install: the completion does not name ~/.local/etc/skillrun/profiles"
+run_as env -i HOME="$home" PATH=/usr/bin:/bin "$L/bin/skillrun" --explain -p strict \
+  "$L/share/doc/skillrun/examples/hello" >"$D/explain.json" 2>"$D/explain.err" &&
+  grep -qF "$L/share/skillrun/profiles/strict.profile" "$D/explain.json" &&
+  ok "user install: -p strict is found in ~/.local/share/skillrun/profiles" ||
+  { bad "user install: -p strict not found"; cat "$D/explain.err"; }
+run_as env -i HOME="$home" PATH=/usr/bin:/bin "$L/bin/skillrun" --execution-id inst-hello \
+  "$L/share/doc/skillrun/examples/hello" >"$D/audit.jsonl" 2>"$D/run.err"
+hrc=$?
+out=$home/.local/state/skillrun/runs/default/inst-hello
+if [ $hrc -eq 0 ] && grep -q "Hello from a verified skill bundle" "$out/logs/stdout.log" 2>/dev/null; then
+  ok "user install: the installed hello example runs (its output in ~/.local/state)"
+else
+  bad "user install: the installed hello example exits $hrc"; cat "$D/run.err"
+fi
 exit $rc
