@@ -49,7 +49,7 @@ make -s install DESTDIR="$D/root" >/dev/null || { echo "make install failed"; ex
 R=$D/root
 for f in "$bindir/skillrun" "$mandir/man1/skillrun.1" \
   "$mandir/man5/skillrun.profile.5" "$mandir/man5/skillrun-skill.5" \
-  "$mandir/man5/skillrun-bundle.5" \
+  "$mandir/man5/skillrun-bundle.5" "$mandir/man7/skillrun-integration.7" \
   "$datadir/skillrun/profiles/default.profile" \
   "$datadir/skillrun/profiles/strict.profile" "$datadir/skillrun/profiles/python.profile" \
   "$datadir/skillrun/schema/audit.schema.json" "$datadir/skillrun/schema/metadata.schema.json" \
