@@ -109,7 +109,8 @@ build() {
     usr/share/man/man5/skillrun.profile.5.gz usr/share/man/man5/skillrun-skill.5.gz \
     usr/share/man/man5/skillrun-bundle.5.gz usr/share/man/man7/skillrun-integration.7.gz \
     usr/share/skillrun/profiles/default.profile usr/share/skillrun/profiles/strict.profile \
-    usr/share/skillrun/profiles/python.profile usr/share/bash-completion/completions/skillrun \
+    usr/share/skillrun/profiles/python.profile usr/share/skillrun/schema/audit.schema.json \
+    usr/share/skillrun/schema/metadata.schema.json usr/share/bash-completion/completions/skillrun \
     usr/share/zsh/vendor-completions/_skillrun usr/lib/tmpfiles.d/skillrun.conf \
     usr/share/doc/skillrun/copyright usr/share/doc/skillrun/examples/hello/SKILL.md; do
     [ -f "$W/x/$f" ] && ok "/$f" || bad "missing /$f"

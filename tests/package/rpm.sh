@@ -73,7 +73,8 @@ is_mode /etc/skillrun/skillrun.conf "0100644 root root"
 is_mode /var/lib/skillrun/runs "040711 root root"
 is_mode /run/skillrun "040700 root root"
 for f in /usr/bin/skillrun /usr/share/man/man1/skillrun.1 /usr/share/man/man7/skillrun-integration.7 \
-  /usr/share/skillrun/profiles/strict.profile /usr/share/bash-completion/completions/skillrun \
+  /usr/share/skillrun/profiles/strict.profile /usr/share/skillrun/schema/audit.schema.json \
+  /usr/share/skillrun/schema/metadata.schema.json /usr/share/bash-completion/completions/skillrun \
   /usr/share/zsh/site-functions/_skillrun /usr/lib/tmpfiles.d/skillrun.conf \
   /usr/share/doc/skillrun/examples/hello/SKILL.md; do
   grep -q "^$f[ .]" "$W/dump" && ok "$f" || bad "missing $f"
