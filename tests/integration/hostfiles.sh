@@ -35,6 +35,15 @@ check "the shipped skillrun.conf changes nothing" cmp -s "$T/builtin.json" "$T/s
 check "the shipped skillrun.conf raises no warning" \
   not grep -q . "$T/err"
 
+# Every limit of the binary's table has its line, so that a new limit
+# appears in the file administrators read.
+missing=
+for key in $("$JQ" -r '.limits | keys[]' "$T/builtin.json"); do
+  grep -q "^#$key " "$SAMPLE" || missing="$missing $key"
+done
+check "the binary has limits to list" test -n "$("$JQ" -r '.limits | keys[]' "$T/builtin.json")"
+is "the shipped skillrun.conf has a line for every limit" "$missing" ""
+
 lines=$(grep -c '^#[a-z]' "$SAMPLE")
 check "the shipped skillrun.conf has at least 15 example lines (got $lines)" test "$lines" -ge 15
 grep '^#[a-z]' "$SAMPLE" | sed 's/^#//' | while IFS= read -r line; do
