@@ -7,8 +7,10 @@
 #include <linux/close_range.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdutil.h"
@@ -242,4 +244,46 @@ int sr_fd_cloexec(int fd, bool on) {
   if (fcntl(fd, F_SETFD, flags) < 0)
     return -errno;
   return 0;
+}
+
+int sr_random_uuid(char out[37]) {
+  static const char digits[] = "0123456789abcdef";
+  unsigned char b[16];
+  char hex[33];
+  ssize_t n;
+
+  n = getrandom(b, sizeof(b), 0);
+  if (n < 0)
+    return -errno;
+  if ((size_t)n != sizeof(b))
+    return -EIO;
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  for (size_t i = 0; i < sizeof(b); i++) {
+    hex[2 * i] = digits[b[i] >> 4];
+    hex[2 * i + 1] = digits[b[i] & 0xf];
+  }
+  hex[32] = '\0';
+  snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12,
+           hex + 16, hex + 20);
+  return 0;
+}
+
+void sr_now_rfc3339(char buf[32]) {
+  struct timespec ts;
+  struct tm tm;
+
+  char date[24];
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf, 32, "%.19s.%06ldZ", date, ts.tv_nsec / 1000 % 1000000);
+}
+
+uint64_t sr_now_mono_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

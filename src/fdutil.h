@@ -47,3 +47,12 @@ int sr_close_all_fds_except(int from, const int *keep, size_t n_keep);
 
 /* Sets or clears O_CLOEXEC. */
 int sr_fd_cloexec(int fd, bool on);
+
+/* Clocks and randomness: syscalls, so here rather than in util (Pure). */
+
+/* Random UUIDv4 (getrandom), 36 chars + NUL.  Returns 0 or -errno. */
+int sr_random_uuid(char out[37]);
+/* Current wall-clock time as RFC 3339 UTC with microseconds. */
+void sr_now_rfc3339(char buf[32]);
+/* Monotonic milliseconds. */
+uint64_t sr_now_mono_ms(void);

@@ -31,6 +31,7 @@
 
 #include "fdutil.h"
 #include "mount.h"
+#include "util.h"
 
 /* Where the intermediate tmpfs goes.  Private to this mount namespace once
  * / is a slave, so the host never sees it. */
@@ -110,30 +111,6 @@ static int sys_openat2(int dirfd, const char *path, uint64_t flags,
 static int mount_err(struct ctx *c, int r, const char *what,
                      const char *where) {
   return sr_error_layer(c->err, "mount", -r, "mount %s on %s", what, where);
-}
-
-/* An absolute sandbox or host path, "/"-separated, no "." or ".."
- * component, no empty one except leading/trailing slashes. */
-static bool path_is_clean(const char *p) {
-  if (!p || p[0] != '/')
-    return false;
-  for (const char *s = p; *s;) {
-    const char *e;
-    size_t n;
-
-    while (*s == '/')
-      s++;
-    if (!*s)
-      break;
-    e = strchr(s, '/');
-    n = e ? (size_t)(e - s) : strlen(s);
-    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-      return false;
-    if (n > 255)
-      return false;
-    s += n;
-  }
-  return true;
 }
 
 /*
@@ -244,10 +221,10 @@ static int bind_host(struct ctx *c, const char *src, const char *dst,
   struct stat st;
   int r;
 
-  if (!path_is_clean(src))
+  if (!sr_valid_abs_path(src))
     return sr_error_layer(c->err, "mount", EINVAL,
                           "bind source %s: not a clean absolute path", src);
-  if (!path_is_clean(dst))
+  if (!sr_valid_abs_path(dst))
     return sr_error_layer(c->err, "mount", EINVAL,
                           "bind target %s: not a clean absolute path", dst);
   sfd = sys_openat2(c->host_fd, src, O_PATH, RESOLVE_HOST);
@@ -382,7 +359,7 @@ static int etc_path(const char *name, char *out, size_t len) {
     name++;
   if (!*name || (size_t)snprintf(out, len, "/etc/%s", name) >= len)
     return -EINVAL;
-  return path_is_clean(out) ? 0 : -EINVAL;
+  return sr_valid_abs_path(out) ? 0 : -EINVAL;
 }
 
 static int bind_etc_file(struct ctx *c, const char *name, bool optional) {
@@ -664,7 +641,7 @@ static int build_inputs(struct ctx *c) {
     int dfd_raw;
     struct dirent *de;
 
-    if (!path_is_clean(p->inputs_dir))
+    if (!sr_valid_abs_path(p->inputs_dir))
       return sr_error_layer(c->err, "mount", EINVAL, "inputs %s",
                             p->inputs_dir);
     src = sys_openat2(c->host_fd, p->inputs_dir, O_RDONLY | O_DIRECTORY,

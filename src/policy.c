@@ -299,33 +299,6 @@ static int want_args(struct layer *L, const struct sr_conf_line *l, size_t min,
   return 0;
 }
 
-/* Absolute and normalised: no empty, "." or ".." component, no trailing
- * slash, no control characters. */
-static bool valid_abs_path(const char *s) {
-  if (!s || s[0] != '/' || strlen(s) >= 4096 || sr_has_control_chars(s))
-    return false;
-  if (!strcmp(s, "/"))
-    return true;
-  for (const char *c = s; *c;) {
-    const char *e;
-    size_t n;
-
-    c++; /* skip '/' */
-    e = strchrnul(c, '/');
-    n = (size_t)(e - c);
-    if (n == 0 || (n == 1 && c[0] == '.') ||
-        (n == 2 && c[0] == '.' && c[1] == '.'))
-      return false;
-    c = e;
-  }
-  return true;
-}
-
-static bool path_at_or_below(const char *path, const char *dir) {
-  size_t n = strlen(dir);
-  return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 static bool valid_env_name(const char *s) {
   if (!s || !(isalpha((unsigned char)s[0]) || s[0] == '_') || strlen(s) > 255)
     return false;
@@ -411,24 +384,24 @@ static int apply_bind(struct layer *L, const struct sr_conf_line *l,
     return r;
   src = l->args[0];
   dst = l->n_args == 2 ? l->args[1] : src;
-  if (!valid_abs_path(src))
+  if (!sr_valid_abs_path(src))
     return line_error(L, l,
                       "%s: source '%s' must be an absolute, normalised path",
                       l->key, src);
-  if (!valid_abs_path(dst))
+  if (!sr_valid_abs_path(dst))
     return line_error(
         L, l, "%s: destination '%s' must be an absolute, normalised path",
         l->key, dst);
   /* The sandbox has its own /proc and /dev; the host's would leak. */
-  if (!strcmp(src, "/") || path_at_or_below(src, "/proc") ||
-      path_at_or_below(src, "/dev"))
+  if (!strcmp(src, "/") || sr_path_at_or_below(src, "/proc") ||
+      sr_path_at_or_below(src, "/dev"))
     return line_error(L, l, "%s: source %s may not be bound into the sandbox",
                       l->key, src);
   if (!strcmp(dst, "/") || !strcmp(dst, "/etc"))
     return line_error(L, l, "%s: destination %s is built by skillrun", l->key,
                       dst);
   for (size_t i = 0; i < SR_ARRAY_SIZE(dst_below); i++)
-    if (path_at_or_below(dst, dst_below[i]))
+    if (sr_path_at_or_below(dst, dst_below[i]))
       return line_error(L, l,
                         "%s: destination %s is inside %s, which skillrun "
                         "builds",
@@ -483,7 +456,7 @@ static int apply_etc_file(struct layer *L, const struct sr_conf_line *l,
   } else if (asprintf(&path, "/etc/%s", l->args[0]) < 0) {
     return -ENOMEM;
   }
-  if (!valid_abs_path(path) || !path_at_or_below(path, "/etc") ||
+  if (!sr_valid_abs_path(path) || !sr_path_at_or_below(path, "/etc") ||
       !strcmp(path, "/etc"))
     return line_error(L, l,
                       "%s: '%s' must name a file below /etc (e.g. localtime "
@@ -492,7 +465,7 @@ static int apply_etc_file(struct layer *L, const struct sr_conf_line *l,
   for (size_t i = 0; i < SR_ARRAY_SIZE(refused); i++) {
     char dir[64];
     snprintf(dir, sizeof(dir), "/etc/%s", refused[i]);
-    if (path_at_or_below(path, dir))
+    if (sr_path_at_or_below(path, dir))
       return line_error(L, l, "%s: %s may not be copied into the sandbox",
                         l->key, path);
   }
@@ -655,7 +628,7 @@ static int set_path(struct layer *L, const struct sr_conf_line *l,
                     const char *value, char **slot) {
   char *v;
 
-  if (!valid_abs_path(value) || !strcmp(value, "/"))
+  if (!sr_valid_abs_path(value) || !strcmp(value, "/"))
     return line_error(L, l, "%s: '%s' must be an absolute, normalised path",
                       l->key, value);
   v = strdup(value);
@@ -788,7 +761,7 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
     r = want_args(L, l, 1, 1, "DIR");
     if (r < 0)
       return r;
-    if (!valid_abs_path(l->args[0]) || !strcmp(l->args[0], "/"))
+    if (!sr_valid_abs_path(l->args[0]) || !strcmp(l->args[0], "/"))
       return line_error(L, l,
                         "workspace-root: '%s' must be an absolute, normalised "
                         "directory other than /",

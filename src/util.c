@@ -4,10 +4,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "util.h"
 
@@ -182,6 +181,39 @@ bool sr_valid_filename(const char *s) {
   return n <= 255 && !strchr(s, '/') && !sr_has_control_chars(s);
 }
 
+bool sr_valid_abs_path(const char *s) {
+  size_t len;
+
+  if (!s || s[0] != '/')
+    return false;
+  len = strlen(s);
+  if (len >= PATH_MAX || sr_has_control_chars(s))
+    return false;
+  if (len == 1)
+    return true;
+  for (const char *c = s; *c;) {
+    const char *e;
+    size_t n;
+
+    c++; /* the '/' */
+    e = strchrnul(c, '/');
+    n = (size_t)(e - c);
+    if (n == 0 || n > 255 || (n == 1 && c[0] == '.') ||
+        (n == 2 && c[0] == '.' && c[1] == '.'))
+      return false;
+    c = e;
+  }
+  return true;
+}
+
+bool sr_path_at_or_below(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+
+  if (n == 1 && dir[0] == '/')
+    return path[0] == '/';
+  return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
 void sr_hex(const unsigned char *in, size_t n, char *out) {
   static const char digits[] = "0123456789abcdef";
 
@@ -190,24 +222,6 @@ void sr_hex(const unsigned char *in, size_t n, char *out) {
     out[2 * i + 1] = digits[in[i] & 0xf];
   }
   out[2 * n] = '\0';
-}
-
-int sr_random_uuid(char out[37]) {
-  unsigned char b[16];
-  char hex[33];
-  ssize_t n;
-
-  n = getrandom(b, sizeof(b), 0);
-  if (n < 0)
-    return -errno;
-  if ((size_t)n != sizeof(b))
-    return -EIO;
-  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
-  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-  sr_hex(b, sizeof(b), hex);
-  snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12,
-           hex + 16, hex + 20);
-  return 0;
 }
 
 char *sr_strndup_safe(const char *s, size_t max) {
@@ -245,23 +259,4 @@ void sr_strv_free(struct sr_strv *sv) {
   free(sv->v);
   sv->v = NULL;
   sv->n = 0;
-}
-
-void sr_now_rfc3339(char buf[32]) {
-  struct timespec ts;
-  struct tm tm;
-
-  char date[24];
-
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, 32, "%.19s.%06ldZ", date, ts.tv_nsec / 1000 % 1000000);
-}
-
-uint64_t sr_now_mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

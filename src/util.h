@@ -7,10 +7,8 @@
 
 #include "macro.h"
 
-/*
- * Pure helpers: no syscalls except sr_random_uuid (getrandom) and the two
- * clocks at the end, sr_now_rfc3339 and sr_now_mono_ms (clock_gettime).
- */
+/* Pure helpers: no syscalls (the clocks and sr_random_uuid, which make
+ * some, are in fdutil.h). */
 
 /*
  * Sizes: "512M", "10MiB", "1G", "4096", "64k".  Suffixes K/M/G/T (binary,
@@ -39,12 +37,20 @@ bool sr_valid_hex(const char *s, size_t len);
 bool sr_valid_filename(const char *s);
 /* True when s contains a byte < 0x20 or 0x7f. */
 bool sr_has_control_chars(const char *s);
+/*
+ * The one check of an absolute path that names something on the host or in
+ * the sandbox (profile binds and /etc files, staged objects, conf paths):
+ * starts with '/'; no empty, "." or ".." component, so no "//" and no
+ * trailing '/' ("/" itself excepted); no component over 255 bytes; shorter
+ * than PATH_MAX; no control characters.
+ */
+bool sr_valid_abs_path(const char *s);
+/* path is dir or below it, component-wise ("/tmpdata" is not below "/tmp");
+ * both valid as above. */
+bool sr_path_at_or_below(const char *path, const char *dir);
 
 /* Lowercase hex of n bytes into out (2n+1 bytes). */
 void sr_hex(const unsigned char *in, size_t n, char *out);
-
-/* Random UUIDv4, 36 chars + NUL.  Returns 0 or -errno. */
-int sr_random_uuid(char out[37]);
 
 /* strndup that takes NULL (and returns it); NULL on ENOMEM too. */
 char *sr_strndup_safe(const char *s, size_t max);
@@ -58,8 +64,3 @@ struct sr_strv {
 int sr_strv_push(struct sr_strv *sv, const char *s); /* copies s */
 bool sr_strv_contains(const struct sr_strv *sv, const char *s);
 void sr_strv_free(struct sr_strv *sv);
-
-/* Current wall-clock time as RFC 3339 UTC with microseconds. */
-void sr_now_rfc3339(char buf[32]);
-/* Monotonic milliseconds. */
-uint64_t sr_now_mono_ms(void);

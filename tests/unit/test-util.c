@@ -12,6 +12,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "fdutil.h"
 #include "util.h"
 
 #define LIMIT (UINT64_C(1) << 62)
@@ -462,6 +463,73 @@ static void test_valid_filename(void **state) {
   free(s);
 }
 
+static void test_valid_abs_path(void **state) {
+  static const char *const good[] = {
+      "/",        "/usr", "/etc/ssl/certs/ca.crt", "/a b",     "/...",
+      "/.hidden", "/x..", "/caf\xc3\xa9",          "/opt/a:b", "/workspaces",
+      "/tmpdata",
+  };
+  static const char *const bad[] = {
+      "",        "usr",   "./usr", "//",       "//usr",  "/usr/",    "/usr//",
+      "/a//b",   "/.",    "/..",   "/a/.",     "/a/..",  "/a/./b",   "/a/../b",
+      "/../etc", "/a\tb", "/a\nb", "/\x1b[0m", "/a\x7f", "/etc/x\r", "~/x",
+  };
+  char *s, *comp;
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(good); i++)
+    if (!sr_valid_abs_path(good[i]))
+      fail_msg("\"%s\" should be a valid absolute path", good[i]);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++)
+    if (sr_valid_abs_path(bad[i]))
+      fail_msg("bad[%zu] should not be a valid absolute path", i);
+  assert_false(sr_valid_abs_path(NULL));
+
+  /* A component of at most 255 bytes (NAME_MAX), anywhere in the path. */
+  comp = repeat('x', 255);
+  assert_int_not_equal(asprintf(&s, "/opt/%s/y", comp), -1);
+  assert_true(sr_valid_abs_path(s));
+  free(s);
+  free(comp);
+  comp = repeat('x', 256);
+  assert_int_not_equal(asprintf(&s, "/opt/%s/y", comp), -1);
+  assert_false(sr_valid_abs_path(s));
+  free(s);
+  assert_int_not_equal(asprintf(&s, "/%s", comp), -1);
+  assert_false(sr_valid_abs_path(s));
+  free(s);
+  free(comp);
+
+  /* Shorter than PATH_MAX (4096 with its NUL): 4095 bytes pass. */
+  s = repeat('/', 4095);
+  for (size_t i = 1; i < 4095; i += 2)
+    s[i] = 'a'; /* "/a/a/.../a" of 4095 bytes ends in 'a' */
+  s[4094] = 'a';
+  assert_true(sr_valid_abs_path(s));
+  free(s);
+  s = repeat('/', 4096);
+  for (size_t i = 1; i < 4096; i += 2)
+    s[i] = 'a';
+  assert_false(sr_valid_abs_path(s));
+  free(s);
+}
+
+static void test_path_at_or_below(void **state) {
+  (void)state;
+
+  assert_true(sr_path_at_or_below("/tmp", "/tmp"));
+  assert_true(sr_path_at_or_below("/tmp/x", "/tmp"));
+  assert_true(sr_path_at_or_below("/tmp/x/y", "/tmp/x"));
+  assert_false(sr_path_at_or_below("/tmpdata", "/tmp"));
+  assert_false(sr_path_at_or_below("/tm", "/tmp"));
+  assert_false(sr_path_at_or_below("/", "/tmp"));
+  assert_false(sr_path_at_or_below("/etc", "/etc/ssl"));
+  /* Everything is below the root. */
+  assert_true(sr_path_at_or_below("/", "/"));
+  assert_true(sr_path_at_or_below("/usr", "/"));
+  assert_true(sr_path_at_or_below("/usr/lib", "/"));
+}
+
 static void test_has_control_chars(void **state) {
   static const char *const clean[] = {
       "",     "plain text", " ",           "~", "!\"#$%&'()*+,-./",
@@ -736,6 +804,8 @@ int main(void) {
       cmocka_unit_test(test_valid_id),
       cmocka_unit_test(test_valid_hex),
       cmocka_unit_test(test_valid_filename),
+      cmocka_unit_test(test_valid_abs_path),
+      cmocka_unit_test(test_path_at_or_below),
       cmocka_unit_test(test_has_control_chars),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
