@@ -12,9 +12,13 @@
 
 #include "caps.h"
 #include "child.h"
+#include "error.h"
 #include "fdutil.h"
 #include "ns.h"
+#include "policy.h"
+#include "sandbox.h"
 #include "seccomp.h"
+#include "sync.h"
 
 #define SR_BUNDLE_DIR "/workspace/inputs/bundle"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "init.h"
+struct sr_sandbox;
 
 /*
  * The skill process, forked by init before init builds the mounts, so the

@@ -10,90 +10,19 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "child.h"
+#include "error.h"
 #include "fdutil.h"
 #include "init.h"
+#include "mount.h"
 #include "net.h"
 #include "ns.h"
-
-int sr_sync_send(int fd, uint32_t type, int32_t value,
-                 const struct sr_error *err, int pass_fd) {
-  struct sr_sync_msg m;
-  struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-  memset(&m, 0, sizeof(m));
-  m.type = type;
-  m.value = value;
-  if (err)
-    m.err = *err;
-  if (pass_fd >= 0) {
-    struct cmsghdr *c;
-    memset(&u, 0, sizeof(u));
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof(u.buf);
-    c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-  }
-  for (;;) {
-    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return -errno;
-    return n == (ssize_t)sizeof(m) ? 0 : -EIO;
-  }
-}
-
-int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd) {
-  struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = {.msg_iov = &iov,
-                      .msg_iovlen = 1,
-                      .msg_control = u.buf,
-                      .msg_controllen = sizeof(u.buf)};
-  ssize_t n;
-
-  if (ret_fd)
-    *ret_fd = -1;
-  do
-    n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return -errno;
-  if (n == 0)
-    return -EPIPE;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int got;
-      memcpy(&got, CMSG_DATA(c), sizeof(int));
-      if (ret_fd && *ret_fd < 0)
-        *ret_fd = got;
-      else
-        safe_close(got);
-    }
-  }
-  if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
-    return -EBADMSG;
-  m->err.msg[sizeof(m->err.msg) - 1] = '\0';
-  m->err.layer[sizeof(m->err.layer) - 1] = '\0';
-  m->err.reason[sizeof(m->err.reason) - 1] = '\0';
-  return 0;
-}
+#include "policy.h"
+#include "sandbox.h"
+#include "sync.h"
 
 _Noreturn static void fail(const struct sr_sandbox *sb, struct sr_error *err) {
   if (!sr_error_is_set(err))

@@ -29,8 +29,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "fdutil.h"
 #include "mount.h"
+#include "policy.h"
 #include "util.h"
 
 /* Where the intermediate tmpfs goes.  Private to this mount namespace once

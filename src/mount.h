@@ -3,8 +3,8 @@
 
 #include <sys/types.h>
 
-#include "error.h"
-#include "policy.h"
+struct sr_error;
+struct sr_policy;
 
 /* What the sandbox filesystem is built from (DESIGN.md "The sandbox as the
  * skill sees it"). Host paths are absolute. */

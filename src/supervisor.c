@@ -28,7 +28,9 @@
 #include "init.h"
 #include "ns.h"
 #include "policy.h"
+#include "sandbox.h"
 #include "supervisor.h"
+#include "sync.h"
 #include "util.h"
 #include "workspace.h"
 

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "mount.h"
+
+struct sr_enforcement;
+struct sr_policy;
+struct sr_seccomp;
+
+/*
+ * Everything the sandbox side (init and the skill's process) needs, filled
+ * by the supervisor and copied into the new process by clone; nothing in
+ * it points back into the supervisor's live state.
+ */
+struct sr_sandbox {
+  const struct sr_policy *policy;
+  const struct sr_enforcement *enf; /* which limits rlimits enforce */
+  const struct sr_seccomp *seccomp;
+  struct sr_mount_plan mount;
+  char *const *argv; /* the command, argv[0] as given */
+  char *const *envp; /* built from scratch */
+  int sync_fd;       /* init's end of the sync socket */
+  int stdout_w;      /* log pipes, write ends */
+  int stderr_w;
+  bool new_netns;
+};

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "error.h"
+
+/*
+ * The sync socket between the supervisor and the sandbox (init and the
+ * skill's process before exec): a SOCK_SEQPACKET pair, one message per
+ * send.  Errors inside the sandbox travel up as a struct sr_error.
+ */
+enum sr_sync_type {
+  SR_SYNC_GO = 1,      /* supervisor -> init: maps written, go on */
+  SR_SYNC_ERROR,       /* init/child -> supervisor: a layer failed (err) */
+  SR_SYNC_READY,       /* init -> supervisor: skill started (value = pid in
+                        * the sandbox), outputs dir fd attached */
+  SR_SYNC_EXEC_FAILED, /* child -> supervisor: execve failed (value = errno) */
+  SR_SYNC_EXITED,      /* init -> supervisor: skill wait status (value) */
+};
+
+struct sr_sync_msg {
+  uint32_t type;
+  int32_t value;
+  struct sr_error err;
+};
+
+/* Sends one message, with an fd attached when pass_fd >= 0. */
+int sr_sync_send(int fd, uint32_t type, int32_t value,
+                 const struct sr_error *err, int pass_fd);
+/* Receives one message; *ret_fd gets an attached fd or -1.  -EPIPE at EOF. */
+int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd);
