@@ -30,7 +30,6 @@
 #include "util.h"
 #include "fdutil.h"
 
-#define SR_BUNDLE_CHUNK (128u * 1024u)
 #define SR_SKILL_MD_MAX (1024u * 1024u)
 
 struct entry {
@@ -112,22 +111,6 @@ int sr_bundle_path_cmp(const char *a, const char *b) {
   /* strcmp compares as unsigned char (C11 7.24.4), i.e. as a byte string. */
   int c = strcmp(a, b);
   return (c > 0) - (c < 0);
-}
-
-bool sr_bundle_name_ok(const char *name) {
-  size_t len;
-
-  if (!name)
-    return false;
-  len = strlen(name);
-  if (len == 0 || len > 255)
-    return false;
-  if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-    return false;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    if (*p < 0x20 || *p == 0x7f || *p == '/')
-      return false;
-  return true;
 }
 
 /* A name for error messages: control characters shown as \xNN so that a
@@ -243,7 +226,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   size_t idx;
   int r;
 
-  if (!sr_bundle_name_ok(name)) {
+  if (!sr_valid_filename(name)) {
     char esc[1024];
     escape_name(name, esc, sizeof(esc));
     return refuse(w->err,
@@ -387,13 +370,15 @@ static int changed(struct sr_error *err, const char *relpath) {
                       "bundle: %s: changed while being read", relpath);
 }
 
-/* Pass 2 for one file: open once, read once, hash and copy the same bytes. */
-static int stage_file(struct entry *e, int sfd, int dfd, unsigned char *buf,
-                      char **skill_md, struct sr_error *err) {
+/* Pass 2 for one file: open once, read once, hash and copy the same bytes
+ * (sr_sha256_copy), with the walk's size as the bound: a file that grows or
+ * shrinks, or whose inode or mtime moves, while it is read is refused. */
+static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
+                      struct sr_error *err) {
   _cleanup_close_ int in = -1, out = -1;
   _cleanup_free_ char *keep = NULL;
-  _cleanup_(sha256_releasep) struct sr_sha256 ctx = {0};
   unsigned char hash[SR_SHA256_LEN];
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
   struct stat before, after;
   uint64_t total = 0;
   int r;
@@ -434,37 +419,16 @@ static int stage_file(struct entry *e, int sfd, int dfd, unsigned char *buf,
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
                           "bundle: %s: chmod staging copy", e->relpath);
   }
-  r = sr_sha256_init(&ctx);
+  r = sr_sha256_copy(in, out, e->size, keep, &total, hash, &step);
+  if (r == -EFBIG)
+    return changed(err, e->relpath); /* grew while being read */
+  if (r < 0 && step == SR_SHA256_COPY_WRITE)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_copy",
+                        "bundle: %s: write staging copy", e->relpath);
   if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
-                        "bundle: SHA-256 init");
-
-  for (;;) {
-    ssize_t n = read(in, buf, SR_BUNDLE_CHUNK);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                          "bundle: %s: read", e->relpath);
-    }
-    if (n == 0)
-      break;
-    if ((uint64_t)n > e->size - total)
-      return changed(err, e->relpath); /* grew while being read */
-    r = sr_sha256_update(&ctx, buf, (size_t)n);
-    if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
-                          "bundle: SHA-256 update");
-    if (out >= 0) {
-      r = sr_write_all(out, buf, (size_t)n);
-      if (r < 0)
-        return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_copy",
-                            "bundle: %s: write staging copy", e->relpath);
-    }
-    if (keep)
-      memcpy(keep + total, buf, (size_t)n);
-    total += (uint64_t)n;
-  }
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io", "bundle: %s: %s",
+                        e->relpath,
+                        step == SR_SHA256_COPY_READ ? "read" : "SHA-256");
   if (total != e->size)
     return changed(err, e->relpath); /* shrank while being read */
   if (fstat(in, &after) < 0)
@@ -474,10 +438,6 @@ static int stage_file(struct entry *e, int sfd, int dfd, unsigned char *buf,
       !same_time(&after.st_mtim, &before.st_mtim))
     return changed(err, e->relpath);
 
-  r = sr_sha256_final(&ctx, hash);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
-                        "bundle: SHA-256 final");
   sr_hex(hash, sizeof(hash), e->hex);
   if (keep) {
     keep[total] = '\0';
@@ -582,7 +542,6 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
   _cleanup_close_ int root = -1, dst_root = -1;
   _cleanup_(sha256_releasep) struct sr_sha256 rctx = {0};
   _cleanup_(fd_stack_done) struct fd_stack ss = {0}, ds = {0};
-  _cleanup_free_ unsigned char *buf = NULL;
   _cleanup_free_ struct entry **sorted = NULL;
   _cleanup_free_ char *skill_md = NULL, *records = NULL;
   size_t skill_md_len = 0, records_len = 0, records_alloc = 0, maxdepth = 0;
@@ -626,10 +585,9 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
       return r;
   }
 
-  buf = malloc(SR_BUNDLE_CHUNK);
   ss.fd = malloc((maxdepth + 1) * sizeof(int));
   ds.fd = malloc((maxdepth + 1) * sizeof(int));
-  if (!buf || !ss.fd || !ds.fd)
+  if (!ss.fd || !ds.fd)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
   ss.n = ds.n = maxdepth + 1;
   for (size_t i = 0; i <= maxdepth; i++)
@@ -660,7 +618,7 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
       ss.fd[e->depth] = s;
       ds.fd[e->depth] = d;
     } else {
-      r = stage_file(e, psfd, pdfd, buf, e == skill ? &skill_md : NULL, err);
+      r = stage_file(e, psfd, pdfd, e == skill ? &skill_md : NULL, err);
       if (r < 0)
         return r;
       if (e == skill)

@@ -76,6 +76,4 @@ char *sr_bundle_record(char type, bool mode_exec, uint64_t size,
                        const char *sha256_hex, const char *relpath);
 /* Ordering used for records: strcmp of relative paths (no trailing slash). */
 int sr_bundle_path_cmp(const char *a, const char *b);
-/* A name is acceptable in a bundle: no control characters, not "." or "..",
- * no '/', at most 255 bytes. */
-bool sr_bundle_name_ok(const char *name);
+/* A name acceptable in a bundle is a sr_valid_filename() (util.h). */

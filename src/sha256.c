@@ -3,12 +3,15 @@
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include "fdutil.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -103,4 +106,63 @@ int sr_sha256_hex(const void *data, size_t len,
   if (r == 0)
     sr_hex(md, sizeof(md), out);
   return r;
+}
+
+static void sha256_releasep(struct sr_sha256 *h) {
+  sr_sha256_release(h);
+}
+
+static int copy_failed(enum sr_sha256_copy_step *ret_step,
+                       enum sr_sha256_copy_step step, int r) {
+  if (ret_step)
+    *ret_step = step;
+  return r;
+}
+
+int sr_sha256_copy(int in_fd, int out_fd, uint64_t max, void *keep,
+                   uint64_t *ret_size, unsigned char out[SR_SHA256_LEN],
+                   enum sr_sha256_copy_step *ret_step) {
+  _cleanup_(sha256_releasep) struct sr_sha256 h = {0};
+  _cleanup_free_ unsigned char *buf = NULL;
+  /* One byte more than max, so that a longer file shows in the first read
+   * that goes past it. */
+  size_t len =
+      max < SR_SHA256_COPY_CHUNK ? (size_t)max + 1 : SR_SHA256_COPY_CHUNK;
+  uint64_t total = 0;
+  int r;
+
+  buf = malloc(len);
+  if (!buf)
+    return copy_failed(ret_step, SR_SHA256_COPY_READ, -ENOMEM);
+  r = sr_sha256_init(&h);
+  if (r < 0)
+    return copy_failed(ret_step, SR_SHA256_COPY_HASH, r);
+  for (;;) {
+    ssize_t n = read(in_fd, buf, len);
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return copy_failed(ret_step, SR_SHA256_COPY_READ, -errno);
+    if (n == 0)
+      break;
+    if ((uint64_t)n > max - total)
+      return copy_failed(ret_step, SR_SHA256_COPY_READ, -EFBIG);
+    r = sr_sha256_update(&h, buf, (size_t)n);
+    if (r < 0)
+      return copy_failed(ret_step, SR_SHA256_COPY_HASH, r);
+    if (out_fd >= 0) {
+      r = sr_write_all(out_fd, buf, (size_t)n);
+      if (r < 0)
+        return copy_failed(ret_step, SR_SHA256_COPY_WRITE, r);
+    }
+    if (keep)
+      memcpy((unsigned char *)keep + total, buf, (size_t)n);
+    total += (uint64_t)n;
+  }
+  r = sr_sha256_final(&h, out);
+  if (r < 0)
+    return copy_failed(ret_step, SR_SHA256_COPY_HASH, r);
+  *ret_size = total;
+  return 0;
 }

@@ -23,6 +23,7 @@
  *
  * Every function returns 0 or a negative errno (-ENOMEM, -EIO: only
  * possible on the EVP path).  After a failed call the context is released.
+ * sr_sha256_copy() also reads and writes files, and fails as they do.
  */
 
 #define SR_SHA256_LEN 32
@@ -51,3 +52,31 @@ int sr_sha256_hex(const void *data, size_t len,
                   char out[SR_SHA256_HEX_LEN + 1]);
 /* "lowlevel" or "evp": which path this build uses (tests, --version). */
 const char *sr_sha256_backend(void);
+
+/* The read size of sr_sha256_copy(): large reads keep the per-syscall cost
+ * well below the hashing cost (bench/digest). */
+#define SR_SHA256_COPY_CHUNK (128u * 1024u)
+
+/* Which step of sr_sha256_copy() failed, so the caller can say which side
+ * (its source or its copy) is at fault. */
+enum sr_sha256_copy_step {
+  SR_SHA256_COPY_READ,  /* reading in_fd, or more than max bytes (-EFBIG) */
+  SR_SHA256_COPY_WRITE, /* writing out_fd */
+  SR_SHA256_COPY_HASH,  /* the hash itself (-ENOMEM, -EIO) */
+};
+
+/*
+ * Copy-while-hash, the one loop behind the bundle's staging copy, the
+ * staged inputs and the harvested outputs.  Reads in_fd once, to its end;
+ * every chunk read goes to SHA-256, to out_fd (unless -1: hash only) and
+ * into keep (unless NULL; room for max bytes) before the next read, so a
+ * copy holds exactly the bytes hashed.  More than max bytes: -EFBIG, and
+ * nothing past max is hashed, written or kept.  The read buffer (at most
+ * SR_SHA256_COPY_CHUNK, and at most max + 1 bytes) is allocated per call.
+ * Returns 0 with *ret_size and out set, or a negative errno with *ret_step
+ * (when not NULL) naming the step that failed; a partial copy may remain
+ * in out_fd and keep.
+ */
+int sr_sha256_copy(int in_fd, int out_fd, uint64_t max, void *keep,
+                   uint64_t *ret_size, unsigned char out[SR_SHA256_LEN],
+                   enum sr_sha256_copy_step *ret_step);

@@ -423,52 +423,6 @@ int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
   return 0;
 }
 
-int sr_copy_hash(int in_fd, int out_fd, uint64_t max, uint64_t *size,
-                 char sha256_hex[65]) {
-  struct sr_sha256 ctx;
-  unsigned char md[SR_SHA256_LEN];
-  static char buf[128 * 1024];
-  uint64_t total = 0;
-  int r;
-
-  r = sr_sha256_init(&ctx);
-  if (r < 0)
-    return r;
-  for (;;) {
-    ssize_t n = read(in_fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      r = -errno;
-      goto out;
-    }
-    if (n == 0)
-      break;
-    total += (uint64_t)n;
-    if (total > max) {
-      r = -EFBIG;
-      goto out;
-    }
-    r = sr_sha256_update(&ctx, buf, (size_t)n);
-    if (r < 0)
-      return r; /* released on failure */
-    if (out_fd >= 0) {
-      r = sr_write_all(out_fd, buf, (size_t)n);
-      if (r < 0)
-        goto out;
-    }
-  }
-  r = sr_sha256_final(&ctx, md);
-  if (r < 0)
-    return r;
-  sr_hex(md, sizeof(md), sha256_hex);
-  *size = total;
-  return 0;
-out:
-  sr_sha256_release(&ctx);
-  return r;
-}
-
 int sr_workspace_stage_inputs(struct sr_workspace *ws,
                               const struct sr_input *inputs, size_t n_inputs,
                               uint64_t max_bytes, struct sr_audit *audit,
@@ -497,7 +451,8 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
     const struct sr_input *in = &inputs[i];
     _cleanup_close_ int src = -1, dst = -1;
     struct stat st;
-    char hex[65];
+    unsigned char md[SR_SHA256_LEN];
+    char hex[SR_SHA256_HEX_LEN + 1];
     uint64_t size = 0;
 
     if (!strcmp(in->name, "bundle")) {
@@ -527,7 +482,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
       return sr_error_set(err, SR_EXIT_FAILED, errno, "inputs",
                           "cannot stage input %s", in->name);
     }
-    r = sr_copy_hash(src, dst, budget, &size, hex);
+    r = sr_sha256_copy(src, dst, budget, NULL, &size, md, NULL);
     if (r < 0) {
       json_decref(list);
       if (r == -EFBIG)
@@ -539,6 +494,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
                           "cannot copy input %s", in->path);
     }
     (void)fchmod(dst, 0644); /* umask; the mode only matters for readability */
+    sr_hex(md, sizeof(md), hex);
     budget -= size;
     json_t *item = json_pack("{s:s, s:I, s:s}", "name", in->name, "size",
                              (json_int_t)size, "sha256", hex);
@@ -712,7 +668,8 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
     } else {
       _cleanup_close_ int s = -1, t = -1;
       uint64_t size = 0;
-      char hex[65];
+      unsigned char md[SR_SHA256_LEN];
+      char hex[SR_SHA256_HEX_LEN + 1];
       int q;
 
       s = openat(src_dir, de->d_name,
@@ -726,7 +683,7 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
                          "cannot create outputs/%s", rel);
         break;
       }
-      q = sr_copy_hash(s, t, h->budget, &size, hex);
+      q = sr_sha256_copy(s, t, h->budget, NULL, &size, md, NULL);
       if (q == -EFBIG) {
         /* Over the harvest cap: the partial copy is not an artifact. */
         (void)unlinkat(dst_dir, de->d_name, 0);
@@ -738,6 +695,7 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
                          "cannot copy outputs/%s", rel);
         break;
       }
+      sr_hex(md, sizeof(md), hex);
       h->budget -= size;
       h->n_files++;
       h->n_bytes += size;

@@ -137,8 +137,3 @@ void sr_workspace_finish(struct sr_workspace *ws);
  * when verbose. */
 int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
                     struct sr_error *err);
-
-/* Copies in_fd to out_fd (out_fd may be -1: hash only) while computing
- * SHA-256; refuses more than max bytes (-EFBIG). */
-int sr_copy_hash(int in_fd, int out_fd, uint64_t max, uint64_t *size,
-                 char sha256_hex[65]);

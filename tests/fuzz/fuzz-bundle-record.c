@@ -34,7 +34,7 @@ static bool path_ok(const char *p) {
   if (!copy)
     abort();
   for (c = strtok_r(copy, "/", &save); ok && c; c = strtok_r(NULL, "/", &save))
-    ok = sr_bundle_name_ok(c);
+    ok = sr_valid_filename(c);
   free(copy);
   return ok;
 }
@@ -70,10 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       sign(sr_bundle_path_cmp(a, b)) != -sign(sr_bundle_path_cmp(b, a)))
     abort();
   /* Documented name rules. */
-  if (sr_bundle_name_ok(a) && (!*a || strchr(a, '/') || !strcmp(a, ".") ||
+  if (sr_valid_filename(a) && (!*a || strchr(a, '/') || !strcmp(a, ".") ||
                                !strcmp(a, "..") || strlen(a) > 255))
     abort();
-  for (const char *p = a; *p && sr_bundle_name_ok(a); p++)
+  for (const char *p = a; *p && sr_valid_filename(a); p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
       abort();
 
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   /* A record is one line.  Only for paths without control characters:
    * sr_bundle_record leaves refusing those to its caller (sr_bundle_stage
-   * checks sr_bundle_name_ok first). */
+   * checks each name with sr_valid_filename first). */
   if (rec && !sr_has_control_chars(a) &&
       strchr(rec, '\n') != rec + strlen(rec) - 1)
     abort();

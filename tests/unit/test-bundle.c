@@ -24,6 +24,7 @@
 
 #include "bundle.h"
 #include "fdutil.h"
+#include "util.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -165,29 +166,30 @@ static void test_path_cmp(void **state) {
   assert_true(sr_bundle_path_cmp("\xc3\xa9", "z") > 0);
 }
 
+/* The bundle's name rule is util's sr_valid_filename(). */
 static void test_name_ok(void **state) {
   char long_name[300];
 
-  assert_true(sr_bundle_name_ok("SKILL.md"));
-  assert_true(sr_bundle_name_ok("with space"));
-  assert_true(sr_bundle_name_ok("caf\xc3\xa9"));
-  assert_true(sr_bundle_name_ok(".hidden"));
-  assert_true(sr_bundle_name_ok("..."));
-  assert_false(sr_bundle_name_ok(NULL));
-  assert_false(sr_bundle_name_ok(""));
-  assert_false(sr_bundle_name_ok("."));
-  assert_false(sr_bundle_name_ok(".."));
-  assert_false(sr_bundle_name_ok("a/b"));
-  assert_false(sr_bundle_name_ok("new\nline"));
-  assert_false(sr_bundle_name_ok("tab\t"));
-  assert_false(sr_bundle_name_ok("\x1b[31m"));
-  assert_false(sr_bundle_name_ok("del\x7f"));
+  assert_true(sr_valid_filename("SKILL.md"));
+  assert_true(sr_valid_filename("with space"));
+  assert_true(sr_valid_filename("caf\xc3\xa9"));
+  assert_true(sr_valid_filename(".hidden"));
+  assert_true(sr_valid_filename("..."));
+  assert_false(sr_valid_filename(NULL));
+  assert_false(sr_valid_filename(""));
+  assert_false(sr_valid_filename("."));
+  assert_false(sr_valid_filename(".."));
+  assert_false(sr_valid_filename("a/b"));
+  assert_false(sr_valid_filename("new\nline"));
+  assert_false(sr_valid_filename("tab\t"));
+  assert_false(sr_valid_filename("\x1b[31m"));
+  assert_false(sr_valid_filename("del\x7f"));
   memset(long_name, 'a', sizeof(long_name));
   long_name[255] = '\0';
-  assert_true(sr_bundle_name_ok(long_name));
+  assert_true(sr_valid_filename(long_name));
   long_name[255] = 'a';
   long_name[256] = '\0';
-  assert_false(sr_bundle_name_ok(long_name));
+  assert_false(sr_valid_filename(long_name));
 }
 
 static void test_caps_default(void **state) {

@@ -4,12 +4,18 @@
  * the path the binary uses, once with SR_SHA256_FORCE_EVP (test-sha256-evp),
  * so both paths of src/sha256.c are held to the same answers.
  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "sha256.h"
@@ -79,6 +85,123 @@ static void test_reuse_and_release(void **state) {
   sr_sha256_release(&h);
 }
 
+/* An in-memory file holding len bytes of c, at offset 0. */
+static int file_of(char c, size_t len) {
+  int fd = memfd_create("test-sha256", MFD_CLOEXEC);
+  char *buf = malloc(len + 1);
+
+  assert_true(fd >= 0);
+  assert_non_null(buf);
+  memset(buf, c, len);
+  assert_int_equal(write(fd, buf, len), (ssize_t)len);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  free(buf);
+  return fd;
+}
+
+static off_t file_size(int fd) {
+  off_t n = lseek(fd, 0, SEEK_END);
+
+  assert_true(n >= 0);
+  return n;
+}
+
+#define MILLION_A                                                              \
+  "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+
+/* Copy-while-hash: the copy and the hash are of the same bytes, over many
+ * reads (a million bytes is several chunks). */
+static void test_copy(void **state) {
+  unsigned char md[SR_SHA256_LEN];
+  char hex[SR_SHA256_HEX_LEN + 1], back[4096];
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_HASH;
+  uint64_t size = 0;
+  int in, out;
+  (void)state;
+
+  in = file_of('a', 1000000);
+  out = memfd_create("test-sha256-out", MFD_CLOEXEC);
+  assert_true(out >= 0);
+  assert_int_equal(sr_sha256_copy(in, out, 1000000, NULL, &size, md, &step), 0);
+  sr_hex(md, sizeof(md), hex);
+  assert_string_equal(hex, MILLION_A);
+  assert_int_equal(size, 1000000);
+  assert_int_equal(file_size(out), 1000000);
+  assert_int_equal(pread(out, back, sizeof(back), 999000), 1000);
+  for (size_t i = 0; i < 1000; i++)
+    assert_int_equal(back[i], 'a');
+  close(out);
+  close(in);
+
+  /* Hash only, and what was read kept in memory. */
+  in = file_of('b', 3);
+  memset(back, 0, sizeof(back));
+  assert_int_equal(sr_sha256_copy(in, -1, 3, back, &size, md, NULL), 0);
+  sr_hex(md, sizeof(md), hex);
+  assert_string_equal(
+      hex, "3e744b9dc39389baf0c5a0660589b8402f3dbb49b89b3e75f2c9355852a3c677");
+  assert_int_equal(size, 3);
+  assert_memory_equal(back, "bbb", 4); /* nothing past the file */
+  close(in);
+
+  /* Empty, with nothing allowed. */
+  in = file_of('c', 0);
+  assert_int_equal(sr_sha256_copy(in, -1, 0, NULL, &size, md, NULL), 0);
+  sr_hex(md, sizeof(md), hex);
+  assert_string_equal(
+      hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  assert_int_equal(size, 0);
+  close(in);
+}
+
+/* More than max bytes: -EFBIG, and nothing past max reaches the copy. */
+static void test_copy_bound(void **state) {
+  unsigned char md[SR_SHA256_LEN];
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_HASH;
+  uint64_t size = 12345;
+  const uint64_t maxes[] = {0, 1, 4095, 999999, 200000};
+  (void)state;
+
+  for (size_t i = 0; i < sizeof(maxes) / sizeof(*maxes); i++) {
+    int in = file_of('a', 1000000);
+    int out = memfd_create("test-sha256-out", MFD_CLOEXEC);
+
+    assert_true(out >= 0);
+    assert_int_equal(sr_sha256_copy(in, out, maxes[i], NULL, &size, md, &step),
+                     -EFBIG);
+    assert_int_equal(step, SR_SHA256_COPY_READ);
+    assert_true((uint64_t)file_size(out) <= maxes[i]);
+    assert_int_equal(size, 12345); /* untouched on failure */
+    close(out);
+    close(in);
+  }
+}
+
+/* A failure names its side: the source or the copy. */
+static void test_copy_errors(void **state) {
+  unsigned char md[SR_SHA256_LEN];
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_HASH;
+  uint64_t size = 0;
+  int in, ro, dir;
+  (void)state;
+
+  in = file_of('a', 10);
+  ro = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true(ro >= 0);
+  assert_int_equal(sr_sha256_copy(in, ro, 100, NULL, &size, md, &step), -EBADF);
+  assert_int_equal(step, SR_SHA256_COPY_WRITE);
+  close(ro);
+  close(in);
+
+  dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(dir >= 0);
+  step = SR_SHA256_COPY_HASH;
+  assert_int_equal(sr_sha256_copy(dir, -1, 100, NULL, &size, md, &step),
+                   -EISDIR);
+  assert_int_equal(step, SR_SHA256_COPY_READ);
+  close(dir);
+}
+
 static void test_backend(void **state) {
   (void)state;
 #ifdef SR_SHA256_FORCE_EVP
@@ -95,6 +218,9 @@ int main(void) {
       cmocka_unit_test(test_vectors),
       cmocka_unit_test(test_streaming),
       cmocka_unit_test(test_reuse_and_release),
+      cmocka_unit_test(test_copy),
+      cmocka_unit_test(test_copy_bound),
+      cmocka_unit_test(test_copy_errors),
       cmocka_unit_test(test_backend),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
