@@ -19,8 +19,7 @@
 #include "sandbox.h"
 #include "seccomp.h"
 #include "sync.h"
-
-#define SR_BUNDLE_DIR "/workspace/inputs/bundle"
+#include "view.h"
 
 _Noreturn static void fail(const struct sr_sandbox *sb, struct sr_error *err) {
   (void)sr_sync_send(sb->sync_fd, SR_SYNC_ERROR, 0, err, -1); /* EOF tells
@@ -93,7 +92,7 @@ static int exec_command(char *const *argv, char *const *envp) {
       path = *e + 5;
   if (strchr(cmd, '/')) {
     if (cmd[0] != '/') {
-      if (snprintf(buf, sizeof(buf), "%s/%s", SR_BUNDLE_DIR, cmd) >=
+      if (snprintf(buf, sizeof(buf), "%s/%s", SR_VIEW_BUNDLE, cmd) >=
           (int)sizeof(buf))
         return ENAMETOOLONG;
       cmd = buf;
@@ -195,8 +194,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     fail(sb, &err);
   }
   safe_close(nullfd);
-  if (chdir("/workspace/scratch") < 0) {
-    sr_error_layer(&err, "mount", errno, "chdir /workspace/scratch");
+  if (chdir(SR_VIEW_SCRATCH) < 0) {
+    sr_error_layer(&err, "mount", errno, "chdir %s", SR_VIEW_SCRATCH);
     fail(sb, &err);
   }
   /* Last, so that nothing above runs under the filter's constraints. */

@@ -7,6 +7,9 @@
  * move_mount, so read-only holds recursively), pivot into /newroot, detach
  * everything else, and remount the new root read-only.
  *
+ * What is built, in which order, is the view table (view.c): this file has
+ * one builder per entry type and walks the table.
+ *
  * Host paths are resolved with openat2(RESOLVE_IN_ROOT) against the old
  * root, so a symlink in a profile path resolves as if the host root were /
  * and never escapes it; paths inside the new root are created and opened
@@ -34,6 +37,7 @@
 #include "mount.h"
 #include "policy.h"
 #include "util.h"
+#include "view.h"
 
 /* Where the intermediate tmpfs goes.  Private to this mount namespace once
  * / is a slave, so the host never sees it. */
@@ -81,10 +85,6 @@ static const char *const proc_masked[] = {
  * the mask list: a /dev/null over it would make writes "succeed". */
 static const char *const proc_readonly[] = {"sys", "bus", "irq", "fs",
                                             "sysrq-trigger"};
-
-/* Merged-/usr candidates: recreated as the same symlink, or bound. */
-static const char *const usr_links[] = {"bin",   "sbin",  "lib",
-                                        "lib64", "lib32", "libx32"};
 
 static void closedirp(DIR **d) {
   if (*d)
@@ -310,45 +310,86 @@ static int write_new_file(struct ctx *c, int dirfd, const char *name,
   return 0;
 }
 
-/* --------------------------------------------------------------- pieces */
+/* ------------------------------------------------------------- builders */
 
-static int build_usr(struct ctx *c) {
+static int build_root(struct ctx *c, const struct sr_view_entry *e) {
+  if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) <
+      0)
+    return sr_error_layer(c->err, "mount", errno,
+                          "mount tmpfs on %s (new root)", e->dst);
+  c->root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (c->root_fd < 0)
+    return sr_error_layer(c->err, "mount", errno, "open %s", NEWROOT);
+  return 0;
+}
+
+static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
+  const struct sr_mount_plan *p = c->plan;
+  const char *src = NULL;
   int r;
 
-  r = bind_host(c, "/usr", "/usr", ATTR_RO_BIND);
+  switch (e->source) {
+  case SR_VIEW_SRC_HOST:
+    src = e->host;
+    break;
+  case SR_VIEW_SRC_BUNDLE:
+    src = p->bundle_dir;
+    if (!src)
+      return sr_error_layer(c->err, "mount", EINVAL, "no bundle directory");
+    break;
+  case SR_VIEW_SRC_METADATA:
+    src = p->metadata_file;
+    if (!src)
+      return 0; /* a run without one */
+    break;
+  case SR_VIEW_SRC_INPUTS:
+  case SR_VIEW_SRC_NONE:
+    break;
+  }
+  if (!src)
+    return sr_error_layer(c->err, "mount", EINVAL, "%s: no source", e->dst);
+  r = bind_host(c, src, e->dst, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+  if (r > 0 && e->optional)
+    return 0;
+  if (r > 0 && e->source == SR_VIEW_SRC_BUNDLE)
+    return sr_error_layer(c->err, "mount", ENOENT, "bundle %s", src);
+  if (r > 0 && e->source == SR_VIEW_SRC_METADATA)
+    return sr_error_layer(c->err, "mount", ENOENT, "metadata %s", src);
   if (r > 0)
-    return sr_error_layer(c->err, "mount", ENOENT, "bind /usr: host has none");
-  if (r < 0)
-    return r;
+    return sr_error_layer(c->err, "mount", ENOENT, "bind %s: host has none",
+                          e->dst);
+  return r;
+}
 
-  for (size_t i = 0; i < SR_ARRAY_SIZE(usr_links); i++) {
-    const char *name = usr_links[i];
-    char target[PATH_MAX], path[32];
-    struct stat st;
-    ssize_t n;
+/* The host's symlink (merged /usr) is recreated as it is; a directory is
+ * bound read-only; nothing, or anything else, is skipped. */
+static int build_bind_or_symlink(struct ctx *c, const struct sr_view_entry *e) {
+  const char *name = e->host + 1; /* relative to the host root */
+  char target[PATH_MAX];
+  struct stat st;
+  ssize_t n;
+  int r;
 
-    if (fstatat(c->host_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-      if (errno == ENOENT)
-        continue;
-      return sr_error_layer(c->err, "mount", errno, "stat host /%s", name);
-    }
-    if (S_ISLNK(st.st_mode)) {
-      n = readlinkat(c->host_fd, name, target, sizeof(target) - 1);
-      if (n < 0)
-        return sr_error_layer(c->err, "mount", errno, "readlink host /%s",
-                              name);
-      target[n] = '\0';
-      if (symlinkat(target, c->root_fd, name) < 0)
-        return sr_error_layer(c->err, "mount", errno, "symlink /%s -> %s", name,
-                              target);
-    } else if (S_ISDIR(st.st_mode)) {
-      snprintf(path, sizeof(path), "/%s", name);
-      r = bind_host(c, path, path, ATTR_RO_BIND);
-      if (r > 0)
-        return sr_error_layer(c->err, "mount", ENOENT, "bind %s", path);
-      if (r < 0)
-        return r;
-    }
+  if (fstatat(c->host_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return sr_error_layer(c->err, "mount", errno, "stat host %s", e->host);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    n = readlinkat(c->host_fd, name, target, sizeof(target) - 1);
+    if (n < 0)
+      return sr_error_layer(c->err, "mount", errno, "readlink host %s",
+                            e->host);
+    target[n] = '\0';
+    if (symlinkat(target, c->root_fd, e->dst + 1) < 0)
+      return sr_error_layer(c->err, "mount", errno, "symlink %s -> %s", e->dst,
+                            target);
+  } else if (S_ISDIR(st.st_mode)) {
+    r = bind_host(c, e->host, e->dst, ATTR_RO_BIND);
+    if (r > 0)
+      return sr_error_layer(c->err, "mount", ENOENT, "bind %s", e->dst);
+    if (r < 0)
+      return r;
   }
   return 0;
 }
@@ -379,96 +420,96 @@ static int bind_etc_file(struct ctx *c, const char *name, bool optional) {
   return r;
 }
 
-static int build_etc(struct ctx *c) {
+/* The content of a file of sr_view_etc that skillrun writes. */
+static void etc_content(struct ctx *c, enum sr_view_etc_file f, char *buf,
+                        size_t len) {
   const struct sr_mount_plan *p = c->plan;
   const char *host = c->pol->hostname ? c->pol->hostname : "skillrun";
   const char *user = p->user_name ? p->user_name : "skill";
-  const char *home = p->home ? p->home : "/workspace/scratch";
-  _cleanup_close_ int etc = -1;
+  const char *home = p->home ? p->home : SR_VIEW_SCRATCH;
+
+  switch (f) {
+  case SR_ETC_PASSWD:
+    snprintf(buf, len,
+             "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+             "%s:x:%u:%u:%s:%s:/bin/sh\n"
+             "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+             user, (unsigned)p->uid, (unsigned)p->gid, user, home);
+    return;
+  case SR_ETC_GROUP:
+    snprintf(buf, len, "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user,
+             (unsigned)p->gid);
+    return;
+  case SR_ETC_HOSTS:
+    snprintf(buf, len,
+             "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost "
+             "ip6-loopback\n127.0.1.1\t%s\n",
+             host);
+    return;
+  case SR_ETC_HOSTNAME:
+    snprintf(buf, len, "%s\n", host);
+    return;
+  case SR_ETC_NSSWITCH:
+    snprintf(buf, len, "passwd: files\ngroup: files\nhosts: files\n");
+    return;
+  case SR_ETC_LD_SO_CACHE:
+  case SR_ETC_RESOLV_CONF:
+  case SR__ETC_MAX:
+    break;
+  }
+  buf[0] = '\0';
+}
+
+/* The files of sr_view_etc of one kind, in table order. */
+static int build_etc_files(struct ctx *c, int etc, enum sr_view_etc_kind kind) {
   char buf[1024];
+  int r = 0;
+
+  for (int f = 0; r >= 0 && f < SR__ETC_MAX; f++) {
+    if (sr_view_etc[f].kind != kind)
+      continue;
+    if (kind == SR_VIEW_ETC_WRITTEN) {
+      etc_content(c, f, buf, sizeof(buf));
+      r = write_new_file(c, etc, sr_view_etc[f].name, buf);
+    } else {
+      r = bind_etc_file(c, sr_view_etc[f].name, true);
+    }
+  }
+  return r;
+}
+
+static int build_etc(struct ctx *c, const struct sr_view_entry *e) {
+  _cleanup_close_ int etc = -1;
   int r;
 
-  if (mkdirat(c->root_fd, "etc", 0755) < 0)
-    return sr_error_layer(c->err, "mount", errno, "mkdir /etc");
-  etc = sys_openat2(c->root_fd, "etc", O_PATH | O_DIRECTORY, RESOLVE_NEW);
+  if (mkdirat(c->root_fd, e->dst + 1, 0755) < 0)
+    return sr_error_layer(c->err, "mount", errno, "mkdir %s", e->dst);
+  etc = sys_openat2(c->root_fd, e->dst + 1, O_PATH | O_DIRECTORY, RESOLVE_NEW);
   if (etc < 0)
-    return sr_error_layer(c->err, "mount", -etc, "open /etc");
+    return sr_error_layer(c->err, "mount", -etc, "open %s", e->dst);
 
-  snprintf(buf, sizeof(buf),
-           "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-           "%s:x:%u:%u:%s:%s:/bin/sh\n"
-           "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-           user, (unsigned)p->uid, (unsigned)p->gid, user, home);
-  r = write_new_file(c, etc, "passwd", buf);
-  if (r < 0)
-    return r;
-  snprintf(buf, sizeof(buf), "root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", user,
-           (unsigned)p->gid);
-  r = write_new_file(c, etc, "group", buf);
-  if (r < 0)
-    return r;
-  snprintf(buf, sizeof(buf),
-           "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost "
-           "ip6-loopback\n127.0.1.1\t%s\n",
-           host);
-  r = write_new_file(c, etc, "hosts", buf);
-  if (r < 0)
-    return r;
-  snprintf(buf, sizeof(buf), "%s\n", host);
-  r = write_new_file(c, etc, "hostname", buf);
-  if (r < 0)
-    return r;
-  r = write_new_file(c, etc, "nsswitch.conf",
-                     "passwd: files\ngroup: files\nhosts: files\n");
-  if (r < 0)
-    return r;
-
-  r = bind_etc_file(c, "ld.so.cache", true);
-  if (r < 0)
-    return r;
-  for (size_t i = 0; i < c->pol->etc_files.n; i++) {
+  r = build_etc_files(c, etc, SR_VIEW_ETC_WRITTEN);
+  if (r >= 0)
+    r = build_etc_files(c, etc, SR_VIEW_ETC_HOST);
+  for (size_t i = 0; r >= 0 && i < c->pol->etc_files.n; i++)
     r = bind_etc_file(c, c->pol->etc_files.v[i], false);
-    if (r < 0)
-      return r;
-  }
-  for (size_t i = 0; i < c->pol->etc_files_try.n; i++) {
+  for (size_t i = 0; r >= 0 && i < c->pol->etc_files_try.n; i++)
     r = bind_etc_file(c, c->pol->etc_files_try.v[i], true);
-    if (r < 0)
-      return r;
-  }
-  if (c->pol->network == SR_NET_HOST) {
-    r = bind_etc_file(c, "resolv.conf", true);
-    if (r < 0)
-      return r;
-  }
-  return 0;
+  if (r >= 0 && c->pol->network == SR_NET_HOST)
+    r = build_etc_files(c, etc, SR_VIEW_ETC_IF_HOST_NETWORK);
+  return r < 0 ? r : 0;
 }
 
-/* Sandbox paths a profile bind may not land in: they are built (and would
- * silently shadow it) by this file. */
-static bool reserved_dst(const char *dst) {
-  static const char *const reserved[] = {"/proc",      "/dev",     "/tmp",
-                                         "/workspace", "/oldroot", "/newroot"};
-  const char *s = dst;
-
-  while (*s == '/')
-    s++;
-  if (!*s)
-    return true; /* "/" */
-  for (size_t i = 0; i < SR_ARRAY_SIZE(reserved); i++) {
-    size_t n = strlen(reserved[i]);
-    if (strncmp(dst, reserved[i], n) == 0 && (dst[n] == '\0' || dst[n] == '/'))
-      return true;
-  }
-  return false;
-}
-
-static int build_profile_binds(struct ctx *c) {
+static int build_profile_binds(struct ctx *c, const struct sr_view_entry *e) {
+  (void)e;
   for (size_t i = 0; i < c->pol->n_binds; i++) {
     const struct sr_bind *b = &c->pol->binds[i];
     int r;
 
-    if (!b->src || !b->dst || reserved_dst(b->dst))
+    /* The profile parser refused these already (view.c's reservations,
+     * with file:line); checked again before anything is mounted. */
+    if (!b->src || !b->dst || !sr_valid_abs_path(b->dst) ||
+        sr_view_claims(b->dst, NULL) != SR_VIEW_RESERVE_NONE)
       return sr_error_layer(
           c->err, "mount", EINVAL, "%s:%u: bind target %s is reserved",
           b->file ? b->file : "profile", b->line, b->dst ? b->dst : "(null)");
@@ -486,7 +527,7 @@ static int build_profile_binds(struct ctx *c) {
   return 0;
 }
 
-static int build_dev(struct ctx *c) {
+static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
   static const struct {
     const char *name, *target;
   } links[] = {
@@ -497,6 +538,7 @@ static int build_dev(struct ctx *c) {
   _cleanup_close_ int dev = -1;
   int r;
 
+  (void)e; /* /dev: the node paths below are spelled out */
   if (mkdirat(c->root_fd, "dev", 0755) < 0)
     return sr_error_layer(c->err, "mount", errno, "mkdir /dev");
   r = mount_fs(c, "tmpfs", "/dev", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTS);
@@ -550,10 +592,11 @@ static int build_dev(struct ctx *c) {
       c, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 }
 
-static int build_proc(struct ctx *c) {
+static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
   _cleanup_close_ int proc = -1, null = -1;
   int r;
 
+  (void)e; /* /proc: the masked paths below are spelled out */
   if (mkdirat(c->root_fd, "proc", 0555) < 0)
     return sr_error_layer(c->err, "mount", errno, "mkdir /proc");
   if (c->pol->proc == SR_PROC_TMPFS)
@@ -616,33 +659,59 @@ static int build_proc(struct ctx *c) {
   return 0;
 }
 
-static int build_inputs(struct ctx *c) {
+static int build_tmpfs(struct ctx *c, const struct sr_view_entry *e) {
+  _cleanup_close_ int fd = -1;
+  int id = sr_limit_by_name(e->size_limit);
+  char mode[8];
+  int r;
+
+  if (id < 0)
+    return sr_error_layer(c->err, "mount", EINVAL, "%s: no size limit", e->dst);
+  r = make_path(c->root_fd, e->dst, true, &fd);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "mkdir %s", e->dst);
+  snprintf(mode, sizeof(mode), "%04o", e->mode);
+  return mount_sized_tmpfs(c, e->dst, c->pol->limits[id].value, mode, e->owned);
+}
+
+static int build_dir(struct ctx *c, const struct sr_view_entry *e) {
+  _cleanup_close_ int fd = -1;
+  int r;
+
+  r = make_path(c->root_fd, e->dst, true, &fd);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "mkdir %s", e->dst);
+  return 0;
+}
+
+/* The tmpfs only: the entries inside it (the bundle) come next, then
+ * finish_staged_inputs. */
+static int build_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
+  _cleanup_close_ int fd = -1;
+  int r;
+
+  r = make_path(c->root_fd, e->dst, true, &fd);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "mkdir %s", e->dst);
+  return mount_fs(c, "tmpfs", e->dst, MS_NOSUID | MS_NODEV, INPUTS_TMPFS_OPTS);
+}
+
+/* Each regular file of the staged inputs directory bound read-only under
+ * its name, then the tmpfs sealed. */
+static int finish_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
   const struct sr_mount_plan *p = c->plan;
   _cleanup_close_ int inputs = -1, src = -1;
   _cleanup_(closedirp) DIR *d = NULL;
   int r;
 
-  r = mount_fs(c, "tmpfs", "/workspace/inputs", MS_NOSUID | MS_NODEV,
-               INPUTS_TMPFS_OPTS);
-  if (r < 0)
-    return r;
-  inputs = sys_openat2(c->root_fd, "workspace/inputs", O_PATH | O_DIRECTORY,
-                       RESOLVE_NEW);
-  if (inputs < 0)
-    return sr_error_layer(c->err, "mount", -inputs, "open /workspace/inputs");
-
-  if (!p->bundle_dir)
-    return sr_error_layer(c->err, "mount", EINVAL, "no bundle directory");
-  r = bind_host(c, p->bundle_dir, "/workspace/inputs/bundle", ATTR_RO_BIND);
-  if (r > 0)
-    return sr_error_layer(c->err, "mount", ENOENT, "bundle %s", p->bundle_dir);
-  if (r < 0)
-    return r;
-
   if (p->inputs_dir) {
     int dfd_raw;
     struct dirent *de;
 
+    inputs =
+        sys_openat2(c->root_fd, e->dst + 1, O_PATH | O_DIRECTORY, RESOLVE_NEW);
+    if (inputs < 0)
+      return sr_error_layer(c->err, "mount", -inputs, "open %s", e->dst);
     if (!sr_valid_abs_path(p->inputs_dir))
       return sr_error_layer(c->err, "mount", EINVAL, "inputs %s",
                             p->inputs_dir);
@@ -683,63 +752,99 @@ static int build_inputs(struct ctx *c) {
       tfd = openat(inputs, de->d_name,
                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (tfd < 0)
-        return sr_error_layer(c->err, "mount", errno,
-                              "create /workspace/inputs/%s", de->d_name);
+        return sr_error_layer(c->err, "mount", errno, "create %s/%s", e->dst,
+                              de->d_name);
       safe_close(tfd);
       tfd = openat(inputs, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (tfd < 0)
-        return sr_error_layer(c->err, "mount", errno,
-                              "open /workspace/inputs/%s", de->d_name);
-      r = bind_fd(ifd, tfd, ATTR_RO_BIND_NOEXEC);
+        return sr_error_layer(c->err, "mount", errno, "open %s/%s", e->dst,
+                              de->d_name);
+      r = bind_fd(ifd, tfd, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
       if (r < 0)
-        return sr_error_layer(c->err, "mount", -r,
-                              "mount input %s on /workspace/inputs/%s",
-                              de->d_name, de->d_name);
+        return sr_error_layer(c->err, "mount", -r, "mount input %s on %s/%s",
+                              de->d_name, e->dst, de->d_name);
     }
     if (errno != 0)
       return sr_error_layer(c->err, "mount", errno, "readdir %s",
                             p->inputs_dir);
   }
-  return setattr_path(c, "/workspace/inputs",
+  return setattr_path(c, e->dst,
                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 }
 
-static int build_workspace(struct ctx *c) {
-  const struct sr_mount_plan *p = c->plan;
+static int build_entry(struct ctx *c, const struct sr_view_entry *e) {
+  switch (e->type) {
+  case SR_VIEW_ROOT:
+    return build_root(c, e);
+  case SR_VIEW_BIND:
+    return build_bind(c, e);
+  case SR_VIEW_BIND_OR_SYMLINK:
+    return build_bind_or_symlink(c, e);
+  case SR_VIEW_ETC:
+    return build_etc(c, e);
+  case SR_VIEW_PROFILE_BINDS:
+    return build_profile_binds(c, e);
+  case SR_VIEW_DEV:
+    return build_dev(c, e);
+  case SR_VIEW_PROC:
+    return build_proc(c, e);
+  case SR_VIEW_TMPFS:
+    return build_tmpfs(c, e);
+  case SR_VIEW_DIR:
+    return build_dir(c, e);
+  case SR_VIEW_STAGED_INPUTS:
+    return build_staged_inputs(c, e);
+  }
+  return sr_error_layer(c->err, "mount", EINVAL, "%s: unknown view entry",
+                        e->dst ? e->dst : "(binds)");
+}
+
+/* Whether an entry has a step that waits for the entries inside it. */
+static bool has_finish(const struct sr_view_entry *e) {
+  return e->type == SR_VIEW_STAGED_INPUTS;
+}
+
+static int finish_entry(struct ctx *c, const struct sr_view_entry *e) {
+  if (e->type == SR_VIEW_STAGED_INPUTS)
+    return finish_staged_inputs(c, e);
+  return 0;
+}
+
+static bool inside(const struct sr_view_entry *e,
+                   const struct sr_view_entry *outer) {
+  return e->dst && strcmp(e->dst, outer->dst) != 0 &&
+         sr_path_at_or_below(e->dst, outer->dst);
+}
+
+/*
+ * Every entry of the view in table order.  An entry with a finishing step
+ * gets it once the entries inside it are built: the staged inputs are
+ * bound, and their tmpfs sealed, after the bundle is mounted in it.
+ */
+static int build_view(struct ctx *c) {
+  const struct sr_view_entry *open[4]; /* waiting to finish, innermost last */
+  size_t n_open = 0;
   int r;
 
-  if (mkdirat(c->root_fd, "workspace", 0755) < 0)
-    return sr_error_layer(c->err, "mount", errno, "mkdir /workspace");
-  {
-    _cleanup_close_ int ws =
-        sys_openat2(c->root_fd, "workspace", O_PATH | O_DIRECTORY, RESOLVE_NEW);
-    if (ws < 0)
-      return sr_error_layer(c->err, "mount", -ws, "open /workspace");
-    if (mkdirat(ws, "inputs", 0755) < 0 || mkdirat(ws, "scratch", 0755) < 0 ||
-        mkdirat(ws, "outputs", 0755) < 0)
-      return sr_error_layer(c->err, "mount", errno, "mkdir /workspace/*");
-  }
-  r = build_inputs(c);
-  if (r < 0)
-    return r;
-  r = mount_sized_tmpfs(c, "/workspace/scratch",
-                        c->pol->limits[SR_LIM_SCRATCH_SIZE].value, "0700",
-                        true);
-  if (r < 0)
-    return r;
-  r = mount_sized_tmpfs(c, "/workspace/outputs",
-                        c->pol->limits[SR_LIM_OUTPUTS_SIZE].value, "0755",
-                        true);
-  if (r < 0)
-    return r;
-  if (p->metadata_file) {
-    r = bind_host(c, p->metadata_file, "/workspace/metadata.json",
-                  ATTR_RO_BIND_NOEXEC);
-    if (r > 0)
-      return sr_error_layer(c->err, "mount", ENOENT, "metadata %s",
-                            p->metadata_file);
+  for (size_t i = 0; i <= sr_view_len; i++) {
+    const struct sr_view_entry *e = i < sr_view_len ? &sr_view[i] : NULL;
+
+    while (n_open > 0 && (!e || !inside(e, open[n_open - 1]))) {
+      const struct sr_view_entry *done = open[--n_open];
+      r = finish_entry(c, done);
+      if (r < 0)
+        return r;
+    }
+    if (!e)
+      break;
+    r = build_entry(c, e);
     if (r < 0)
       return r;
+    if (has_finish(e)) {
+      if (n_open == SR_ARRAY_SIZE(open))
+        return sr_error_layer(c->err, "mount", E2BIG, "view nested too deep");
+      open[n_open++] = e;
+    }
   }
   return 0;
 }
@@ -920,11 +1025,17 @@ static int enter_newroot(struct sr_error *err) {
   return 0;
 }
 
+static void ctx_done(struct ctx *c) {
+  c->host_fd = safe_close(c->host_fd);
+  c->root_fd = safe_close(c->root_fd);
+}
+
 int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err) {
-  _cleanup_close_ int host_fd = -1, root_fd = -1, outputs = -1;
+  _cleanup_close_ int outputs = -1;
   _cleanup_(restore_umask) mode_t old_umask = umask(022);
-  struct ctx c = {.plan = plan, .err = err, .host_fd = -1, .root_fd = -1};
+  _cleanup_(ctx_done) struct ctx c = {
+      .plan = plan, .err = err, .host_fd = -1, .root_fd = -1};
   int r;
 
   if (!plan || !plan->policy || !ret_outputs_fd)
@@ -934,46 +1045,22 @@ int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
   r = enter_base(err);
   if (r < 0)
     return r;
-  host_fd = open(OLDROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (host_fd < 0)
+  c.host_fd = open(OLDROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (c.host_fd < 0)
     return sr_error_layer(err, "mount", errno, "open %s", OLDROOT);
-  if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, ROOT_TMPFS_OPTS) <
-      0)
-    return sr_error_layer(err, "mount", errno, "mount tmpfs on / (new root)");
-  root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0)
-    return sr_error_layer(err, "mount", errno, "open %s", NEWROOT);
-  c.host_fd = host_fd;
-  c.root_fd = root_fd;
-
-  if ((r = build_usr(&c)) < 0 || (r = build_etc(&c)) < 0 ||
-      (r = build_profile_binds(&c)) < 0 || (r = build_dev(&c)) < 0 ||
-      (r = build_proc(&c)) < 0)
-    return r;
-  if (mkdirat(root_fd, "tmp", 01777) < 0)
-    return sr_error_layer(err, "mount", errno, "mkdir /tmp");
-  r = mount_sized_tmpfs(&c, "/tmp", c.pol->limits[SR_LIM_TMP_SIZE].value,
-                        "1777", false);
-  if (r < 0)
-    return r;
-  r = build_workspace(&c);
+  r = build_view(&c);
   if (r < 0)
     return r;
   r = verify_mountinfo(&c);
   if (r < 0)
     return r;
 
-  outputs = openat(root_fd, "workspace/outputs",
+  outputs = openat(c.root_fd, SR_VIEW_OUTPUTS + 1,
                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (outputs < 0)
-    return sr_error_layer(err, "mount", errno, "open /workspace/outputs");
+    return sr_error_layer(err, "mount", errno, "open %s", SR_VIEW_OUTPUTS);
 
-  /* The -1 stored keeps the _cleanup_close_ handlers from closing again;
-   * clang 14's dead-store check does not model those handlers.
-   * NOLINTBEGIN(clang-analyzer-deadcode.DeadStores) */
-  host_fd = safe_close(host_fd);
-  root_fd = safe_close(root_fd);
-  /* NOLINTEND(clang-analyzer-deadcode.DeadStores) */
+  ctx_done(&c); /* nothing of the old root may stay open */
   r = enter_newroot(err);
   if (r < 0)
     return r;
