@@ -26,9 +26,10 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "error.h"
+#include "fdutil.h"
 #include "sha256.h"
 #include "util.h"
-#include "fdutil.h"
 
 #define SR_SKILL_MD_MAX (1024u * 1024u)
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+struct sr_error;
 
 /* Caps on what a bundle may contain (refused beyond them, path named). */
 struct sr_bundle_caps {

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 
 #include "caps.h"
+#include "error.h"
 
 /* Root inside the namespace gains nothing, uid changes never touch the
  * sets, capabilities are not kept across setuid, ambient cannot be raised;

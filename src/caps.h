@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "error.h"
+struct sr_error;
 
 /*
  * Drops every capability of the calling process (libcap): locks the

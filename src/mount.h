@@ -6,8 +6,8 @@
 struct sr_error;
 struct sr_policy;
 
-/* What the sandbox filesystem is built from (DESIGN.md "The sandbox as the
- * skill sees it"). Host paths are absolute. */
+/* What the run gives the sandbox view (view.h) to build from.  Host paths
+ * are absolute. */
 struct sr_mount_plan {
   const struct sr_policy *policy;
   const char
@@ -24,14 +24,14 @@ struct sr_mount_plan {
 /*
  * Builds the sandbox root and enters it.  Runs in pid 1 of the new pid
  * namespace, inside the new user and mount namespaces, with full
- * capabilities there.  Order: / MS_SLAVE|MS_REC; tmpfs root; binds; /etc;
- * /dev; /proc; /tmp; /workspace; pivot_root; old root detached; root
- * remounted read-only; cwd "/".  Any failure: sr_error_layer("mount", ...).
- * *ret_outputs_fd receives an O_DIRECTORY|O_CLOEXEC fd of the
+ * capabilities there.  Order: / MS_SLAVE|MS_REC; the entries of the view
+ * (view.h) in table order, from the tmpfs root to metadata.json; every
+ * mount's flags read back (statvfs, mountinfo); pivot_root; old root detached;
+ * root remounted read-only; cwd "/".  Any failure: sr_error_layer("mount",
+ * ...). *ret_outputs_fd receives an O_DIRECTORY|O_CLOEXEC fd of the
  * /workspace/outputs tmpfs: init passes it to the supervisor (SCM_RIGHTS),
  * which harvests from it after every process of the run is dead (the fd
  * keeps the detached tmpfs alive).
- * Verifies what it can (read back of mount flags via statvfs / mountinfo).
  */
 int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err);

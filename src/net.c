@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "error.h"
 #include "macro.h"
 #include "net.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "error.h"
+struct sr_error;
 
 /*
  * Brings `lo` up in the current (new) network namespace over rtnetlink,

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "fdutil.h"
 #include "ns.h"
 

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <stdbool.h>
 #include <sys/types.h>
 
-#include "error.h"
+struct sr_error;
 
 #define SR_SANDBOX_UID 1000
 #define SR_SANDBOX_GID 1000

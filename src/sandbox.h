@@ -11,8 +11,9 @@ struct sr_seccomp;
 
 /*
  * Everything the sandbox side (init and the skill's process) needs, filled
- * by the supervisor and copied into the new process by clone; nothing in
- * it points back into the supervisor's live state.
+ * by the supervisor before clone.  clone without CLONE_VM gives the new
+ * process its own copy of this and of all it points to, so nothing the
+ * sandbox side does reaches back into the supervisor.
  */
 struct sr_sandbox {
   const struct sr_policy *policy;

@@ -6,8 +6,10 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
 #include "util.h"
 
 #define SR_U64_LIMIT (UINT64_C(1) << 62)

@@ -5,8 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "macro.h"
-
 /* Pure helpers: no syscalls (the clocks and sr_random_uuid, which make
  * some, are in fdutil.h). */
 

@@ -23,6 +23,7 @@
 #include <openssl/evp.h>
 
 #include "bundle.h"
+#include "error.h"
 #include "fdutil.h"
 #include "util.h"
 
