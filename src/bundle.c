@@ -62,9 +62,6 @@ static void walk_done(struct walk *w) {
   w->n = w->alloc = 0;
 }
 
-static void sha256_releasep(struct sr_sha256 *h) {
-  sr_sha256_release(h);
-}
 static void closedirp(DIR **d) {
   if (*d)
     (void)closedir(*d);
@@ -541,7 +538,7 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
   int dst_dirfd = -1;
   _cleanup_(walk_done) struct walk w = {.err = err};
   _cleanup_close_ int root = -1, dst_root = -1;
-  _cleanup_(sha256_releasep) struct sr_sha256 rctx = {0};
+  _cleanup_sha256_ struct sr_sha256 rctx = {0};
   _cleanup_(fd_stack_done) struct fd_stack ss = {0}, ds = {0};
   _cleanup_free_ struct entry **sorted = NULL;
   _cleanup_free_ char *skill_md = NULL, *records = NULL;

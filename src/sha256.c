@@ -108,10 +108,6 @@ int sr_sha256_hex(const void *data, size_t len,
   return r;
 }
 
-static void sha256_releasep(struct sr_sha256 *h) {
-  sr_sha256_release(h);
-}
-
 static int copy_failed(enum sr_sha256_copy_step *ret_step,
                        enum sr_sha256_copy_step step, int r) {
   if (ret_step)
@@ -122,7 +118,7 @@ static int copy_failed(enum sr_sha256_copy_step *ret_step,
 int sr_sha256_copy(int in_fd, int out_fd, uint64_t max, void *keep,
                    uint64_t *ret_size, unsigned char out[SR_SHA256_LEN],
                    enum sr_sha256_copy_step *ret_step) {
-  _cleanup_(sha256_releasep) struct sr_sha256 h = {0};
+  _cleanup_sha256_ struct sr_sha256 h = {0};
   _cleanup_free_ unsigned char *buf = NULL;
   /* One byte more than max, so that a longer file shows in the first read
    * that goes past it. */

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "macro.h"
+
 /*
  * SHA-256, the one hash skillrun uses (bundle digest, input files, the
  * audit chain, the seccomp program's name), in one place.
@@ -45,6 +47,10 @@ int sr_sha256_update(struct sr_sha256 *h, const void *data, size_t len);
 int sr_sha256_final(struct sr_sha256 *h, unsigned char out[SR_SHA256_LEN]);
 /* Releases a context without a result (error paths); idempotent. */
 void sr_sha256_release(struct sr_sha256 *h);
+static inline void sr_sha256_releasep(struct sr_sha256 *h) {
+  sr_sha256_release(h);
+}
+#define _cleanup_sha256_ _cleanup_(sr_sha256_releasep)
 
 int sr_sha256(const void *data, size_t len, unsigned char out[SR_SHA256_LEN]);
 /* Lowercase hex, NUL-terminated. */
