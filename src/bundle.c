@@ -499,7 +499,9 @@ static void fd_stack_done(struct fd_stack *s) {
 
 static int append(char **buf, size_t *len, size_t *alloc, const char *s,
                   size_t n) {
-  if (*len + n + 1 > *alloc) {
+  if (n >= SIZE_MAX - *len)
+    return -EOVERFLOW;
+  if (!*buf || *len + n + 1 > *alloc) {
     size_t na = *alloc ? *alloc : 4096;
     char *nb;
     while (na < *len + n + 1)
@@ -516,73 +518,101 @@ static int append(char **buf, size_t *len, size_t *alloc, const char *s,
   return 0;
 }
 
-static int fixed_dst(void *ctx, uint64_t total_bytes, int *dst_dirfd,
-                     struct sr_error *err) {
-  (void)total_bytes;
-  (void)err;
-  *dst_dirfd = *(const int *)ctx;
+struct sr_bundle_walk {
+  struct walk w;
+  struct sr_bundle_caps caps;
+  int root;         /* the bundle's root directory */
+  size_t skill;     /* SKILL.md's index in w.v */
+  size_t max_depth; /* of any entry */
+};
+
+void sr_bundle_walk_free(struct sr_bundle_walk *bw) {
+  if (!bw)
+    return;
+  walk_done(&bw->w);
+  safe_close(bw->root);
+  free(bw);
+}
+
+uint64_t sr_bundle_walk_bytes(const struct sr_bundle_walk *bw) {
+  return bw->w.total_bytes;
+}
+
+int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
+                   struct sr_bundle_walk **out, struct sr_error *err) {
+  _cleanup_bundle_walk_ struct sr_bundle_walk *bw = NULL;
+  bool have_skill = false;
+  int r;
+
+  if (!src || !out)
+    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "bundle_io", "bundle");
+  bw = calloc(1, sizeof(*bw));
+  if (!bw)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+  bw->root = -1;
+  if (caps)
+    bw->caps = *caps;
+  else
+    sr_bundle_caps_default(&bw->caps);
+  bw->w.caps = &bw->caps;
+  bw->w.err = err;
+
+  /* The root itself may be a symlink the user named; nothing below is. */
+  bw->root = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+  if (bw->root < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
+                        "bundle: open %s", src);
+
+  /* Pass 1: the whole shape, and every cap, before any content is read. */
+  r = walk_dir(&bw->w, bw->root, "", 1);
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < bw->w.n; i++) {
+    const struct entry *e = &bw->w.v[i];
+    if (e->depth == 1 && strcmp(e->name, "SKILL.md") == 0 && !e->is_dir) {
+      bw->skill = i;
+      have_skill = true;
+    }
+    if (e->depth > bw->max_depth)
+      bw->max_depth = e->depth;
+  }
+  if (!have_skill)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                        "bundle: no SKILL.md at the bundle root");
+  *out = TAKE_PTR(bw);
   return 0;
 }
 
 int sr_bundle_stage(const char *src, int dst_dirfd,
                     const struct sr_bundle_caps *caps, bool keep_records,
                     struct sr_bundle *out, struct sr_error *err) {
-  return sr_bundle_stage_to(src, fixed_dst, &dst_dirfd, caps, keep_records, out,
-                            err);
+  _cleanup_bundle_walk_ struct sr_bundle_walk *bw = NULL;
+  int r = sr_bundle_walk(src, caps, &bw, err);
+
+  return r < 0 ? r : sr_bundle_copy(bw, dst_dirfd, keep_records, out, err);
 }
 
-int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
-                       const struct sr_bundle_caps *caps, bool keep_records,
-                       struct sr_bundle *out, struct sr_error *err) {
-  struct sr_bundle_caps defcaps;
-  int dst_dirfd = -1;
-  _cleanup_(walk_done) struct walk w = {.err = err};
-  _cleanup_close_ int root = -1, dst_root = -1;
+int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
+                   struct sr_bundle *out, struct sr_error *err) {
+  struct walk *wp;
+  size_t maxdepth;
+  const struct entry *skill;
+  _cleanup_close_ int dst_root = -1;
   _cleanup_sha256_ struct sr_sha256 rctx = {0};
   _cleanup_(fd_stack_done) struct fd_stack ss = {0}, ds = {0};
   _cleanup_free_ struct entry **sorted = NULL;
   _cleanup_free_ char *skill_md = NULL, *records = NULL;
-  size_t skill_md_len = 0, records_len = 0, records_alloc = 0, maxdepth = 0;
+  size_t skill_md_len = 0, records_len = 0, records_alloc = 0;
   unsigned char hash[SR_SHA256_LEN];
   struct sr_bundle res = {0};
-  const struct entry *skill = NULL;
   int r;
 
-  if (!src || !out)
+  if (!bw || bw->root < 0) /* copied once: its fds are used up */
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "bundle_io", "bundle");
-  if (!caps) {
-    sr_bundle_caps_default(&defcaps);
-    caps = &defcaps;
-  }
-  w.caps = caps;
-
-  /* The root itself may be a symlink the user named; nothing below is. */
-  root = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-  if (root < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: open %s", src);
-
-  /* Pass 1: the whole shape, and every cap, before any content is read. */
-  r = walk_dir(&w, root, "", 1);
-  if (r < 0)
-    return r;
-  for (size_t i = 0; i < w.n; i++) {
-    if (w.v[i].depth == 1 && strcmp(w.v[i].name, "SKILL.md") == 0 &&
-        !w.v[i].is_dir)
-      skill = &w.v[i];
-    if (w.v[i].depth > maxdepth)
-      maxdepth = w.v[i].depth;
-  }
-  if (!skill)
-    return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                        "bundle: no SKILL.md at the bundle root");
-
-  if (pick) {
-    r = pick(ctx, w.total_bytes, &dst_dirfd, err);
-    if (r < 0)
-      return r;
-  }
-
+  wp = &bw->w;
+  wp->err = err;
+  maxdepth = bw->max_depth;
+  skill = &wp->v[bw->skill];
   ss.fd = malloc((maxdepth + 1) * sizeof(int));
   ds.fd = malloc((maxdepth + 1) * sizeof(int));
   if (!ss.fd || !ds.fd)
@@ -590,7 +620,7 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
   ss.n = ds.n = maxdepth + 1;
   for (size_t i = 0; i <= maxdepth; i++)
     ss.fd[i] = ds.fd[i] = -1;
-  ss.fd[0] = TAKE_FD(root);
+  ss.fd[0] = TAKE_FD(bw->root);
   if (dst_dirfd >= 0) {
     /* Our own fd, so the stack can close it like the others. */
     dst_root = fcntl(dst_dirfd, F_DUPFD_CLOEXEC, 3);
@@ -602,8 +632,8 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
 
   /* Pass 2: entries are in walk pre-order, so the parent of an entry at
    * depth k is the directory last opened at depth k-1. */
-  for (size_t i = 0; i < w.n; i++) {
-    struct entry *e = &w.v[i];
+  for (size_t i = 0; i < wp->n; i++) {
+    struct entry *e = &wp->v[i];
     int psfd = ss.fd[e->depth - 1], pdfd = ds.fd[e->depth - 1];
 
     if (e->is_dir) {
@@ -627,19 +657,19 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
   /* Records in global byte order of the relative path. */
   /* An array of pointers: sizeof(*sorted) is the pointer size on purpose.
    * NOLINTNEXTLINE(bugprone-sizeof-expression) */
-  sorted = malloc((w.n ? w.n : 1) * sizeof(*sorted));
+  sorted = malloc((wp->n ? wp->n : 1) * sizeof(*sorted));
   if (!sorted)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
-  for (size_t i = 0; i < w.n; i++)
-    sorted[i] = &w.v[i];
-  qsort(sorted, w.n, sizeof(*sorted), /* NOLINT(bugprone-sizeof-expression) */
+  for (size_t i = 0; i < wp->n; i++)
+    sorted[i] = &wp->v[i];
+  qsort(sorted, wp->n, sizeof(*sorted), /* NOLINT(bugprone-sizeof-expression) */
         entry_cmp);
 
   r = sr_sha256_init(&rctx);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                         "bundle: SHA-256 init");
-  for (size_t i = 0; i < w.n; i++) {
+  for (size_t i = 0; i < wp->n; i++) {
     const struct entry *e = sorted[i];
     _cleanup_free_ char *rec = sr_bundle_record(e->is_dir ? 'd' : 'f', e->exec,
                                                 e->size, e->hex, e->relpath);
@@ -663,9 +693,9 @@ int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
 
   memcpy(res.digest, "sha256:", 7);
   sr_hex(hash, sizeof(hash), res.digest + 7);
-  res.n_files = w.n_files;
-  res.n_dirs = w.n_dirs;
-  res.total_bytes = w.total_bytes;
+  res.n_files = wp->n_files;
+  res.n_dirs = wp->n_dirs;
+  res.total_bytes = wp->total_bytes;
   if (keep_records && !records) {
     /* Unreachable today (SKILL.md always gives one record), but callers
      * asked for text and must get a string, not NULL. */

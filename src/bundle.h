@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "macro.h"
+
 struct sr_error;
 
 /* Caps on what a bundle may contain (refused beyond them, path named). */
@@ -51,18 +53,22 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
                     struct sr_bundle *out, struct sr_error *err);
 
 /*
- * The same, with the staging directory chosen once the bundle's shape is
- * known: after the walk and every cap, before any content is read, pick
- * (when not NULL) is called with the total file bytes the walk saw (a file
- * that then grows is refused as changed) and sets *dst_dirfd to the
- * directory to copy into (borrowed) or -1 to only hash; it returns 0, or a
- * negative errno with err set.
+ * The same in two steps, so that the caller can choose where to copy once
+ * the bundle's shape is known.  sr_bundle_walk: pass 1 (the shape and every
+ * cap, nothing read; the refusals above).  sr_bundle_walk_bytes: the total
+ * file bytes it saw (a file that then grows is refused as changed).
+ * sr_bundle_copy: pass 2 (every file read once, copied into dst_dirfd while
+ * hashed, or only hashed with -1; the digest); once per walk.
  */
-typedef int (*sr_bundle_pick_dst)(void *ctx, uint64_t total_bytes,
-                                  int *dst_dirfd, struct sr_error *err);
-int sr_bundle_stage_to(const char *src, sr_bundle_pick_dst pick, void *ctx,
-                       const struct sr_bundle_caps *caps, bool keep_records,
-                       struct sr_bundle *out, struct sr_error *err);
+struct sr_bundle_walk;
+int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
+                   struct sr_bundle_walk **out, struct sr_error *err);
+uint64_t sr_bundle_walk_bytes(const struct sr_bundle_walk *bw);
+int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
+                   struct sr_bundle *out, struct sr_error *err);
+void sr_bundle_walk_free(struct sr_bundle_walk *bw);
+SR_DEFINE_CLEANUP(struct sr_bundle_walk *, sr_bundle_walk_free)
+#define _cleanup_bundle_walk_ _cleanup_(sr_bundle_walk_freep)
 
 /* Frees what *b owns (records, skill_md), not b itself. */
 void sr_bundle_free(struct sr_bundle *b);

@@ -122,17 +122,18 @@ int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
 
 /* ------------------------------------------------------------ verify */
 
-/*
- * The staging directory, chosen once the bundle's size is known (called by
- * sr_bundle_stage_to between its walk and its copy): on a tmpfs when the
- * bundle is small and the run has no inputs (sr_workspace_make_staging).
- */
-static int pick_staging(void *ctx, uint64_t total_bytes, int *dst_dirfd,
-                        struct sr_error *err) {
-  struct sr_run *run = ctx;
-  int r = sr_workspace_make_staging(&run->ws, total_bytes,
-                                    run->args->n_inputs == 0, err);
+/* The staging directory, chosen once the bundle's size is known: on a
+ * tmpfs when the bundle is small and the run has no inputs
+ * (sr_workspace_make_staging).  --explain only hashes: -1. */
+static int pick_staging(struct sr_run *run, const struct sr_bundle_walk *bw,
+                        int *dst_dirfd, struct sr_error *err) {
+  int r;
 
+  *dst_dirfd = -1;
+  if (run->explain)
+    return 0;
+  r = sr_workspace_make_staging(&run->ws, sr_bundle_walk_bytes(bw),
+                                run->args->n_inputs == 0, err);
   if (r < 0)
     return r;
   *dst_dirfd = run->ws.bundle_fd;
@@ -263,17 +264,19 @@ static int emit_verified(struct sr_run *run, struct sr_error *err) {
 }
 
 int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
-  struct sr_bundle_caps caps;
-  int r;
+  _cleanup_bundle_walk_ struct sr_bundle_walk *walk = NULL;
+  int dst = -1, r;
 
   /* A run resolved it when admitted. */
   if (!run->bundle_path && (r = resolve_bundle(run, err)) < 0)
     return r;
-  /* Copied while hashed into the run's staging area; --explain only
-   * hashes. */
-  sr_bundle_caps_default(&caps);
-  r = sr_bundle_stage_to(run->bundle_path, run->explain ? NULL : pick_staging,
-                         run, &caps, false, &run->bundle, err);
+  /* The bundle's shape first (a refusal reads nothing and gets no
+   * staging), then its bytes, copied while hashed. */
+  r = sr_bundle_walk(run->bundle_path, NULL, &walk, err);
+  if (r >= 0)
+    r = pick_staging(run, walk, &dst, err);
+  if (r >= 0)
+    r = sr_bundle_copy(walk, dst, false, &run->bundle, err);
   if (r >= 0)
     r = check_pin(run, err);
   if (r >= 0 && run->have_capability)

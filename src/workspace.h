@@ -60,8 +60,8 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         int *audit_fd, struct sr_error *err);
 
 /*
- * Creates the staging directory, once the bundle's size is known (it is
- * called by sr_bundle_stage_to between its walk and its copy).
+ * Creates the staging directory, once the bundle's size is known (the
+ * verify stage calls it between the bundle's walk and its copy).
  *
  * A directory on ext4 costs 0.1 - 0.3 ms to create and again to evict, and
  * a bundle is staged, bound and removed in every run.  When tmpfs_ok and

@@ -641,33 +641,14 @@ static void test_missing_src(void **state) {
   assert_non_null(strstr(err.msg, "/nonexistent/bundle"));
 }
 
-/* sr_bundle_stage_to: the staging directory is chosen after the walk,
- * knowing the size, and never for a bundle that is refused. */
-struct pick_log {
-  int calls;
-  uint64_t bytes;
-  int dst;   /* what to hand back */
-  int error; /* or this errno */
-};
-
-static int pick(void *ctx, uint64_t total_bytes, int *dst_dirfd,
-                struct sr_error *err) {
-  struct pick_log *l = ctx;
-
-  l->calls++;
-  l->bytes = total_bytes;
-  if (l->error)
-    return sr_error_set(err, SR_EXIT_FAILED, l->error, "workspace",
-                        "no staging directory");
-  *dst_dirfd = l->dst;
-  return 0;
-}
-
-static void test_stage_to_pick(void **state) {
+/* sr_bundle_walk, then sr_bundle_copy: the caller learns the size between
+ * the two and chooses where to copy; a refused bundle is refused by the
+ * walk, before anything is read or copied. */
+static void test_walk_then_copy(void **state) {
   struct tree *t = *state;
   struct sr_error err = {0};
   struct sr_bundle out = {0};
-  struct pick_log l = {0};
+  struct sr_bundle_walk *bw = NULL;
   _cleanup_close_ int dfd = open(t->dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char path[128];
   struct stat st;
@@ -676,40 +657,29 @@ static void test_stage_to_pick(void **state) {
   minimal_skill(t->src);
   xwrite(t->src, "data", "0123456789", 10, 0644);
 
-  /* An error from pick stops the run before anything is copied. */
-  l.error = ENOSPC;
-  assert_true(sr_bundle_stage_to(t->src, pick, &l, NULL, false, &out, &err) <
-              0);
-  assert_int_equal(l.calls, 1);
-  assert_int_equal(l.bytes, 16 + 10);
-  assert_int_equal(err.err, ENOSPC);
-  assert_non_null(strstr(err.msg, "no staging directory"));
-  snprintf(path, sizeof(path), "%s/SKILL.md", t->dst);
+  assert_int_equal(sr_bundle_walk(t->src, NULL, &bw, &err), 0);
+  assert_int_equal(sr_bundle_walk_bytes(bw), 16 + 10);
+  /* The walk reads and copies nothing. */
+  snprintf(path, sizeof(path), "%s/data", t->dst);
   assert_int_equal(stat(path, &st), -1);
 
-  /* Otherwise the copy lands where pick said. */
-  memset(&l, 0, sizeof(l));
-  l.dst = dfd;
-  sr_error_clear(&err);
-  assert_int_equal(
-      sr_bundle_stage_to(t->src, pick, &l, NULL, false, &out, &err), 0);
-  assert_int_equal(l.calls, 1);
+  assert_int_equal(sr_bundle_copy(bw, dfd, false, &out, &err), 0);
   assert_int_equal(out.total_bytes, 26);
-  snprintf(path, sizeof(path), "%s/data", t->dst);
   assert_int_equal(stat(path, &st), 0);
   assert_int_equal(st.st_size, 10);
   sr_bundle_free(&out);
+  /* Once per walk: its directory fds are used up. */
+  assert_true(sr_bundle_copy(bw, -1, false, &out, &err) < 0);
+  sr_bundle_walk_free(bw);
+  bw = NULL;
 
-  /* A refused bundle never gets a staging directory. */
+  /* A refused bundle: no walk to copy from. */
   snprintf(path, sizeof(path), "%s/link", t->src);
   assert_int_equal(symlink("/etc/passwd", path), 0);
-  memset(&l, 0, sizeof(l));
-  l.dst = -1;
   sr_error_clear(&err);
-  assert_true(sr_bundle_stage_to(t->src, pick, &l, NULL, false, &out, &err) <
-              0);
+  assert_true(sr_bundle_walk(t->src, NULL, &bw, &err) < 0);
+  assert_null(bw);
   assert_string_equal(err.reason, "bundle_invalid");
-  assert_int_equal(l.calls, 0);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_tree, teardown_tree)
@@ -740,7 +710,7 @@ int main(void) {
       T(test_refuse_skill_md_dir),
       T(test_refuse_skill_md_too_big),
       T(test_refuse_changed),
-      T(test_stage_to_pick),
+      T(test_walk_then_copy),
       cmocka_unit_test(test_missing_src),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
