@@ -88,6 +88,7 @@ int sr_audit_verify_anchored_fd(int fd, const char *display_name,
                                 struct sr_error *err);
 
 void sr_audit_done(struct sr_audit *a);
+#define _cleanup_audit_ _cleanup_(sr_audit_done)
 
 /*
  * A JSON string from bytes that may not be valid UTF-8 (skill output,

@@ -75,7 +75,7 @@ void sr_bundle_caps_default(struct sr_bundle_caps *c) {
   c->max_depth = 32;
 }
 
-void sr_bundle_free(struct sr_bundle *b) {
+void sr_bundle_done(struct sr_bundle *b) {
   if (!b)
     return;
   free(b->records);

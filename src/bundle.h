@@ -71,7 +71,8 @@ SR_DEFINE_CLEANUP(struct sr_bundle_walk *, sr_bundle_walk_free)
 #define _cleanup_bundle_walk_ _cleanup_(sr_bundle_walk_freep)
 
 /* Frees what *b owns (records, skill_md), not b itself. */
-void sr_bundle_free(struct sr_bundle *b);
+void sr_bundle_done(struct sr_bundle *b);
+#define _cleanup_bundle_ _cleanup_(sr_bundle_done)
 
 /* ---- pure pieces, unit-tested ---- */
 

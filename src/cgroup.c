@@ -783,7 +783,7 @@ static int wait_unpopulated(int lfd, unsigned timeout_ms) {
   }
 }
 
-int sr_cgroup_destroy(struct sr_cgroup *cg) {
+int sr_cgroup_remove(struct sr_cgroup *cg) {
   _cleanup_close_ int pfd = -1;
   int r;
 
@@ -816,6 +816,13 @@ int sr_cgroup_destroy(struct sr_cgroup *cg) {
   }
   cgroup_reset(cg);
   return 0;
+}
+
+void sr_cgroup_done(struct sr_cgroup *cg) {
+  /* A leaf that cannot be removed now is left to --gc, with its fd and
+   * paths released here. */
+  (void)sr_cgroup_remove(cg);
+  cgroup_reset(cg);
 }
 
 /* Removes the empty, unlocked, not-too-young leaf `name` below pfd. */

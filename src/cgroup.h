@@ -44,7 +44,11 @@ int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
 /* cgroup.kill (or SIGKILL of every pid in cgroup.procs on old kernels). */
 int sr_cgroup_kill(const struct sr_cgroup *cg);
 /* Waits until empty and removes the leaf.  Safe to call when inactive. */
-int sr_cgroup_destroy(struct sr_cgroup *cg);
+int sr_cgroup_remove(struct sr_cgroup *cg);
+/* sr_cgroup_remove (best effort: a leaf still busy is left to --gc), then
+ * closes and frees everything.  Safe on an empty record. */
+void sr_cgroup_done(struct sr_cgroup *cg);
+#define _cleanup_cgroup_ _cleanup_(sr_cgroup_done)
 
 /* Removes leftover leaves of dead runs below the skillrun subtree (--gc). */
 int sr_cgroup_gc(const char *parent_override, struct sr_error *err);

@@ -715,11 +715,11 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
   return 0;
 
 fail:
-  sr_args_free(out);
+  sr_args_done(out);
   return r;
 }
 
-void sr_args_free(struct sr_args *a) {
+void sr_args_done(struct sr_args *a) {
   if (!a)
     return;
   free(a->bundle);

@@ -66,7 +66,8 @@ struct sr_args {
  */
 int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
                  struct sr_error *err);
-void sr_args_free(struct sr_args *a);
+void sr_args_done(struct sr_args *a);
+#define _cleanup_args_ _cleanup_(sr_args_done)
 
 /* The --help text (short and complete), and --version. */
 void sr_cli_help(FILE *f);

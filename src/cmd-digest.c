@@ -31,6 +31,6 @@ int sr_cmd_digest(const struct sr_args *a) {
   } else if (fflush(stdout) != 0) {
     code = SR_EXIT_FAILED;
   }
-  sr_bundle_free(&b);
+  sr_bundle_done(&b);
   return code;
 }

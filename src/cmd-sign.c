@@ -90,7 +90,7 @@ int sr_cmd_sign(const struct sr_args *a) {
     code = fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
   }
   if (have_manifest)
-    sr_manifest_free(&m);
-  sr_bundle_free(&b);
+    sr_manifest_done(&m);
+  sr_bundle_done(&b);
   return code;
 }

@@ -53,7 +53,7 @@ static int conf_error(struct conf_ctx *ctx, const char *file, unsigned line,
                       "%s:%u: %s", file, line, msg);
 }
 
-static void line_free(struct sr_conf_line *l) {
+static void line_done(struct sr_conf_line *l) {
   free(l->file);
   free(l->key);
   if (l->args)
@@ -62,11 +62,11 @@ static void line_free(struct sr_conf_line *l) {
   free(l->args);
 }
 
-void sr_conf_free(struct sr_conf *c) {
+void sr_conf_done(struct sr_conf *c) {
   if (!c)
     return;
   for (size_t i = 0; i < c->n_lines; i++)
-    line_free(&c->lines[i]);
+    line_done(&c->lines[i]);
   free(c->lines);
   free(c->name);
   c->lines = NULL;
@@ -393,7 +393,7 @@ static int profile_search_dirs(struct sr_strv *dirs) {
 
 static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
                         const char *where, char **resolved) {
-  _cleanup_(sr_strv_free) struct sr_strv dirs = {0};
+  _cleanup_(sr_strv_done) struct sr_strv dirs = {0};
   char looked[768] = "";
   size_t used = 0;
   int r;
@@ -484,7 +484,7 @@ static int finish(struct sr_conf *tmp, const char *name, struct sr_conf *out,
       r = -ENOMEM;
   }
   if (r < 0) {
-    sr_conf_free(tmp);
+    sr_conf_done(tmp);
     /* Only ENOMEM gets here without a message. */
     if (!sr_error_is_set(err))
       sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "%s",

@@ -62,7 +62,8 @@ int sr_conf_load_platform(const char *path, struct sr_conf *out, char **warning,
 int sr_conf_load_profile(const char *name_or_path, struct sr_conf *out,
                          char **resolved, struct sr_error *err);
 
-void sr_conf_free(struct sr_conf *c);
+void sr_conf_done(struct sr_conf *c);
+#define _cleanup_conf_ _cleanup_(sr_conf_done)
 
 /* The embedded default profile (generated from profiles/default.profile). */
 extern const char sr_default_profile[];

@@ -156,13 +156,7 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
 }
 
 void sr_host_done(struct sr_host *h) {
-  /* A leaf that cannot be removed now is left to --gc, with its fd and
-   * paths released here. */
-  (void)sr_cgroup_destroy(&h->cgroup);
-  h->cgroup.leaf_fd = safe_close(h->cgroup.leaf_fd);
-  free(h->cgroup.leaf_path);
-  free(h->cgroup.parent_path);
-  h->cgroup.leaf_path = h->cgroup.parent_path = NULL;
+  sr_cgroup_done(&h->cgroup);
   /* Closing the lock frees the slot. */
   h->uidpool_fd = safe_close(h->uidpool_fd);
 }

@@ -41,3 +41,4 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
 /* Removes the cgroup leaf (left to --gc when it cannot be removed now) and
  * frees the uid-pool slot.  Nothing of the run may be alive. */
 void sr_host_done(struct sr_host *h);
+#define _cleanup_host_ _cleanup_(sr_host_done)

@@ -73,7 +73,7 @@ int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
   return 0;
 }
 
-void sr_logpump_close(struct sr_logpump *lp) {
+void sr_logpump_done(struct sr_logpump *lp) {
   for (int s = 0; s < 2; s++) {
     lp->in_fd[s] = safe_close(lp->in_fd[s]);
     lp->out_fd[s] = safe_close(lp->out_fd[s]);

@@ -34,4 +34,5 @@ void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
 int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap);
 
 /* Closes everything. */
-void sr_logpump_close(struct sr_logpump *lp);
+void sr_logpump_done(struct sr_logpump *lp);
+#define _cleanup_logpump_ _cleanup_(sr_logpump_done)

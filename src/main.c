@@ -57,7 +57,7 @@ int main(int argc, char *argv[]) {
     sr_log_error("%s", err.msg);
     if (err.exit_code != SR_EXIT_REFUSED)
       fprintf(stderr, "Try 'skillrun --help' for more information.\n");
-    sr_args_free(&args);
+    sr_args_done(&args);
     return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   }
   for (size_t i = 0; i < SR_ARRAY_SIZE(commands); i++)
@@ -65,6 +65,6 @@ int main(int argc, char *argv[]) {
       code = commands[i].run(&args);
       break;
     }
-  sr_args_free(&args);
+  sr_args_done(&args);
   return code;
 }

@@ -569,7 +569,7 @@ static int split_words(const char *s, struct sr_strv *sv, size_t max,
  * the proposed extension), so any other shape is ignored with a warning. */
 static int not_tools(struct sr_manifest *m, const struct node *v,
                      struct sr_error *err) {
-  sr_strv_free(&m->allowed_tools);
+  sr_strv_done(&m->allowed_tools);
   return add_warning(m, err,
                      "SKILL.md:%u: allowed-tools is not a space-separated "
                      "string or a list of strings (ignored)",
@@ -751,7 +751,7 @@ static int check_metadata(struct sr_manifest *m, const struct node *v,
     kv->key = strdup(k->str);
     kv->value = strdup(val->str);
     kv->line = k->line;
-    m->n_metadata++; /* counted now so that sr_manifest_free frees it */
+    m->n_metadata++; /* counted now so that sr_manifest_done frees it */
     if (!kv->key || !kv->value)
       return oom(err);
     if (!strcmp(k->str, "version")) {
@@ -880,7 +880,7 @@ int sr_manifest_parse(const char *buf, size_t len, const char *dirname,
                    "'description'");
   r = check_top(&m, root, dirname, err);
   if (r < 0) {
-    sr_manifest_free(&m);
+    sr_manifest_done(&m);
     return r;
   }
   *out = m;
@@ -911,7 +911,7 @@ int sr_manifest_load_at(int dirfd, const char *dirname, struct sr_manifest *out,
   return sr_manifest_parse(buf, len, dirname, out, err);
 }
 
-void sr_manifest_free(struct sr_manifest *m) {
+void sr_manifest_done(struct sr_manifest *m) {
   if (!m)
     return;
   free(m->name);
@@ -919,13 +919,13 @@ void sr_manifest_free(struct sr_manifest *m) {
   free(m->license);
   free(m->compatibility);
   free(m->version);
-  sr_strv_free(&m->allowed_tools);
+  sr_strv_done(&m->allowed_tools);
   for (size_t i = 0; i < m->n_metadata; i++) {
     free(m->metadata[i].key);
     free(m->metadata[i].value);
   }
   free(m->metadata);
-  sr_strv_free(&m->entrypoint);
-  sr_strv_free(&m->warnings);
+  sr_strv_done(&m->entrypoint);
+  sr_strv_done(&m->warnings);
   *m = (struct sr_manifest){0};
 }

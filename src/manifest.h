@@ -70,4 +70,5 @@ int sr_manifest_parse(const char *buf, size_t len, const char *dirname,
 int sr_manifest_load_at(int dirfd, const char *dirname, struct sr_manifest *out,
                         struct sr_error *err);
 
-void sr_manifest_free(struct sr_manifest *m);
+void sr_manifest_done(struct sr_manifest *m);
+#define _cleanup_manifest_ _cleanup_(sr_manifest_done)

@@ -23,7 +23,7 @@
  * pointer that struct layer (a stack object of sr_policy_apply_conf/
  * _profile) holds: a string stored into an array grown with realloc is
  * reported as leaked when the function returns, though the array belongs
- * to the policy and sr_policy_free() releases it (a 20-line program with
+ * to the policy and sr_policy_done() releases it (a 20-line program with
  * the same shape shows it; without struct layer in between, it does not).
  * Until the view table made sr_policy_to_json() cheaper to analyse, the
  * analysis of this file bailed out before it reached these functions.
@@ -122,7 +122,7 @@ static void syscall_list_done(struct sr_syscall_list *l) {
   l->n = 0;
 }
 
-void sr_policy_free(struct sr_policy *p) {
+void sr_policy_done(struct sr_policy *p) {
   if (!p)
     return;
   free(p->profile);
@@ -133,9 +133,9 @@ void sr_policy_free(struct sr_policy *p) {
     free(p->binds[i].file);
   }
   free(p->binds);
-  sr_strv_free(&p->etc_files);
-  sr_strv_free(&p->etc_files_try);
-  sr_strv_free(&p->env_keep);
+  sr_strv_done(&p->etc_files);
+  sr_strv_done(&p->etc_files_try);
+  sr_strv_done(&p->env_keep);
   for (size_t i = 0; i < p->n_setenv; i++) {
     free(p->setenv[i].name);
     free(p->setenv[i].value);
@@ -149,7 +149,7 @@ void sr_policy_free(struct sr_policy *p) {
   free(p->trust_keys);
   free(p->capability_key);
   free(p->audit_key);
-  sr_strv_free(&p->warnings);
+  sr_strv_done(&p->warnings);
   memset(p, 0, sizeof(*p));
 }
 

@@ -191,4 +191,5 @@ int sr_policy_apply_flags(struct sr_policy *p, const struct sr_flag_layer *f,
 json_t *sr_policy_to_json(const struct sr_policy *p,
                           const struct sr_enforcement *enf);
 
-void sr_policy_free(struct sr_policy *p);
+void sr_policy_done(struct sr_policy *p);
+#define _cleanup_policy_ _cleanup_(sr_policy_done)

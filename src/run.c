@@ -82,16 +82,16 @@ void sr_run_init(struct sr_run *run, const struct sr_args *args) {
 void sr_run_done(struct sr_run *run) {
   sr_supervisor_done(&run->sup);
   sr_host_done(&run->host);
-  sr_workspace_finish(&run->ws);
+  sr_workspace_done(&run->ws);
   if (run->audit_open)
     sr_audit_done(&run->audit);
   if (run->policy_init)
-    sr_policy_free(&run->policy);
+    sr_policy_done(&run->policy);
   if (run->have_manifest)
-    sr_manifest_free(&run->manifest);
-  sr_keyring_free(&run->keyring);
+    sr_manifest_done(&run->manifest);
+  sr_keyring_done(&run->keyring);
   sr_trust_key_free(run->audit_key);
-  sr_bundle_free(&run->bundle);
+  sr_bundle_done(&run->bundle);
   sr_seccomp_free(run->seccomp);
   json_decref(run->inputs);
   json_decref(run->refusal_extra);
@@ -209,8 +209,8 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
     r = sr_seccomp_check_names(&run->policy, err);
   if (r >= 0 && resolved && !run->policy.profile)
     run->policy.profile = TAKE_PTR(resolved);
-  sr_conf_free(&conf);
-  sr_conf_free(&prof);
+  sr_conf_done(&conf);
+  sr_conf_done(&prof);
   if (r < 0)
     return r;
   /* Loaded now, so that even a refusal's execution_completed is

@@ -127,3 +127,4 @@ int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
                          const char *source, struct sr_error *err);
 void sr_run_init(struct sr_run *run, const struct sr_args *args);
 void sr_run_done(struct sr_run *run);
+#define _cleanup_run_ _cleanup_(sr_run_done)

@@ -27,7 +27,7 @@ const char *sr_sha256_backend(void) {
   return SR_SHA256_USE_EVP ? "evp" : "lowlevel";
 }
 
-void sr_sha256_release(struct sr_sha256 *h) {
+void sr_sha256_done(struct sr_sha256 *h) {
 #if SR_SHA256_USE_EVP
   EVP_MD_CTX_free(h->evp); /* NULL-safe */
 #endif
@@ -45,7 +45,7 @@ int sr_sha256_init(struct sr_sha256 *h) {
   if (!h->evp)
     return -ENOMEM;
   if (EVP_DigestInit_ex(h->evp, EVP_sha256(), NULL) != 1) {
-    sr_sha256_release(h);
+    sr_sha256_done(h);
     return -EIO;
   }
   return 0;
@@ -59,7 +59,7 @@ int sr_sha256_update(struct sr_sha256 *h, const void *data, size_t len) {
   if (!h->evp)
     return -EINVAL;
   if (EVP_DigestUpdate(h->evp, data, len) != 1) {
-    sr_sha256_release(h);
+    sr_sha256_done(h);
     return -EIO;
   }
   return 0;
@@ -77,7 +77,7 @@ int sr_sha256_final(struct sr_sha256 *h, unsigned char out[SR_SHA256_LEN]) {
     return -EINVAL;
   if (EVP_DigestFinal_ex(h->evp, out, &n) != 1 || n != SR_SHA256_LEN)
     r = -EIO;
-  sr_sha256_release(h);
+  sr_sha256_done(h);
   return r;
 #else
   int ok = SHA256_Final(out, (SHA256_CTX *)h->state.bytes);

@@ -46,11 +46,8 @@ int sr_sha256_update(struct sr_sha256 *h, const void *data, size_t len);
 /* Writes the digest and releases the context. */
 int sr_sha256_final(struct sr_sha256 *h, unsigned char out[SR_SHA256_LEN]);
 /* Releases a context without a result (error paths); idempotent. */
-void sr_sha256_release(struct sr_sha256 *h);
-static inline void sr_sha256_releasep(struct sr_sha256 *h) {
-  sr_sha256_release(h);
-}
-#define _cleanup_sha256_ _cleanup_(sr_sha256_releasep)
+void sr_sha256_done(struct sr_sha256 *h);
+#define _cleanup_sha256_ _cleanup_(sr_sha256_done)
 
 int sr_sha256(const void *data, size_t len, unsigned char out[SR_SHA256_LEN]);
 /* Lowercase hex, NUL-terminated. */

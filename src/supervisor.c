@@ -136,7 +136,7 @@ static void restore_signals(struct sr_supervisor *s) {
 void sr_supervisor_done(struct sr_supervisor *s) {
   sr_supervisor_reap(s);
   restore_signals(s);
-  sr_logpump_close(&s->logs);
+  sr_logpump_done(&s->logs);
   s->sync_fd = safe_close(s->sync_fd);
   s->signal_fd = safe_close(s->signal_fd);
   s->timeout_fd = safe_close(s->timeout_fd);

@@ -104,3 +104,4 @@ void sr_supervisor_reap(struct sr_supervisor *s);
 
 /* sr_supervisor_reap, then closes every fd and restores the signal mask. */
 void sr_supervisor_done(struct sr_supervisor *s);
+#define _cleanup_supervisor_ _cleanup_(sr_supervisor_done)

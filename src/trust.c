@@ -172,7 +172,7 @@ int sr_keyring_add(struct sr_keyring *kr, int tier, struct sr_trust_key *key) {
   return 0;
 }
 
-void sr_keyring_free(struct sr_keyring *kr) {
+void sr_keyring_done(struct sr_keyring *kr) {
   if (!kr)
     return;
   for (size_t i = 0; i < kr->n; i++)

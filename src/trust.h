@@ -53,7 +53,8 @@ struct sr_keyring {
 };
 /* Takes ownership of key on success. */
 int sr_keyring_add(struct sr_keyring *kr, int tier, struct sr_trust_key *key);
-void sr_keyring_free(struct sr_keyring *kr);
+void sr_keyring_done(struct sr_keyring *kr);
+#define _cleanup_keyring_ _cleanup_(sr_keyring_done)
 
 /* Base64 (RFC 4648 section 4, padded) or base64url (section 5, no
  * padding).  Encode: out needs 4*ceil(n/3)+1 bytes; returns the length.

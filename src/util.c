@@ -255,7 +255,7 @@ bool sr_strv_contains(const struct sr_strv *sv, const char *s) {
   return false;
 }
 
-void sr_strv_free(struct sr_strv *sv) {
+void sr_strv_done(struct sr_strv *sv) {
   for (size_t i = 0; i < sv->n; i++)
     free(sv->v[i]);
   free(sv->v);

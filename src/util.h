@@ -61,4 +61,5 @@ struct sr_strv {
 };
 int sr_strv_push(struct sr_strv *sv, const char *s); /* copies s */
 bool sr_strv_contains(const struct sr_strv *sv, const char *s);
-void sr_strv_free(struct sr_strv *sv);
+void sr_strv_done(struct sr_strv *sv);
+#define _cleanup_strv_ _cleanup_(sr_strv_done)

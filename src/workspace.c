@@ -759,7 +759,7 @@ void sr_workspace_remove_staging(struct sr_workspace *ws) {
   ws->staging_name = NULL;
 }
 
-void sr_workspace_finish(struct sr_workspace *ws) {
+void sr_workspace_done(struct sr_workspace *ws) {
   sr_workspace_remove_staging(ws);
   if (ws->root_fd >= 0 && ws->active_name) {
     _cleanup_close_ int active_dir =

@@ -42,7 +42,7 @@ struct sr_workspace {
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
 };
 
-/* An empty workspace (every fd -1), safe to pass to sr_workspace_finish. */
+/* An empty workspace (every fd -1), safe to pass to sr_workspace_done. */
 void sr_workspace_init(struct sr_workspace *ws);
 
 /* Default root: $(localstatedir)/lib/skillrun/runs for root, else
@@ -129,7 +129,8 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
 void sr_workspace_remove_staging(struct sr_workspace *ws);
 
 /* Removes staging, releases the locks, closes fds.  Safe on partial state. */
-void sr_workspace_finish(struct sr_workspace *ws);
+void sr_workspace_done(struct sr_workspace *ws);
+#define _cleanup_workspace_ _cleanup_(sr_workspace_done)
 
 /* --gc: removes leftovers (staging, wherever it was, and markers) of runs
  * whose supervisor died;

@@ -42,7 +42,7 @@ static void apply(const struct sr_conf *c, bool as_conf) {
         p.network_max >= SR__NET_MAX)
       abort(); /* only a skill's request can grant the network */
   }
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort(); /* the documented shape of a parsed line */
     }
     apply(&c, size % 2 == 0);
-    sr_conf_free(&c);
+    sr_conf_done(&c);
   } else if (!sr_error_is_set(&err)) {
     abort();
   }

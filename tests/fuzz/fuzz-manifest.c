@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       0) {
     if (!m.name || !m.description)
       abort(); /* required keys: success without them is a bug */
-    sr_manifest_free(&m);
+    sr_manifest_done(&m);
   } else if (!sr_error_is_set(&err)) {
     abort(); /* a failure must say why */
   }

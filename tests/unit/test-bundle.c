@@ -326,7 +326,7 @@ static void test_stage_digest_and_copy(void **state) {
                      0);
     assert_string_equal(again.digest, expected_digest);
     assert_null(again.records);
-    sr_bundle_free(&again);
+    sr_bundle_done(&again);
   }
 
   /* Staging into a non-empty directory fails (O_EXCL), not a refusal. */
@@ -338,7 +338,7 @@ static void test_stage_digest_and_copy(void **state) {
     assert_int_equal(e2.err, EEXIST);
   }
 
-  sr_bundle_free(&out);
+  sr_bundle_done(&out);
   assert_null(out.records);
   assert_null(out.skill_md);
   free(blob);
@@ -359,7 +359,7 @@ static void test_stage_changes_digest(void **state) {
   assert_int_equal(chmod(p1, 0744), 0);
   assert_int_equal(sr_bundle_stage(t->src, -1, NULL, false, &b, &err), 0);
   assert_string_not_equal(a.digest, b.digest);
-  sr_bundle_free(&b);
+  sr_bundle_done(&b);
   assert_int_equal(chmod(p1, 0644), 0);
 
   /* rename */
@@ -367,22 +367,22 @@ static void test_stage_changes_digest(void **state) {
   assert_int_equal(rename(p1, p2), 0);
   assert_int_equal(sr_bundle_stage(t->src, -1, NULL, false, &b, &err), 0);
   assert_string_not_equal(a.digest, b.digest);
-  sr_bundle_free(&b);
+  sr_bundle_done(&b);
   assert_int_equal(rename(p2, p1), 0);
 
   /* added empty directory */
   xmkdir(t->src, "e");
   assert_int_equal(sr_bundle_stage(t->src, -1, NULL, false, &b, &err), 0);
   assert_string_not_equal(a.digest, b.digest);
-  sr_bundle_free(&b);
+  sr_bundle_done(&b);
   snprintf(p2, sizeof(p2), "%s/e", t->src);
   assert_int_equal(rmdir(p2), 0);
 
   /* back to the original: same digest again */
   assert_int_equal(sr_bundle_stage(t->src, -1, NULL, false, &b, &err), 0);
   assert_string_equal(a.digest, b.digest);
-  sr_bundle_free(&b);
-  sr_bundle_free(&a);
+  sr_bundle_done(&b);
+  sr_bundle_done(&a);
 }
 
 static void test_stage_root_symlink_allowed(void **state) {
@@ -397,8 +397,8 @@ static void test_stage_root_symlink_allowed(void **state) {
   assert_int_equal(sr_bundle_stage(t->src, -1, NULL, false, &a, &err), 0);
   assert_int_equal(sr_bundle_stage(link, -1, NULL, false, &b, &err), 0);
   assert_string_equal(a.digest, b.digest);
-  sr_bundle_free(&a);
-  sr_bundle_free(&b);
+  sr_bundle_done(&a);
+  sr_bundle_done(&b);
 }
 
 static void test_refuse_symlink(void **state) {
@@ -488,7 +488,7 @@ static void test_refuse_too_many(void **state) {
   xmkdir(t->src, "c");
   /* exactly at the cap: accepted */
   assert_int_equal(sr_bundle_stage(t->src, -1, &caps, false, &out, &err), 0);
-  sr_bundle_free(&out);
+  sr_bundle_done(&out);
   xwrite(t->src, "d", "x", 1, 0644);
   expect_refused(t->src, &caps, "bundle_invalid", "d: too many files");
 }
@@ -534,7 +534,7 @@ static void test_refuse_too_deep(void **state) {
   xmkdir(t->src, "a/b");
   xwrite(t->src, "a/b/file", "x", 1, 0644);
   assert_int_equal(sr_bundle_stage(t->src, -1, &caps, false, &out, &err), 0);
-  sr_bundle_free(&out);
+  sr_bundle_done(&out);
   xmkdir(t->src, "a/b/c");
   expect_refused(t->src, &caps, "bundle_invalid", "a/b/c: too deep");
 }
@@ -667,7 +667,7 @@ static void test_walk_then_copy(void **state) {
   assert_int_equal(out.total_bytes, 26);
   assert_int_equal(stat(path, &st), 0);
   assert_int_equal(st.st_size, 10);
-  sr_bundle_free(&out);
+  sr_bundle_done(&out);
   /* Once per walk: its directory fds are used up. */
   assert_true(sr_bundle_copy(bw, -1, false, &out, &err) < 0);
   sr_bundle_walk_free(bw);

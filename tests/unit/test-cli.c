@@ -65,7 +65,7 @@ static int parse_v(const char **v, struct sr_args *a) {
     assert_int_equal(PARSE(&a_, __VA_ARGS__), -EINVAL);                        \
     if (!strstr(err.msg, (want)))                                              \
       fail_msg("message '%s' lacks '%s'", err.msg, (want));                    \
-    sr_args_free(&a_);                                                         \
+    sr_args_done(&a_);                                                         \
   } while (0)
 
 #define EXPECT_OK(a, ...) assert_int_equal(PARSE((a), __VA_ARGS__), 0)
@@ -100,7 +100,7 @@ static void test_defaults(void **state) {
   assert_false(a.log_passthrough);
   assert_null(a.command);
   assert_int_equal(a.n_command, 0);
-  sr_args_free(&a);
+  sr_args_done(&a);
 }
 
 static void test_every_option(void **state) {
@@ -150,12 +150,12 @@ static void test_every_option(void **state) {
   assert_string_equal(a.command[0], "python3");
   assert_string_equal(a.command[1], "main.py");
   assert_null(a.command[2]);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_OK(&a, "--network", "deny", "--audit-fd", "7", "b");
   assert_int_equal(a.layer.network, SR_NET_DENY);
   assert_int_equal(a.audit_fd, 7);
-  sr_args_free(&a);
+  sr_args_done(&a);
 }
 
 static void test_short_options(void **state) {
@@ -167,7 +167,7 @@ static void test_short_options(void **state) {
   assert_int_equal(a.n_inputs, 1);
   assert_string_equal(a.inputs[0].name, "in.txt");
   assert_true(a.verbose);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   /* Clustered, and attached arguments. */
   EXPECT_OK(&a, "-vpstrict", "-ix.csv:y.csv", "b");
@@ -175,11 +175,11 @@ static void test_short_options(void **state) {
   assert_string_equal(a.profile, "strict");
   assert_string_equal(a.inputs[0].path, "x.csv");
   assert_string_equal(a.inputs[0].name, "y.csv");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_OK(&a, "--memory=64M", "b");
   assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 64ULL << 20);
-  sr_args_free(&a);
+  sr_args_done(&a);
 }
 
 static void test_dashdash_passthrough(void **state) {
@@ -193,7 +193,7 @@ static void test_dashdash_passthrough(void **state) {
   assert_string_equal(a.command[1], "-c");
   assert_string_equal(a.command[2], "echo --memory");
   assert_false(a.layer.limits[SR_LIM_MEMORY].set);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   /* Only the first "--" counts; later ones and options are the command's. */
   EXPECT_OK(&a, "b", "--", "--", "--help", "-x", "--memory", "bogus", "--");
@@ -207,7 +207,7 @@ static void test_dashdash_passthrough(void **state) {
   assert_string_equal(a.command[5], "--");
   assert_null(a.command[6]);
   assert_false(a.layer.limits[SR_LIM_MEMORY].set);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   /* Empty strings and odd bytes pass through untouched. */
   EXPECT_OK(&a, "b", "--", "", "a b", "\t");
@@ -215,7 +215,7 @@ static void test_dashdash_passthrough(void **state) {
   assert_string_equal(a.command[0], "");
   assert_string_equal(a.command[1], "a b");
   assert_string_equal(a.command[2], "\t");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_ERROR("-- must be followed by a command", "b", "--");
   EXPECT_ERROR("missing BUNDLE", "--", "sh");
@@ -229,20 +229,20 @@ static void test_options_after_bundle(void **state) {
   assert_string_equal(a.bundle, "b");
   assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 64ULL << 20);
   assert_string_equal(a.command[0], "cmd");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_OK(&a, "--pids", "8", "b", "-v", "--tenant", "t1");
   assert_string_equal(a.bundle, "b");
   assert_int_equal(a.layer.limits[SR_LIM_PIDS].value, 8);
   assert_true(a.verbose);
   assert_string_equal(a.tenant, "t1");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   /* POSIXLY_CORRECT must not make getopt stop at BUNDLE. */
   assert_int_equal(setenv("POSIXLY_CORRECT", "1", 1), 0);
   EXPECT_OK(&a, "b", "--memory", "1M");
   assert_true(a.layer.limits[SR_LIM_MEMORY].set);
-  sr_args_free(&a);
+  sr_args_done(&a);
   assert_int_equal(unsetenv("POSIXLY_CORRECT"), 0);
 }
 
@@ -275,7 +275,7 @@ static void test_getopt_errors(void **state) {
   /* getopt's state is reset: a clean parse right after errors works. */
   EXPECT_OK(&a, "-v", "b");
   assert_true(a.verbose);
-  sr_args_free(&a);
+  sr_args_done(&a);
 }
 
 static void test_duplicates(void **state) {
@@ -296,7 +296,7 @@ static void test_duplicates(void **state) {
   EXPECT_OK(&a, "-i", "a", "-i", "b", "--input", "c", "bundle");
   assert_int_equal(a.n_inputs, 3);
   assert_string_equal(a.inputs[2].name, "c");
-  sr_args_free(&a);
+  sr_args_done(&a);
 }
 
 static void test_limits(void **state) {
@@ -311,12 +311,12 @@ static void test_limits(void **state) {
   assert_int_equal(a.layer.limits[SR_LIM_TIMEOUT].value, 250);
   assert_int_equal(a.layer.limits[SR_LIM_CPU_SECONDS].value, 1);
   assert_int_equal(a.layer.limits[SR_LIM_PIDS].value, 4194304);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_OK(&a, "--timeout", "30s", "--memory", "65536", "b");
   assert_int_equal(a.layer.limits[SR_LIM_TIMEOUT].value, 30000);
   assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 65536);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_ERROR("invalid --memory value 'lots'", "--memory", "lots", "b");
   EXPECT_ERROR("invalid --memory value '-1'", "--memory", "-1", "b");
@@ -366,7 +366,7 @@ static void test_limit_table_options(void **state) {
                      d->kind == SR_KIND_DURATION ? 1500
                      : d->kind == SR_KIND_SIZE   ? 3u << 20
                                                  : 7);
-    sr_args_free(&a);
+    sr_args_done(&a);
     snprintf(want, sizeof(want), "invalid %s value 'x'", opt);
     EXPECT_ERROR(want, opt, "x", "b");
     snprintf(want, sizeof(want), "option '%s' given twice", opt);
@@ -380,7 +380,7 @@ static void test_limit_table_options(void **state) {
       EXPECT_OK(&a, opt, "0", "b");
       assert_true(a.layer.limits[id].set);
       assert_int_equal(a.layer.limits[id].value, 0);
-      sr_args_free(&a);
+      sr_args_done(&a);
     }
   }
   assert_true(flags > 0); /* not vacuous */
@@ -398,7 +398,7 @@ static void test_ids(void **state) {
   EXPECT_OK(&a, "--tenant", id64, "--execution-id", "0.x_Y-z", "b");
   assert_string_equal(a.tenant, id64);
   assert_string_equal(a.execution_id, "0.x_Y-z");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_ERROR("x", "--tenant", "../x", "b");
   assert_string_equal(err.msg,
@@ -417,7 +417,7 @@ static void test_sha256(void **state) {
   (void)state;
   EXPECT_OK(&a, "--expect-sha256", HEX64, "b");
   assert_string_equal(a.expect_sha256, HEX64);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_ERROR("expected 64 lowercase hex digits", "--expect-sha256",
                "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcd"
                "ef",
@@ -434,10 +434,10 @@ static void test_audit_fd(void **state) {
   (void)state;
   EXPECT_OK(&a, "--audit-fd", "1", "b");
   assert_int_equal(a.audit_fd, 1);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "--audit-fd", "3", "b");
   assert_int_equal(a.audit_fd, 3);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_ERROR("invalid --audit-fd 0", "--audit-fd", "0", "b");
   EXPECT_ERROR("invalid --audit-fd 2", "--audit-fd", "2", "b");
   EXPECT_ERROR("invalid --audit-fd '-1'", "--audit-fd", "-1", "b");
@@ -466,7 +466,7 @@ static void test_inputs(void **state) {
   assert_string_equal(a.inputs[1].name, "c.txt");
   assert_string_equal(a.inputs[2].path, "./rel");
   assert_string_equal(a.inputs[2].name, "rel");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   EXPECT_ERROR("empty PATH", "-i", ":name", "b");
   EXPECT_ERROR("NAME '' must be a single file name", "-i", "path:", "b");
@@ -489,7 +489,7 @@ static void test_inputs(void **state) {
   assert_int_equal(parse_v(v, &a), 0);
   assert_int_equal(a.n_inputs, 64);
   assert_string_equal(a.inputs[63].name, "in63");
-  sr_args_free(&a);
+  sr_args_done(&a);
   snprintf(names[64], sizeof(names[64]), "in64");
   v[n - 1] = "-i";
   v[n++] = names[64];
@@ -505,36 +505,36 @@ static void test_modes(void **state) {
   (void)state;
   EXPECT_OK(&a, "--digest", "b");
   assert_int_equal(a.mode, SR_MODE_DIGEST);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "--digest", "-v", "b");
   assert_int_equal(a.mode, SR_MODE_DIGEST);
   assert_true(a.verbose);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "b", "--explain", "--", "sh");
   assert_int_equal(a.mode, SR_MODE_EXPLAIN);
   assert_string_equal(a.command[0], "sh");
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "--verify-audit", "audit.jsonl");
   assert_int_equal(a.mode, SR_MODE_VERIFY_AUDIT);
   assert_string_equal(a.verify_audit, "audit.jsonl");
   assert_null(a.bundle);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "--gc", "--workspace-root", "/srv/runs");
   assert_int_equal(a.mode, SR_MODE_GC);
   assert_string_equal(a.workspace_root, "/srv/runs");
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "--help");
   assert_int_equal(a.mode, SR_MODE_HELP);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "-h");
   assert_int_equal(a.mode, SR_MODE_HELP);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "--version");
   assert_int_equal(a.mode, SR_MODE_VERSION);
-  sr_args_free(&a);
+  sr_args_done(&a);
   EXPECT_OK(&a, "-V");
   assert_int_equal(a.mode, SR_MODE_VERSION);
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   /* Mutually exclusive, in every order that matters. */
   EXPECT_ERROR("options '--digest' and '--explain' cannot be combined",
@@ -582,7 +582,7 @@ static void test_no_argv(void **state) {
   memset(&err, 0, sizeof(err));
   assert_int_equal(sr_cli_parse(0, none, &a, &err), -EINVAL);
   assert_string_equal(err.msg, "missing BUNDLE");
-  sr_args_free(&a);
+  sr_args_done(&a);
 }
 
 static void test_error_messages_are_sanitised(void **state) {
@@ -614,15 +614,15 @@ static void test_repeated_calls(void **state) {
   assert_false(b.layer.limits[SR_LIM_MEMORY].set);
   assert_true(b.layer.limits[SR_LIM_PIDS].set);
   assert_int_equal(b.n_command, 0);
-  sr_args_free(&a);
-  sr_args_free(&b);
+  sr_args_done(&a);
+  sr_args_done(&b);
 
   for (int i = 0; i < 3; i++) {
     EXPECT_ERROR("unrecognized option '-q'", "-vq", "b");
     EXPECT_OK(&a, "-v", "b", "-i", "f");
     assert_true(a.verbose);
     assert_int_equal(a.n_inputs, 1);
-    sr_args_free(&a);
+    sr_args_done(&a);
   }
 }
 
@@ -631,15 +631,15 @@ static void test_free_is_idempotent(void **state) {
 
   (void)state;
   EXPECT_OK(&a, "-i", "x", "b", "--", "c");
-  sr_args_free(&a);
+  sr_args_done(&a);
   assert_null(a.bundle);
   assert_null(a.inputs);
   assert_null(a.command);
   assert_int_equal(a.n_command, 0);
   assert_int_equal(a.layer.network, SR_NET_UNSET);
   assert_int_equal(a.audit_fd, -1);
-  sr_args_free(&a); /* must be harmless */
-  sr_args_free(NULL);
+  sr_args_done(&a); /* must be harmless */
+  sr_args_done(NULL);
 }
 
 static char *capture(void (*fn)(FILE *)) {
@@ -667,7 +667,7 @@ static void test_trust_options(void **state) {
   assert_string_equal(a.tier, "official");
   assert_string_equal(a.signature, "out.sig");
   assert_string_equal(a.bundle, "b");
-  sr_args_free(&a);
+  sr_args_done(&a);
 
   assert_int_equal(PARSE(&a, "--sign", "k.pem", "--signature", "o", "b"),
                    -EINVAL);
@@ -689,12 +689,12 @@ static void test_trust_options(void **state) {
   assert_int_equal(PARSE(&a, "--capability", "t.cap", "b"), 0);
   assert_string_equal(a.capability, "t.cap");
   assert_int_equal(a.capability_fd, -1);
-  sr_args_free(&a);
+  sr_args_done(&a);
   assert_int_equal(a.capability_fd, -1);
   assert_int_equal(PARSE(&a, "--capability-fd", "7", "b"), 0);
   assert_int_equal(a.capability_fd, 7);
   assert_null(a.capability);
-  sr_args_free(&a);
+  sr_args_done(&a);
   assert_int_equal(PARSE(&a, "--capability-fd", "2", "b"), -EINVAL);
   assert_int_equal(PARSE(&a, "--capability-fd", "x", "b"), -EINVAL);
   assert_int_equal(PARSE(&a, "--capability", "t", "--capability-fd", "5", "b"),
@@ -704,7 +704,7 @@ static void test_trust_options(void **state) {
   assert_int_equal(
       PARSE(&a, "--verify-audit", "a.jsonl", "--audit-key", "pub.pem"), 0);
   assert_string_equal(a.audit_key, "pub.pem");
-  sr_args_free(&a);
+  sr_args_done(&a);
   assert_int_equal(PARSE(&a, "--audit-key", "pub.pem", "b"), -EINVAL);
   assert_non_null(strstr(err.msg, "--verify-audit"));
 }

@@ -106,7 +106,7 @@ static void test_words_quotes_comments(void **state) {
   assert_string_equal(l->args[0], "prefix midpost");
   assert_string_equal(l->args[1], "");
   assert_int_equal(l->line, 8);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   assert_null(c.lines);
 }
 
@@ -126,11 +126,11 @@ static void test_buffer_edge_cases(void **state) {
   /* Last line without a newline. */
   assert_string_equal(c.lines[2].args[0], "q");
   assert_int_equal(c.lines[2].line, 6);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   assert_int_equal(sr_conf_parse_buffer("", 0, "empty", &c, &err), 0);
   assert_int_equal(c.n_lines, 0);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 }
 
 static void test_unterminated_quote(void **state) {
@@ -165,7 +165,7 @@ static void test_line_and_word_caps(void **state) {
   assert_int_equal(
       sr_conf_parse_buffer(buf, SR_CONF_MAX_LINE + 1, "t", &c, &err), 0);
   assert_int_equal(strlen(c.lines[0].args[0]), SR_CONF_MAX_LINE - 2);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   /* One byte more on line 2 is not. */
   memcpy(buf, "a b\n", 4);
@@ -180,7 +180,7 @@ static void test_line_and_word_caps(void **state) {
   assert_int_equal(sr_conf_parse_buffer(words, strlen(words), "t", &c, &err),
                    0);
   assert_int_equal(c.lines[0].n_args, 63);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   strcat(words, "extra");
   expect_buffer_error(words, strlen(words), "t.profile:1: too many words");
 }
@@ -213,7 +213,7 @@ static void test_include(void **state) {
   assert_string_equal(c.lines[2].key, "hostname");
   assert_string_equal(c.lines[2].file, fixture("inc-parent.profile"));
   assert_int_equal(c.lines[2].line, 2);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   free(resolved);
 
   /* The embedded default can be included by name. */
@@ -221,7 +221,7 @@ static void test_include(void **state) {
   assert_true(c.n_lines >= 2);
   assert_string_equal(c.lines[0].file, "default.profile (built-in)");
   assert_string_equal(c.lines[c.n_lines - 1].key, "setenv");
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   /* A missing include names the including line. */
   assert_true(sr_conf_load_profile("include-missing", &c, NULL, &err) < 0);
@@ -261,7 +261,7 @@ static void test_include_cycle(void **state) {
              fixture("inc-child.profile"), fixture("inc-child.profile"));
     assert_int_equal(sr_conf_parse_buffer(buf, strlen(buf), "t", &c, &err), 0);
     assert_int_equal(c.n_lines, 4);
-    sr_conf_free(&c);
+    sr_conf_done(&c);
   }
 }
 
@@ -275,7 +275,7 @@ static void test_include_depth(void **state) {
   assert_int_equal(c.n_lines, 1);
   assert_string_equal(c.lines[0].args[0], "deepest");
   assert_non_null(strstr(c.lines[0].file, "deep-9.profile"));
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   /* deep-0: one more. */
   assert_true(sr_conf_load_profile("deep-0", &c, NULL, &err) < 0);
@@ -311,10 +311,10 @@ static void test_profile_search(void **state) {
   snprintf(p, sizeof(p), "%s/pick.profile", d1);
   assert_string_equal(resolved, p);
   free(resolved);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   assert_int_equal(sr_conf_load_profile("only2", &c, NULL, &err), 0);
   assert_string_equal(c.lines[0].args[0], "only2");
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   /* $XDG_CONFIG_HOME/skillrun/profiles. */
   assert_int_equal(unsetenv("SKILLRUN_PROFILE_PATH"), 0);
@@ -332,7 +332,7 @@ static void test_profile_search(void **state) {
   assert_string_equal(resolved, p);
   assert_string_equal(c.lines[0].args[0], "xdg");
   free(resolved);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   /* Not found: exit 125 and every place looked in. */
   assert_true(sr_conf_load_profile("no-such-profile", &c, NULL, &err) < 0);
@@ -385,7 +385,7 @@ static void test_file_too_large(void **state) {
   snprintf(p, sizeof(p), "%s/big.profile", tmpdir);
   write_file(p, big, SR_CONF_MAX_BYTES, 0644);
   assert_int_equal(sr_conf_parse_file(p, &c, &err), 0);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   write_file(p, big, SR_CONF_MAX_BYTES + 1, 0644);
   assert_true(sr_conf_parse_file(p, &c, &err) < 0);
   assert_non_null(strstr(err.msg, "file too large"));
@@ -408,14 +408,14 @@ static void test_embedded_default(void **state) {
   assert_non_null(line_with_key(&c, "network"));
   assert_string_equal(c.lines[0].file, "default.profile (built-in)");
   free(resolved);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 
   /* "default" is the embedded one even when a file of that name is on the
    * search path, so the built-in policy cannot drift. */
   assert_int_equal(sr_conf_load_profile("default", &c, &resolved, &err), 0);
   assert_string_equal(resolved, "default.profile (built-in)");
   free(resolved);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 }
 
 static void test_platform_conf(void **state) {
@@ -460,7 +460,7 @@ static void test_platform_conf(void **state) {
     assert_null(warning);
     assert_int_equal(c.n_lines, 2);
     assert_string_equal(c.lines[0].file, p);
-    sr_conf_free(&c);
+    sr_conf_done(&c);
   } else {
     assert_non_null(warning);
     assert_int_equal(c.n_lines, 0);

@@ -143,9 +143,9 @@ static void test_minimal(void **state) {
   assert_false(m.limits[SR_LIM_TIMEOUT].set);
   assert_false(m.limits[SR_LIM_PIDS].set);
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
   assert_null(m.name);
-  sr_manifest_free(&m); /* twice is harmless */
+  sr_manifest_done(&m); /* twice is harmless */
 }
 
 static void test_full(void **state) {
@@ -188,7 +188,7 @@ static void test_full(void **state) {
   assert_int_equal(m.limits[SR_LIM_PIDS].value, 64);
   assert_int_equal(m.limits[SR_LIM_PIDS].line, 17);
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 }
 
 static void test_unicode_name(void **state) {
@@ -198,31 +198,31 @@ static void test_unicode_name(void **state) {
   load_valid("café-ü", &m);
   assert_string_equal(m.name, "café-ü");
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* Compatibility ligature: NFKC gives "file", which is valid; the name is
    * kept as written. */
   parse_good("---\nname: \xef\xac\x81le\ndescription: d\n---\n", NULL, &m);
   assert_string_equal(m.name, "\xef\xac\x81le");
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* Precomposed name, decomposed directory: equal after NFKC. */
   parse_good("---\nname: caf\xc3\xa9\ndescription: d\n---\n", "cafe\xcc\x81",
              &m);
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* Other scripts: no case (Lo) and digits of another script (Nd). */
   parse_good("---\nname: \xe6\x8a\x80\xe8\x83\xbd-\xd9\xa3\ndescription: d\n"
              "---\n",
              NULL, &m);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* Quoted surrounding white space is stripped, as the reference does. */
   parse_good("---\nname: \"  spaced \"\ndescription: d\n---\n", "spaced", &m);
   assert_string_equal(m.name, "spaced");
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 }
 
 static void test_tools(void **state) {
@@ -235,7 +235,7 @@ static void test_tools(void **state) {
   assert_string_equal(m.allowed_tools.v[1], "Bash(ls:*)");
   assert_string_equal(m.allowed_tools.v[2], "Web Fetch");
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("flow-tools", &m);
   assert_int_equal(m.allowed_tools.n, 2);
@@ -245,7 +245,7 @@ static void test_tools(void **state) {
                       "SKILL.md:4: flow-style YAML ('[...]' or '{...}') (the "
                       "reference validator rejects it; write one item per "
                       "line)");
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("allowed-tools-mapping", &m);
   assert_int_equal(m.allowed_tools.n, 0);
@@ -253,13 +253,13 @@ static void test_tools(void **state) {
   assert_string_equal(m.warnings.v[0],
                       "SKILL.md:5: allowed-tools is not a space-separated "
                       "string or a list of strings (ignored)");
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("allowed-tools-nested", &m);
   assert_int_equal(m.allowed_tools.n, 0);
   assert_int_equal(m.warnings.n, 1);
   assert_non_null(strstr(m.warnings.v[0], "SKILL.md:6: allowed-tools"));
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 }
 
 static void test_warnings(void **state) {
@@ -271,7 +271,7 @@ static void test_warnings(void **state) {
   assert_string_equal(m.warnings.v[0],
                       "SKILL.md:5: unknown top-level key 'tags' (the "
                       "reference validator rejects it)");
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("dir-mismatch", &m);
   assert_string_equal(m.name, "other-name");
@@ -280,7 +280,7 @@ static void test_warnings(void **state) {
                       "SKILL.md:2: name 'other-name' differs from the bundle "
                       "directory name 'dir-mismatch' (the reference validator "
                       "rejects it)");
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("metadata-nested", &m);
   assert_int_equal(m.n_metadata, 1);
@@ -288,12 +288,12 @@ static void test_warnings(void **state) {
   assert_int_equal(m.warnings.n, 1);
   assert_non_null(
       strstr(m.warnings.v[0], "SKILL.md:6: metadata 'extra' is not a string"));
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* No directory name: no comparison. */
   parse_good("---\nname: x\ndescription: d\n---\n", NULL, &m);
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 }
 
 static void test_scalars(void **state) {
@@ -307,7 +307,7 @@ static void test_scalars(void **state) {
   assert_string_equal(m.version, "1.0");
   assert_int_equal(m.limits[SR_LIM_PIDS].value, 10);
   assert_int_equal(m.warnings.n, 1); /* directory is "plain-scalars" */
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("empty-values", &m);
   assert_string_equal(m.license, "");
@@ -315,14 +315,14 @@ static void test_scalars(void **state) {
   assert_int_equal(m.n_metadata, 0);
   assert_int_equal(m.allowed_tools.n, 0);
   assert_int_equal(m.warnings.n, 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   load_valid("crlf", &m);
   assert_string_equal(m.name, "crlf");
   assert_string_equal(m.description, "Windows line ends.");
   assert_int_equal(m.limits[SR_LIM_MEMORY].value, 1u << 30);
   assert_int_equal(m.limits[SR_LIM_MEMORY].line, 5);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 }
 
 static void test_entrypoint(void **state) {
@@ -336,7 +336,7 @@ static void test_entrypoint(void **state) {
   assert_string_equal(m.entrypoint.v[2], "--fast");
   assert_null(m.entrypoint.v[3]);
   assert_int_equal(m.entrypoint_line, 5);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* No shell, no quoting: quotes stay part of the words. */
   parse_good("---\nname: x\ndescription: d\nmetadata:\n"
@@ -349,7 +349,7 @@ static void test_entrypoint(void **state) {
   assert_int_equal(m.limits[SR_LIM_TIMEOUT].value, 250);
   assert_int_equal(m.network, SR_NET_DENY);
   assert_int_equal(m.network_line, 7);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 }
 
 static void test_length_limits_exact(void **state) {
@@ -363,14 +363,14 @@ static void test_length_limits_exact(void **state) {
   s[64] = '\0';
   snprintf(buf, sizeof(buf), "---\nname: %s\ndescription: d\n---\n", s);
   parse_good(buf, NULL, &m);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
   /* 1024 two-byte characters (2048 bytes): characters count, not bytes. */
   for (int i = 0; i < 1024; i++)
     memcpy(s + 2 * i, "\xc3\xa9", 2);
   s[2048] = '\0';
   snprintf(buf, sizeof(buf), "---\nname: x\ndescription: %s\n---\n", s);
   parse_good(buf, NULL, &m);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
   /* 1025 of them: refused. */
   memcpy(s + 2048, "\xc3\xa9", 3);
   snprintf(buf, sizeof(buf), "---\nname: x\ndescription: %s\n---\n", s);
@@ -501,7 +501,7 @@ static void test_oversize(void **state) {
   parse_bad(buf, len, "SKILL.md:1: ", "larger than 1048576 bytes");
   /* Exactly at the cap: fine. */
   assert_int_equal(sr_manifest_parse(buf, len - 1, NULL, &m, &err), 0);
-  sr_manifest_free(&m);
+  sr_manifest_done(&m);
 
   /* The same through the file reader. */
   assert_non_null(mkdtemp(dir));
@@ -660,7 +660,7 @@ static void test_limit_table_keys(void **state) {
       assert_int_equal(m.limits[other].set, other == id);
     assert_int_equal(m.limits[id].line, 6);
     assert_true(m.limits[id].value > 0);
-    sr_manifest_free(&m);
+    sr_manifest_done(&m);
     /* Zero and garbage are refused naming the key and the example. */
     snprintf(buf, sizeof(buf),
              "---\nname: x\ndescription: d\nmetadata:\n  sandbox.%s: "
@@ -710,7 +710,7 @@ static void test_robust(void **state) {
       if (r == 0) {
         assert_non_null(m.name);
         assert_non_null(m.description);
-        sr_manifest_free(&m);
+        sr_manifest_done(&m);
       } else {
         assert_true(err.exit_code == SR_EXIT_REFUSED);
         assert_int_equal(strncmp(err.msg, "SKILL.md:", 9), 0);

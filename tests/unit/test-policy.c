@@ -37,13 +37,13 @@ static void build(struct sr_policy *p, const char *conf, const char *profile) {
     parse(conf, "skillrun.conf", &c);
     if (sr_policy_apply_conf(p, &c, &err) < 0)
       fail_msg("conf: %s", err.msg);
-    sr_conf_free(&c);
+    sr_conf_done(&c);
   }
   if (profile) {
     parse(profile, "t.profile", &c);
     if (sr_policy_apply_profile(p, &c, &err) < 0)
       fail_msg("profile: %s", err.msg);
-    sr_conf_free(&c);
+    sr_conf_done(&c);
   }
 }
 
@@ -65,14 +65,14 @@ static void expect_error(bool is_conf, const char *text, const char *want) {
   assert_string_equal(err.reason, "config_invalid");
   if (strcmp(err.msg, want) != 0)
     fail_msg("got '%s', want '%s'", err.msg, want);
-  sr_conf_free(&c);
-  sr_policy_free(&p);
+  sr_conf_done(&c);
+  sr_policy_done(&p);
 }
 
 static void expect_profile_ok(const char *text) {
   struct sr_policy p;
   build(&p, NULL, text);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 static void manifest_init(struct sr_manifest *m) {
@@ -161,7 +161,7 @@ static void test_defs_and_init(void **state) {
   assert_string_equal(sr_source_name(SR_SRC_PROFILE), "profile");
   assert_string_equal(sr_source_name(SR_SRC_MANIFEST), "manifest");
   assert_string_equal(sr_source_name(SR_SRC_FLAG), "flag");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 /* What every parser relies on in a row of the table. */
@@ -250,7 +250,7 @@ static void test_layers_follow_the_table(void **state) {
                                             : sr_limit_defs[i].min + 1);
   }
   assert_int_equal(p.warnings.n, 0);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 /* Every limit: a profile lowers it; a profile raise is clamped with a
@@ -270,7 +270,7 @@ static void test_profile_lowers_and_clamps_every_limit(void **state) {
     assert_int_equal(p.limits[i].cap, d->builtin);
     assert_int_equal(p.limits[i].source, SR_SRC_PROFILE);
     assert_int_equal(p.warnings.n, 0);
-    sr_policy_free(&p);
+    sr_policy_done(&p);
 
     value_text(i, d->builtin + 1, v, sizeof(v));
     snprintf(text, sizeof(text), "# raise\n%s %s\n", d->name, v);
@@ -282,7 +282,7 @@ static void test_profile_lowers_and_clamps_every_limit(void **state) {
     assert_memory_equal(p.warnings.v[0], want, strlen(want));
     assert_non_null(strstr(p.warnings.v[0], "is above the platform cap"));
     assert_non_null(strstr(p.warnings.v[0], "; clamped"));
-    sr_policy_free(&p);
+    sr_policy_done(&p);
   }
 }
 
@@ -294,18 +294,18 @@ static void test_profile_clamp_message(void **state) {
   assert_int_equal(p.limits[SR_LIM_MEMORY].value, 512 * MiB);
   assert_warning(&p, "profile t.profile:2: memory 2GiB is above the platform "
                      "cap 512MiB; clamped");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   build(&p, NULL, "timeout 10m\n");
   assert_warning(&p, "profile t.profile:1: timeout 10m is above the platform "
                      "cap 5m; clamped");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* Equal to the cap: accepted, source moves to the profile. */
   build(&p, NULL, "pids 512\n");
   assert_int_equal(p.limits[SR_LIM_PIDS].source, SR_SRC_PROFILE);
   assert_int_equal(p.warnings.n, 0);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 static void test_conf_sets_caps(void **state) {
@@ -321,7 +321,7 @@ static void test_conf_sets_caps(void **state) {
   assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 600);
   assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].source, SR_SRC_CONF);
   assert_int_equal(p.warnings.n, 0);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* Lower: a profile asking for the builtin value is clamped to it. */
   build(&p, "memory 100M\n", "memory 512M\n");
@@ -330,12 +330,12 @@ static void test_conf_sets_caps(void **state) {
   assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_CONF);
   assert_warning(&p, "profile t.profile:1: memory 512MiB is above the "
                      "platform cap 100MiB; clamped");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* workspace-root */
   build(&p, "workspace-root /srv/skillrun\n", NULL);
   assert_string_equal(p.workspace_root, "/srv/skillrun");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   expect_error(true, "memory 2T\n",
                "skillrun.conf:1: memory 2TiB is above the largest cap 1TiB");
@@ -440,20 +440,20 @@ static void test_duplicate_scalar(void **state) {
     assert_int_equal(p.limits[SR_LIM_MEMORY].source, SR_SRC_PROFILE);
     assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 10);
     assert_int_equal(p.warnings.n, 0);
-    sr_policy_free(&p);
+    sr_policy_done(&p);
   }
   build(&p, NULL, "include default\nnetwork allow\ncgroup require\n");
   assert_int_equal(p.network_max, SR_NET_HOST);
   assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
   build(&p, NULL, "network allow\ninclude default\n");
   assert_int_equal(p.network_max, SR_NET_DENY); /* later line wins */
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* Once per layer: the conf and the profile may each set it. */
   build(&p, "memory 1G\n", "memory 256M\n");
   assert_int_equal(p.limits[SR_LIM_MEMORY].value, 256 * MiB);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* List keys accumulate (duplicates are merged). */
   build(&p, NULL,
@@ -462,7 +462,7 @@ static void test_duplicate_scalar(void **state) {
   assert_int_equal(p.env_keep.n, 3);
   assert_string_equal(p.env_keep.v[2], "C");
   assert_int_equal(p.seccomp_allow.n, 2);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 static void test_scalar_values(void **state) {
@@ -475,11 +475,11 @@ static void test_scalar_values(void **state) {
   assert_int_equal(p.proc, SR_PROC_TMPFS);
   assert_true(p.strict);
   assert_string_equal(p.hostname, "build-1.example");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
   build(&p, NULL, "cgroup off\nstrict no\n");
   assert_int_equal(p.cgroup, SR_CGROUP_OFF);
   assert_false(p.strict);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   expect_error(false, "cgroup maybe\n",
                "t.profile:1: cgroup: 'maybe' is not require, prefer or off");
@@ -522,7 +522,7 @@ static void test_binds(void **state) {
   assert_true(p.binds[1].optional);
   assert_string_equal(p.binds[1].file, "t.profile");
   assert_int_equal(p.binds[1].line, 2);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   static const char *const bad_paths[] = {"opt",     "/opt/../etc", "/opt//x",
                                           "/opt/x/", "/opt/./x",    ""};
@@ -593,7 +593,7 @@ static void test_etc_files(void **state) {
   assert_string_equal(p.etc_files.v[0], "/etc/localtime");
   assert_int_equal(p.etc_files_try.n, 1);
   assert_string_equal(p.etc_files_try.v[0], "/etc/ssl/certs/ca.crt");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   static const char *const bad[] = {"../shadow", "/usr/lib/x",  "/etc",
                                     "a//b",      "/etc/x/../y", ""};
@@ -636,7 +636,7 @@ static void test_environment(void **state) {
   assert_int_equal(p.n_setenv, 2);
   assert_string_equal(p.setenv[1].name, "MSG");
   assert_string_equal(p.setenv[1].value, "a b");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   expect_error(false, "env-keep A 1B\n",
                "t.profile:1: env-keep: invalid variable name '1B' (letters, "
@@ -679,7 +679,7 @@ static void expect_names_error(const char *text, const char *want) {
   assert_string_equal(err.reason, "config_invalid");
   if (strcmp(err.msg, want) != 0)
     fail_msg("got '%s', want '%s'", err.msg, want);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 static void test_seccomp_names(void **state) {
@@ -698,7 +698,7 @@ static void test_seccomp_names(void **state) {
   assert_true(sr_syscall_list_contains(&p.seccomp_deny, "mount"));
   assert_false(sr_syscall_list_contains(&p.seccomp_deny, "ptrace"));
   assert_int_equal(sr_seccomp_check_names(&p, &err), 0);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* The policy keeps names as written; the configure stage checks them
    * against libseccomp right after the profile (seccomp.c), naming the
@@ -768,7 +768,7 @@ static void test_manifest_layer(void **state) {
     assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].value, 5);
     assert_int_equal(p.limits[SR_LIM_CPU_SECONDS].source, SR_SRC_FLAG);
   }
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* Below the minimum: the manifest is refused. */
   build(&p, NULL, NULL);
@@ -779,7 +779,7 @@ static void test_manifest_layer(void **state) {
   assert_string_equal(err.reason, "manifest_invalid");
   assert_string_equal(err.msg, "SKILL.md:4: sandbox.memory 1MiB is below the "
                                "minimum 8MiB");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 static void test_flag_layer(void **state) {
@@ -803,13 +803,13 @@ static void test_flag_layer(void **state) {
   assert_warning(&p, "--log-cap 20MiB is above the platform cap 10MiB; "
                      "clamped");
   assert_string_equal(p.workspace_root, "/var/tmp/runs");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* Under a conf-raised cap the flag is a lowering, not a raise. */
   build(&p, "log-cap 100M\n", NULL);
   assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
   assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 20 * MiB);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   build(&p, NULL, NULL);
   flags_init(&f);
@@ -817,7 +817,7 @@ static void test_flag_layer(void **state) {
   assert_true(sr_policy_apply_flags(&p, &f, &err) < 0);
   assert_int_equal(err.exit_code, SR_EXIT_FAILED);
   assert_string_equal(err.msg, "--pids 2 is below the minimum 4");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 /* conf {none,deny,allow} x profile {none,deny,allow} x manifest
@@ -875,7 +875,7 @@ static void test_network_matrix(void **state) {
             assert_int_equal(p.network_source, SR_SRC_FLAG);
           else if (want)
             assert_int_equal(p.network_source, SR_SRC_MANIFEST);
-          sr_policy_free(&p);
+          sr_policy_done(&p);
         }
 }
 
@@ -893,7 +893,7 @@ static void test_strict_refuses_manifest_warnings(void **state) {
   /* Not strict: accepted (main emits the warnings). */
   build(&p, NULL, "strict no\n");
   assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   build(&p, NULL, "strict yes\n");
   assert_true(sr_policy_apply_manifest(&p, &m, &err) < 0);
@@ -901,14 +901,14 @@ static void test_strict_refuses_manifest_warnings(void **state) {
   assert_string_equal(err.reason, "manifest_strict");
   assert_string_equal(err.msg, "SKILL.md:4: unknown top-level key 'tags' "
                                "(refused by strict profile)");
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* Strict without warnings is fine. */
-  sr_strv_free(&m.warnings);
+  sr_strv_done(&m.warnings);
   sr_error_clear(&err);
   build(&p, NULL, "strict yes\n");
   assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 /* One name per enforcement kind; --explain (no record) shows none. */
@@ -945,7 +945,7 @@ static void test_enforcement(void **state) {
   assert_true(json_is_null(
       json_object_get(json_object_get(lim, "memory"), "enforced_by")));
   json_decref(j);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 static void test_to_json(void **state) {
@@ -963,12 +963,12 @@ static void test_to_json(void **state) {
   assert_int_equal(sr_policy_init(&p), 0);
   parse("memory 2G\n", "skillrun.conf", &c);
   assert_int_equal(sr_policy_apply_conf(&p, &c, &err), 0);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   parse("pids 100\nbind-ro-try /opt/x /x\nsetenv A b\nenv-keep TZ\n"
         "seccomp-allow ptrace\netc-file-try localtime\ntmp-size 16M\n",
         "t.profile", &c);
   assert_int_equal(sr_policy_apply_profile(&p, &c, &err), 0);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   flags_init(&f);
   f.limits[SR_LIM_TIMEOUT] = (struct sr_flag_u64){true, 90000};
   assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
@@ -1067,7 +1067,7 @@ static void test_to_json(void **state) {
     json_decref(j2);
   }
   json_decref(j);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 /* The shipped profiles parse, never raise a limit and say what they
@@ -1103,9 +1103,9 @@ static void test_shipped_profiles(void **state) {
   assert_true(sr_strv_contains(&p.etc_files_try, "/etc/localtime"));
   assert_true(
       sr_strv_contains(&p.etc_files_try, "/etc/ssl/certs/ca-certificates.crt"));
-  sr_conf_free(&c);
+  sr_conf_done(&c);
   free(resolved);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* strict */
   assert_int_equal(sr_policy_init(&p), 0);
@@ -1123,8 +1123,8 @@ static void test_shipped_profiles(void **state) {
   assert_int_equal(p.limits[SR_LIM_LOG_CAP].value, 1 * MiB);
   for (int i = 0; i < SR__LIM_MAX; i++)
     assert_true(p.limits[i].value <= sr_limit_defs[i].builtin);
-  sr_conf_free(&c);
-  sr_policy_free(&p);
+  sr_conf_done(&c);
+  sr_policy_done(&p);
 
   /* python */
   assert_int_equal(sr_policy_init(&p), 0);
@@ -1139,8 +1139,8 @@ static void test_shipped_profiles(void **state) {
   assert_string_equal(p.setenv[0].name, "PYTHONDONTWRITEBYTECODE");
   assert_string_equal(p.setenv[1].name, "PYTHONUNBUFFERED");
   assert_non_null(strstr(p.profile, "python.profile"));
-  sr_conf_free(&c);
-  sr_policy_free(&p);
+  sr_conf_done(&c);
+  sr_policy_done(&p);
 }
 
 int main(void) {

@@ -81,8 +81,8 @@ static void test_reuse_and_release(void **state) {
   assert_int_equal(sr_sha256_final(&h, b), 0);
   assert_memory_equal(a, b, sizeof(a));
   assert_int_equal(sr_sha256_init(&h), 0);
-  sr_sha256_release(&h);
-  sr_sha256_release(&h);
+  sr_sha256_done(&h);
+  sr_sha256_done(&h);
 }
 
 /* An in-memory file holding len bytes of c, at offset 0. */

@@ -182,7 +182,7 @@ static void test_sign_and_verify(void **state) {
     assert_string_equal(err.reason, "unknown_key");
     free(text);
   }
-  sr_keyring_free(&kr);
+  sr_keyring_done(&kr);
   sr_trust_key_free(priv);
   sr_trust_key_free(cpriv);
 }

@@ -686,11 +686,11 @@ static void test_strv(void **state) {
   assert_int_equal(sv.n, 4);
   assert_null(sv.v[4]);
 
-  sr_strv_free(&sv);
+  sr_strv_done(&sv);
   assert_null(sv.v);
   assert_int_equal(sv.n, 0);
   assert_false(sr_strv_contains(&sv, "alpha"));
-  sr_strv_free(&sv); /* twice is harmless */
+  sr_strv_done(&sv); /* twice is harmless */
 
   /* Reusable after free, and grows past a few elements. */
   for (int i = 0; i < 100; i++) {
@@ -703,7 +703,7 @@ static void test_strv(void **state) {
   assert_true(sr_strv_contains(&sv, "item99"));
   assert_false(sr_strv_contains(&sv, "item100"));
   assert_string_equal(sv.v[42], "item42");
-  sr_strv_free(&sv);
+  sr_strv_done(&sv);
   assert_null(sv.v);
   assert_int_equal(sv.n, 0);
 }

@@ -32,7 +32,7 @@ static void build(struct sr_policy *p, const char *profile) {
     fail_msg("parse: %s", err.msg);
   if (sr_policy_apply_profile(p, &c, &err) < 0)
     fail_msg("profile: %s", err.msg);
-  sr_conf_free(&c);
+  sr_conf_done(&c);
 }
 
 /* Applying the profile text fails with exactly `want` (file:line). */
@@ -50,8 +50,8 @@ static void expect_refused(const char *profile, const char *want) {
   assert_string_equal(err.reason, "config_invalid");
   if (strcmp(err.msg, want) != 0)
     fail_msg("got '%s', want '%s'", err.msg, want);
-  sr_conf_free(&c);
-  sr_policy_free(&p);
+  sr_conf_done(&c);
+  sr_policy_done(&p);
 }
 
 static bool strictly_inside(const char *path, const char *dir) {
@@ -284,7 +284,7 @@ static void test_to_json(void **state) {
   }
   json_decref(got);
   json_decref(expected);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 
   /* `proc tmpfs`: an empty read-only tmpfs. */
   build(&p, "proc tmpfs\n");
@@ -299,7 +299,7 @@ static void test_to_json(void **state) {
                       "tmpfs");
   assert_true(json_is_true(json_object_get(proc, "ro")));
   json_decref(got);
-  sr_policy_free(&p);
+  sr_policy_done(&p);
 }
 
 int main(void) {

@@ -151,10 +151,10 @@ static int setup(struct sr_cgroup *cg, struct sr_policy *p, const char *what) {
 
 static void destroy_and_check(struct sr_cgroup *cg, const char *what) {
   char *path = cg->leaf_path ? strdup(cg->leaf_path) : NULL;
-  int r = sr_cgroup_destroy(cg);
+  int r = sr_cgroup_remove(cg);
 
   tap(r == 0 && path && !exists(path) && cg->leaf_fd < 0 && !cg->active,
-      "%s: sr_cgroup_destroy removes the leaf (r=%d)", what, r);
+      "%s: sr_cgroup_remove removes the leaf (r=%d)", what, r);
   free(path);
 }
 
@@ -212,7 +212,7 @@ static void test_oom(void) {
   pid = spawn_in(cg.leaf_fd, 0, child_memory_hog, NULL);
   if (pid < 0) {
     tap(false, "oom: clone3(CLONE_INTO_CGROUP): %s", strerror(errno));
-    sr_cgroup_destroy(&cg);
+    sr_cgroup_remove(&cg);
     return;
   }
   status = wait_status(pid);
@@ -266,7 +266,7 @@ static void test_fork_bomb(void) {
     return;
   if (pipe2(pfd, O_CLOEXEC) < 0) {
     tap(false, "forkbomb: pipe2: %s", strerror(errno));
-    sr_cgroup_destroy(&cg);
+    sr_cgroup_remove(&cg);
     return;
   }
   pid = spawn_in(cg.leaf_fd, 0, child_fork_bomb, &pfd[1]);
@@ -274,7 +274,7 @@ static void test_fork_bomb(void) {
   if (pid < 0) {
     tap(false, "forkbomb: clone3: %s", strerror(errno));
     safe_close(pfd[0]);
-    sr_cgroup_destroy(&cg);
+    sr_cgroup_remove(&cg);
     return;
   }
   /* One line, not EOF: the sleeping grandchildren keep the pipe open. */
@@ -336,7 +336,7 @@ static void test_cpu_budget(void) {
   pid = spawn_in(cg.leaf_fd, 0, child_cpu_burner, NULL);
   if (pid < 0) {
     tap(false, "cpu: clone3: %s", strerror(errno));
-    sr_cgroup_destroy(&cg);
+    sr_cgroup_remove(&cg);
     return;
   }
   /* The supervisor's poll loop, in miniature. */
@@ -419,7 +419,7 @@ static void test_destroy_populated(void) {
     return;
   pid = spawn_in(cg.leaf_fd, 0, child_sleeper, &keep);
   path = strdup(cg.leaf_path);
-  r = sr_cgroup_destroy(&cg);
+  r = sr_cgroup_remove(&cg);
   status = wait_status(pid);
   tap(r == 0 && path && !exists(path) && WIFSIGNALED(status) &&
           WTERMSIG(status) == SIGKILL,
@@ -457,12 +457,12 @@ static void test_gc(void) {
   busy_fd = busy.leaf_fd;
   pid = spawn_in(busy.leaf_fd, 0, child_sleeper, &busy_fd);
   if (setup(&dead, &p, "gc-dead") < 0) {
-    sr_cgroup_destroy(&busy);
+    sr_cgroup_remove(&busy);
     return;
   }
   if (setup(&live, &p, "gc-live") < 0) {
-    sr_cgroup_destroy(&dead);
-    sr_cgroup_destroy(&busy);
+    sr_cgroup_remove(&dead);
+    sr_cgroup_remove(&busy);
     return;
   }
   dead_path = abandon(&dead);
@@ -541,7 +541,7 @@ static void test_unavailable(void) {
   tap(r == 0 && !cg.active && why, "cgroup off: no leaf (%s)",
       why ? why : "(null)");
   free(why);
-  tap(sr_cgroup_destroy(&cg) == 0, "destroy of an inactive cgroup is a no-op");
+  tap(sr_cgroup_remove(&cg) == 0, "destroy of an inactive cgroup is a no-op");
   tap(sr_cgroup_gc(NULL, &err) == 0, "gc with no subtree is a no-op");
 }
 
