@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "error.h"
 #include "fdutil.h"
+#include "policy.h"
 #include "util.h"
 
 #define CG_FILE_MAX (64 * 1024)

@@ -4,8 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "policy.h"
+struct sr_error;
+struct sr_policy;
 
 /* One cgroup v2 leaf per run. */
 struct sr_cgroup {

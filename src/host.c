@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "fdutil.h"
 #include "host.h"
 #include "ns.h"
+#include "policy.h"
 #include "sha256.h"
 #include "util.h"
 

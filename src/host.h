@@ -5,8 +5,10 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
-#include "error.h"
-#include "policy.h"
+
+struct sr_enforcement;
+struct sr_error;
+struct sr_policy;
 
 /*
  * What the host holds for one run while it lives: the sandbox user's host

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf.h"
 #include "manifest.h"
 #include "policy.h"
 #include "view.h"

@@ -6,11 +6,12 @@
 
 #include <jansson.h>
 
-#include "conf.h"
-#include "error.h"
 #include "limit.h"
 #include "tier.h"
 #include "util.h"
+
+struct sr_conf;
+struct sr_error;
 
 struct sr_manifest;
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "conf.h"
 #include "fdutil.h"
 #include "run.h"
 #include "seccomp.h"

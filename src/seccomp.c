@@ -27,6 +27,7 @@
 
 #include "dlib.h"
 #include "fdutil.h"
+#include "policy.h"
 #include "seccomp.h"
 #include "sha256.h"
 #include "util.h"

@@ -3,8 +3,8 @@
 
 #include <stdbool.h>
 
-#include "error.h"
-#include "policy.h"
+struct sr_error;
+struct sr_policy;
 
 struct sr_seccomp;
 

@@ -29,6 +29,7 @@
 #include "ns.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "status.h"
 #include "supervisor.h"
 #include "sync.h"
 #include "util.h"

@@ -8,7 +8,8 @@
 
 #include "error.h"
 #include "logpump.h"
-#include "status.h"
+
+struct sr_outcome;
 
 struct sr_audit;
 struct sr_cgroup;

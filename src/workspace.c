@@ -14,6 +14,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "audit.h"
+#include "error.h"
 #include "fdutil.h"
 #include "sha256.h"
 #include "util.h"

@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "audit.h"
-#include "error.h"
+struct sr_audit;
+struct sr_error;
 
 /*
  * The host side of one run: {root}/{tenant}/{execution}/ holding, while the

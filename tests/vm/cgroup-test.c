@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "error.h"
 #include "fdutil.h"
 #include "policy.h"
 #include "util.h"
