@@ -12,6 +12,7 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "fdutil.h"
 #include "macro.h"
 #include "net.h"
 
@@ -203,4 +205,58 @@ int sr_net_count_non_loopback(struct sr_error *err) {
   if (r < 0)
     return sr_error_layer(err, "network", -r, "list links (RTM_GETLINK)");
   return st.n;
+}
+
+int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
+                           uint16_t *bound_port, struct sr_error *err) {
+  _cleanup_close_ int fd = -1;
+  struct sockaddr_storage ss;
+  socklen_t len;
+  const char *what = family == AF_INET6 ? "[::1]" : "127.0.0.1";
+  int one = 1;
+
+  memset(&ss, 0, sizeof(ss));
+  if (family == AF_INET) {
+    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*sin);
+  } else if (family == AF_INET6) {
+    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(port);
+    sin6->sin6_addr = in6addr_loopback;
+    len = sizeof(*sin6);
+  } else {
+    return sr_error_layer(err, "network", EAFNOSUPPORT,
+                          "proxy listener: unknown address family %d", family);
+  }
+  fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return sr_error_layer(err, "network", errno, "proxy listener: socket");
+  /* ::1 only: an IPv4 connection to the IPv6 socket would be mapped. */
+  if (family == AF_INET6 &&
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+    return sr_error_layer(err, "network", errno, "proxy listener: IPV6_V6ONLY");
+  if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+    int e = errno;
+    if (e == EADDRNOTAVAIL && family == AF_INET6)
+      return -EADDRNOTAVAIL; /* no ::1: not an error for the caller */
+    return sr_error_layer(err, "network", e, "proxy listener: bind %s:%u", what,
+                          (unsigned)port);
+  }
+  if (listen(fd, SOMAXCONN) < 0)
+    return sr_error_layer(err, "network", errno, "proxy listener: listen");
+  if (bound_port) {
+    len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+      return sr_error_layer(err, "network", errno,
+                            "proxy listener: getsockname");
+    *bound_port =
+        ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                : ((struct sockaddr_in6 *)&ss)->sin6_port);
+  }
+  *ret_fd = TAKE_FD(fd);
+  return 0;
 }

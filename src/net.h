@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdint.h>
+
 struct sr_error;
 
 /*
@@ -13,3 +15,17 @@ int sr_net_loopback_up(struct sr_error *err);
 /* Number of network interfaces other than lo that are visible (for the
  * verification that no other interface exists); -errno on failure. */
 int sr_net_count_non_loopback(struct sr_error *err);
+
+/*
+ * A listening TCP socket on the loopback address of the current network
+ * namespace: 127.0.0.1 (family AF_INET) or ::1 (AF_INET6, IPV6_V6ONLY), on
+ * `port` (0: the kernel picks one; *bound_port, may be NULL, tells which),
+ * O_CLOEXEC, backlog SOMAXCONN.  The egress proxy's listener: the sandbox's
+ * init creates it inside the sandbox's network namespace (after lo is up)
+ * and passes it to the supervisor, whose proxy process accepts on it from
+ * the host's namespace.  0, or -errno with sr_error_layer("network", ...);
+ * -EADDRNOTAVAIL for AF_INET6 means ::1 does not exist (IPv6 disabled),
+ * which the caller may treat as "IPv4 only".
+ */
+int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
+                           uint16_t *bound_port, struct sr_error *err);
