@@ -26,7 +26,8 @@ check "the bait is really setuid on the host" [ -u "$B/suid-attacker" ]
 check "the bait really has file capabilities on the host" \
   sh -c "getcap '$B/fcap-attacker' | grep -q cap_setuid"
 
-# A host process to signal and ptrace; leaks.sh knows the 987xx sleeps.
+# A host process to signal and ptrace (killed on exit, else leaks.sh
+# reports it: it carries the test's root in its environment).
 sleep 98790 &
 HOST_PID=$!
 trap 'kill $HOST_PID 2>/dev/null; wait $HOST_PID 2>/dev/null; cleanup' EXIT

@@ -12,7 +12,7 @@
 
 # number_after TEXT WORD: the integer after "WORD " in TEXT.
 number_after() { sed -n "s/.*$2 \([0-9][0-9]*\).*/\1/p" <<<"$1"; }
-no_attacker_left() { ! pgrep -f '^/workspace/inputs/bundle/attacker' >/dev/null; }
+no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
 
 for mode in root user; do
   # Fork bomb (the classic ":(){ :|:& };:"), contained by the pids limit.

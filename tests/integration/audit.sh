@@ -9,7 +9,8 @@ set -u
 JQ=${JQ:-jq}
 PYTHON3=${PYTHON3:-python3}
 D=$TESTDATA/audit
-T=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-audit.XXXXXX") || exit 99
+# Below the suite's directory (lib.sh), where leaks.sh looks for leftovers.
+T=$(mktemp -d "${SKILLRUN_SUITE_DIR:-${TMPDIR:-/tmp}}/audit.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
 
 n=0

@@ -14,7 +14,8 @@ PYTHON3=${PYTHON3:-python3}
 REF="$TOP_SRCDIR/tests/bundle_digest.py"
 N_RANDOM=6
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-digest.XXXXXX") || exit 99
+# Below the suite's directory (lib.sh), where leaks.sh looks for leftovers.
+T=$(mktemp -d "${SKILLRUN_SUITE_DIR:-${TMPDIR:-/tmp}}/digest.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
 trap 'exit 1' HUP INT TERM
 

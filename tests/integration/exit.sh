@@ -19,8 +19,9 @@ run_as() { # MODE ARGS...: run skillrun as root or as the test user
   if [ "$mode" = user ]; then as_user "$SKILLRUN" "$@"; else "$SKILLRUN" "$@"; fi
 }
 
-# Anchored: skillrun's own argv contains the same words.
-no_proc() { ! pgrep -f "^$1" >/dev/null; }
+# Anchored: skillrun's own argv contains the same words.  This test's
+# processes only: another suite's may run the same commands.
+no_proc() { [ -z "$(test_pids "^$1")" ]; }
 
 for mode in root user; do
   if [ $mode = user ]; then W=$(user_workspace); else W=$(tmpdir); fi
@@ -93,7 +94,7 @@ for mode in root user; do
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "e$n" --audit-file "$W/a.$n" "$B" \
     -- /bin/sh -c 'exec sleep 98764' 2>/dev/null &
   sup=$!
-  for _ in $(seq 50); do pgrep -f "^sleep 98764" >/dev/null && break; sleep 0.1; done
+  for _ in $(seq 50); do [ -n "$(test_pids "^sleep 98764")" ] && break; sleep 0.1; done
   kill -TERM $sup
   wait $sup
   is "$mode: SIGTERM cancels with 128+15" "$?" 143
@@ -105,7 +106,7 @@ for mode in root user; do
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "e$n" --audit-file "$W/a.$n" "$B" \
     -- /bin/sh -c 'trap "" TERM; sleep 98765' 2>/dev/null &
   sup=$!
-  for _ in $(seq 50); do pgrep -f "^sleep 98765" >/dev/null && break; sleep 0.1; done
+  for _ in $(seq 50); do [ -n "$(test_pids "^sleep 98765")" ] && break; sleep 0.1; done
   kill -KILL $sup
   wait $sup 2>/dev/null
   for _ in $(seq 30); do no_proc "sleep 98765" && break; sleep 0.1; done

@@ -12,10 +12,120 @@ NOBODY=${SKILLRUN_TEST_USER:-65534}
 
 _tap_n=0
 _tap_failed=0
+
+# The suite's directory: every test's data lives below it, so that
+# leaks.sh can tell what this run of the suite made (tests/suite-dir.sh
+# says where and why; `make check` names it in SKILLRUN_SUITE_DIR).  Run
+# by hand, a test makes a private one.  It must be ours and writable by us
+# alone: root runs skills from it.
+_suite_private=0
+if [ -n "${SKILLRUN_SUITE_DIR:-}" ]; then
+  _suite=$SKILLRUN_SUITE_DIR
+  if [ ! -d "$_suite" ] || [ -L "$_suite" ] ||
+    [ "$(stat -c %u "$_suite")" != "$(id -u)" ] ||
+    [ $(($(stat -c %#a "$_suite") & 022)) -ne 0 ]; then
+    echo "Bail out! SKILLRUN_SUITE_DIR=$_suite is not a directory of uid $(id -u) that only it can write"
+    exit 99
+  fi
+else
+  _suite=$(mktemp -d "${SKILLRUN_TEST_TMPDIR:-/tmp}/skillrun-check.XXXXXX") || exit 99
+  chmod 755 "$_suite"
+  _suite_private=1
+fi
+# Resolved, as skillrun resolves a workspace root (its tmpfs staging is
+# named after the resolved path: leaks.sh needs the same bytes).
+_suite=$(cd -P "$_suite" && pwd) || exit 99
+SUITE=$_suite
 # One root per test script, made here and not in a $(...) subshell, so the
 # EXIT trap knows it; tmpdir hands out directories below it.
-_test_root=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-test.XXXXXX") || exit 99
+_test_root=$(mktemp -d "$_suite/$(basename "$0" .sh).XXXXXX") || exit 99
 chmod 755 "$_test_root"
+# Every process the test starts carries its root in its environment (a
+# skill's clean environment does not, but its sandbox's init and
+# supervisor do): test_pids and leaks.sh find the test's processes by it,
+# and not those of a concurrent suite or of someone else's runs.
+export SKILLRUN_TEST_ROOT=$_test_root
+
+# _ledger_runs DIR SUITE: appends to SUITE's ledger every workspace root
+# below DIR (a directory with a .active) with the 16 hex digits its tmpfs
+# staging names start with, and each of its runs (tenant, execution id):
+# leaks.sh finds the suite's staging and cgroup leaves by them once the
+# test data is gone.
+_ledger_runs() {
+  local w h t d
+  find "$1" -type d -name .active -prune -printf '%h\n' 2>/dev/null |
+    while IFS= read -r w; do
+      h=$(printf '%s' "$w" | sha256sum | cut -c1-16)
+      echo "root $h $w"
+      for t in "$w"/*/*/; do
+        [ -d "$t" ] || continue
+        t=${t%/}
+        d=${t%/*}
+        echo "run ${d##*/} ${t##*/}"
+      done
+    done >>"$2/ledger"
+}
+# outside_tmpdir PARENT: a temp dir below PARENT, for data that cannot be
+# below the suite's directory (on a tmpfs, say).  In the ledger, so that
+# leaks.sh checks it is gone; removed when the test ends.
+outside_tmpdir() {
+  local d
+  d=$(mktemp -d "$1/skillrun-test.XXXXXX") || return 1
+  echo "dir $d $_test_root" >>"$_suite/ledger"
+  echo "$d"
+}
+_remove_outside() {
+  local kind d t
+  [ -f "$_suite/ledger" ] || return 0
+  while read -r kind d t; do
+    [ "$kind" = dir ] && [ "$t" = "$_test_root" ] && rm -rf -- "$d"
+  done <"$_suite/ledger"
+  return 0
+}
+
+# _pid_root PID: sets _root to the SKILLRUN_TEST_ROOT PID started with, or
+# that of its nearest ancestor that has one (a skill starts with a clean
+# environment, but its parents, the sandbox's init and the supervisor, keep
+# the caller's; a process left in a sandbox is reparented to that init).
+# Empty when none (or when the environment cannot be read: not ours).  A
+# process whose command line names a path below $_suite counts as the
+# suite's even without the variable: _root is then "$_suite/?".  Builtins
+# only: a scan of every process must not start processes of its own.
+_pid_root() {
+  local p=$1 v k ppid
+  local -a words
+  _root=
+  while [ "$p" -gt 1 ] 2>/dev/null; do
+    words=()
+    mapfile -d "" -t words 2>/dev/null <"/proc/$p/environ"
+    for v in "${words[@]}"; do
+      case $v in SKILLRUN_TEST_ROOT=*) _root=${v#*=}; return 0 ;; esac
+    done
+    words=()
+    mapfile -d "" -t words 2>/dev/null <"/proc/$p/cmdline"
+    for v in "${words[@]}"; do
+      case $v in *"$_suite/"*) _root="$_suite/?"; return 0 ;; esac
+    done
+    ppid=0
+    while read -r k v; do
+      [ "$k" = PPid: ] && { ppid=$v; break; }
+    done 2>/dev/null <"/proc/$p/status"
+    p=$ppid
+  done
+  return 0
+}
+# test_pids REGEX: the pids of this test's processes (and of the sandboxes
+# they run) whose command line matches REGEX (pgrep -f), one per line.
+# Another test's or another suite's processes with the same command line
+# are not counted.
+test_pids() {
+  local p
+  for p in $(pgrep -f "$1"); do
+    _pid_root "$p"
+    [ "$_root" = "$_test_root" ] && echo "$p"
+  done
+  return 0
+}
 
 _tap_planned=0
 plan() { echo "1..$1"; _tap_planned=1; }
@@ -57,8 +167,11 @@ tmpdir() {
 _test_pid=$$
 cleanup() {
   [ "${BASHPID:-$$}" = "$_test_pid" ] || return 0
+  _ledger_runs "$_test_root" "$_suite"
+  _remove_outside
   chmod -R u+rwX "$_test_root" 2>/dev/null
   rm -rf "$_test_root"
+  if [ "$_suite_private" = 1 ]; then rm -f "$_suite/ledger" && rmdir "$_suite"; fi
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM

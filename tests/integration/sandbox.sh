@@ -1,14 +1,15 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The sandbox as the skill sees it (DESIGN.md section 4): runs tests/probe
 # inside a real skillrun run, as root and as an unprivileged user, and
 # checks every isolation guarantee from the probe's report.
 set -u
-: "${SKILLRUN:?SKILLRUN must name the built binary (make check sets it)}"
 : "${PROBE:?PROBE must name the built probe (make check sets it)}"
 : "${TOP_SRCDIR:?TOP_SRCDIR must name the source tree (make check sets it)}"
+# The suite's directory, the test's root and its cleanup (this script keeps
+# its own TAP helpers, defined below).
+. "$(dirname "$0")/lib.sh"
 
-NOBODY=${SKILLRUN_TEST_USER:-65534}
 EXPECTED_DEV="fd,full,null,ptmx,pts,random,shm,stderr,stdin,stdout,tty,urandom,zero"
 ALLOWED_ENV="PATH HOME LANG TMPDIR SKILLRUN_EXECUTION_ID SKILLRUN_TENANT_ID SKILLRUN_SKILL"
 
@@ -18,9 +19,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 diag() { echo "# $*"; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-sandbox.XXXXXX") || exit 99
-chmod 755 "$T"
-trap 'rm -rf "$T"' EXIT INT TERM
+T=$(tmpdir)
 
 # A file that exists on the host: the sandbox must not see it.
 MARKER="$T/host-marker"

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The seccomp allowlist through the real binary, as root and as an
 # unprivileged user: every refused call answers EPERM (clone3 ENOSYS; the

@@ -125,7 +125,7 @@ for mode in root user; do
     # over up to 3 s (a loaded machine starts them slowly).
     uids=0
     for _ in $(seq 30); do
-      n=$(ps -o uid= -p "$(pgrep -d, -x -f "sleep $nap")" 2>/dev/null | sort -u | wc -l)
+      n=$(ps -o uid= -p "$(test_pids "^sleep $nap\$" | paste -sd,)" 2>/dev/null | sort -u | wc -l)
       [ "$n" -gt "$uids" ] && uids=$n
       [ "$uids" -ge 8 ] && break
       sleep 0.1
@@ -153,8 +153,8 @@ done
 # caller's, on tmpfs, and not writable by others.
 if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
   W=$(user_workspace)
-  good=$(mktemp -d /dev/shm/skillrun-test-xdg.XXXXXX)
-  bad=$(mktemp -d /dev/shm/skillrun-test-xdg.XXXXXX)
+  good=$(outside_tmpdir /dev/shm)
+  bad=$(outside_tmpdir /dev/shm)
   chown "$NOBODY:$NOBODY" "$good"
   chmod 700 "$good"
   chmod 755 "$bad"
