@@ -121,16 +121,26 @@ for mode in root user; do
     pids+=($!)
   done
   if [ $mode = root ]; then
-    # The most distinct host uids seen at once among the sleeping skills,
-    # over up to 3 s (a loaded machine starts them slowly).
-    uids=0
+    # Snapshots of the sleeping skills over up to 3 s (a loaded machine
+    # starts them slowly; each run has one): the most distinct host uids
+    # seen at once, and whether two live runs ever shared one.
+    uids=0 shared=""
     for _ in $(seq 30); do
-      n=$(ps -o uid= -p "$(test_pids "^sleep $nap\$" | paste -sd,)" 2>/dev/null | sort -u | wc -l)
-      [ "$n" -gt "$uids" ] && uids=$n
-      [ "$uids" -ge 8 ] && break
+      live=$(test_pids "^sleep $nap\$" | paste -sd,)
+      if [ -n "$live" ]; then
+        # One ps: the uids of those still sleeping (not of a pid reused
+        # since).
+        snap=$(ps -o uid=,args= -p "$live" 2>/dev/null | awk -v a="$nap" '$2 == "sleep" && $3 == a { print $1 }')
+        all=$(grep -c . <<<"$snap")
+        u=$(sort -u <<<"$snap" | grep -c .)
+        [ "$u" -gt "$uids" ] && uids=$u
+        [ "$u" -lt "$all" ] && shared="$shared $all:$u"
+      fi
+      [ "$uids" -ge 16 ] && break
       sleep 0.1
     done
-    check "$mode: concurrent runs have distinct host uids (ps shows $uids)" [ "$uids" -ge 8 ]
+    check "$mode: concurrent runs have distinct host uids (ps shows $uids at once)" [ "$uids" -ge 8 ]
+    is "$mode: ... no two live runs share one (live:distinct)" "$shared" ""
   fi
   failed=0
   for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
