@@ -2,13 +2,14 @@
 # Shared setup for the attack regression suite: sourced by every
 # tests/attacks/*.sh after tests/integration/lib.sh.  Builds a bundle that
 # carries tests/attacks/attacker, runs it through the real skillrun as root
-# and as the unprivileged test user, and checks the attacker's report.
+# and as the unprivileged test user (lib.sh $MODES), and checks the
+# attacker's report.
 # shellcheck shell=bash
 
 : "${ATTACKER:?ATTACKER must name the built attacker (make check sets it)}"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+skip_modes
 
 T=$(tmpdir)
 B=$T/attack-skill
@@ -51,15 +52,9 @@ attack() {
   ERR=$w/$RUN_ID.err
   STDOUT=$w/$RUN_ID.stdout
   OUT=$w/default/$RUN_ID/logs/stdout.log
-  if [ "$mode" = user ]; then
-    as_user "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
-      --audit-file "$AUDIT" "${opts[@]}" "$B" -- /workspace/inputs/bundle/attacker "$@" \
-      >"$STDOUT" 2>"$ERR"
-  else
-    "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
-      --audit-file "$AUDIT" "${opts[@]}" "$B" -- /workspace/inputs/bundle/attacker "$@" \
-      >"$STDOUT" 2>"$ERR"
-  fi
+  in_mode "$mode" "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
+    --audit-file "$AUDIT" "${opts[@]}" "$B" -- /workspace/inputs/bundle/attacker "$@" \
+    >"$STDOUT" 2>"$ERR"
   rc=$?
   if [ ! -f "$OUT" ]; then
     OUT=$w/$RUN_ID.nolog

@@ -44,7 +44,7 @@ proc_dev_cases=(
   nodev:/dev/pts/0 mknod devpts plant
 )
 
-for mode in root user; do
+for mode in $MODES; do
   attack $mode -i "$T/in.txt" -- "${reach_cases[@]}" "${ro_cases[@]}" "${proc_dev_cases[@]}"
   run_ok $mode "filesystem attacks"
   blocked $mode "${reach_cases[@]}" "${ro_cases[@]}" "${proc_dev_cases[@]}"

@@ -54,7 +54,7 @@ check "the host TCP listener answers on the host" \
 sleep 0.2
 : >"$T/connections"
 
-for mode in root user; do
+for mode in $MODES; do
   attack $mode -- "${cases[@]}"
   run_ok $mode "IPC and network attacks"
   blocked $mode "${cases[@]}"
@@ -67,6 +67,6 @@ for mode in root user; do
 done
 
 # --network deny is the default; say it explicitly too.
-attack root --network deny -- "tcp:127.0.0.1:$PORT" raw
-blocked "root, --network deny" "tcp:127.0.0.1:$PORT" raw
+attack "$ANY_MODE" --network deny -- "tcp:127.0.0.1:$PORT" raw
+blocked "$ANY_MODE, --network deny" "tcp:127.0.0.1:$PORT" raw
 finish

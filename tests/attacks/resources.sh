@@ -14,7 +14,7 @@
 number_after() { sed -n "s/.*$2 \([0-9][0-9]*\).*/\1/p" <<<"$1"; }
 no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
 
-for mode in root user; do
+for mode in $MODES; do
   # Fork bomb (the classic ":(){ :|:& };:"), contained by the pids limit.
   t0=$(date +%s)
   attack $mode --pids 32 --timeout 30s -- forkbomb:100000

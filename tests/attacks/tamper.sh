@@ -57,14 +57,14 @@ writer() {
 WRITER=
 trap '[ -n "$WRITER" ] && kill $WRITER 2>/dev/null; wait 2>/dev/null; cleanup' EXIT
 
-for mode in root user; do
+for mode in $MODES; do
   if [ $mode = user ]; then w=$WS_user; else w=$WS_root; fi
   writer &
   WRITER=$!
   refused=0 ran=0 bad=0 transient=0
   for i in $(seq "$RUNS"); do
     id=race-$mode-$i
-    if [ $mode = user ]; then pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else pre=(env); fi
+    if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
     "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "$id" --audit-file "$w/$id.audit" \
       "$R" -- /bin/sh -c 'p=/workspace/inputs/bundle/payload; sha256sum < $p; cp $p /workspace/outputs/payload' \
       >/dev/null 2>"$w/$id.err"
@@ -143,9 +143,10 @@ bad_bundle() { # NAME SETUP-COMMAND...
   mkbundle "$d"
   (cd "$d" && "$@")
   chmod -R a+rX "$d" 2>/dev/null
-  local t0
+  local t0 w
   t0=$(date +%s)
-  timeout 20 "$SKILLRUN" --workspace-root "$WS_root" --execution-id "bad-$(basename "$d")" \
+  if [ "$ANY_MODE" = user ]; then w=$WS_user; else w=$WS_root; fi
+  timeout 20 "$SKILLRUN" --workspace-root "$w" --execution-id "bad-$(basename "$d")" \
     "$d" -- /bin/true >/dev/null 2>&1
   local rc=$?
   is "a bundle with ${d##*/bad-} is refused" "$rc" 123
@@ -154,7 +155,9 @@ bad_bundle() { # NAME SETUP-COMMAND...
 bad_bundle symlink-to-shadow ln -s /etc/shadow shadow
 bad_bundle symlink-dir ln -s / root
 bad_bundle fifo mkfifo pipe
-bad_bundle chardev mknod null c 1 3
+if needs_root "a bundle with a character device (mknod)"; then
+  bad_bundle chardev mknod null c 1 3
+fi
 bad_bundle socket "$PYTHON3" -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
 host_unchanged "tamper"
 finish

@@ -1,17 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The README's example skills run, as root and as an unprivileged user.
+# The README's example skills run, as root and as an unprivileged user
+# (lib.sh $MODES).
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+skip_modes
 
 T=$(tmpdir)
 cp -r "$TOP_SRCDIR/examples" "$T/"
 chmod -R a+rX "$T"
 E=$T/examples
-for mode in root user; do
-  if [ $mode = user ]; then W=$(user_workspace); pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else W=$(tmpdir); pre=(env); fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id hello "$E/hello" >"$W/a.hello" 2>"$W/err"
   is "$mode: examples/hello exits 0" "$?" 0
   check "$mode: hello read its bundle" grep -q "Hello from a verified skill bundle" "$W/default/hello/logs/stdout.log"

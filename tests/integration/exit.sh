@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-if [ "$(id -u)" -ne 0 ]; then skip_all "needs root to also test as an unprivileged user"; fi
+skip_modes
 
 T=$(tmpdir)
 B=$T/exit-skill
@@ -16,19 +16,19 @@ chmod -R a+rX "$T"
 run_as() { # MODE ARGS...: run skillrun as root or as the test user
   local mode=$1
   shift
-  if [ "$mode" = user ]; then as_user "$SKILLRUN" "$@"; else "$SKILLRUN" "$@"; fi
+  in_mode "$mode" "$SKILLRUN" "$@"
 }
 
 # Anchored: skillrun's own argv contains the same words.  This test's
 # processes only: another suite's may run the same commands.
 no_proc() { [ -z "$(test_pids "^$1")" ]; }
 
-for mode in root user; do
-  if [ $mode = user ]; then W=$(user_workspace); else W=$(tmpdir); fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
   # For background runs: a plain command, so that $! is skillrun itself
   # (a shell function would put a subshell between the test and skillrun).
   if [ $mode = user ]; then
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+    pre=("${AS_USER[@]}")
   else
     pre=(env)
   fi
@@ -48,7 +48,7 @@ for mode in root user; do
   # when init had exited, with the status still queued: 1 run in 150-300
   # ended "killed", 137).  A statistical probe: 2 x 150 runs caught that
   # bug about two times in three.  One workspace, left for finish to validate.
-  if [ $mode = user ]; then Q=$(user_workspace); else Q=$(tmpdir); fi
+  Q=$(mode_workspace $mode)
   bad=
   for i in $(seq 150); do
     run_as $mode --workspace-root "$Q" "$B" -- /bin/true >/dev/null 2>&1 ||

@@ -110,12 +110,9 @@ check "F live: it reports F's staging" has "$S" "$f1_staging "
 check "F live: ... but not the live foreign run's" not has "$S" "$g1_staging "
 check "F live: ... nor the leaked foreign run's" not has "$S" "$g2_staging "
 check "F live: it reports F's test directory" has "$D" "$FT"
-if [ "$(id -u)" -eq 0 ]; then
+if needs_root "F live: uid-pool slots (only root runs take them)"; then
   check "F live: it reports the uid-pool slot F's run holds" has "$U" "(pid $f1_sup)"
   check "F live: ... but not the foreign run's" not has "$U" "(pid $g1_sup)"
-else
-  pass "# SKIP F live: uid-pool slots: only root runs take them"
-  pass "# SKIP F live: uid-pool slots: only root runs take them"
 fi
 
 # F's supervisor dies: its sandbox goes with it, its staging stays.
@@ -177,10 +174,8 @@ check "F killed: ... and one a process of F's holds by a descriptor flock(1) loc
 check "F killed: ... not one of F's ids a foreign process holds" not has "$C" "run-default.f3"
 check "F killed: ... nor one of no run of F's" not has "$C" "run-default.other"
 check "F killed: a directory F made elsewhere is reported" has "$D" "$outside"
-if [ "$(id -u)" -eq 0 ]; then
+if needs_root "F killed: uid-pool slots (only root runs take them)"; then
   check "F killed: the uid-pool slot is free again" not failed "$U"
-else
-  pass "# SKIP F killed: uid-pool slots: only root runs take them"
 fi
 
 # F cleans up: gc, its directories, its leaves.  G's live run, its leaked

@@ -190,15 +190,67 @@ description: ${2:-A test skill.}
 EOS
 }
 
-# as_user CMD...: run as the unprivileged test user with no groups.
-as_user() { setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- "$@"; }
+# Who the tests run skillrun as: $MODES.  As root, "root" and "user", the
+# unprivileged test user $NOBODY (uid 65534 unless SKILLRUN_TEST_USER says
+# otherwise) through setpriv(1), with no groups.  As anyone else, only
+# "user": whoever runs the tests is the unprivileged user then, and what
+# needs root is skipped, saying so.  $USER_UID is the user mode's uid;
+# AS_USER the command prefix that runs something as it (a plain command,
+# so that `"${AS_USER[@]}" skillrun ... &` leaves skillrun in $!).
+_root_skip='' _user_skip=''
+if [ "$(id -u)" -eq 0 ]; then
+  MODES=root
+  USER_UID=$NOBODY
+  AS_USER=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  if ! command -v setpriv >/dev/null; then
+    _user_skip="setpriv (util-linux) is not installed"
+  elif ! "${AS_USER[@]}" true 2>/dev/null; then
+    _user_skip="setpriv cannot switch to uid $NOBODY"
+  else
+    MODES="root user"
+  fi
+else
+  MODES=user
+  USER_UID=$(id -u)
+  AS_USER=(env)
+  _root_skip="needs root (the tests run as uid $USER_UID)"
+fi
+# The first mode, for parts that need one run whoever runs it.
+ANY_MODE=${MODES%% *}
+# as_user CMD...: run as the unprivileged test user.
+as_user() { "${AS_USER[@]}" "$@"; }
+# in_mode MODE CMD...: run as MODE's user.
+in_mode() {
+  if [ "$1" = user ]; then
+    shift
+    as_user "$@"
+  else
+    shift
+    "$@"
+  fi
+}
+# skip_modes: a TAP skip for each mode that cannot run here, saying why.
+skip_modes() {
+  [ -z "$_root_skip" ] || pass "# SKIP the runs as root: $_root_skip"
+  [ -z "$_user_skip" ] || pass "# SKIP the runs as uid $NOBODY: $_user_skip"
+}
+# needs_root TEXT: true as root; otherwise a TAP skip of TEXT and false.
+needs_root() {
+  [ "$(id -u)" -eq 0 ] && return 0
+  pass "# SKIP $1: needs root"
+  return 1
+}
 
 # A workspace root the unprivileged user owns.
 user_workspace() {
   local d
   d=$(tmpdir)
-  chown "$NOBODY:$NOBODY" "$d"
+  [ "$(id -u)" -eq "$USER_UID" ] || chown "$USER_UID:$USER_UID" "$d"
   echo "$d"
+}
+# mode_workspace MODE: a workspace root MODE's user owns.
+mode_workspace() {
+  if [ "$1" = user ]; then user_workspace; else tmpdir; fi
 }
 
 # audit_ok FILE: every line parses with jq and the chain verifies.
@@ -267,6 +319,5 @@ check_run_audits() {
 
 # Whether the sandbox can be built at all here (root or userns).
 sandbox_possible() {
-  [ "$(id -u)" -eq 0 ] || [ -r /proc/sys/kernel/unprivileged_userns_clone ] ||
-    unshare -U true 2>/dev/null
+  [ "$(id -u)" -eq 0 ] || unshare -U true 2>/dev/null
 }

@@ -11,6 +11,7 @@ sandbox_possible || skip_all "user namespaces are not available"
 if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
   skip_all "this host has a cgroup v2 memory controller: the fallback is not used here (the VM tier covers cgroup v2)"
 fi
+skip_modes
 
 T=$(tmpdir)
 B=$T/limits-skill
@@ -19,8 +20,9 @@ chmod -R a+rX "$T"
 printf 'include default\ncgroup require\n' >"$T/require.profile"
 chmod 644 "$T/require.profile"
 
-for mode in root user; do
-  if [ $mode = user ]; then W=$(user_workspace); pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else W=$(tmpdir); pre=(env); fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   n=0
   r() { n=$((n + 1)); "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "l$n" --audit-file "$W/a.$n" "$B" "$@" 2>"$W/err.$n"; }
 

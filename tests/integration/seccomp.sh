@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The seccomp allowlist through the real binary, as root and as an
-# unprivileged user: every refused call answers EPERM (clone3 ENOSYS; the
+# unprivileged user (lib.sh $MODES): every refused call answers EPERM (clone3 ENOSYS; the
 # i386 and x32 ABIs are killed), ordinary programs (sh, coreutils, Python
 # with threads, subprocesses, multiprocessing, sockets, mmap) work, and
 # profiles adjust the list by name.
@@ -129,30 +129,30 @@ EOF
 
 # run WHO ID [OPTION...] -- COMMAND...: one skillrun run of the bundle;
 # leaves $rc, $out (the skill's stdout log), $err (skillrun's stderr) and
-# $audit.  WHO is root or nobody.
+# $audit.  WHO is a mode: root or user.
 run() {
   who=$1 id=$2
   shift 2
   w="$T/ws-$who"
   if [ ! -d "$w" ]; then
     mkdir "$w"
-    [ "$who" = nobody ] && chown "$NOBODY:$NOBODY" "$w"
+    [ "$who" = user ] && [ "$(id -u)" -ne "$USER_UID" ] && chown "$USER_UID:$USER_UID" "$w"
   fi
   audit="$T/$who-$id.audit"
   err="$T/$who-$id.err"
-  if [ "$who" = nobody ]; then
-    (cd "$T" && as_user "$T/bin/skillrun" --workspace-root "$w" \
-      --execution-id "$id" "$@" >"$audit" 2>"$err")
-  else
-    (cd "$T" && "$T/bin/skillrun" --workspace-root "$w" \
-      --execution-id "$id" "$@" >"$audit" 2>"$err")
-  fi
+  (cd "$T" && in_mode "$who" "$T/bin/skillrun" --workspace-root "$w" \
+    --execution-id "$id" "$@" >"$audit" 2>"$err")
   rc=$?
   out="$w/default/$id/logs/stdout.log"
   [ -f "$out" ] || out=/dev/null
 }
+skip_modes
+# Parts that need one run, whoever runs the tests, and one run by the
+# least privileged mode there is.
+ANY=$ANY_MODE
+LEAST=${MODES##* }
 
-run root probe "$BUNDLE" -- ./try-syscall all
+run "$ANY" probe "$BUNDLE" -- ./try-syscall all
 if [ "$rc" = 125 ] && grep -q 'sandbox layer not built yet' "$err"; then
   skip_all "sandbox not built"
 fi
@@ -164,8 +164,8 @@ cut -d' ' -f1 "$EXPECT" | sort >"$T/expected-cases"
 check "every try-syscall case has an expected result" \
   cmp -s "$T/cases" "$T/expected-cases"
 
-for who in root nobody; do
-  [ "$who" = nobody ] && run nobody probe "$BUNDLE" -- ./try-syscall all
+for who in $MODES; do
+  [ "$who" = "$ANY" ] || run "$who" probe "$BUNDLE" -- ./try-syscall all
   is "$who: try-syscall all exits 0" "$rc" 0
   while read -r name want; do
     got=$(sed -n "s/^$name=//p" "$out" | head -n 1)
@@ -199,10 +199,10 @@ cat >"$T/deny-uname.profile" <<'EOF'
 include default
 seccomp-deny uname
 EOF
-run root deny-uname -p "$T/deny-uname.profile" "$BUNDLE" -- uname -s
+run "$ANY" deny-uname -p "$T/deny-uname.profile" "$BUNDLE" -- uname -s
 check "seccomp-deny uname: uname fails" test "$rc" -ne 0
 check "seccomp-deny uname: with EPERM" \
-  grep -q 'Operation not permitted' "$T/ws-root/default/deny-uname/logs/stderr.log"
+  grep -q 'Operation not permitted' "$T/ws-$ANY/default/deny-uname/logs/stderr.log"
 deny_digest=$(field "$audit" policy_resolved '.seccomp.digest')
 check "seccomp-deny changes the filter digest" test "$deny_digest" != "$digest"
 is "a profile-changed filter is named so in policy_resolved" \
@@ -213,28 +213,28 @@ if command -v "$PYTHON3" >/dev/null 2>&1; then
 include default
 seccomp-allow msgget
 EOF
-  run root msgget-default "$BUNDLE" -- python3 /workspace/inputs/bundle/msgget.py
+  run "$ANY" msgget-default "$BUNDLE" -- python3 /workspace/inputs/bundle/msgget.py
   check "msgget is refused by default" grep -qx msgget=EPERM "$out"
-  run root msgget-allowed -p "$T/allow-msgget.profile" "$BUNDLE" -- \
+  run "$ANY" msgget-allowed -p "$T/allow-msgget.profile" "$BUNDLE" -- \
     python3 /workspace/inputs/bundle/msgget.py
   check "seccomp-allow msgget takes effect" grep -qx msgget=OK "$out"
 fi
 
 printf 'include default\n# a comment\nseccomp-allow no_such_syscall_xyz\n' \
   >"$T/unknown.profile"
-run root unknown -p "$T/unknown.profile" "$BUNDLE" -- true
+run "$ANY" unknown -p "$T/unknown.profile" "$BUNDLE" -- true
 is "unknown syscall name: exit 125" "$rc" 125
 check "unknown syscall name: error names file:line" \
   grep -q 'unknown.profile:3' "$err"
 
 printf 'include default\nseccomp-allow ptrace\n' >"$T/ptrace.profile"
-run root ptrace -p "$T/ptrace.profile" "$BUNDLE" -- true
+run "$ANY" ptrace -p "$T/ptrace.profile" "$BUNDLE" -- true
 is "seccomp-allow of a denied group: exit 125" "$rc" 125
 check "seccomp-allow of a denied group: says which group" \
   grep -q "seccomp-allow of 'ptrace' is forbidden (denied group 'debug')" "$err"
 
 printf 'include default\nseccomp-allow clone\n' >"$T/clone.profile"
-run root clone -p "$T/clone.profile" "$BUNDLE" -- true
+run "$ANY" clone -p "$T/clone.profile" "$BUNDLE" -- true
 is "seccomp-allow of an argument-filtered call: exit 125" "$rc" 125
 
 # libseccomp is opened only for a filter other than the compiled-in default
@@ -243,7 +243,7 @@ is "seccomp-allow of an argument-filtered call: exit 125" "$rc" 125
 soname=$("$T/bin/skillrun" --version |
   sed -n 's/^libseccomp [0-9.]* (\(libseccomp\.so\.[0-9]*\),.*/\1/p')
 check "--version names the libseccomp it opens ($soname)" test -n "$soname"
-for who in root nobody; do
+for who in $MODES; do
   export LD_DEBUG=files
   run "$who" ld-default "$BUNDLE" -- true
   unset LD_DEBUG
@@ -251,16 +251,16 @@ for who in root nobody; do
   check "$who: a default run never maps libseccomp" not grep -q "file=libseccomp" "$err"
 done
 export LD_DEBUG=files
-run root ld-deny -p "$T/deny-uname.profile" "$BUNDLE" -- true
+run "$ANY" ld-deny -p "$T/deny-uname.profile" "$BUNDLE" -- true
 unset LD_DEBUG
 check "a profile with seccomp-deny opens $soname" grep -q "file=$soname" "$err"
 mkdir "$T/badlib"
 echo "not a library" >"$T/badlib/$soname"
 chmod -R a+rX "$T/badlib"
 export LD_LIBRARY_PATH="$T/badlib"
-run nobody bad-default "$BUNDLE" -- true
+run "$LEAST" bad-default "$BUNDLE" -- true
 rc_default=$rc
-run root bad-deny -p "$T/deny-uname.profile" "$BUNDLE" -- true
+run "$ANY" bad-deny -p "$T/deny-uname.profile" "$BUNDLE" -- true
 unset LD_LIBRARY_PATH
 is "a broken $soname: a default run still exits 0" "$rc_default" 0
 is "a broken $soname: a seccomp-deny profile exits 125" "$rc" 125

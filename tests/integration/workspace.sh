@@ -3,11 +3,12 @@
 # The run's data (DESIGN.md "Host side of a run"): inputs read-only, outputs
 # harvested as hashed artifacts without following links, size-capped
 # scratch, metadata.json, concurrent runs that share nothing, and (as root)
-# a distinct host uid per concurrent run.
+# a distinct host uid per concurrent run.  As root and as an unprivileged
+# user (lib.sh $MODES).
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+skip_modes
 
 T=$(tmpdir)
 B=$T/data-skill
@@ -31,8 +32,9 @@ chmod 755 "$B/run.sh"
 echo "notes for the skill" >"$T/notes.txt"
 chmod -R a+rX "$T"
 
-for mode in root user; do
-  if [ $mode = user ]; then W=$(user_workspace); pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else W=$(tmpdir); pre=(env); fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   run=$W/default/d1
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id d1 -i "$T/notes.txt" "$B" -- ./run.sh >"$W/audit" 2>"$W/err"
   is "$mode: data run exits 0" "$?" 0
@@ -60,7 +62,7 @@ for mode in root user; do
   check "$mode: the symlink to /etc/passwd was not followed" [ ! -e "$run/outputs/passwd-link" ]
   check "$mode: ... and was reported" grep -q "passwd-link" <("$JQ" -r 'select(.event == "warning") | .path // empty' "$W/audit")
   check "$mode: the FIFO was not harvested" [ ! -e "$run/outputs/fifo" ]
-  if [ $mode = user ]; then want=$NOBODY; else want=0; fi
+  if [ $mode = user ]; then want=$USER_UID; else want=0; fi
   is "$mode: harvested files belong to the caller" "$(stat -c %u "$run/outputs/report.txt")" "$want"
   staging=$(field "$W/audit" bundle_verified .staging)
   is "$mode: a run with inputs stages in its run directory" "$staging" "$run/staging"
@@ -73,7 +75,7 @@ for mode in root user; do
   # Without inputs, a small bundle is staged on a tmpfs of the caller's
   # (workspace.h), if there is one here.
   staging=$(field "$W/audit2" bundle_verified .staging)
-  uid=$([ $mode = user ] && echo "$NOBODY" || echo 0)
+  uid=$([ $mode = user ] && echo "$USER_UID" || echo 0)
   if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
     base=$(dirname -- "$staging")
     is "$mode: a small bundle without inputs is staged on tmpfs" "$(stat -f -c %T "$base")" tmpfs
@@ -167,29 +169,39 @@ for mode in root user; do
 done
 
 # $XDG_RUNTIME_DIR is used only when it and its skillrun/ are the
-# caller's, on tmpfs, and not writable by others.
-if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+# caller's, on tmpfs, and not writable by others.  Runs as the unprivileged
+# user (root does not use it).
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ]; then
+  pass "# SKIP XDG_RUNTIME_DIR: no tmpfs at /dev/shm"
+elif [ -n "$_user_skip" ]; then
+  pass "# SKIP XDG_RUNTIME_DIR: as uid $NOBODY: $_user_skip"
+else
   W=$(user_workspace)
   good=$(outside_tmpdir /dev/shm)
-  bad=$(outside_tmpdir /dev/shm)
-  chown "$NOBODY:$NOBODY" "$good"
+  [ "$(id -u)" -eq "$USER_UID" ] || chown "$USER_UID:$USER_UID" "$good"
   chmod 700 "$good"
-  chmod 755 "$bad"
-  mkdir -m 0711 "$bad/skillrun" # root's, not the caller's
   XDG_RUNTIME_DIR=$good as_user "$SKILLRUN" --workspace-root "$W" --execution-id x1 "$B" -- /bin/true >"$W/a.x1" 2>/dev/null
   is "XDG_RUNTIME_DIR of the caller's: the run exits 0" "$?" 0
   st=$(field "$W/a.x1" bundle_verified .staging)
   check "XDG_RUNTIME_DIR of the caller's: staged there ($st)" [ "${st#"$good"/skillrun/}" != "$st" ]
-  XDG_RUNTIME_DIR=$bad as_user "$SKILLRUN" --workspace-root "$W" --execution-id x2 "$B" -- /bin/true >"$W/a.x2" 2>/dev/null
-  is "XDG_RUNTIME_DIR/skillrun of another user's: the run exits 0" "$?" 0
-  st=$(field "$W/a.x2" bundle_verified .staging)
-  check "XDG_RUNTIME_DIR/skillrun of another user's: passed over ($st)" \
-    [ "${st#/dev/shm/skillrun-"$NOBODY"/}" != "$st" ]
-  check "... and left alone" [ -z "$(ls -A "$bad/skillrun")" ]
-  rm -rf -- "$good" "$bad"
+  rm -rf -- "$good"
+  # Another user's skillrun/ in it: made by root for the test user.
+  if needs_root "XDG_RUNTIME_DIR/skillrun of another user's"; then
+    bad=$(outside_tmpdir /dev/shm)
+    chmod 755 "$bad"
+    mkdir -m 0711 "$bad/skillrun" # root's, not the caller's
+    XDG_RUNTIME_DIR=$bad as_user "$SKILLRUN" --workspace-root "$W" --execution-id x2 "$B" -- /bin/true >"$W/a.x2" 2>/dev/null
+    is "XDG_RUNTIME_DIR/skillrun of another user's: the run exits 0" "$?" 0
+    st=$(field "$W/a.x2" bundle_verified .staging)
+    check "XDG_RUNTIME_DIR/skillrun of another user's: passed over ($st)" \
+      [ "${st#/dev/shm/skillrun-"$USER_UID"/}" != "$st" ]
+    check "... and left alone" [ -z "$(ls -A "$bad/skillrun")" ]
+    rm -rf -- "$bad"
+  fi
 fi
 
-# The pool is configured in skillrun.conf (root-owned; CI runs as root).
+# The pool is configured in skillrun.conf (root-owned) and used by root.
+needs_root "the uid pool" || finish
 W=$(tmpdir)
 printf 'uid-pool 900000 2\n' >"$T/pool.conf"
 "$SKILLRUN" --conf "$T/pool.conf" --workspace-root "$W" --execution-id p1 "$B" -- /bin/true >"$W/a.p1" 2>/dev/null
