@@ -13,12 +13,15 @@
 # to this build's.  TAP; needs SKILLRUN, TOP_SRCDIR, TOP_BUILDDIR.
 . "$(dirname "$0")/lib.sh"
 
-I=$TOP_SRCDIR/examples/integration
 T=$(tmpdir)
-# A copy every user can read (the source tree may sit below a 0700 parent).
+# Copies every user can read (the source tree may sit below a 0700 parent,
+# and the recipes' scripts also run as uid $NOBODY) and we can change (make
+# distcheck's source tree is read-only, and cp keeps the modes).
 cp -r "$TOP_SRCDIR/examples/hello" "$T/hello"
-chmod -R a+rX "$T/hello"
+cp -r "$TOP_SRCDIR/examples/integration" "$T/integration"
+chmod -R u+w,a+rX "$T/hello" "$T/integration"
 HELLO=$T/hello
+I=$T/integration
 can_run=yes
 sandbox_possible || can_run=no
 # run_check TEXT CMD...: like check, or a skip when no sandbox can be built.
