@@ -19,7 +19,7 @@ for mode in $MODES; do
   check "$mode: hello read its bundle" grep -q "Hello from a verified skill bundle" "$W/default/hello/logs/stdout.log"
   check "$mode: hello wrote its artifact" grep -q "written by hello" "$W/default/hello/outputs/hello.txt"
 
-  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id scorer -p "$TOP_SRCDIR/profiles/python.profile" \
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id scorer -p "$SKILLRUN_PROFILE_PATH/python.profile" \
     -i "$E/sample-inputs/design-notes.txt" -i "$E/sample-inputs/meeting.txt" "$E/document-scorer" \
     >"$W/a.scorer" 2>"$W/err"
   is "$mode: examples/document-scorer exits 0" "$?" 0

@@ -45,6 +45,15 @@ chmod 755 "$_test_root"
 # supervisor do): test_pids and leaks.sh find the test's processes by it,
 # and not those of a concurrent suite or of someone else's runs.
 export SKILLRUN_TEST_ROOT=$_test_root
+# The binary and the profiles, copied below it: as root the tests also run
+# skillrun as uid $NOBODY, which may not reach the build tree (under a 0700
+# directory, say).
+mkdir -m 755 "$_test_root/bin" && cp "$SKILLRUN" "$_test_root/bin/skillrun" || exit 99
+SKILLRUN=$_test_root/bin/skillrun
+if [ -d "${SKILLRUN_PROFILE_PATH:-}" ]; then
+  cp -r "$SKILLRUN_PROFILE_PATH" "$_test_root/profiles" && chmod -R a+rX "$_test_root/profiles" || exit 99
+  export SKILLRUN_PROFILE_PATH=$_test_root/profiles
+fi
 
 # _ledger_runs DIR SUITE: appends to SUITE's ledger every workspace root
 # below DIR (a directory with a .active) with the 16 hex digits its tmpfs
@@ -198,6 +207,18 @@ EOS
 # AS_USER the command prefix that runs something as it (a plain command,
 # so that `"${AS_USER[@]}" skillrun ... &` leaves skillrun in $!).
 _root_skip='' _user_skip=''
+# Whether the test user can tell whether this build's skillrun.conf exists:
+# a run stops when the file cannot be opened for any reason but its
+# absence.  Only a build configured under a directory closed to that user
+# fails this (make distcheck as root, in a tree under a 0700 directory).
+_platform_conf_reachable() {
+  local d
+  _conf=$("$SKILLRUN" --help | sed -n 's/.*(default \(.*skillrun\.conf\)).*/\1/p')
+  [ -n "$_conf" ] || return 0
+  d=$_conf
+  while [ ! -e "$d" ]; do d=$(dirname -- "$d"); done
+  if [ -d "$d" ]; then "${AS_USER[@]}" test -x "$d"; else "${AS_USER[@]}" test -r "$d"; fi
+}
 if [ "$(id -u)" -eq 0 ]; then
   MODES=root
   USER_UID=$NOBODY
@@ -206,6 +227,8 @@ if [ "$(id -u)" -eq 0 ]; then
     _user_skip="setpriv (util-linux) is not installed"
   elif ! "${AS_USER[@]}" true 2>/dev/null; then
     _user_skip="setpriv cannot switch to uid $NOBODY"
+  elif ! _platform_conf_reachable; then
+    _user_skip="uid $NOBODY cannot reach this build's $_conf (under a directory closed to it; skillrun stops rather than run without reading it)"
   else
     MODES="root user"
   fi
