@@ -21,7 +21,7 @@ set -u
 MODE=$1
 W=$2
 : "${PROXY_DRIVER:?}" "${JQ:?}" "${TOP_SRCDIR:?}"
-CLIENT=$TOP_SRCDIR/tests/integration/proxy-client.py
+CLIENT=${PROXY_CLIENT:-$TOP_SRCDIR/tests/integration/proxy-client.py}
 NOBODY=${SKILLRUN_TEST_USER:-65534}
 # The interpreter itself, not a wrapper (pyenv's shims cost ~0.5 s a run).
 PY=$(python3 -c 'import sys; print(sys.executable)') || PY=python3

@@ -31,14 +31,23 @@ run_inner() {
   done < <("$@" 2>&1)
 }
 
+# The scripts and the driver, copied where uid $NOBODY can read them (the
+# trees may sit below a 0700 directory).
+C=$(tmpdir)
+cp "$INNER" "$TOP_SRCDIR/tests/integration/proxy-client.py" "$PROXY_DRIVER" "$C/"
+chmod -R a+rX "$C"
+INNER=$C/proxy-inner.sh
+export PROXY_CLIENT=$C/proxy-client.py PROXY_DRIVER=$C/${PROXY_DRIVER##*/}
 user_ns=(unshare --user --map-user="$NOBODY" --map-group="$NOBODY" --keep-caps --net)
 if [ "$(id -u)" -eq 0 ]; then
   T=$(tmpdir)
   run_inner root unshare --net bash "$INNER" root "$T"
-  T=$(tmpdir)
-  chown "$NOBODY:$NOBODY" "$T"
-  run_inner user setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- \
-    "${user_ns[@]}" bash "$INNER" user "$T"
+  if ! "${AS_USER[@]}" true 2>/dev/null; then
+    pass "# SKIP the proxy as uid $NOBODY: setpriv cannot switch to it"
+  else
+    T=$(user_workspace)
+    run_inner user "${AS_USER[@]}" "${user_ns[@]}" bash "$INNER" user "$T"
+  fi
 else
   unshare --user --map-current-user true 2>/dev/null ||
     skip_all "user namespaces are not available"
