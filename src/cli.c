@@ -388,6 +388,20 @@ static int unknown_long_option(const char *arg, struct sr_error *err) {
   if (used)
     return usage_error(err, "unrecognized option '%s' (did you mean %s?)",
                        quote(opt, q), names);
+  /* No option starts so: a typo of one ("--memroy", "--timout")? */
+  if (len > 0) {
+    _cleanup_free_ char *typed = strndup(arg + 2, len);
+    struct sr_nearest near;
+
+    if (!typed)
+      return oom_error(err);
+    sr_nearest_init(&near, typed);
+    for (size_t i = 0; opts[i].name; i++)
+      sr_nearest_offer(&near, opts[i].name);
+    if (near.best)
+      return usage_error(err, "unrecognized option '%s' (did you mean '--%s'?)",
+                         quote(opt, q), near.best);
+  }
   return usage_error(err, "unrecognized option '%s'", quote(opt, q));
 }
 

@@ -695,6 +695,21 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
   if (id >= 0 && sr_limit_settable(id, SR_SRC_MANIFEST))
     return set_limit(m, id, v, err);
   /* A typo must not silently drop a limit. */
+  if (!strncmp(key, "sandbox.", strlen("sandbox."))) {
+    struct sr_nearest near;
+
+    sr_nearest_init(&near, key + strlen("sandbox."));
+    sr_nearest_offer(&near, "entrypoint");
+    sr_nearest_offer(&near, "network");
+    for (id = 0; id < SR__LIM_MAX; id++)
+      if (sr_limit_settable(id, SR_SRC_MANIFEST))
+        sr_nearest_offer(&near, sr_limit_defs[id].name);
+    if (near.best)
+      return INVALID(err, k->line,
+                     "unknown sandbox key '%s' in metadata (did you mean "
+                     "'sandbox.%s'?)",
+                     SHOWN(key), near.best);
+  }
   sandbox_keys(known, sizeof(known));
   return INVALID(err, k->line,
                  "unknown sandbox key '%s' in metadata (known: %s)", SHOWN(key),

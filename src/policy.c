@@ -708,6 +708,23 @@ static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
 }
 SR_ANALYZER_LAYER_LEAK_END
 
+/* "unknown key 'memroy' (did you mean 'memory'?)": the nearest key this
+ * layer accepts. */
+static int unknown_key(struct layer *L, const struct sr_conf_line *l) {
+  unsigned here = SR_LAYER(L->src);
+  struct sr_nearest near;
+
+  sr_nearest_init(&near, l->key);
+  for (int k = 0; k < K__MAX; k++)
+    if (key_where(k) & here)
+      sr_nearest_offer(&near, k < SR__LIM_MAX ? sr_limit_defs[k].name
+                                              : key_defs[k - SR__LIM_MAX].name);
+  if (near.best)
+    return line_error(L, l, "unknown key '%s' (did you mean '%s'?)", l->key,
+                      near.best);
+  return line_error(L, l, "unknown key '%s'", l->key);
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = SR_LAYER(L->src);
@@ -716,7 +733,7 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   int r;
 
   if (k < 0)
-    return line_error(L, l, "unknown key '%s'", l->key);
+    return unknown_key(L, l);
   if (!(key_where(k) & here))
     return line_error(L, l,
                       here == IN_CONF

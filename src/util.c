@@ -216,6 +216,57 @@ bool sr_path_at_or_below(const char *path, const char *dir) {
   return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+#define SR_EDIT_MAX 64
+
+size_t sr_edit_distance(const char *a, const char *b) {
+  /* Three rows of the dynamic programme: two back for transpositions. */
+  size_t rows[3][SR_EDIT_MAX + 1];
+  size_t la = strlen(a), lb = strlen(b);
+
+  if (la > SR_EDIT_MAX || lb > SR_EDIT_MAX)
+    return SIZE_MAX;
+  for (size_t j = 0; j <= lb; j++)
+    rows[0][j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t *cur = rows[i % 3], *up = rows[(i - 1) % 3],
+           *up2 = rows[(i + 1) % 3];
+
+    cur[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      size_t d = up[j] + 1; /* deletion */
+
+      if (cur[j - 1] + 1 < d)
+        d = cur[j - 1] + 1; /* insertion */
+      if (up[j - 1] + cost < d)
+        d = up[j - 1] + cost; /* substitution */
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          up2[j - 2] + 1 < d)
+        d = up2[j - 2] + 1; /* transposition */
+      cur[j] = d;
+    }
+  }
+  return rows[la % 3][lb];
+}
+
+void sr_nearest_init(struct sr_nearest *n, const char *typed) {
+  n->typed = typed;
+  n->best = NULL;
+  n->dist = SIZE_MAX;
+}
+
+void sr_nearest_offer(struct sr_nearest *n, const char *known) {
+  size_t len = strlen(n->typed);
+  size_t allowed = len <= 3 ? 1 : len <= 8 ? 2 : 3;
+  size_t d = sr_edit_distance(n->typed, known);
+
+  /* The first of equally near names wins: callers offer in table order. */
+  if (d > 0 && d <= allowed && d < n->dist) {
+    n->best = known;
+    n->dist = d;
+  }
+}
+
 void sr_hex(const unsigned char *in, size_t n, char *out) {
   static const char digits[] = "0123456789abcdef";
 

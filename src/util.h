@@ -47,6 +47,24 @@ bool sr_valid_abs_path(const char *s);
  * both valid as above. */
 bool sr_path_at_or_below(const char *path, const char *dir);
 
+/*
+ * "Did you mean": the known name closest to what was typed, by optimal
+ * string alignment distance (insertions, deletions, substitutions and
+ * transpositions of neighbours each cost 1, so "memroy" is 1 from
+ * "memory").  Offer every known name; `best` is NULL unless one is near
+ * enough to be a likely typo: at most 1 edit for names of up to 3 bytes, 2
+ * up to 8, 3 beyond.  Names over 64 bytes are never near.
+ */
+struct sr_nearest {
+  const char *typed;
+  const char *best; /* the offered pointer itself, not a copy */
+  size_t dist;
+};
+void sr_nearest_init(struct sr_nearest *n, const char *typed);
+void sr_nearest_offer(struct sr_nearest *n, const char *known);
+/* The distance itself (SIZE_MAX when a string is over 64 bytes). */
+size_t sr_edit_distance(const char *a, const char *b);
+
 /* Lowercase hex of n bytes into out (2n+1 bytes). */
 void sr_hex(const unsigned char *in, size_t n, char *out);
 

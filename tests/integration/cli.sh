@@ -98,6 +98,17 @@ else
 fi
 usage_error "an abbreviated option" "unrecognized option '--mem'" \
   --mem 64M bundle
+# Typos get the nearest option by edit distance.
+usage_error "a mistyped option" \
+  "unrecognized option '--memroy' (did you mean '--memory'?)" --memroy 64M bundle
+usage_error "another mistyped option" \
+  "unrecognized option '--timout' (did you mean '--timeout'?)" --timout 5s bundle
+# ... and profile keys, with the file and line.
+printf '# a profile\nmemroy 1G\n' >"$tmp/typo.profile"
+run --explain -p "$tmp/typo.profile" bundle
+check "a mistyped profile key exits 125 (got $rc)" test "$rc" -eq 125
+check "... naming file:line and the nearest key" \
+  grep -qF "typo.profile:2: unknown key 'memroy' (did you mean 'memory'?)" "$tmp/err"
 
 # "--" hands the rest to the command untouched: a bogus option after it is
 # not a usage error (whatever else then happens to the missing bundle).

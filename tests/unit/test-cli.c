@@ -266,6 +266,13 @@ static void test_getopt_errors(void **state) {
   /* Abbreviations are refused, with a hint. */
   EXPECT_ERROR("unrecognized option '--mem'", "--mem", "1M", "b");
   EXPECT_ERROR("did you mean '--memory'", "--mem=1M", "b");
+  /* Typos get the nearest option by edit distance. */
+  EXPECT_ERROR("unrecognized option '--memroy' (did you mean '--memory'?)",
+               "--memroy", "1M", "b");
+  EXPECT_ERROR("unrecognized option '--timout' (did you mean '--timeout'?)",
+               "b", "--timout=5s");
+  EXPECT_ERROR("unrecognized option '--frobnicate'", "--frobnicate", "b");
+  assert_null(strstr(err.msg, "did you mean"));
   EXPECT_ERROR("unrecognized option '--ver'", "--ver");
   assert_non_null(strstr(err.msg, "'--version'"));
   assert_non_null(strstr(err.msg, "'--verbose'"));

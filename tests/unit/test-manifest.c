@@ -433,8 +433,8 @@ static const struct bad_fixture bad_fixtures[] = {
      "SKILL.md:4: ", "compatibility is 501 characters long; at most 500"},
     {"compatibility-list", "SKILL.md:5: ", "compatibility must be a string"},
     {"unknown-sandbox-key", "SKILL.md:7: ",
-     "unknown sandbox key 'sandbox.memroy' in metadata (known: "
-     "sandbox.entrypoint,"},
+     "unknown sandbox key 'sandbox.memroy' in metadata (did you mean "
+     "'sandbox.memory'?)"},
     {"bad-memory", "SKILL.md:5: ", "sandbox.memory is 'lots': use a size"},
     {"bad-network",
      "SKILL.md:5: ", "sandbox.network is 'yes': use 'deny' or 'allow'"},

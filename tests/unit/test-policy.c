@@ -380,7 +380,15 @@ static void test_limit_errors(void **state) {
 
 static void test_unknown_and_misplaced_keys(void **state) {
   (void)state;
-  expect_error(false, "memroy 1G\n", "t.profile:1: unknown key 'memroy'");
+  expect_error(false, "memroy 1G\n",
+               "t.profile:1: unknown key 'memroy' (did you mean 'memory'?)");
+  expect_error(false, "timout 5s\n",
+               "t.profile:1: unknown key 'timout' (did you mean 'timeout'?)");
+  /* Only keys the layer accepts are offered: uid-pool is skillrun.conf's. */
+  expect_error(false, "uid-pol 1 2\n", "t.profile:1: unknown key 'uid-pol'");
+  expect_error(true, "uid-pol 1 2\n",
+               "skillrun.conf:1: unknown key 'uid-pol' (did you mean "
+               "'uid-pool'?)");
   expect_error(true, "# c\n\nfoo bar\n", "skillrun.conf:3: unknown key 'foo'");
   expect_error(false, "workspace-root /srv\n",
                "t.profile:1: key 'workspace-root' is only allowed in "

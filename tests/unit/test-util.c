@@ -556,6 +556,55 @@ static void test_has_control_chars(void **state) {
   }
 }
 
+static void test_edit_distance(void **state) {
+  (void)state;
+  assert_int_equal(sr_edit_distance("memory", "memory"), 0);
+  assert_int_equal(sr_edit_distance("memroy", "memory"), 1);  /* swap */
+  assert_int_equal(sr_edit_distance("timout", "timeout"), 1); /* insert */
+  assert_int_equal(sr_edit_distance("memoryy", "memory"), 1); /* delete */
+  assert_int_equal(sr_edit_distance("pods", "pids"), 1);      /* subst */
+  assert_int_equal(sr_edit_distance("", "abc"), 3);
+  assert_int_equal(sr_edit_distance("abc", ""), 3);
+  assert_int_equal(sr_edit_distance("kitten", "sitting"), 3);
+  /* Optimal string alignment: "ca" -> "abc" is 3, not Damerau's 2. */
+  assert_int_equal(sr_edit_distance("ca", "abc"), 3);
+  {
+    char big[70];
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_true(sr_edit_distance(big, "a") == SIZE_MAX);
+  }
+}
+
+static void test_nearest(void **state) {
+  static const char *const names[] = {"memory", "cpu-seconds", "timeout",
+                                      "pids", "log-cap"};
+  struct sr_nearest n;
+
+  (void)state;
+  sr_nearest_init(&n, "memroy");
+  for (size_t i = 0; i < 5; i++)
+    sr_nearest_offer(&n, names[i]);
+  assert_string_equal(n.best, "memory");
+  sr_nearest_init(&n, "timout");
+  for (size_t i = 0; i < 5; i++)
+    sr_nearest_offer(&n, names[i]);
+  assert_string_equal(n.best, "timeout");
+  /* Nothing close: no suggestion rather than a wild one. */
+  sr_nearest_init(&n, "frobnicate");
+  for (size_t i = 0; i < 5; i++)
+    sr_nearest_offer(&n, names[i]);
+  assert_null(n.best);
+  /* Short names allow one edit only. */
+  sr_nearest_init(&n, "pd");
+  sr_nearest_offer(&n, "pids");
+  assert_null(n.best);
+  /* An exact match is not a typo. */
+  sr_nearest_init(&n, "pids");
+  sr_nearest_offer(&n, "pids");
+  assert_null(n.best);
+}
+
 static void test_hex(void **state) {
   static const unsigned char in[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff, 0x10};
   unsigned char all[256];
@@ -801,6 +850,8 @@ int main(void) {
       cmocka_unit_test(test_format_size_round_trip),
       cmocka_unit_test(test_format_size_truncates),
       cmocka_unit_test(test_format_duration),
+      cmocka_unit_test(test_edit_distance),
+      cmocka_unit_test(test_nearest),
       cmocka_unit_test(test_valid_id),
       cmocka_unit_test(test_valid_hex),
       cmocka_unit_test(test_valid_filename),
