@@ -209,13 +209,13 @@ char *sr_audit_format(const struct sr_audit *a, const char *event,
 
 int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
                   const char *execution_id, const char *tenant_id) {
-  char *eid, *tid;
+  char *eid = NULL, *tid = NULL;
 
-  if (!a || fd < 0 || !execution_id || !tenant_id)
+  if (!a || fd < 0)
     return -EINVAL;
-  eid = strdup(execution_id);
-  tid = strdup(tenant_id);
-  if (!eid || !tid) {
+  /* A NULL id is written as null: a run refused for an invalid id. */
+  if ((execution_id && !(eid = strdup(execution_id))) ||
+      (tenant_id && !(tid = strdup(tenant_id)))) {
     free(eid);
     free(tid);
     return -ENOMEM;
@@ -534,18 +534,20 @@ static int verify_line(const char *name, uint64_t lineno, const char *line,
   if (!json_is_string(v) || json_string_length(v) == 0)
     return BAD("event is missing or not a non-empty string", name, lineno);
 
+  /* null: a run refused for an invalid id (skillrun(1), AUDIT EVENTS). */
   v = json_object_get(obj, "execution_id");
-  if (!json_is_string(v))
-    return BAD("execution_id is missing or not a string", name, lineno);
+  if (!json_is_string(v) && !json_is_null(v))
+    return BAD("execution_id is missing or neither a string nor null", name,
+               lineno);
   if (!*first_eid)
     *first_eid = json_incref(v);
-  else if (!jstr_eq(v, json_string_value(*first_eid),
-                    json_string_length(*first_eid)))
+  else if (!json_equal(v, *first_eid))
     return BAD("execution_id differs from the first line's", name, lineno);
 
   v = json_object_get(obj, "tenant_id");
-  if (!json_is_string(v))
-    return BAD("tenant_id is missing or not a string", name, lineno);
+  if (!json_is_string(v) && !json_is_null(v))
+    return BAD("tenant_id is missing or neither a string nor null", name,
+               lineno);
 
   v = json_object_get(obj, "skill");
   if (!json_is_string(v) && !json_is_null(v))

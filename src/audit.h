@@ -32,7 +32,8 @@ struct sr_audit {
   const char *fixed_ts;
 };
 
-/* Initialises with the primary fd (not owned unless own_fd). */
+/* Initialises with the primary fd (not owned unless own_fd).  A NULL id is
+ * written as null (a run refused for an invalid id). */
 int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
                   const char *execution_id, const char *tenant_id);
 /* Sets skill name and version for every later event. */

@@ -243,19 +243,41 @@ static int set_limit(struct sr_args *a, enum sr_limit_id id, const char *value,
   return 0;
 }
 
-static int set_id(char **slot, int val, const char *value,
-                  struct sr_error *err) {
+int sr_cli_id_refusal(const char *kind, const char *value,
+                      struct sr_error *err) {
   char q[SR_QUOTE_MAX + 4];
+  size_t i;
 
+  /* Quoted for the audit stream too, which takes valid UTF-8 only: a
+   * valid id is ASCII, so every other byte is shown as '?'. */
+  for (i = 0; i < SR_QUOTE_MAX && value[i]; i++) {
+    unsigned char c = (unsigned char)value[i];
+    q[i] = c < 0x20 || c >= 0x7f ? '?' : value[i];
+  }
+  if (value[i])
+    memcpy(q + i, "...", 4);
+  else
+    q[i] = '\0';
   /* Refused (123), not a usage error: ids reach paths and cgroup names,
    * and an orchestrator must be able to tell a hostile id from a typo. */
-  if (!sr_valid_id(value))
-    return sr_error_set(err, SR_EXIT_REFUSED, 0, "invalid_id",
-                        "invalid %s id '%s': use 1-64 of A-Z a-z 0-9 . _ -, "
-                        "starting with a letter or digit, without '..'",
-                        val == OPT_TENANT ? "tenant" : "execution",
-                        quote(value, q));
-  return set_string(slot, val, value, err);
+  return sr_error_set(err, SR_EXIT_REFUSED, 0, "invalid_id",
+                      "invalid %s id '%s': use 1-64 of A-Z a-z 0-9 . _ -, "
+                      "starting with a letter or digit, without '..'",
+                      kind, q);
+}
+
+/* An invalid id is kept as given and marked: a run refuses it on the
+ * record (sr_stage_start); the other modes refuse it here. */
+static int set_id(char **slot, bool *invalid, int val, const char *value,
+                  struct sr_error *err) {
+  if (sr_valid_id(value))
+    return set_string(slot, val, value, err);
+  /* Even an empty one: it is refused, not taken for "not given". */
+  *slot = strdup(value);
+  if (!*slot)
+    return oom_error(err);
+  *invalid = true;
+  return 0;
 }
 
 static int set_sha256(char **slot, const char *value, struct sr_error *err) {
@@ -346,6 +368,12 @@ static int add_input(struct sr_args *a, const char *value,
                        "PATH:NAME",
                        quote(value, q));
   }
+  /* /workspace/inputs/bundle is the bundle's old path (skillrun(1)). */
+  if (!strcmp(name, "bundle"))
+    return usage_error(err,
+                       "invalid --input '%s': the name 'bundle' is reserved; "
+                       "give PATH:NAME",
+                       quote(value, q));
   for (size_t i = 0; i < a->n_inputs; i++)
     if (!strcmp(a->inputs[i].name, name))
       return usage_error(err, "duplicate --input name '%s'", quote(name, q));
@@ -478,9 +506,9 @@ static int handle_option(struct sr_args *a, int c, const char *val,
   case OPT_SIGNATURE:
     return set_string(&a->signature, c, val, err);
   case OPT_TENANT:
-    return set_id(&a->tenant, c, val, err);
+    return set_id(&a->tenant, &a->tenant_invalid, c, val, err);
   case OPT_EXECUTION_ID:
-    return set_id(&a->execution_id, c, val, err);
+    return set_id(&a->execution_id, &a->execution_id_invalid, c, val, err);
   case OPT_INPUT:
     return add_input(a, val, err);
   case OPT_WORKSPACE_ROOT: {
@@ -610,6 +638,14 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
                             "cannot be combined");
   if ((a->capability || a->capability_fd >= 0) && a->mode != SR_MODE_RUN)
     return usage_error(err, "a capability is only used when running");
+  /* A run and --explain refuse a bad id in their own stage (on the record,
+   * for a run); the modes without ids refuse it now. */
+  if (a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN) {
+    if (a->tenant_invalid)
+      return sr_cli_id_refusal("tenant", a->tenant, err);
+    if (a->execution_id_invalid)
+      return sr_cli_id_refusal("execution", a->execution_id, err);
+  }
   return 0;
 }
 

@@ -42,8 +42,12 @@ struct sr_args {
   char *capability;    /* --capability FILE */
   int capability_fd;   /* --capability-fd N, -1 unset */
   char *audit_key;     /* --audit-key PUBKEY, with --verify-audit only */
-  char *tenant;        /* validated with sr_valid_id; default "default" */
-  char *execution_id;  /* validated; NULL = random UUIDv4 chosen by main */
+  char *tenant;        /* default "default"; as given when invalid */
+  char *execution_id;  /* NULL = random UUIDv4 chosen by the run */
+  /* The id given does not pass sr_valid_id: a run refuses it on the
+   * record (exit 123), other modes when parsing. */
+  bool tenant_invalid;
+  bool execution_id_invalid;
   struct sr_input_arg *inputs;
   size_t n_inputs;
   char *workspace_root; /* --workspace-root DIR (layer.workspace_root) */
@@ -67,6 +71,11 @@ struct sr_args {
 int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
                  struct sr_error *err);
 void sr_args_done(struct sr_args *a);
+
+/* The refusal of an invalid tenant or execution id ("tenant",
+ * "execution"): exit 123, reason invalid_id, the value quoted in ASCII. */
+int sr_cli_id_refusal(const char *kind, const char *value,
+                      struct sr_error *err);
 #define _cleanup_args_ _cleanup_(sr_args_done)
 
 /* The --help text (short and complete), and --version. */

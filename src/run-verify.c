@@ -117,7 +117,12 @@ int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
     safe_close(audit_copy);
     return r;
   }
-  return sr_audit_attach_copy(&run->audit, audit_copy, err);
+  r = sr_audit_attach_copy(&run->audit, audit_copy, err);
+  if (r < 0) {
+    safe_close(audit_copy);
+    return r;
+  }
+  return sr_run_emit_started(run, err);
 }
 
 /* ------------------------------------------------------------ verify */
@@ -234,8 +239,9 @@ static int check_pin(struct sr_run *run, struct sr_error *err) {
 
   if (!want || !strcmp(run->bundle.digest + strlen("sha256:"), want))
     return 0;
-  run->refusal_extra =
-      json_pack("{s:s, s:s}", "expected", want, "actual", run->bundle.digest);
+  /* Both in the digest's own form, sha256:HEX, whichever the flag had. */
+  run->refusal_extra = json_pack("{s:s+, s:s}", "expected", "sha256:", want,
+                                 "actual", run->bundle.digest);
   return sr_error_set(err, SR_EXIT_REFUSED, 0, "digest_mismatch",
                       "bundle digest %s does not match the expected "
                       "sha256:%s",

@@ -101,6 +101,7 @@ void sr_run_done(struct sr_run *run) {
   free(run->envp);
   free(run->bundle_path);
   free(run->would_refuse);
+  free(run->conf_notice);
 }
 
 /* ------------------------------------------------------------ start */
@@ -124,7 +125,9 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
                           "cannot create audit file %s", a->audit_file);
     own = true;
   }
-  if (sr_audit_init(&run->audit, fd, own, run->execution_id, run->tenant) < 0)
+  if (sr_audit_init(&run->audit, fd, own,
+                    a->execution_id_invalid ? NULL : run->execution_id,
+                    run->tenant) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "audit", "audit");
   run->audit_open = true;
   return 0;
@@ -134,26 +137,55 @@ int sr_stage_start(struct sr_run *run, struct sr_error *err) {
   const struct sr_args *a = run->args;
   int r;
 
-  run->tenant = a->tenant ? a->tenant : "default";
-  if (a->execution_id)
+  /* An invalid id is never used, not even on the record: the stream
+   * names it null and the run is refused (skillrun(1), AUDIT EVENTS). */
+  run->tenant = a->tenant_invalid ? NULL : a->tenant ? a->tenant : "default";
+  if (a->execution_id && !a->execution_id_invalid)
     snprintf(run->execution_id, sizeof(run->execution_id), "%s",
              a->execution_id);
-  else if ((r = sr_random_uuid(run->execution_id)) < 0)
+  else if (!a->execution_id && (r = sr_random_uuid(run->execution_id)) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "uuid",
                         "cannot make an execution id");
   run->start_ms = sr_now_mono_ms();
   sr_now_rfc3339(run->started_at);
-  if (run->explain)
+  if (!run->explain) {
+    r = open_audit(run, err);
+    if (r < 0)
+      return r;
+  }
+  if (a->tenant_invalid)
+    return sr_cli_id_refusal("tenant", a->tenant, err);
+  if (a->execution_id_invalid)
+    return sr_cli_id_refusal("execution", a->execution_id, err);
+  /* execution_started waits for the run directory (admit). */
+  return 0;
+}
+
+int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  int r;
+
+  if (run->started)
     return 0;
-  r = open_audit(run, err);
-  if (r < 0)
-    return r;
-  return sr_audit_emit(&run->audit, "execution_started",
-                       json_pack("{s:s, s:s, s:i, s:i}", "skillrun_version",
-                                 PACKAGE_VERSION, "bundle", a->bundle,
-                                 "caller_uid", (int)getuid(), "pid",
-                                 (int)getpid()),
-                       err);
+  run->started = true;
+  r = sr_audit_emit(
+      &run->audit, "execution_started",
+      json_pack(
+          "{s:s, s:s, s:i, s:i, s:o}", "skillrun_version", PACKAGE_VERSION,
+          "bundle", a->bundle, "caller_uid", (int)getuid(), "pid",
+          (int)getpid(), "run_dir",
+          run->ws.run_path
+              ? sr_json_string_lossy(run->ws.run_path, strlen(run->ws.run_path))
+              : json_null()),
+      err);
+  /* The platform's notice, held back so that the stream starts with
+   * execution_started. */
+  if (r >= 0 && run->conf_notice)
+    r = sr_audit_emit(
+        &run->audit, "warning",
+        json_pack("{s:s, s:s}", "source", "conf", "message", run->conf_notice),
+        err);
+  return r;
 }
 
 /* ------------------------------------------------------------ configure */
@@ -170,17 +202,17 @@ int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
   return 0;
 }
 
-/* A notice of the platform configuration: a warning event, or stderr
- * where there is no audit stream (--explain). */
-static int conf_warning(struct sr_run *run, const char *msg,
-                        struct sr_error *err) {
+/* A notice of the platform configuration: a warning event right after
+ * execution_started, or stderr where there is no audit stream
+ * (--explain). */
+static int conf_warning(struct sr_run *run, char **msg) {
   if (!run->audit_open) {
-    sr_log_warning("%s", msg);
+    sr_log_warning("%s", *msg);
     return 0;
   }
-  return sr_audit_emit(
-      &run->audit, "warning",
-      json_pack("{s:s, s:s}", "source", "conf", "message", msg), err);
+  free(run->conf_notice);
+  run->conf_notice = TAKE_PTR(*msg);
+  return 0;
 }
 
 int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
@@ -199,7 +231,7 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   if (r < 0)
     return r;
   if (warning)
-    r = conf_warning(run, warning, err);
+    r = conf_warning(run, &warning);
   if (r >= 0)
     r = sr_policy_apply_conf(&run->policy, &conf, err);
   if (r >= 0)
@@ -506,6 +538,9 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
     sr_error_set(err, SR_EXIT_FAILED, 0, "internal", "internal error");
   sr_log_error("%s", err->msg);
   if (run->audit_open) {
+    struct sr_error ignored = {0};
+    /* Stopped before the run directory existed: no run_dir. */
+    (void)sr_run_emit_started(run, &ignored);
     emit_failure(run, err);
     emit_completed(run, sr_status_name(sr_status_of_error(err->exit_code)),
                    err->exit_code, false);

@@ -38,6 +38,8 @@ struct sr_run {
   char started_at[32];
   struct sr_audit audit;
   bool audit_open;
+  bool started;      /* execution_started is on the record */
+  char *conf_notice; /* skillrun.conf's warning, for after it */
 
   /* configure from the platform (skillrun.conf, profile), then from the
    * skill (SKILL.md, flags, capability): const afterwards */
@@ -86,13 +88,14 @@ struct sr_run {
 /* ---- stages (src/run*.c), in pipeline order; each 0 or -errno with err
  * set.  A failure ends the run: the report stage records it. ---- */
 
-/* ids, start time; the audit stream and execution_started (not for
+/* ids (an invalid one is refused), start time; the audit stream (not for
  * --explain). */
 int sr_stage_start(struct sr_run *run, struct sr_error *err);
 /* skillrun.conf and the profile; the audit anchoring key. */
 int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err);
 /* The execution capability (everything but the digest), then the run
- * directory, created exclusively: an execution id runs once. */
+ * directory, created exclusively: an execution id runs once; then
+ * execution_started, which names it. */
 int sr_stage_admit(struct sr_run *run, struct sr_error *err);
 /* Stages the bundle while hashing it (for --explain: hashes only), checks
  * the pin and the capability's digest, parses SKILL.md from the verified
@@ -123,6 +126,9 @@ int sr_stage_explain(struct sr_run *run);
 /* Helpers shared by the stages. */
 json_t *sr_run_trust_json(const struct sr_run *run);
 json_t *sr_run_metadata_json(const struct sr_run *run);
+/* execution_started (once): with the run directory once admit made it,
+ * else run_dir null (report calls it for a run stopped before). */
+int sr_run_emit_started(struct sr_run *run, struct sr_error *err);
 int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
                          const char *source, struct sr_error *err);
 void sr_run_init(struct sr_run *run, const struct sr_args *args);

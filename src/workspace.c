@@ -471,9 +471,15 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
         return sr_error_set(err, SR_EXIT_REFUSED, 0, "input_invalid",
                             "input %s: symbolic links are not accepted",
                             in->path);
-      if (e)
-        return sr_error_set(err, SR_EXIT_FAILED, e, "input_invalid", "input %s",
+      /* skillrun's own shortage, not the caller's file. */
+      if (e == ENOMEM || e == EMFILE || e == ENFILE)
+        return sr_error_set(err, SR_EXIT_FAILED, e, "inputs", "input %s",
                             in->path);
+      /* Missing, unreadable, a directory or a device: the same refusal as
+       * a BUNDLE that is not there, nothing ran (skillrun(1)). */
+      if (e)
+        return sr_error_set(err, SR_EXIT_REFUSED, e, "input_invalid",
+                            "input %s", in->path);
       return sr_error_set(err, SR_EXIT_REFUSED, 0, "input_invalid",
                           "input %s: not a regular file", in->path);
     }

@@ -87,15 +87,32 @@ usage_error "two modes" "cannot be combined" --digest --explain bundle
 usage_error "an option given twice" "given twice" \
   --pids 5 --pids 6 bundle
 
-# A hostile id is a refusal (123), not a usage error: one line, no hint.
-run --tenant ../x bundle
-if [ "$rc" -eq 123 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-  grep -q "invalid tenant id" "$tmp/err"; then
-  pass "a bad tenant id is refused with 123 and one line"
-else
-  fail "a bad tenant id is refused with 123 and one line (got $rc)"
-  show_stderr
-fi
+# A hostile id is a refusal (123), not a usage error: one line, no hint,
+# and on the record, where the id itself is null.
+for bad in "--tenant ../x" "--execution-id a/b" "--tenant" "--execution-id"; do
+  # shellcheck disable=SC2086 # the option and its value
+  case $bad in
+  --tenant | --execution-id) run "$bad" "" bundle ;;
+  *) run $bad bundle ;;
+  esac
+  what=${bad%% *}
+  if [ "$rc" -eq 123 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+    grep -q "invalid \(tenant\|execution\) id" "$tmp/err"; then
+    pass "a bad id ($bad) is refused with 123 and one line"
+  else
+    fail "a bad id ($bad) is refused with 123 and one line (got $rc)"
+    show_stderr
+  fi
+  is "... audited: started, rejected (invalid_id), completed (refused)" \
+    "$("$JQ" -r '[.event, .reason // .status // .run_dir] | @tsv' "$tmp/out" | tr '\n' ' ')" \
+    "execution_started	 bundle_rejected	invalid_id execution_completed	refused "
+  key=$([ "$what" = --tenant ] && echo tenant_id || echo execution_id)
+  is "... the invalid $key is null in every event" \
+    "$("$JQ" -r "select(.$key != null) | .event" "$tmp/out")" ""
+  check "... and the stream verifies" sh -c '"$1" --verify-audit "$2" >/dev/null' sh "$SKILLRUN" "$tmp/out"
+done
+run --digest --tenant ../x bundle
+check "a bad id with --digest is refused with 123 (got $rc)" test "$rc" -eq 123
 usage_error "an abbreviated option" "unrecognized option '--mem'" \
   --mem 64M bundle
 # Typos get the nearest option by edit distance.

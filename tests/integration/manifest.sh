@@ -53,7 +53,10 @@ digest=$("$SKILLRUN" --digest "$B" | cut -d' ' -f1)
 echo tampered >>"$B/SKILL.md"
 refuse "one changed byte against --expect-sha256" "$B" --expect-sha256 "$digest"
 is "pinned: reason digest_mismatch" "$(field "$T/a.$n" bundle_rejected .reason)" digest_mismatch
-is "pinned: expected digest in the event" "$(field "$T/a.$n" bundle_rejected .expected)" "${digest#sha256:}"
+is "pinned: expected digest in the event, as sha256:HEX" "$(field "$T/a.$n" bundle_rejected .expected)" "$digest"
+# The same form when the flag had no prefix.
+refuse "one changed byte against --expect-sha256 HEX" "$B" --expect-sha256 "${digest#sha256:}"
+is "pinned without the prefix: expected is still sha256:HEX" "$(field "$T/a.$n" bundle_rejected .expected)" "$digest"
 
 B=$T/link-skill
 mkbundle "$B"

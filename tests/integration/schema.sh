@@ -146,6 +146,8 @@ is "no command and no entrypoint: error usage" "$(field "$A" error .reason)" usa
 # Refusals of inputs.
 r -i /:root "$B" -- /bin/true
 is "an input that is a directory: input_invalid" "$(field "$A" bundle_rejected .reason)" input_invalid
+r -i "$T/no-such-input" "$B" -- /bin/true
+is "an input that does not exist: the same refusal" "$(field "$A" bundle_rejected .reason)" input_invalid
 printf 'inputs-size 1\n' >"$T/tiny-inputs.profile"
 r -p "$T/tiny-inputs.profile" -i "$T/in.txt" "$B" -- /bin/true
 is "inputs over inputs-size: input_too_large" "$(field "$A" bundle_rejected .reason)" input_too_large
@@ -153,7 +155,7 @@ is "inputs over inputs-size: input_too_large" "$(field "$A" bundle_rejected .rea
 r --expect-sha256 "$(printf '%064d' 0)" "$B" -- /bin/true
 is "a digest mismatch names expected and actual" \
   "$(event "$A" bundle_rejected | "$JQ" -r '[.reason, .expected, (.actual | startswith("sha256:"))] | @tsv')" \
-  "digest_mismatch	$(printf '%064d' 0)	true"
+  "digest_mismatch	sha256:$(printf '%064d' 0)	true"
 # Outputs over outputs-size at harvest: hard links count once on the tmpfs,
 # once per name in the harvest.
 printf 'outputs-size 1M\n' >"$T/small-outputs.profile"

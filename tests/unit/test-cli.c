@@ -407,15 +407,41 @@ static void test_ids(void **state) {
   assert_string_equal(a.execution_id, "0.x_Y-z");
   sr_args_done(&a);
 
-  EXPECT_ERROR("x", "--tenant", "../x", "b");
+  /* A run (and --explain) refuses an invalid id in its first stage, on the
+   * record: parsing keeps it as given and marks it. */
+  EXPECT_OK(&a, "--tenant", "../x", "--execution-id", "", "b");
+  assert_string_equal(a.tenant, "../x");
+  assert_true(a.tenant_invalid);
+  assert_string_equal(a.execution_id, "");
+  assert_true(a.execution_id_invalid);
+  sr_args_done(&a);
+  assert_false(a.tenant_invalid);
+  EXPECT_OK(&a, "--explain", "--execution-id", "a..b", "b");
+  assert_false(a.tenant_invalid);
+  assert_true(a.execution_id_invalid);
+  sr_args_done(&a);
+
+  /* The modes without ids refuse it when parsing (123, not a usage
+   * error). */
+  EXPECT_ERROR("x", "--digest", "--tenant", "../x", "b");
   assert_string_equal(err.msg,
                       "invalid tenant id '../x': use 1-64 of A-Z a-z 0-9 . _ "
                       "-, starting with a letter or digit, without '..'");
-  EXPECT_ERROR("invalid tenant id", "--tenant", id65, "b");
-  EXPECT_ERROR("invalid tenant id", "--tenant", "", "b");
-  EXPECT_ERROR("invalid tenant id", "--tenant", "-a", "b");
-  EXPECT_ERROR("invalid execution id 'a/b'", "--execution-id", "a/b", "b");
-  EXPECT_ERROR("invalid execution id", "--execution-id", "a..b", "b");
+  EXPECT_ERROR("invalid tenant id", "--digest", "--tenant", id65, "b");
+  EXPECT_ERROR("invalid tenant id", "--digest", "--tenant", "", "b");
+  EXPECT_ERROR("invalid tenant id", "--gc", "--tenant", "-a");
+  EXPECT_ERROR("invalid execution id 'a/b'", "--digest", "--execution-id",
+               "a/b", "b");
+  EXPECT_ERROR("invalid execution id", "--sign", "k", "--tier", "official",
+               "--signature", "o", "--execution-id", "a..b", "b");
+
+  /* The refusal shows only printable ASCII: it goes on the record too. */
+  sr_error_clear(&err);
+  assert_int_equal(sr_cli_id_refusal("tenant", "caf\xc3\xa9\x1b[0m", &err),
+                   -EINVAL);
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_string_equal(err.reason, "invalid_id");
+  assert_non_null(strstr(err.msg, "'caf???[0m'"));
 }
 
 static void test_sha256(void **state) {
@@ -480,6 +506,8 @@ static void test_inputs(void **state) {
   EXPECT_ERROR("NAME 'x/y' must be a single file name", "-i", "p:x/y", "b");
   EXPECT_ERROR("NAME '..' must be a single file name", "-i", "p:..", "b");
   EXPECT_ERROR("no file name to use: give PATH:NAME", "-i", "/", "b");
+  EXPECT_ERROR("the name 'bundle' is reserved", "-i", "dir/bundle", "b");
+  EXPECT_ERROR("the name 'bundle' is reserved", "-i", "p:bundle", "b");
   EXPECT_ERROR("no file name to use", "-i", "a/..", "b");
   EXPECT_ERROR("duplicate --input name 'x.txt'", "-i", "/a/x.txt", "-i",
                "/b/y:x.txt", "b");
