@@ -96,6 +96,7 @@ void sr_run_done(struct sr_run *run) {
   sr_seccomp_free(run->seccomp);
   json_decref(run->inputs);
   json_decref(run->refusal_extra);
+  sr_artifacts_done(&run->artifacts);
   for (size_t i = 0; i < run->n_envp; i++)
     free(run->envp[i]);
   free(run->envp);
@@ -396,8 +397,7 @@ static int collect_result(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = sr_workspace_harvest(&run->ws, run->sup.outputs_fd,
                              run->policy.limits[SR_LIM_OUTPUTS_SIZE].value,
-                             &run->audit, &run->artifacts, &run->artifact_bytes,
-                             err);
+                             &run->audit, &run->artifacts, err);
   run->sup.outputs_fd = safe_close(run->sup.outputs_fd);
   return r;
 }
@@ -413,12 +413,12 @@ static void write_final_metadata(struct sr_run *run) {
     return;
   sr_now_rfc3339(finished);
   json_object_set_new(meta, "result",
-                      json_pack("{s:s, s:i, s:I, s:s, s:I}", "status",
+                      json_pack("{s:s, s:i, s:I, s:s, s:o}", "status",
                                 sr_status_name(run->verdict.status),
                                 "exit_code", run->verdict.exit_code,
                                 "duration_ms", (json_int_t)run->duration_ms,
                                 "finished_at", finished, "artifacts",
-                                (json_int_t)run->artifacts));
+                                sr_artifacts_json(&run->artifacts)));
   if (sr_workspace_write_metadata(&run->ws, meta, &merr) < 0)
     sr_log_warning("%s", merr.msg);
   json_decref(meta);
@@ -481,10 +481,7 @@ static json_t *completed_json(const struct sr_run *run, const char *status,
                                 (json_int_t)lp->dropped[0], "stderr", "kept",
                                 (json_int_t)lp->kept[1], "dropped",
                                 (json_int_t)lp->dropped[1]));
-  json_object_set_new(f, "artifacts",
-                      json_pack("{s:I, s:I}", "files",
-                                (json_int_t)run->artifacts, "bytes",
-                                (json_int_t)run->artifact_bytes));
+  json_object_set_new(f, "artifacts", sr_artifacts_json(&run->artifacts));
   return f;
 }
 

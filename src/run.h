@@ -82,7 +82,7 @@ struct sr_run {
   uint64_t duration_ms; /* from launch to the end of supervision */
   bool have_cgroup_stats;
   struct sr_cgroup_stats cg;
-  uint64_t artifacts, artifact_bytes;
+  struct sr_artifacts artifacts;
 };
 
 /* ---- stages (src/run*.c), in pipeline order; each 0 or -errno with err

@@ -601,11 +601,41 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
 struct harvest {
   struct sr_audit *audit;
   uint64_t budget;
-  uint64_t n_files;
-  uint64_t n_bytes;
+  struct sr_artifacts *out;
   bool stopped;
   struct sr_error *err;
 };
+
+void sr_artifacts_done(struct sr_artifacts *a) {
+  json_decref(a->list);
+  a->list = NULL;
+}
+
+json_t *sr_artifacts_json(const struct sr_artifacts *a) {
+  return json_pack("{s:I, s:I, s:o, s:b}", "files", (json_int_t)a->files,
+                   "bytes", (json_int_t)a->bytes, "list",
+                   a->list ? json_incref(a->list) : json_array(), "truncated",
+                   a->truncated);
+}
+
+/* One artifact into the list, unless that could make the list's JSON pass
+ * SR_ARTIFACT_LIST_MAX: a path byte escapes to at most 6 (\u00XX), the
+ * rest of an entry is under 128. */
+static int list_artifact(struct sr_artifacts *a, const json_t *item,
+                         const char *path) {
+  size_t cost = 6 * strlen(path) + 128;
+
+  if (a->truncated || a->list_bytes + cost > SR_ARTIFACT_LIST_MAX) {
+    a->truncated = true;
+    return 0;
+  }
+  if (!a->list && !(a->list = json_array()))
+    return -ENOMEM;
+  if (json_array_append(a->list, (json_t *)item) < 0)
+    return -ENOMEM;
+  a->list_bytes += cost;
+  return 0;
+}
 
 static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
                        const char *prefix, unsigned depth) {
@@ -644,7 +674,7 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
       r = sr_audit_emit(h->audit, "warning", w, h->err);
       continue;
     }
-    if (h->n_files >= HARVEST_MAX_FILES) {
+    if (h->out->files >= HARVEST_MAX_FILES) {
       h->stopped = true;
       break;
     }
@@ -677,7 +707,8 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
       _cleanup_close_ int s = -1, t = -1;
       uint64_t size = 0;
       unsigned char md[SR_SHA256_LEN];
-      char hex[SR_SHA256_HEX_LEN + 1];
+      char hex[SR_SHA256_HEX_LEN + 1], mode[8];
+      json_t *item;
       int q;
 
       s = openat(src_dir, de->d_name,
@@ -705,12 +736,19 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
       }
       sr_hex(md, sizeof(md), hex);
       h->budget -= size;
-      h->n_files++;
-      h->n_bytes += size;
-      r = sr_audit_emit(h->audit, "artifact_committed",
-                        json_pack("{s:s, s:I, s:s}", "path", rel, "size",
-                                  (json_int_t)size, "sha256", hex),
-                        h->err);
+      h->out->files++;
+      h->out->bytes += size;
+      /* The mode the skill gave it, for what the copy's mode does not
+       * keep (an executable bit). */
+      snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
+      item = json_pack("{s:s, s:I, s:s, s:s}", "path", rel, "size",
+                       (json_int_t)size, "sha256", hex, "mode", mode);
+      if (!item || list_artifact(h->out, item, rel) < 0) {
+        json_decref(item);
+        r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
+        break;
+      }
+      r = sr_audit_emit(h->audit, "artifact_committed", item, h->err);
     }
   }
   closedir(d);
@@ -728,9 +766,9 @@ int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err) {
 }
 
 int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
-                         struct sr_audit *audit, uint64_t *n_files,
-                         uint64_t *n_bytes, struct sr_error *err) {
-  struct harvest h = {.audit = audit, .budget = cap, .err = err};
+                         struct sr_audit *audit, struct sr_artifacts *out,
+                         struct sr_error *err) {
+  struct harvest h = {.audit = audit, .budget = cap, .out = out, .err = err};
   _cleanup_close_ int dst = -1;
   int r;
 
@@ -747,14 +785,14 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
       r = sr_audit_emit(audit, "limit_exceeded",
                         json_pack("{s:s, s:I, s:I}", "limit", "output", "cap",
                                   (json_int_t)cap, "files",
-                                  (json_int_t)h.n_files),
+                                  (json_int_t)out->files),
                         err);
       if (r < 0)
         return r;
     }
   }
-  *n_files = h.n_files;
-  *n_bytes = h.n_bytes;
+  if (!out->list && !(out->list = json_array()))
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   return 0;
 }
 

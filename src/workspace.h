@@ -116,14 +116,34 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
  * sandbox is built, so that its cost is off the launch's path. */
 int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err);
 
+/*
+ * What the harvest committed: counts, and the list of artifacts as their
+ * artifact_committed events have them ({path, size, sha256, mode}) for
+ * execution_completed and metadata.json.  The list stops (truncated) once
+ * its JSON could pass SR_ARTIFACT_LIST_MAX bytes, so that the final event
+ * stays far below an audit line's limit (1 MiB, --verify-audit); the
+ * artifact_committed events remain the full record.
+ */
+#define SR_ARTIFACT_LIST_MAX (256u * 1024)
+struct sr_artifacts {
+  uint64_t files;
+  uint64_t bytes;
+  json_t *list; /* JSON array, NULL before the harvest */
+  bool truncated;
+  size_t list_bytes; /* the list's JSON size, at most (estimated) */
+};
+void sr_artifacts_done(struct sr_artifacts *a);
+/* {files, bytes, list, truncated}: the list is [] before the harvest. */
+json_t *sr_artifacts_json(const struct sr_artifacts *a);
+
 /* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs
  * (made by sr_workspace_make_outputs before):
  * regular files and directories only, never following a link, each file
  * hashed while copied; one artifact_committed event per file; stops at the
  * cap with a limit_exceeded "output" event. */
 int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
-                         struct sr_audit *audit, uint64_t *n_files,
-                         uint64_t *n_bytes, struct sr_error *err);
+                         struct sr_audit *audit, struct sr_artifacts *out,
+                         struct sr_error *err);
 
 /* Removes the staging directory (idempotent). */
 void sr_workspace_remove_staging(struct sr_workspace *ws);

@@ -25,6 +25,7 @@ echo "metadata_exec=$(sed -n 's/.*"execution_id": "\([^"]*\)".*/\1/p' /workspace
 mkdir -p /workspace/outputs/sub
 echo "report for $SKILLRUN_EXECUTION_ID" >/workspace/outputs/report.txt
 head -c 100000 /dev/urandom >/workspace/outputs/sub/blob.bin
+chmod 750 /workspace/outputs/sub/blob.bin
 ln -s /etc/passwd /workspace/outputs/passwd-link
 mkfifo /workspace/outputs/fifo
 EOS
@@ -59,6 +60,30 @@ for mode in $MODES; do
   done < <("$JQ" -r 'select(.event == "artifact_committed") | "\(.path) \(.sha256)"' "$W/audit")
   is "$mode: two artifacts committed" "$n_art" 2
   is "$mode: each artifact's sha256 matches the harvested file" "$n_ok" 2
+  # The final event and metadata.json carry the same list.
+  committed=$("$JQ" -c 'select(.event == "artifact_committed") | {path, size, sha256, mode}' "$W/audit" | "$JQ" -cs .)
+  is "$mode: execution_completed lists every artifact_committed" \
+    "$(field "$W/audit" execution_completed '.artifacts | [.list, .truncated, .files] | tojson')" \
+    "[$committed,false,2]"
+  is "$mode: metadata.json's result lists them too" \
+    "$("$JQ" -c '.result.artifacts.list' "$run/metadata.json")" "$committed"
+  is "$mode: an artifact's mode is the skill's" \
+    "$("$JQ" -r 'select(.event == "artifact_committed" and .path == "sub/blob.bin") | .mode' "$W/audit")" 0750
+
+  # Many artifacts with long names: the list in the final event stops in
+  # time, the per-artifact events stay complete, the line stays short.
+  if [ $mode = root ]; then
+    "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id many "$B" -- /bin/sh -c \
+      'n=0; while [ $n -lt 1500 ]; do n=$((n+1)); : >/workspace/outputs/$(printf "%0200d" $n); done' \
+      >"$W/audit.many" 2>/dev/null
+    is "many artifacts: 1500 artifact_committed events" "$(grep -c '"artifact_committed"' "$W/audit.many")" 1500
+    is "many artifacts: the final list is cut and says so" \
+      "$(field "$W/audit.many" execution_completed '[.artifacts.files, .artifacts.truncated, (.artifacts.list | length < 1500)] | @tsv')" \
+      "1500	true	true"
+    check "many artifacts: the final line is under 300 KiB" \
+      test "$(grep '"execution_completed"' "$W/audit.many" | wc -c)" -lt 307200
+    check "many artifacts: the stream verifies" sh -c '"$1" --verify-audit "$2" >/dev/null' sh "$SKILLRUN" "$W/audit.many"
+  fi
   check "$mode: the symlink to /etc/passwd was not followed" [ ! -e "$run/outputs/passwd-link" ]
   check "$mode: ... and was reported" grep -q "passwd-link" <("$JQ" -r 'select(.event == "warning") | .path // empty' "$W/audit")
   check "$mode: the FIFO was not harvested" [ ! -e "$run/outputs/fifo" ]
