@@ -80,8 +80,10 @@ static int apply_rlimits(const struct sr_policy *p,
 }
 
 /* Runs argv: a name without '/' is looked up in the sandbox PATH; a relative
- * path is relative to the bundle.  Returns the errno of the failure. */
-static int exec_command(char *const *argv, char *const *envp) {
+ * path is relative to the bundle (the working directory too).  Returns the
+ * errno of the failure. */
+static int exec_command(const char *bundle, char *const *argv,
+                        char *const *envp) {
   const char *cmd = argv[0];
   const char *path = NULL;
   char buf[PATH_MAX];
@@ -92,8 +94,7 @@ static int exec_command(char *const *argv, char *const *envp) {
       path = *e + 5;
   if (strchr(cmd, '/')) {
     if (cmd[0] != '/') {
-      if (snprintf(buf, sizeof(buf), "%s/%s", SR_VIEW_BUNDLE, cmd) >=
-          (int)sizeof(buf))
+      if (snprintf(buf, sizeof(buf), "%s/%s", bundle, cmd) >= (int)sizeof(buf))
         return ENAMETOOLONG;
       cmd = buf;
     }
@@ -130,6 +131,7 @@ static int wait_for_init(int go_fd) {
 
 _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
   const struct sr_policy *p = sb->policy;
+  const char *bundle = p->skill_dir ? p->skill_dir : SR_VIEW_SKILLS "/bundle";
   struct sr_error err;
   sigset_t all;
   int keep[2];
@@ -194,15 +196,17 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     fail(sb, &err);
   }
   safe_close(nullfd);
-  if (chdir(SR_VIEW_SCRATCH) < 0) {
-    sr_error_layer(&err, "mount", errno, "chdir %s", SR_VIEW_SCRATCH);
+  /* The skill's own directory (skillrun(1), THE SANDBOX): the paths a
+   * SKILL.md body gives, relative to the skill, work as written. */
+  if (chdir(bundle) < 0) {
+    sr_error_layer(&err, "mount", errno, "chdir %s", bundle);
     fail(sb, &err);
   }
   /* Last, so that nothing above runs under the filter's constraints. */
   if (sr_seccomp_load(sb->seccomp, &err) < 0)
     fail(sb, &err);
 
-  e = exec_command(sb->argv, sb->envp);
+  e = exec_command(bundle, sb->argv, sb->envp);
   (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXEC_FAILED, e, NULL, -1);
   _exit(e == ENOENT || e == ENOTDIR ? SR_EXIT_NOTFOUND : SR_EXIT_NOEXEC);
 }

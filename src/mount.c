@@ -323,8 +323,14 @@ static int build_root(struct ctx *c, const struct sr_view_entry *e) {
   return 0;
 }
 
+/* The bundle's directory in the sandbox (view.h), named after the skill. */
+static const char *skill_dir(const struct ctx *c) {
+  return c->pol->skill_dir ? c->pol->skill_dir : SR_VIEW_SKILLS "/bundle";
+}
+
 static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
   const struct sr_mount_plan *p = c->plan;
+  const char *dst = e->per_skill ? skill_dir(c) : e->dst;
   const char *src = NULL;
   int r;
 
@@ -347,8 +353,8 @@ static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
     break;
   }
   if (!src)
-    return sr_error_layer(c->err, "mount", EINVAL, "%s: no source", e->dst);
-  r = bind_host(c, src, e->dst, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+    return sr_error_layer(c->err, "mount", EINVAL, "%s: no source", dst);
+  r = bind_host(c, src, dst, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
   if (r > 0 && e->optional)
     return 0;
   if (r > 0 && e->source == SR_VIEW_SRC_BUNDLE)
@@ -357,8 +363,19 @@ static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
     return sr_error_layer(c->err, "mount", ENOENT, "metadata %s", src);
   if (r > 0)
     return sr_error_layer(c->err, "mount", ENOENT, "bind %s: host has none",
-                          e->dst);
+                          dst);
   return r;
+}
+
+/* A link to the bundle's directory, in a directory built before it (the
+ * staged inputs' tmpfs, sealed afterwards). */
+static int build_symlink(struct ctx *c, const struct sr_view_entry *e) {
+  if (!sr_valid_abs_path(e->dst) || !sr_valid_abs_path(skill_dir(c)))
+    return sr_error_layer(c->err, "mount", EINVAL, "symlink %s", e->dst);
+  if (symlinkat(skill_dir(c), c->root_fd, e->dst + 1) < 0)
+    return sr_error_layer(c->err, "mount", errno, "symlink %s -> %s", e->dst,
+                          skill_dir(c));
+  return 0;
 }
 
 /* The host's symlink (merged /usr) is recreated as it is; a directory is
@@ -794,6 +811,8 @@ static int build_entry(struct ctx *c, const struct sr_view_entry *e) {
     return build_dir(c, e);
   case SR_VIEW_STAGED_INPUTS:
     return build_staged_inputs(c, e);
+  case SR_VIEW_SYMLINK:
+    return build_symlink(c, e);
   }
   return sr_error_layer(c->err, "mount", EINVAL, "%s: unknown view entry",
                         e->dst ? e->dst : "(binds)");

@@ -10,8 +10,8 @@ struct sr_policy;
  * are absolute. */
 struct sr_mount_plan {
   const struct sr_policy *policy;
-  const char
-      *bundle_dir; /* verified staging copy -> /workspace/inputs/bundle (ro) */
+  const char *bundle_dir;    /* verified staging copy -> the skill's directory,
+                                /workspace/skills/NAME (ro; policy->skill_dir) */
   const char *inputs_dir;    /* staged --input files -> /workspace/inputs/NAME
                                 (ro); may be NULL */
   const char *metadata_file; /* -> /workspace/metadata.json (ro); may be NULL */

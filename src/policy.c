@@ -128,6 +128,7 @@ void sr_policy_done(struct sr_policy *p) {
     return;
   free(p->profile);
   free(p->hostname);
+  free(p->skill_dir);
   for (size_t i = 0; i < p->n_binds; i++) {
     free(p->binds[i].src);
     free(p->binds[i].dst);
@@ -1007,7 +1008,18 @@ static int lower_from(struct sr_policy *p, enum sr_limit_id id, uint64_t value,
 
 int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                              struct sr_error *err) {
+  char dir[SR_VIEW_SKILL_DIR_MAX];
   int r;
+
+  /* The view's part the skill shapes: its directory's name. */
+  r = sr_view_skill_dir(m->name, dir, sizeof(dir));
+  if (r >= 0) {
+    free(p->skill_dir);
+    p->skill_dir = strdup(dir);
+  }
+  if (r < 0 || !p->skill_dir)
+    return sr_error_set(err, SR_EXIT_FAILED, r < 0 ? -r : ENOMEM,
+                        "config_invalid", "the skill's directory");
 
   if (p->strict && m->warnings.n > 0) {
     const char *w = m->warnings.v[0];
@@ -1180,6 +1192,7 @@ static int append_mount(json_t *mounts, json_t *o) {
  * builds, in build order, then the profile's binds. */
 static json_t *mounts_json(const struct sr_policy *p) {
   const bool proc_tmpfs = p->proc == SR_PROC_TMPFS;
+  const char *skill_dir = p->skill_dir ? p->skill_dir : SR_VIEW_SKILLS "/NAME";
   json_t *m = json_array();
   int r = 0;
 
@@ -1191,9 +1204,12 @@ static json_t *mounts_json(const struct sr_policy *p) {
 
     if (!e->listed || e->type == SR_VIEW_PROFILE_BINDS)
       continue;
-    o = mount_json(e->dst, sr_view_type_name(e, proc_tmpfs),
-                   sr_view_source_name(e), sr_view_ro(e, proc_tmpfs),
-                   e->optional, e->size_limit, p);
+    /* The bundle's directory, and the link to it, carry the skill's
+     * name once the manifest is known. */
+    o = mount_json(
+        e->per_skill ? skill_dir : e->dst, sr_view_type_name(e, proc_tmpfs),
+        e->type == SR_VIEW_SYMLINK ? skill_dir : sr_view_source_name(e),
+        sr_view_ro(e, proc_tmpfs), e->optional, e->size_limit, p);
     /* The host files bound into the synthesized /etc. */
     if (o && e->type == SR_VIEW_ETC &&
         (json_object_set_new(o, "copy", strv_json(&p->etc_files)) < 0 ||

@@ -114,6 +114,9 @@ struct sr_policy {
   enum sr_proc_mode proc;
   bool strict;    /* `strict yes`: manifest lenience and fallbacks refused */
   char *hostname; /* default "skillrun" */
+  /* The bundle's directory in the sandbox, named after the skill: its
+   * working directory (sr_view_skill_dir); set with the manifest. */
+  char *skill_dir;
 
   struct sr_bind
       *binds; /* extra read-only binds (/usr and friends are built in) */

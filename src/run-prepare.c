@@ -15,6 +15,7 @@
 
 #include "run.h"
 #include "seccomp.h"
+#include "view.h"
 
 /* The command: everything after "--", else the manifest's entrypoint. */
 static int pick_command(struct sr_run *run, struct sr_error *err) {
@@ -61,12 +62,18 @@ static int build_env(struct sr_run *run, struct sr_error *err) {
 
   r |= push_env(run, "PATH",
                 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-  r |= push_env(run, "HOME", "/workspace/scratch");
+  r |= push_env(run, "HOME", SR_VIEW_SCRATCH);
   r |= push_env(run, "LANG", "C.UTF-8");
   r |= push_env(run, "TMPDIR", "/tmp");
   r |= push_env(run, "SKILLRUN_EXECUTION_ID", run->execution_id);
   r |= push_env(run, "SKILLRUN_TENANT_ID", run->tenant);
   r |= push_env(run, "SKILLRUN_SKILL", run->manifest.name);
+  /* Where things are (skillrun(1), THE SANDBOX): the bundle is also the
+   * working directory, read-only; outputs are harvested. */
+  r |= push_env(run, "SKILLRUN_BUNDLE", p->skill_dir);
+  r |= push_env(run, "SKILLRUN_INPUTS", SR_VIEW_INPUTS);
+  r |= push_env(run, "SKILLRUN_OUTPUTS", SR_VIEW_OUTPUTS);
+  r |= push_env(run, "SKILLRUN_SCRATCH", SR_VIEW_SCRATCH);
   for (size_t i = 0; i < p->env_keep.n; i++) {
     const char *v = getenv(p->env_keep.v[i]);
     if (v)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,11 +112,20 @@ const struct sr_view_entry sr_view[] = {
      .noexec = true,
      .reserve = SR_VIEW_RESERVE_TREE,
      .listed = true},
+    /* The bundle's path before it was named after the skill, kept for
+     * the skills that use it. */
     {.dst = SR_VIEW_BUNDLE,
+     .type = SR_VIEW_SYMLINK,
+     .source = SR_VIEW_SRC_BUNDLE,
+     .ro = true,
+     .reserve = SR_VIEW_RESERVE_TREE,
+     .listed = true},
+    {.dst = SR_VIEW_SKILLS,
      .type = SR_VIEW_BIND,
      .source = SR_VIEW_SRC_BUNDLE,
      .ro = true,
      .reserve = SR_VIEW_RESERVE_TREE,
+     .per_skill = true,
      .listed = true},
     {.dst = SR_VIEW_SCRATCH,
      .type = SR_VIEW_TMPFS,
@@ -172,6 +182,8 @@ const char *sr_view_type_name(const struct sr_view_entry *e, bool proc_tmpfs) {
     return proc_tmpfs ? "tmpfs" : "procfs";
   case SR_VIEW_DIR:
     return "directory";
+  case SR_VIEW_SYMLINK:
+    return "symlink";
   case SR_VIEW_ROOT:
   case SR_VIEW_DEV:
   case SR_VIEW_TMPFS:
@@ -228,6 +240,15 @@ enum sr_view_reserve sr_view_claims(const char *dst, const char **ret_tree) {
 
 bool sr_view_etc_claims(const char *path) {
   return etc_file_claimed(path, true);
+}
+
+int sr_view_skill_dir(const char *name, char *buf, size_t len) {
+  int n;
+
+  if (!name || !sr_valid_filename(name))
+    name = "bundle";
+  n = snprintf(buf, len, "%s/%s", SR_VIEW_SKILLS, name);
+  return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 const char *sr_view_source_name(const struct sr_view_entry *e) {

@@ -13,10 +13,24 @@
  * policy (what depends on one, /proc's kind, takes it as an argument).
  */
 
-/* Paths of the view that other code names. */
-#define SR_VIEW_BUNDLE "/workspace/inputs/bundle"
+/* Paths of the view that other code names (the SKILLRUN_* variables name
+ * them to the skill). */
+#define SR_VIEW_SKILLS "/workspace/skills"        /* the bundle: SKILLS/NAME */
+#define SR_VIEW_BUNDLE "/workspace/inputs/bundle" /* its old path: a link */
+#define SR_VIEW_INPUTS "/workspace/inputs"
 #define SR_VIEW_SCRATCH "/workspace/scratch"
 #define SR_VIEW_OUTPUTS "/workspace/outputs"
+
+/*
+ * The bundle's directory in the sandbox, which carries the skill's name
+ * (a packager run in it names its output after it) and is the skill's
+ * working directory: SR_VIEW_SKILLS "/" name.  A name that is no single
+ * path component of at most 255 bytes (64 characters outside the BMP can
+ * be 256) gets SR_VIEW_SKILLS "/bundle" instead, as does a NULL one.
+ * Returns 0, or -ENAMETOOLONG when buf is too small.
+ */
+#define SR_VIEW_SKILL_DIR_MAX (sizeof(SR_VIEW_SKILLS) + 256)
+int sr_view_skill_dir(const char *name, char *buf, size_t len);
 
 /* How an entry is built (mount.c has one builder per type). */
 enum sr_view_type {
@@ -37,6 +51,7 @@ enum sr_view_type {
   SR_VIEW_STAGED_INPUTS,   /* a small tmpfs: each staged input file bound
                             * read-only (after the entries inside it), then
                             * the tmpfs sealed read-only */
+  SR_VIEW_SYMLINK,         /* a symbolic link to the bundle's directory */
 };
 
 /* Where a bind's content comes from. */
@@ -66,6 +81,8 @@ struct sr_view_entry {
   bool owned;       /* SR_VIEW_TMPFS: owned by the sandbox user */
   unsigned mode;    /* SR_VIEW_TMPFS: mode of its root */
   const char *size_limit; /* the limit (policy.h) that sizes it, or NULL */
+  bool per_skill; /* dst is the bundle's directory (sr_view_skill_dir), below
+                   * the `dst` given */
   enum sr_view_reserve reserve;
   bool listed; /* rendered by sr_view_to_json */
 };

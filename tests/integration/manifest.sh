@@ -47,6 +47,19 @@ mkdir -p "$B"
 echo "# just markdown" >"$B/SKILL.md"
 refuse "no front matter" "$B"
 
+# A description over the specification's 1,024 characters (Anthropic's own
+# claude-api skill has 1,068) runs, with a warning; strict refuses it.
+B=$T/long-skill
+mkbundle "$B" "$(printf 'word %.0s' $(seq 214))"
+n=$((n + 1))
+"$SKILLRUN" --workspace-root "$W" --execution-id "m$n" --audit-file "$T/a.$n" "$B" -- /bin/true 2>"$T/err.$n"
+is "a 1,069-character description: the run goes on" "$?" 0
+check "... with a manifest warning naming SKILL.md:3" \
+  grep -q '"source":"manifest","message":"SKILL.md:3: description is 1069 characters long' "$T/a.$n"
+printf 'include default\nstrict yes\n' >"$T/strict-only.profile"
+refuse "a 1,069-character description under strict" "$B" -p "$T/strict-only.profile"
+is "... reason manifest_strict" "$(field "$T/a.$n" bundle_rejected .reason)" manifest_strict
+
 B=$T/pinned-skill
 mkbundle "$B"
 digest=$("$SKILLRUN" --digest "$B" | cut -d' ' -f1)

@@ -11,7 +11,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 EXPECTED_DEV="fd,full,null,ptmx,pts,random,shm,stderr,stdin,stdout,tty,urandom,zero"
-ALLOWED_ENV="PATH HOME LANG TMPDIR SKILLRUN_EXECUTION_ID SKILLRUN_TENANT_ID SKILLRUN_SKILL"
+ALLOWED_ENV="PATH HOME LANG TMPDIR SKILLRUN_EXECUTION_ID SKILLRUN_TENANT_ID SKILLRUN_SKILL
+  SKILLRUN_BUNDLE SKILLRUN_INPUTS SKILLRUN_OUTPUTS SKILLRUN_SCRATCH"
+ALLOWED_ENV=$(echo $ALLOWED_ENV)
 
 n=0
 failed=0
@@ -139,7 +141,13 @@ check_report() {
   pid=$(val "$who" pid)
   is "$who" sid "$pid"
   is "$who" fds 0,1,2
-  is "$who" cwd /workspace/scratch
+  # The skill's own directory, named after it (skillrun(1), THE SANDBOX).
+  is "$who" cwd /workspace/skills/probe-skill
+  is "$who" env=SKILLRUN_BUNDLE /workspace/skills/probe-skill
+  is "$who" env=SKILLRUN_INPUTS /workspace/inputs
+  is "$who" env=SKILLRUN_OUTPUTS /workspace/outputs
+  is "$who" env=SKILLRUN_SCRATCH /workspace/scratch
+  is "$who" env=HOME /workspace/scratch
   is "$who" hostname skillrun
 
   bad_env=""
@@ -187,7 +195,7 @@ check_report() {
   has_opts "$who" /proc nosuid nodev noexec
   has_opts "$who" /proc/sys ro
   has_opts "$who" /workspace/inputs ro
-  has_opts "$who" /workspace/inputs/bundle ro nosuid nodev
+  has_opts "$who" /workspace/skills/probe-skill ro nosuid nodev
   has_opts "$who" /tmp rw nosuid nodev
   has_opts "$who" /workspace/scratch rw nosuid nodev
   has_opts "$who" /workspace/outputs rw nosuid nodev

@@ -37,7 +37,9 @@
  *   leading-hyphen, trailing-hyphen, double-hyphen       invalid
  *   name-underscore         isalnum() or "-"             invalid
  *   name-too-long           > 64 after NFKC              invalid
- *   description-empty, description-too-long (> 1024)     invalid
+ *   description-empty       "non-empty string"           invalid
+ *   description-long (> 1024): invalid for the reference; skillrun
+ *                           accepts it with a warning (strict refuses)
  *   compatibility-too-long (> 500), compatibility-list   invalid
  *   deep-nesting            skillrun's depth bound (8)   invalid (unknown key)
  *   unknown-sandbox-key, bad-memory, bad-network, bad-cpu-seconds,
@@ -63,6 +65,7 @@
 
 #include "fdutil.h"
 #include "manifest.h"
+#include "text.h"
 
 static int open_fixture(const char *kind, const char *dir) {
   const char *data = getenv("TESTDATA");
@@ -282,6 +285,12 @@ static void test_warnings(void **state) {
                       "rejects it)");
   sr_manifest_done(&m);
 
+  load_valid("description-long", &m);
+  assert_int_equal(m.warnings.n, 1);
+  assert_non_null(strstr(m.warnings.v[0], "SKILL.md:3: description is 1025 "
+                                          "characters long"));
+  sr_manifest_done(&m);
+
   load_valid("metadata-nested", &m);
   assert_int_equal(m.n_metadata, 1);
   assert_string_equal(m.metadata[0].key, "author");
@@ -370,12 +379,19 @@ static void test_length_limits_exact(void **state) {
   s[2048] = '\0';
   snprintf(buf, sizeof(buf), "---\nname: x\ndescription: %s\n---\n", s);
   parse_good(buf, NULL, &m);
+  assert_int_equal(m.warnings.n, 0);
   sr_manifest_done(&m);
-  /* 1025 of them: refused. */
+  /* 1025 of them: a warning (the specification's limit; strict refuses
+   * it, as it does every warning). */
   memcpy(s + 2048, "\xc3\xa9", 3);
   snprintf(buf, sizeof(buf), "---\nname: x\ndescription: %s\n---\n", s);
-  parse_bad(buf, strlen(buf), "SKILL.md:3: ",
-            "description is 1025 characters long; at most 1024");
+  parse_good(buf, NULL, &m);
+  assert_int_equal(m.warnings.n, 1);
+  assert_string_equal(m.warnings.v[0],
+                      "SKILL.md:3: description is 1025 characters long; the "
+                      "specification allows at most 1024");
+  assert_int_equal(sr_text_chars(m.description, strlen(m.description)), 1025);
+  sr_manifest_done(&m);
   /* 33 "ﬁ" ligatures are 33 characters as written, 66 after NFKC. */
   s[0] = '\0';
   for (int i = 0; i < 33; i++)
@@ -427,8 +443,6 @@ static const struct bad_fixture bad_fixtures[] = {
      "SKILL.md:2: ", "may contain only letters, digits and hyphens"},
     {"name-too-long", "SKILL.md:2: ", "name is 65 characters long; at most 64"},
     {"description-empty", "SKILL.md:3: ", "description is empty"},
-    {"description-too-long",
-     "SKILL.md:3: ", "description is 1025 characters long; at most 1024"},
     {"compatibility-too-long",
      "SKILL.md:4: ", "compatibility is 501 characters long; at most 500"},
     {"compatibility-list", "SKILL.md:5: ", "compatibility must be a string"},

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -130,6 +131,28 @@ static void test_entries_claim_themselves(void **state) {
   }
 }
 
+/* The bundle's directory carries the skill's name, or "bundle" for a name
+ * that is no path component. */
+static void test_skill_dir(void **state) {
+  char buf[SR_VIEW_SKILL_DIR_MAX], big[300];
+
+  (void)state;
+  assert_int_equal(sr_view_skill_dir("pdf", buf, sizeof(buf)), 0);
+  assert_string_equal(buf, "/workspace/skills/pdf");
+  assert_int_equal(sr_view_skill_dir("caf\xc3\xa9", buf, sizeof(buf)), 0);
+  assert_string_equal(buf, "/workspace/skills/caf\xc3\xa9");
+  assert_int_equal(sr_view_skill_dir(NULL, buf, sizeof(buf)), 0);
+  assert_string_equal(buf, "/workspace/skills/bundle");
+  memset(big, 'a', 256);
+  big[256] = '\0';
+  assert_int_equal(sr_view_skill_dir(big, buf, sizeof(buf)), 0);
+  assert_string_equal(buf, "/workspace/skills/bundle");
+  big[255] = '\0';
+  assert_int_equal(sr_view_skill_dir(big, buf, sizeof(buf)), 0);
+  assert_int_equal(strlen(buf), strlen("/workspace/skills/") + 255);
+  assert_int_equal(sr_view_skill_dir("pdf", buf, 10), -ENAMETOOLONG);
+}
+
 static void test_claims(void **state) {
   static const struct {
     const char *dst;
@@ -152,6 +175,7 @@ static void test_claims(void **state) {
       {"/workspace", SR_VIEW_RESERVE_TREE, "/workspace"},
       {"/workspace/x", SR_VIEW_RESERVE_TREE, "/workspace"},
       {"/workspace/inputs/bundle/x", SR_VIEW_RESERVE_TREE, "/workspace"},
+      {"/workspace/skills/x/y", SR_VIEW_RESERVE_TREE, "/workspace"},
       {"/oldroot", SR_VIEW_RESERVE_TREE, "/oldroot"},
       {"/newroot/x", SR_VIEW_RESERVE_TREE, "/newroot"},
       /* Below a host tree, beside a built one, or a host file of /etc. */
@@ -240,6 +264,8 @@ static void test_to_json(void **state) {
       "{\"dst\":\"/workspace/inputs\",\"optional\":false,\"ro\":true,"
       "\"src\":\"(staged inputs)\",\"type\":\"bind\"},"
       "{\"dst\":\"/workspace/inputs/bundle\",\"optional\":false,\"ro\":true,"
+      "\"src\":\"/workspace/skills/NAME\",\"type\":\"symlink\"},"
+      "{\"dst\":\"/workspace/skills/NAME\",\"optional\":false,\"ro\":true,"
       "\"src\":\"(verified bundle copy)\",\"type\":\"bind\"},"
       "{\"dst\":\"/workspace/scratch\",\"optional\":false,\"ro\":false,"
       "\"size\":134217728,\"size_human\":\"128MiB\",\"size_limit\":"
@@ -306,6 +332,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table),
       cmocka_unit_test(test_entries_claim_themselves),
+      cmocka_unit_test(test_skill_dir),
       cmocka_unit_test(test_claims),
       cmocka_unit_test(test_etc_claims),
       cmocka_unit_test(test_profile_refusals),
