@@ -224,12 +224,56 @@ int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
       .fd = fd,
       .own_fd = own_fd,
       .copy_fd = -1,
+      .echo_fd = -1,
       .seq = 0,
       .execution_id = eid,
       .tenant_id = tid,
   };
   memcpy(a->prev, SR_AUDIT_ZERO_HASH, sizeof(a->prev));
   return 0;
+}
+
+void sr_audit_echo_warnings(struct sr_audit *a, int fd) {
+  a->echo_fd = fd;
+}
+
+/* Appends s to buf (of len, used so far *n) for a terminal: C0 controls,
+ * DEL and the C1 controls' UTF-8 form (C2 80 - C2 9F) as '?'. */
+static void echo_append(char *buf, size_t len, size_t *n, const char *s) {
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*n + 2 >= len)
+      return;
+    if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+      buf[(*n)++] = '?';
+      c++;
+    } else {
+      buf[(*n)++] = *c < 0x20 || *c == 0x7f ? '?' : (char)*c;
+    }
+  }
+}
+
+/* A warning event as one line for a person (sr_audit_echo_warnings). */
+static void echo_warning(const struct sr_audit *a, const json_t *fields) {
+  const char *msg = json_string_value(json_object_get(fields, "message"));
+  const char *path = json_string_value(json_object_get(fields, "path"));
+  const char *why = json_string_value(json_object_get(fields, "reason"));
+  char line[2048];
+  size_t n = 0;
+
+  echo_append(line, sizeof(line), &n, "skillrun: warning: ");
+  echo_append(line, sizeof(line), &n, msg ? msg : "(no message)");
+  if (path) {
+    echo_append(line, sizeof(line), &n, ": ");
+    echo_append(line, sizeof(line), &n, path);
+  }
+  if (why) {
+    echo_append(line, sizeof(line), &n, " (");
+    echo_append(line, sizeof(line), &n, why);
+    echo_append(line, sizeof(line), &n, ")");
+  }
+  line[n++] = '\n';
+  /* Best effort: the record is the audit line, already written. */
+  (void)sr_write_all(a->echo_fd, line, n);
 }
 
 int sr_audit_set_skill(struct sr_audit *a, const char *skill,
@@ -360,7 +404,10 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
   r = format_checked(a, event, owned, ts, &line, err);
   if (r < 0)
     return r;
-  return write_line(a, name, line, err);
+  r = write_line(a, name, line, err);
+  if (r >= 0 && a->echo_fd >= 0 && !strcmp(name, "warning"))
+    echo_warning(a, owned);
+  return r;
 }
 
 #define ANCHOR_DOMAIN "skillrun-audit-anchor/1 "

@@ -28,6 +28,7 @@ struct sr_audit {
   char *version;
   char *backlog; /* lines emitted before copy_fd existed */
   size_t backlog_len;
+  int echo_fd; /* -1, or where each warning is also written as one line */
   /* Test hook: when non-NULL, used instead of the clock. */
   const char *fixed_ts;
 };
@@ -36,6 +37,11 @@ struct sr_audit {
  * written as null (a run refused for an invalid id). */
 int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
                   const char *execution_id, const char *tenant_id);
+/* From now on each `warning` event is also written to fd as one line,
+ * "skillrun: warning: MESSAGE[: PATH][ (REASON)]", control characters
+ * shown as '?' (skillrun(1): with --verbose, or when stderr is a
+ * terminal).  -1 stops it. */
+void sr_audit_echo_warnings(struct sr_audit *a, int fd);
 /* Sets skill name and version for every later event. */
 int sr_audit_set_skill(struct sr_audit *a, const char *skill,
                        const char *version);

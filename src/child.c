@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "caps.h"
@@ -118,6 +120,95 @@ static int exec_command(const char *bundle, char *const *argv,
   return saved;
 }
 
+/* s for one line of the caller's terminal: anything but printable ASCII
+ * (control characters, and bytes a terminal could take for C1 controls)
+ * as '?', at most len - 1 bytes. */
+static void printable(const char *s, char *out, size_t len) {
+  size_t i;
+
+  for (i = 0; i + 1 < len && s[i]; i++)
+    out[i] =
+        (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+  out[i] = '\0';
+}
+
+/*
+ * Why argv[0] could not be executed, as one line a person can act on (the
+ * supervisor prints it; exec_error has the errno): the path tried, and for
+ * a file that exists, what is wrong with it.  Runs after exec failed, under
+ * the seccomp filter, which allows stat, open and read.
+ */
+static void exec_failure(const char *bundle, const char *cmd, int e,
+                         struct sr_error *out) {
+  char shown[256], path[PATH_MAX], detail[384] = "", head[256];
+  struct stat st;
+  ssize_t n;
+  int fd;
+
+  printable(cmd, shown, sizeof(shown));
+  if (!strchr(cmd, '/')) {
+    bool own = snprintf(path, sizeof(path), "%s/%s", bundle, cmd) <
+                   (int)sizeof(path) &&
+               stat(path, &st) == 0;
+    /* A name without a slash is looked up in PATH, as a shell does, not
+     * in the working directory: say so when the skill has that file. */
+    snprintf(detail, sizeof(detail), "%s%s%s",
+             e == ENOENT || e == ENOTDIR
+                 ? "not found in PATH"
+                 : "found in PATH, but it cannot be executed",
+             own ? "; the skill's own file is './" : "", own ? shown : "");
+    if (own)
+      strncat(detail, "'", sizeof(detail) - strlen(detail) - 1);
+  } else {
+    if (cmd[0] != '/')
+      snprintf(path, sizeof(path), "%s/%s", bundle, cmd);
+    else
+      snprintf(path, sizeof(path), "%s", cmd);
+    if (stat(path, &st) < 0) {
+      detail[0] = '\0'; /* strerror says it */
+    } else if (!S_ISREG(st.st_mode)) {
+      snprintf(detail, sizeof(detail), "not a regular file");
+    } else if (e == EACCES && !(st.st_mode & 0111)) {
+      snprintf(detail, sizeof(detail),
+               "not executable (mode %04o): run it with its interpreter, "
+               "such as 'sh %s'",
+               (unsigned)(st.st_mode & 07777), shown);
+    } else if (e == EACCES) {
+      snprintf(detail, sizeof(detail),
+               "on a mount that does not allow execution (noexec)");
+    } else if (e == ENOEXEC) {
+      snprintf(detail, sizeof(detail),
+               "not an executable format (a script needs a #! line)");
+    } else if (e == ENOENT &&
+               (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0) {
+      /* The file is there: what is missing is what it names. */
+      n = read(fd, head, sizeof(head) - 1);
+      close(fd);
+      head[n > 0 ? n : 0] = '\0';
+      if (n > 2 && head[0] == '#' && head[1] == '!') {
+        char interp[200];
+        size_t k = strspn(head + 2, " \t");
+        printable(head + 2 + k, interp, sizeof(interp));
+        interp[strcspn(interp, " \t?")] = '\0';
+        snprintf(detail, sizeof(detail),
+                 "bad interpreter: '%s' (its #! line) is not in the sandbox",
+                 interp);
+      } else {
+        snprintf(detail, sizeof(detail),
+                 "its ELF interpreter (the dynamic loader) or a library is "
+                 "not in the sandbox");
+      }
+    }
+  }
+  memset(out, 0, sizeof(*out));
+  out->exit_code =
+      e == ENOENT || e == ENOTDIR ? SR_EXIT_NOTFOUND : SR_EXIT_NOEXEC;
+  out->err = e;
+  snprintf(out->reason, sizeof(out->reason), "exec");
+  snprintf(out->msg, sizeof(out->msg), "cannot execute '%s': %s%s%s", shown,
+           detail, *detail ? ": " : "", strerror(e));
+}
+
 /* init's byte: 0 once it came, -1 on EOF or an error (init failed). */
 static int wait_for_init(int go_fd) {
   char c;
@@ -163,6 +254,11 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     sr_error_layer(&err, "fds", errno, "cannot set up stdout/stderr");
     fail(sb, &err);
   }
+  /* --stdin: the pipe the supervisor feeds (else /dev/null, below). */
+  if (sb->stdin_r >= 0 && dup2(sb->stdin_r, 0) < 0) {
+    sr_error_layer(&err, "fds", errno, "cannot set up stdin");
+    fail(sb, &err);
+  }
   if (getuid() != SR_SANDBOX_UID || geteuid() != SR_SANDBOX_UID ||
       getgid() != SR_SANDBOX_GID || getegid() != SR_SANDBOX_GID) {
     sr_error_layer(&err, "ids", 0, "the skill is not running as %d:%d",
@@ -190,12 +286,14 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     _exit(SR_EXIT_FAILED);
   safe_close(go_fd);
   /* Until now fd 0 was init's, opened on the host before the mounts. */
-  nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (nullfd < 0 || dup2(nullfd, 0) < 0) {
-    sr_error_layer(&err, "fds", errno, "cannot set up stdin");
-    fail(sb, &err);
+  if (sb->stdin_r < 0) {
+    nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (nullfd < 0 || dup2(nullfd, 0) < 0) {
+      sr_error_layer(&err, "fds", errno, "cannot set up stdin");
+      fail(sb, &err);
+    }
+    safe_close(nullfd);
   }
-  safe_close(nullfd);
   /* The skill's own directory (skillrun(1), THE SANDBOX): the paths a
    * SKILL.md body gives, relative to the skill, work as written. */
   if (chdir(bundle) < 0) {
@@ -207,6 +305,7 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     fail(sb, &err);
 
   e = exec_command(bundle, sb->argv, sb->envp);
-  (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXEC_FAILED, e, NULL, -1);
+  exec_failure(bundle, sb->argv[0], e, &err);
+  (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXEC_FAILED, e, &err, -1);
   _exit(e == ENOENT || e == ENOTDIR ? SR_EXIT_NOTFOUND : SR_EXIT_NOEXEC);
 }

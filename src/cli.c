@@ -66,6 +66,7 @@ enum {
   OPT_CAPABILITY,
   OPT_CAPABILITY_FD,
   OPT_AUDIT_KEY,
+  OPT_STDIN,
   /* --<name> of each flag-settable limit: OPT_LIMIT + enum sr_limit_id. */
   OPT_LIMIT = 0x200,
 };
@@ -89,6 +90,7 @@ static const struct option options_after[] = {
     {"audit-fd", required_argument, NULL, OPT_AUDIT_FD},
     {"audit-file", required_argument, NULL, OPT_AUDIT_FILE},
     {"log-passthrough", no_argument, NULL, OPT_LOG_PASSTHROUGH},
+    {"stdin", no_argument, NULL, OPT_STDIN},
     {"digest", no_argument, NULL, OPT_DIGEST},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"verify-audit", required_argument, NULL, OPT_VERIFY_AUDIT},
@@ -532,6 +534,9 @@ static int handle_option(struct sr_args *a, int c, const char *val,
   case OPT_LOG_PASSTHROUGH:
     a->log_passthrough = true;
     return 0;
+  case OPT_STDIN:
+    a->forward_stdin = true;
+    return 0;
   case OPT_VERBOSE:
     a->verbose = true;
     return 0;
@@ -638,6 +643,8 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
                             "cannot be combined");
   if ((a->capability || a->capability_fd >= 0) && a->mode != SR_MODE_RUN)
     return usage_error(err, "a capability is only used when running");
+  if (a->forward_stdin && a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN)
+    return usage_error(err, "option '--stdin' is only used when running");
   /* A run and --explain refuse a bad id in their own stage (on the record,
    * for a run); the modes without ids refuse it now. */
   if (a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN) {
@@ -837,34 +844,38 @@ void sr_cli_help(FILE *f) {
     snprintf(opt, sizeof(opt), "%s %s", d->name, sr_limit_metavar(d->kind));
     fprintf(f, "      --%-20s%s\n", opt, d->help);
   }
-  fputs("      --network deny|allow  network (allow: skill and profile must "
-        "agree)\n"
-        "      --audit-fd N          write audit events to fd N instead of "
-        "stdout\n"
-        "      --audit-file PATH     write audit events to a new file PATH\n"
-        "      --log-passthrough     also copy the skill's kept output to "
-        "stderr\n"
-        "      --digest              print the bundle digest and exit\n"
-        "      --explain             print the resolved policy as JSON and "
-        "exit\n"
-        "      --verify-audit FILE   check an audit file's chain and schema, "
-        "exit\n"
-        "      --audit-key PUBKEY    with --verify-audit: also check the "
-        "signed anchor\n"
-        "      --sign KEY            sign BUNDLE into --signature OUT, exit\n"
-        "      --tier TIER           with --sign: official, verified, "
-        "community, tenant\n"
-        "      --gc                  remove leftovers of dead runs and exit\n"
-        "  -v, --verbose             more detail (with --digest: the records)\n"
-        "  -h, --help                show this help and exit\n"
-        "  -V, --version             show version and library versions, exit\n"
-        "\n"
-        "Without -- COMMAND the skill's metadata sandbox.entrypoint runs.\n"
-        "Exit status: the skill's own; 123 refused (nothing ran), 124 "
-        "timeout,\n"
-        "125 skillrun failed, 126/127 command not executable/not found, 128+N "
-        "signal N.\n",
-        f);
+  fputs(
+      "      --network deny|allow  network (allow: skill and profile must "
+      "agree)\n"
+      "      --audit-fd N          write audit events to fd N instead of "
+      "stdout\n"
+      "      --audit-file PATH     write audit events to a new file PATH\n"
+      "      --log-passthrough     also copy the skill's kept output to "
+      "stderr\n"
+      "      --stdin               give the skill this standard input "
+      "(else /dev/null)\n"
+      "      --digest              print the bundle digest and exit\n"
+      "      --explain             print the resolved policy as JSON and "
+      "exit\n"
+      "      --verify-audit FILE   check an audit file's chain and schema, "
+      "exit\n"
+      "      --audit-key PUBKEY    with --verify-audit: also check the "
+      "signed anchor\n"
+      "      --sign KEY            sign BUNDLE into --signature OUT, exit\n"
+      "      --tier TIER           with --sign: official, verified, "
+      "community, tenant\n"
+      "      --gc                  remove leftovers of dead runs and exit\n"
+      "  -v, --verbose             warnings on stderr too; with --digest: the "
+      "records\n"
+      "  -h, --help                show this help and exit\n"
+      "  -V, --version             show version and library versions, exit\n"
+      "\n"
+      "Without -- COMMAND the skill's metadata sandbox.entrypoint runs.\n"
+      "Exit status: the skill's own; 123 refused (nothing ran), 124 "
+      "timeout,\n"
+      "125 skillrun failed, 126/127 command not executable/not found, 128+N "
+      "signal N.\n",
+      f);
   /* The directory this build uses (skillrun(1), FILES; the conf's is
    * above, the profiles' in skillrun.profile(5)). */
   fprintf(f,

@@ -58,6 +58,7 @@ struct sr_args {
   char *verify_audit;         /* --verify-audit FILE */
   bool verbose;               /* --verbose (with --digest: print the records) */
   bool log_passthrough; /* --log-passthrough: copy kept log bytes to stderr */
+  bool forward_stdin;   /* --stdin: the caller's stdin to the skill's */
   char **command;       /* after "--", NULL-terminated, copied verbatim */
   size_t n_command;
 };

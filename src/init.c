@@ -98,10 +98,11 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
    * files, not the caller's terminal (a pipe held here would also keep the
    * caller waiting after the supervisor is gone). */
   {
-    int keep[3] = {sb->sync_fd, sb->stdout_w, sb->stderr_w};
+    int keep[4] = {sb->sync_fd, sb->stdout_w, sb->stderr_w, sb->stdin_r};
     int nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(nullfd, 1) < 0 ||
-        dup2(nullfd, 2) < 0 || sr_close_all_fds_except(3, keep, 3) < 0) {
+        dup2(nullfd, 2) < 0 ||
+        sr_close_all_fds_except(3, keep, sb->stdin_r >= 0 ? 4 : 3) < 0) {
       sr_error_layer(&err, "fds", errno, "cannot close the supervisor's fds");
       fail(sb, &err);
     }
@@ -157,6 +158,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   safe_close(go[0]);
   safe_close(sb->stdout_w);
   safe_close(sb->stderr_w);
+  safe_close(sb->stdin_r); /* the skill's alone: its end's close is EOF */
 
   if (sr_mount_build(&sb->mount, &outputs_fd, &err) < 0)
     fail(sb, &err);

@@ -6,6 +6,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,21 @@ pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
     pid = syscall(SYS_clone, (unsigned long)(flags | SIGCHLD), NULL, NULL, NULL,
                   NULL);
     pidfd = -1;
+  }
+  if (pid < 0 && errno == ENOSPC) {
+    bool fresh = !sr_error_is_set(err);
+    /* clone(2): a per-user-namespace limit of /proc/sys/user is reached,
+     * not a disk; strerror's "No space left on device" would send the
+     * reader to df.  The errno stays on the record. */
+    sr_error_layer(err, "namespaces", 0,
+                   "cannot create the sandbox namespaces (clone3): ENOSPC: "
+                   "the limit on user namespaces is reached (sysctl "
+                   "user.max_user_namespaces, or another "
+                   "/proc/sys/user/max_*_namespaces, or 32 nested user "
+                   "namespaces); no disk is full");
+    if (fresh)
+      err->err = ENOSPC;
+    return -ENOSPC;
   }
   if (pid < 0)
     return sr_error_layer(err, "namespaces", errno,

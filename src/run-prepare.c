@@ -178,6 +178,7 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
       .host_uid = run->host.uid,
       .host_gid = run->host.gid,
       .log_passthrough = a->log_passthrough,
+      .forward_stdin = a->forward_stdin,
   };
   return 0;
 }

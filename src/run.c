@@ -149,10 +149,18 @@ int sr_stage_start(struct sr_run *run, struct sr_error *err) {
                         "cannot make an execution id");
   run->start_ms = sr_now_mono_ms();
   sr_now_rfc3339(run->started_at);
+  /* Before anything is opened: a closed fd 0 would be the next file
+   * opened, and --stdin would hand that to the skill. */
+  if (a->forward_stdin && !run->explain && fcntl(STDIN_FILENO, F_GETFD) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
+                        "--stdin: standard input is not open");
   if (!run->explain) {
     r = open_audit(run, err);
     if (r < 0)
       return r;
+    /* A person watching gets the warnings too, one line each. */
+    if (a->verbose || isatty(STDERR_FILENO))
+      sr_audit_echo_warnings(&run->audit, STDERR_FILENO);
   }
   if (a->tenant_invalid)
     return sr_cli_id_refusal("tenant", a->tenant, err);
@@ -271,6 +279,30 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
 
 /* ------------------------------------------------------------ explain */
 
+/* What a run would do with this policy: the command and where (the
+ * working directory in the sandbox, the run directory's root on the host),
+ * and its standard input. */
+static json_t *explain_run_json(const struct sr_run *run) {
+  const struct sr_args *a = run->args;
+  char *const *argv = a->n_command ? a->command : run->manifest.entrypoint.v;
+  _cleanup_free_ char *root = NULL;
+  struct sr_error ignored = {0};
+  json_t *cmd = argv && argv[0] ? json_array() : json_null();
+
+  for (size_t i = 0; argv && cmd && json_is_array(cmd) && argv[i]; i++)
+    json_array_append_new(cmd, sr_json_string_lossy(argv[i], strlen(argv[i])));
+  if (a->workspace_root)
+    root = strdup(a->workspace_root);
+  else if (run->policy.workspace_root)
+    root = strdup(run->policy.workspace_root);
+  else
+    (void)sr_workspace_default_root(&root, &ignored); /* null if none */
+  return json_pack("{s:o, s:s, s:o, s:s}", "command", cmd ? cmd : json_null(),
+                   "working_directory", run->policy.skill_dir, "workspace_root",
+                   root ? json_string(root) : json_null(), "stdin",
+                   a->forward_stdin ? "forwarded" : "/dev/null");
+}
+
 int sr_stage_explain(struct sr_run *run) {
   const struct sr_policy *p = &run->policy;
   json_t *j = sr_policy_to_json(p, NULL), *w;
@@ -278,6 +310,7 @@ int sr_stage_explain(struct sr_run *run) {
 
   if (!j)
     return SR_EXIT_FAILED;
+  json_object_set_new(j, "run", explain_run_json(run));
   json_object_set_new(j, "bundle",
                       json_pack("{s:s, s:s, s:o}", "digest", run->bundle.digest,
                                 "skill", run->manifest.name, "version",
@@ -482,6 +515,12 @@ static json_t *completed_json(const struct sr_run *run, const char *status,
                                 (json_int_t)lp->kept[1], "dropped",
                                 (json_int_t)lp->dropped[1]));
   json_object_set_new(f, "artifacts", sr_artifacts_json(&run->artifacts));
+  if (run->args->forward_stdin)
+    json_object_set_new(f, "stdin",
+                        json_pack("{s:I, s:s, s:b}", "bytes",
+                                  (json_int_t)run->sup.stdin_pump.bytes,
+                                  "sha256", run->sup.stdin_sha256, "complete",
+                                  run->sup.stdin_complete));
   return f;
 }
 
@@ -526,6 +565,10 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
 
 int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
   if (r >= 0) {
+    /* exec_error says which errno; a person gets the path and why. */
+    if (run->verdict.exec_errno)
+      sr_log_error("%s", run->sup.exec_msg[0] ? run->sup.exec_msg
+                                              : "cannot execute the command");
     emit_completed(run, sr_status_name(run->verdict.status),
                    run->verdict.exit_code, true);
     return run->verdict.exit_code;

@@ -25,5 +25,6 @@ struct sr_sandbox {
   int sync_fd;       /* init's end of the sync socket */
   int stdout_w;      /* log pipes, write ends */
   int stderr_w;
+  int stdin_r; /* --stdin: the pipe's read end, else -1 (/dev/null) */
   bool new_netns;
 };

@@ -45,6 +45,7 @@ void sr_supervisor_init(struct sr_supervisor *s) {
   s->sync_fd = s->signal_fd = s->timeout_fd = s->grace_fd = s->cpu_fd = -1;
   s->outputs_fd = -1;
   sr_logpump_init(&s->logs, -1, -1, -1, -1, 0, -1);
+  sr_stdinpump_init(&s->stdin_pump);
 }
 
 static int arm_timer(int fd, uint64_t ms, uint64_t interval_ms) {
@@ -138,6 +139,7 @@ void sr_supervisor_done(struct sr_supervisor *s) {
   sr_supervisor_reap(s);
   restore_signals(s);
   sr_logpump_done(&s->logs);
+  sr_stdinpump_done(&s->stdin_pump);
   s->sync_fd = safe_close(s->sync_fd);
   s->signal_fd = safe_close(s->signal_fd);
   s->timeout_fd = safe_close(s->timeout_fd);
@@ -174,7 +176,7 @@ static int open_event_fds(struct sr_supervisor *s, struct sr_error *err) {
 
 /* What the sandbox side is built from; copied into init by the clone. */
 static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
-                         int sync_fd, int stdout_w, int stderr_w) {
+                         int sync_fd, int stdout_w, int stderr_w, int stdin_r) {
   const struct sr_policy *p = spec->policy;
 
   memset(sb, 0, sizeof(*sb));
@@ -194,19 +196,21 @@ static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->sync_fd = sync_fd;
   sb->stdout_w = stdout_w;
   sb->stderr_w = stderr_w;
+  sb->stdin_r = stdin_r;
   sb->new_netns = p->network != SR_NET_HOST;
 }
 
 /* Clones init; in the child this never returns.  The write ends are
  * closed in the parent afterwards, whatever happened. */
 static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
-                      int err_w, int out_r, int err_r, struct sr_error *err) {
+                      int err_w, int out_r, int err_r, int in_r, int in_w,
+                      struct sr_error *err) {
   const struct sr_policy *p = s->spec->policy;
   struct sr_sandbox sb;
   unsigned long long flags;
   pid_t pid;
 
-  fill_sandbox(&sb, s->spec, sync_child, out_w, err_w);
+  fill_sandbox(&sb, s->spec, sync_child, out_w, err_w, in_r);
   flags =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (p->network != SR_NET_HOST)
@@ -221,6 +225,7 @@ static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
     safe_close(s->sync_fd);
     safe_close(out_r);
     safe_close(err_r);
+    safe_close(in_w);
     sr_init_main(&sb);
   }
   s->init.pid = pid;
@@ -256,7 +261,7 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
 int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
                          struct sr_error *err) {
   _cleanup_close_ int sync_child = -1, out_r = -1, out_w = -1;
-  _cleanup_close_ int err_r = -1, err_w = -1;
+  _cleanup_close_ int err_r = -1, err_w = -1, in_r = -1, in_w = -1;
   int sv[2], pp[2], r;
 
   s->spec = spec;
@@ -273,6 +278,12 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
     return sr_error_layer(err, "logs", errno, "pipe");
   err_r = pp[0];
   err_w = pp[1];
+  if (spec->forward_stdin) {
+    if (pipe2(pp, O_CLOEXEC) < 0)
+      return sr_error_layer(err, "fds", errno, "pipe");
+    in_r = pp[0];
+    in_w = pp[1];
+  }
   sr_logpump_init(&s->logs, -1, -1, -1, -1,
                   spec->policy->limits[SR_LIM_LOG_CAP].value,
                   spec->log_passthrough ? STDERR_FILENO : -1);
@@ -284,7 +295,7 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
   if (geteuid() == 0 && setgroups(0, NULL) < 0)
     return sr_error_layer(err, "userns", errno, "setgroups");
 
-  r = clone_init(s, sync_child, out_w, err_w, out_r, err_r, err);
+  r = clone_init(s, sync_child, out_w, err_w, out_r, err_r, in_r, in_w, err);
   if (r < 0)
     return r;
   /* The -1 stored keeps the _cleanup_close_ handlers from closing again;
@@ -293,13 +304,19 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
   sync_child = safe_close(sync_child);
   out_w = safe_close(out_w);
   err_w = safe_close(err_w);
+  in_r = safe_close(in_r);
   /* NOLINTEND(clang-analyzer-deadcode.DeadStores) */
   if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 ||
       fcntl(err_r, F_SETFL, O_NONBLOCK) < 0 ||
       fcntl(s->sync_fd, F_SETFL, O_NONBLOCK) < 0)
     r = sr_error_layer(err, "logs", errno, "O_NONBLOCK");
+  else if (in_w >= 0 &&
+           (r = sr_stdinpump_start(&s->stdin_pump, STDIN_FILENO, in_w)) < 0)
+    r = sr_error_layer(err, "fds", -r, "--stdin");
   else
     r = release_init(s, err);
+  if (s->stdin_pump.out_fd == in_w)
+    in_w = -1; /* the pump's now */
   if (r < 0) {
     kill_and_reap(s);
     return r;
@@ -351,6 +368,9 @@ static int on_sync(struct sr_supervisor *s, struct sr_error *err) {
     break;
   case SR_SYNC_EXEC_FAILED:
     s->exec_errno = m.value;
+    /* The skill's process wrote it, so it is only shown, as one line. */
+    snprintf(s->exec_msg, sizeof(s->exec_msg), "%s", m.err.msg);
+    s->exec_msg[strcspn(s->exec_msg, "\n\r")] = '\0';
     break;
   case SR_SYNC_EXITED:
     s->have_status = true;
@@ -464,6 +484,8 @@ enum {
   EV_SYNC,
   EV_OUT,
   EV_ERR,
+  EV_STDIN_IN,
+  EV_STDIN_OUT,
   EV_SIGNAL,
   EV_TIMEOUT,
   EV_GRACE,
@@ -488,6 +510,13 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
     ADD(EV_OUT, s->logs.in_fd[0]);
   if (s->logs.in_fd[1] >= 0)
     ADD(EV_ERR, s->logs.in_fd[1]);
+  if (sr_stdinpump_read_fd(&s->stdin_pump) >= 0)
+    ADD(EV_STDIN_IN, sr_stdinpump_read_fd(&s->stdin_pump));
+  if (sr_stdinpump_write_fd(&s->stdin_pump) >= 0) {
+    pfd[n] = (struct pollfd){.fd = sr_stdinpump_write_fd(&s->stdin_pump),
+                             .events = POLLOUT};
+    kind[n++] = EV_STDIN_OUT;
+  }
   ADD(EV_SIGNAL, s->signal_fd);
   ADD(EV_TIMEOUT, s->timeout_fd);
   ADD(EV_GRACE, s->grace_fd);
@@ -509,6 +538,12 @@ static int on_event(struct sr_supervisor *s, int kind, struct sr_error *err) {
     return on_log(s, SR_STREAM_STDOUT, err);
   case EV_ERR:
     return on_log(s, SR_STREAM_STDERR, err);
+  case EV_STDIN_IN:
+    sr_stdinpump_on_readable(&s->stdin_pump);
+    return 0;
+  case EV_STDIN_OUT:
+    sr_stdinpump_on_writable(&s->stdin_pump);
+    return 0;
   case EV_PIDFD:
     (void)reap_init(&s->init, false);
     return 0;
@@ -555,6 +590,12 @@ int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err) {
   if (r < 0)
     kill_and_reap(s);
   restore_signals(s);
+  /* Whatever of --stdin was not forwarded stays unread. */
+  if (s->stdin_pump.buf) {
+    s->stdin_complete = sr_stdinpump_complete(&s->stdin_pump);
+    if (sr_stdinpump_finish(&s->stdin_pump, s->stdin_sha256) < 0 && r >= 0)
+      r = sr_error_set(err, SR_EXIT_FAILED, EIO, "stdin", "--stdin: hash");
+  }
   /* The log files are complete; their figures stay in s->logs. */
   for (int i = 0; i < 2; i++) {
     s->logs.in_fd[i] = safe_close(s->logs.in_fd[i]);

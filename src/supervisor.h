@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "logpump.h"
+#include "stdinpump.h"
 
 struct sr_outcome;
 
@@ -34,6 +35,7 @@ struct sr_launch {
   uid_t host_uid;    /* the sandbox user's ids on the host */
   gid_t host_gid;
   bool log_passthrough; /* copy kept log bytes to skillrun's stderr */
+  bool forward_stdin;   /* --stdin: the caller's stdin to the skill's */
 };
 
 /* The sandbox's init, as the supervisor holds it. */
@@ -56,6 +58,9 @@ struct sr_supervisor {
   int grace_fd;   /* SIGTERM -> SIGKILL after a cancellation */
   int cpu_fd;     /* CPU-seconds poll of the cgroup leaf, -1 without one */
   struct sr_logpump logs;
+  struct sr_stdinpump stdin_pump; /* --stdin; inactive without */
+  char stdin_sha256[65];          /* of the bytes forwarded, once done */
+  bool stdin_complete;            /* forwarded to its end */
   sigset_t old_mask;
   bool mask_blocked;
   uint64_t start_ms;
@@ -65,6 +70,7 @@ struct sr_supervisor {
   bool sync_eof;
   int wait_status;
   int exec_errno;
+  char exec_msg[1024];       /* why, as the skill's process saw it (one line) */
   struct sr_error setup_err; /* a layer init or the child could not build */
   bool timed_out, cpu_exceeded, tree_killed;
   int cancel_sig;

@@ -119,6 +119,77 @@ static void test_format_common_keys(void **state) {
   sr_audit_done(&a);
 }
 
+/* Warnings also go to a person, one line each, controls made harmless. */
+static void test_echo_warnings(void **state) {
+  _cleanup_close_ int fd = new_memfd(), echo = new_memfd();
+  _cleanup_free_ char *buf = NULL;
+  struct sr_audit a;
+  size_t len = 0;
+
+  (void)state;
+  audit_on(&a, fd);
+  emit_ok(&a, "warning",
+          json_pack("{s:s, s:s}", "source", "policy", "message",
+                    "network stays denied"));
+  sr_audit_echo_warnings(&a, echo);
+  emit_ok(&a, "warning",
+          json_pack("{s:s, s:s}", "source", "policy", "message",
+                    "network stays denied"));
+  emit_ok(&a, "warning",
+          json_pack("{s:s, s:s}", "message", "output skipped", "path",
+                    "evil\x1b[2J\nname\xc2\x9b"
+                    "1m caf\xc3\xa9"));
+  emit_ok(&a, "warning",
+          json_pack("{s:s, s:s}", "message", "rlimits", "reason",
+                    "no memory controller"));
+  emit_ok(&a, "bundle_verified", json_pack("{s:s}", "digest", "sha256:00"));
+  sr_audit_echo_warnings(&a, -1);
+  emit_ok(&a, "warning",
+          json_pack("{s:s, s:s}", "source", "conf", "message", "not echoed"));
+  buf = slurp(echo, &len);
+  assert_string_equal(buf,
+                      "skillrun: warning: network stays denied\n"
+                      "skillrun: warning: output skipped: "
+                      "evil?[2J?name?1m caf\xc3\xa9\n"
+                      "skillrun: warning: rlimits (no memory controller)\n");
+  sr_audit_done(&a);
+}
+
+/* A run refused for an invalid id names it null, on every line alike. */
+static void test_null_ids(void **state) {
+  _cleanup_close_ int fd = new_memfd(), mixed = -1;
+  _cleanup_free_ char *buf = NULL, *bad = NULL;
+  struct sr_error err = {0};
+  struct sr_audit a;
+  char head[65];
+  uint64_t n = 0;
+  size_t len = 0;
+
+  (void)state;
+  assert_int_equal(sr_audit_init(&a, fd, false, NULL, NULL), 0);
+  a.fixed_ts = TS;
+  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "execution_completed", NULL);
+  sr_audit_done(&a);
+  buf = slurp(fd, &len);
+  assert_non_null(strstr(buf, "\"execution_id\":null,\"tenant_id\":null"));
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_verify_fd(fd, "null.jsonl", head, &n, &err), 0);
+  assert_int_equal(n, 2);
+  /* null on one line and a string on the next does not chain. */
+  assert_int_equal(sr_audit_init(&a, fd, false, EID, NULL), 0);
+  a.fixed_ts = TS;
+  memcpy(a.prev, head, sizeof(a.prev));
+  a.seq = 2;
+  emit_ok(&a, "x", NULL);
+  sr_audit_done(&a);
+  bad = slurp(fd, &len);
+  mixed = memfd_with(bad, len);
+  assert_int_equal(sr_audit_verify_fd(mixed, "m.jsonl", head, &n, &err),
+                   -EBADMSG);
+  assert_non_null(strstr(err.msg, "m.jsonl:3: execution_id differs"));
+}
+
 static void test_escaping_forged_line(void **state) {
   static const char evil[] = "x\n{\"event\":\"forged\"}\r\n\x1b[2J\"\\ end";
   _cleanup_close_ int fd = new_memfd();
@@ -675,6 +746,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format_common_keys),
       cmocka_unit_test(test_escaping_forged_line),
+      cmocka_unit_test(test_echo_warnings),
+      cmocka_unit_test(test_null_ids),
       cmocka_unit_test(test_lossy_utf8),
       cmocka_unit_test(test_chain_and_verify),
       cmocka_unit_test(test_backlog_then_copy),

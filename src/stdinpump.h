@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sha256.h"
+
+/*
+ * --stdin: the caller's standard input, forwarded to the skill's through a
+ * pipe by the supervisor's event loop (skillrun(1), --stdin).  Bounded:
+ * one buffer of SR_STDIN_BUF bytes between the two ends, so a skill that
+ * never reads costs the supervisor that much and never blocks it: once the
+ * pipe and the buffer are full, the caller's input is no longer read.  EOF
+ * of the caller's input is passed on by closing the pipe; a skill that
+ * closes its end (or exits) stops the forwarding, and the rest of the
+ * input is left unread.  The bytes forwarded are counted and hashed for
+ * the record; nothing else limits them (the wall clock bounds the run).
+ */
+#define SR_STDIN_BUF (64u * 1024)
+
+struct sr_stdinpump {
+  int in_fd;  /* the caller's standard input (not owned), -1 when done */
+  int out_fd; /* the pipe's write end, O_NONBLOCK, owned; -1 once closed */
+  unsigned char *buf;
+  size_t len, off; /* buf[off..len) is waiting to be written */
+  bool eof;        /* the caller's input ended (or failed to read) */
+  bool broken;     /* the skill's end closed first: the rest is unread */
+  uint64_t bytes;  /* written into the pipe */
+  struct sr_sha256 hash;
+  bool hashing;
+};
+
+/* Inactive (every fd -1): sr_stdinpump_done and the queries are safe. */
+void sr_stdinpump_init(struct sr_stdinpump *p);
+/* Takes out_fd (set O_NONBLOCK here) and reads in_fd.  0 or -errno. */
+int sr_stdinpump_start(struct sr_stdinpump *p, int in_fd, int out_fd);
+
+/* What the loop should wait for now: -1 for nothing. */
+int sr_stdinpump_read_fd(const struct sr_stdinpump *p);
+int sr_stdinpump_write_fd(const struct sr_stdinpump *p);
+/* One read from in_fd (it polled readable or hung up). */
+void sr_stdinpump_on_readable(struct sr_stdinpump *p);
+/* One write to out_fd (it polled writable, or failed: the reader is gone). */
+void sr_stdinpump_on_writable(struct sr_stdinpump *p);
+
+/* Whether the caller's input was forwarded to its end (EOF passed on). */
+bool sr_stdinpump_complete(const struct sr_stdinpump *p);
+/* Stops forwarding (closes the pipe); the lowercase hex SHA-256 of the
+ * bytes forwarded into hex.  0 or -errno. */
+int sr_stdinpump_finish(struct sr_stdinpump *p,
+                        char hex[SR_SHA256_HEX_LEN + 1]);
+void sr_stdinpump_done(struct sr_stdinpump *p);

@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Errors a person can act on (skillrun(1)): a command that cannot be
+# executed is one line on stderr naming it and why; warnings go to stderr
+# too with --verbose; a clone that hits the user-namespace limit says so,
+# not that a disk is full; --explain shows the command, the working
+# directory and the workspace root.  (Mistyped options and profile keys:
+# cli.sh.)
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+
+T=$(tmpdir)
+B=$T/err-skill
+mkbundle "$B"
+mkdir "$B/scripts"
+printf '#!/bin/sh\necho hi\n' >"$B/scripts/plain.sh" # 0644: not executable
+printf 'echo hi\n' >"$B/scripts/no-shebang.sh"
+printf '#!/bin/sh\necho hi\n' >"$B/tool.sh"
+chmod 755 "$B/tool.sh"
+chmod 755 "$B/scripts/no-shebang.sh"
+printf '#!/usr/bin/python9 -u\nprint(1)\n' >"$B/scripts/bad-interp.py"
+chmod 755 "$B/scripts/bad-interp.py"
+chmod -R a+rX "$T"
+
+for mode in root user; do
+  if [ $mode = user ]; then
+    W=$(user_workspace)
+    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  else
+    W=$(tmpdir)
+    pre=(env)
+  fi
+  n=0
+  r() {
+    n=$((n + 1))
+    "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "x$n" \
+      --audit-file "$W/a.$n" "$@" 2>"$W/err.$n" </dev/null
+  }
+  # exec_line TEXT STATUS ERRNO LINE-PATTERN: the exit status, exec_error,
+  # and exactly one line on stderr matching the pattern.
+  exec_line() {
+    local text=$1 want_rc=$2 want_errno=$3 pattern=$4 rc=$5
+    is "$mode: $text: exit $want_rc" "$rc" "$want_rc"
+    is "$mode: $text: exec_error $want_errno" \
+      "$(field "$W/a.$n" execution_completed .exec_error)" "$want_errno"
+    is "$mode: $text: one line on stderr" "$(wc -l <"$W/err.$n")" 1
+    if grep -Eq -- "$pattern" "$W/err.$n"; then pass "$mode: $text: the line says why"; else
+      fail "$mode: $text: the line says why"
+      diag "got: $(cat "$W/err.$n")"
+      diag "want: $pattern"
+    fi
+  }
+
+  r "$B" -- scripts/missing.sh
+  exec_line "a missing program" 127 ENOENT \
+    "^skillrun: cannot execute 'scripts/missing.sh': No such file or directory$" $?
+  r "$B" -- no-such-tool
+  exec_line "a name not in PATH" 127 ENOENT \
+    "^skillrun: cannot execute 'no-such-tool': not found in PATH: " $?
+  r "$B" -- tool.sh
+  exec_line "a name in PATH that is the skill's file" 127 ENOENT \
+    "not found in PATH; the skill's own file is './tool.sh'" $?
+  r "$B" -- scripts/plain.sh
+  exec_line "a script without the execute bit" 126 EACCES \
+    "^skillrun: cannot execute 'scripts/plain.sh': not executable \\(mode 0644\\): run it with its interpreter, such as 'sh scripts/plain.sh': Permission denied$" $?
+  r "$B" -- scripts/no-shebang.sh
+  exec_line "an executable text without #!" 126 ENOEXEC \
+    "not an executable format \\(a script needs a #! line\\)" $?
+  r "$B" -- scripts/bad-interp.py
+  exec_line "a script whose interpreter is missing" 127 ENOENT \
+    "bad interpreter: '/usr/bin/python9' \\(its #! line\\) is not in the sandbox" $?
+  # Inputs are staged 0644, on a noexec mount besides.
+  printf '#!/bin/sh\necho hi\n' >"$W/tool.sh"
+  chmod 755 "$W/tool.sh"
+  r -i "$W/tool.sh" "$B" -- /workspace/inputs/tool.sh
+  exec_line "an input" 126 EACCES "'/workspace/inputs/tool.sh': not executable \\(mode 0644\\)" $?
+
+  # Warnings: on the record always, on stderr with --verbose (stderr here
+  # is a file, not a terminal).
+  cat >"$W/net.profile" <<'EOF'
+include default
+network deny
+EOF
+  mkdir -p "$W/other-dir"
+  cp "$B/SKILL.md" "$W/other-dir/SKILL.md"
+  chmod -R a+rX "$W/other-dir"
+  r --network allow "$W/other-dir" -- /bin/true
+  is "$mode: warnings are not on stderr by default" "$(cat "$W/err.$n")" ""
+  r --verbose --network allow "$W/other-dir" -- /bin/true
+  nw=$(grep -c '"event":"warning"' "$W/a.$n")
+  is "$mode: --verbose: one stderr line per warning event ($nw)" \
+    "$(grep -c '^skillrun: warning: ' "$W/err.$n")" "$nw"
+  check "$mode: --verbose: the name that differs from the directory" \
+    grep -q "^skillrun: warning: SKILL.md:2: name 'err-skill' differs from the bundle directory name 'other-dir'" "$W/err.$n"
+  check "$mode: --verbose: the network not granted" \
+    grep -q "^skillrun: warning: .*network.*" "$W/err.$n"
+  if [ "$(field "$W/a.$n" policy_resolved .policy.limits.memory.enforced_by)" = rlimit ]; then
+    check "$mode: --verbose: the fallback to rlimits, with its reason" \
+      grep -q "^skillrun: warning: no cgroup v2 leaf: .* (.*)$" "$W/err.$n"
+  fi
+  check_run_audits "$mode" "$W" x
+done
+
+# --explain: the command a run would run, where, and the workspace root.
+out=$("$SKILLRUN" --explain --workspace-root "$T/ws" "$B" -- python3 scripts/x.py --flag 2>/dev/null)
+is "--explain names the command" "$("$JQ" -c .run.command <<<"$out")" '["python3","scripts/x.py","--flag"]'
+is "--explain names the working directory" "$("$JQ" -r .run.working_directory <<<"$out")" /workspace/skills/err-skill
+is "--explain names the workspace root" "$("$JQ" -r .run.workspace_root <<<"$out")" "$T/ws"
+is "--explain names stdin" "$("$JQ" -r .run.stdin <<<"$out")" /dev/null
+out=$("$SKILLRUN" --explain "$B" 2>/dev/null)
+is "--explain without a command: null (nothing to run)" "$("$JQ" -c .run.command <<<"$out")" null
+check "--explain without --workspace-root: the default root" \
+  test -n "$("$JQ" -r '.run.workspace_root // empty' <<<"$out")"
+
+# ENOSPC from clone3: the user-namespace limit, not a full disk.  In a user
+# namespace of our own, whose max_user_namespaces is 0, skillrun runs as a
+# mapped ordinary user (1000, host 200000).
+if command -v unshare >/dev/null && unshare -U true 2>/dev/null; then
+  W=$T/enospc
+  mkdir -p "$W/ws"
+  # An input keeps the staging copy in the run directory, not in a tmpfs
+  # directory of host uid 200000's.
+  echo data >"$W/in.txt"
+  chown -R 200000:200000 "$W"
+  mkfifo "$W/go"
+  # The shell was exec'd before its uid was mapped, so it holds no
+  # capability in the namespace: exec again, as the namespace's root.
+  unshare -U sh -c '
+    read -r _ <"$1"
+    exec sh -c "
+      echo 0 >/proc/sys/user/max_user_namespaces || exit 99
+      exec setpriv --reuid=1000 --regid=1000 --clear-groups -- \
+        \"\$1\" --workspace-root \"\$2/ws\" --audit-file \"\$2/audit\" \
+        -i \"\$2/in.txt\" \"\$3\" -- /bin/true 2>\"\$2/err\"" sh "$2" "$3" "$4"
+    ' sh "$W/go" "$SKILLRUN" "$W" "$B" &
+  pid=$!
+  # Until unshare(2) is done, the process is still in our namespace.
+  me=$(readlink /proc/self/ns/user)
+  for _ in $(seq 250); do
+    [ "$(readlink "/proc/$pid/ns/user")" != "$me" ] && break
+    sleep 0.02
+  done
+  # A map is taken in one write(2): cat, not the shell's printf.
+  printf '0 0 1\n1000 200000 1\n' >"$T/map"
+  cat "$T/map" >"/proc/$pid/uid_map"
+  cat "$T/map" >"/proc/$pid/gid_map"
+  echo go >"$W/go"
+  wait $pid
+  rc=$?
+  is "ENOSPC: exit 125" "$rc" 125
+  check "ENOSPC: stderr names user.max_user_namespaces" \
+    grep -q "the limit on user namespaces is reached (sysctl user.max_user_namespaces" "$W/err"
+  check "ENOSPC: ... and no disk" grep -q "no disk is full" "$W/err"
+  check "ENOSPC: not strerror's disk message" not grep -q "No space left on device" "$W/err"
+  is "ENOSPC: layer_failed namespaces, errno ENOSPC" \
+    "$(field "$W/audit" layer_failed '[.layer, .errno] | @tsv')" "namespaces	ENOSPC"
+else
+  pass "# SKIP ENOSPC (cannot make a user namespace here)"
+fi
+finish
