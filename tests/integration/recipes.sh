@@ -177,6 +177,9 @@ run_check "... its run directory is named after the job" \
 # ---- orchestrator
 O=$I/orchestrator/run-skill.sh
 check "run-skill.sh parses (sh -n)" sh -n "$O"
+check "run_skill.py parses" "$PYTHON3" -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' \
+  "$I/orchestrator/run_skill.py"
+# Both are run against every kind of outcome by orchestrators.sh.
 digest=$("$SKILLRUN" --digest "$HELLO" | cut -d' ' -f1)
 echo "notes" >"$T/notes.txt"
 chmod 644 "$T/notes.txt"

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""run_skill.py BUNDLE DIGEST TENANT EXECUTION-ID [INPUT]...
+
+The worker of run-skill.sh in Python, standard library only
+(skillrun-integration(7), ORCHESTRATORS): run the bundle only if it has
+the pinned digest, under the orchestrator's tenant and execution id, read
+the audit stream from a pipe of its own as it comes (never from the run
+directory's layout), and print the outcome as one JSON line:
+  {"execution_id", "status", "exit_code", "reason", "run_dir",
+   "artifacts": [{"path", "size", "sha256", "mode"}], "audit"}
+The stream is kept, one event per line, in the file the line names;
+"audit_invalid" is added to the status when its chain does not verify.
+Exits with skillrun's exit status.  SKILLRUN and SKILLRUN_WORKSPACE_ROOT
+may be set in the environment; a request on this program's standard
+input is forwarded to the skill when SKILLRUN_STDIN=1.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# Without execution_completed, skillrun's own exit status says what it can.
+STATUS_OF_EXIT = {123: "refused", 124: "timeout", 125: "error"}
+
+
+def run(bundle, digest, tenant, execution_id, inputs):
+    skillrun = os.environ.get("SKILLRUN", "skillrun")
+    cmd = [skillrun, "--expect-sha256", digest, "--tenant", tenant,
+           "--execution-id", execution_id]
+    root = os.environ.get("SKILLRUN_WORKSPACE_ROOT")
+    if root:
+        cmd += ["--workspace-root", root]
+    for path in inputs:
+        cmd += ["-i", path]
+    forward = os.environ.get("SKILLRUN_STDIN") == "1"
+    if forward:
+        cmd.append("--stdin")
+    # A relative bundle path starting with "-" must not pass for an option.
+    if not bundle.startswith(("/", "./", "../")):
+        bundle = "./" + bundle
+    read_end, write_end = os.pipe()
+    cmd += ["--audit-fd", str(write_end), bundle]
+    fd, audit_path = tempfile.mkstemp(prefix="skillrun-audit.")
+    events = []
+    with os.fdopen(fd, "wb") as audit, \
+            subprocess.Popen(cmd, pass_fds=(write_end,),
+                             stdin=None if forward else subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL) as proc:
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as stream:
+            for line in stream:
+                audit.write(line)
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    pass  # a line cut short: the chain check reports it
+        rc = proc.wait()
+    return rc, events, audit_path
+
+
+def last(events, name):
+    found = [e for e in events if e.get("event") == name]
+    return found[-1] if found else {}
+
+
+def outcome(rc, events):
+    done = last(events, "execution_completed")
+    status = done.get("status") or STATUS_OF_EXIT.get(rc, "unknown")
+    failure = last(events, "layer_failed")
+    reason = (last(events, "bundle_rejected").get("reason")
+              or last(events, "error").get("reason")
+              or (failure and f"layer_failed:{failure['layer']}")
+              or last(events, "limit_exceeded").get("limit")
+              or done.get("exec_error"))
+    listed = done.get("artifacts", {})
+    if listed.get("truncated") is False:
+        artifacts = listed["list"]
+    else:
+        artifacts = [{k: e[k] for k in ("path", "size", "sha256", "mode")}
+                     for e in events if e.get("event") == "artifact_committed"]
+    return status, reason, artifacts
+
+
+def main(argv):
+    if len(argv) < 5:
+        print(f"usage: {argv[0]} BUNDLE DIGEST TENANT EXECUTION-ID [INPUT]...",
+              file=sys.stderr)
+        return 2
+    bundle, digest, tenant, execution_id = argv[1:5]
+    rc, events, audit_path = run(bundle, digest, tenant, execution_id,
+                                 argv[5:])
+    status, reason, artifacts = outcome(rc, events)
+    verified = subprocess.run(
+        [os.environ.get("SKILLRUN", "skillrun"), "--verify-audit", audit_path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    if not verified:
+        status += ",audit_invalid"
+    print(json.dumps({
+        "execution_id": execution_id, "status": status, "exit_code": rc,
+        "reason": reason,
+        "run_dir": last(events, "execution_started").get("run_dir"),
+        "artifacts": artifacts, "audit": audit_path}, separators=(",", ":")))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The two example orchestrators of skillrun-integration(7),
+# examples/integration/orchestrator/run-skill.sh (sh and jq) and
+# run_skill.py (Python, standard library only), against a run that
+# succeeds, one refused, one that times out, one that hits its memory
+# limit and one whose program is missing.  Each reads everything from the
+# audit stream: the test checks what they report against the run
+# directory, which they never look into.  As root and as an unprivileged
+# user.
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+
+O=$TOP_SRCDIR/examples/integration/orchestrator
+T=$(tmpdir)
+cp -r "$TOP_SRCDIR/examples/hello" "$T/hello"
+cp "$O/run-skill.sh" "$O/run_skill.py" "$T/"
+echo "notes for the request" >"$T/notes.txt"
+# mkskill NAME ENTRYPOINT [METADATA-LINE]...: a bundle whose entrypoint is
+# the case.
+mkskill() {
+  local dir=$T/$1 entry=$2
+  shift 2
+  mkdir -p "$dir/scripts"
+  {
+    printf -- '---\nname: %s\ndescription: A case for the orchestrators.\n' "${dir##*/}"
+    printf 'metadata:\n  sandbox.entrypoint: %s\n' "$entry"
+    for l; do printf '  %s\n' "$l"; done
+    printf -- '---\n'
+  } >"$dir/SKILL.md"
+}
+mkskill sleeper "sleep 30" "sandbox.timeout: 1s"
+mkskill hog "python3 scripts/hog.py" "sandbox.memory: 64M"
+printf 'chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))\n' >"$T/hog/scripts/hog.py"
+mkskill broken "scripts/missing.sh"
+chmod -R a+rX "$T"
+digest() { "$SKILLRUN" --digest "$T/$1" | cut -d' ' -f1; }
+
+for mode in root user; do
+  if [ $mode = user ]; then
+    W=$(user_workspace)
+    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  else
+    W=$(tmpdir)
+    pre=(env)
+  fi
+  for orch in run-skill.sh run_skill.py; do
+    k=0
+    # o BUNDLE DIGEST [INPUT]...: the orchestrator's JSON line in $out, its
+    # exit status in $rc; request id $orch-$mode-$k.
+    o() {
+      local b=$1 d=$2
+      shift 2
+      k=$((k + 1))
+      id=${orch%%.*}-$k
+      out=$("${pre[@]}" env SKILLRUN="$SKILLRUN" SKILLRUN_WORKSPACE_ROOT="$W" \
+        TMPDIR="$W" "$T/$orch" "$T/$b" "$d" acme "$id" "$@" 2>/dev/null)
+      rc=$?
+    }
+    j() { "$JQ" -r "$1" <<<"$out"; }
+    # The stream it kept is the run directory's copy, and verifies.
+    kept() {
+      local a
+      a=$(j .audit)
+      check "$mode: $orch: $1: the stream it kept verifies" audit_ok "$a"
+      check "$mode: $orch: $1: ... and is the run's audit.jsonl" \
+        cmp -s "$a" "$W/acme/$id/audit.jsonl"
+    }
+
+    o hello "$(digest hello)" "$T/notes.txt"
+    is "$mode: $orch: ok: exit 0" "$rc" 0
+    is "$mode: $orch: ok: status, reason" "$(j '[.status, .reason] | @tsv')" "succeeded	"
+    is "$mode: $orch: ok: the run directory from execution_started" \
+      "$(j .run_dir)" "$(cd "$W/acme/$id" 2>/dev/null && pwd -P)"
+    is "$mode: $orch: ok: the artifact, as harvested" \
+      "$(j '.artifacts[] | "\(.path) \(.size) \(.sha256) \(.mode)"')" \
+      "hello.txt $(stat -c %s "$W/acme/$id/outputs/hello.txt") $(sha256sum <"$W/acme/$id/outputs/hello.txt" | cut -d' ' -f1) 0644"
+    kept ok
+
+    o hello "sha256:$(printf '%064d' 0)"
+    is "$mode: $orch: refused: exit 123" "$rc" 123
+    is "$mode: $orch: refused: status, reason" "$(j '[.status, .reason] | @tsv')" \
+      "refused	digest_mismatch"
+    is "$mode: $orch: refused: no artifacts" "$(j '.artifacts | length')" 0
+    kept refused
+
+    o sleeper "$(digest sleeper)"
+    is "$mode: $orch: timeout: exit 124" "$rc" 124
+    is "$mode: $orch: timeout: status, reason" "$(j '[.status, .reason] | @tsv')" "timeout	wall"
+    kept timeout
+
+    o hog "$(digest hog)"
+    # Without a cgroup v2 memory controller the limit is RLIMIT_AS: the
+    # allocation fails inside (MemoryError), nothing is killed.
+    by=$("$JQ" -r 'select(.event == "policy_resolved") | .policy.limits.memory.enforced_by' "$(j .audit)")
+    if [ "$by" = cgroup ]; then
+      is "$mode: $orch: memory (cgroup): exit 137" "$rc" 137
+      is "$mode: $orch: memory (cgroup): status, reason" "$(j '[.status, .reason] | @tsv')" "oom	memory"
+    else
+      is "$mode: $orch: memory ($by): the skill's MemoryError, exit 1" "$rc" 1
+      is "$mode: $orch: memory ($by): status failed, no reason in the stream" \
+        "$(j '[.status, .reason] | @tsv')" "failed	"
+    fi
+    kept memory
+
+    o broken "$(digest broken)"
+    is "$mode: $orch: missing program: exit 127" "$rc" 127
+    is "$mode: $orch: missing program: status, reason" "$(j '[.status, .reason] | @tsv')" "failed	ENOENT"
+    kept "missing program"
+  done
+done
+
+# A stream that does not verify is reported as such: a skillrun that adds
+# a line of its own to the stream once the run is over.
+W=$(tmpdir)
+cat >"$T/bad-skillrun" <<EOF
+#!/bin/bash
+for a; do [ "\$a" = --verify-audit ] && exec "$SKILLRUN" "\$@"; done
+fd= prev=
+for a; do [ "\$prev" = --audit-fd ] && fd=\$a; prev=\$a; done
+"$SKILLRUN" "\$@"
+rc=\$?
+printf '%s\n' '{"schema":"skillrun.audit/1","event":"forged"}' >>"/proc/self/fd/\$fd"
+exit \$rc
+EOF
+chmod 755 "$T/bad-skillrun"
+for orch in run-skill.sh run_skill.py; do
+  out=$(SKILLRUN="$T/bad-skillrun" SKILLRUN_WORKSPACE_ROOT="$W" TMPDIR="$W" \
+    "$T/$orch" "$T/hello" "$(digest hello)" acme "bad-${orch%%.*}" 2>/dev/null)
+  is "$orch: a stream that does not verify: audit_invalid" \
+    "$("$JQ" -r .status <<<"$out")" "succeeded,audit_invalid"
+  SCHEMA_SKIP+=("$("$JQ" -r .audit <<<"$out")")
+done
+finish
