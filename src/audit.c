@@ -247,7 +247,7 @@ static void echo_append(char *buf, size_t len, size_t *n, const char *s) {
       buf[(*n)++] = '?';
       c++;
     } else {
-      buf[(*n)++] = *c < 0x20 || *c == 0x7f ? '?' : (char)*c;
+      buf[(*n)++] = (char)(*c < 0x20 || *c == 0x7f ? '?' : *c);
     }
   }
 }

@@ -127,8 +127,9 @@ static void printable(const char *s, char *out, size_t len) {
   size_t i;
 
   for (i = 0; i + 1 < len && s[i]; i++)
-    out[i] =
-        (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+    out[i] = (char)((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f
+                        ? '?'
+                        : s[i]);
   out[i] = '\0';
 }
 

@@ -254,7 +254,7 @@ int sr_cli_id_refusal(const char *kind, const char *value,
    * valid id is ASCII, so every other byte is shown as '?'. */
   for (i = 0; i < SR_QUOTE_MAX && value[i]; i++) {
     unsigned char c = (unsigned char)value[i];
-    q[i] = c < 0x20 || c >= 0x7f ? '?' : value[i];
+    q[i] = (char)(c < 0x20 || c >= 0x7f ? '?' : c);
   }
   if (value[i])
     memcpy(q + i, "...", 4);

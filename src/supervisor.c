@@ -316,7 +316,7 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
   else
     r = release_init(s, err);
   if (s->stdin_pump.out_fd == in_w)
-    in_w = -1; /* the pump's now */
+    (void)TAKE_FD(in_w); /* the pump's now */
   if (r < 0) {
     kill_and_reap(s);
     return r;

@@ -70,21 +70,22 @@ enum sr_view_reserve {
   SR_VIEW_RESERVE_TREE, /* the destination and everything below it */
 };
 
+/* Pointers first, then the enums, then the flags: no padding between. */
 struct sr_view_entry {
-  const char *dst; /* sandbox path; NULL for SR_VIEW_PROFILE_BINDS */
+  const char *dst;        /* sandbox path; NULL for SR_VIEW_PROFILE_BINDS */
+  const char *host;       /* SR_VIEW_SRC_HOST: absolute host path */
+  const char *size_limit; /* the limit (policy.h) that sizes it, or NULL */
   enum sr_view_type type;
   enum sr_view_source source;
-  const char *host; /* SR_VIEW_SRC_HOST: absolute host path */
-  bool ro;          /* as --explain states it (see sr_view_ro) */
-  bool optional;    /* as --explain states it: a missing source is skipped */
-  bool noexec;      /* binds: mounted noexec too */
-  bool owned;       /* SR_VIEW_TMPFS: owned by the sandbox user */
-  unsigned mode;    /* SR_VIEW_TMPFS: mode of its root */
-  const char *size_limit; /* the limit (policy.h) that sizes it, or NULL */
+  unsigned mode; /* SR_VIEW_TMPFS: mode of its root */
+  enum sr_view_reserve reserve;
+  bool ro;        /* as --explain states it (see sr_view_ro) */
+  bool optional;  /* as --explain states it: a missing source is skipped */
+  bool noexec;    /* binds: mounted noexec too */
+  bool owned;     /* SR_VIEW_TMPFS: owned by the sandbox user */
   bool per_skill; /* dst is the bundle's directory (sr_view_skill_dir), below
                    * the `dst` given */
-  enum sr_view_reserve reserve;
-  bool listed; /* rendered by sr_view_to_json */
+  bool listed;    /* rendered by sr_view_to_json */
 };
 
 /* In build order: an entry comes after the entries it is inside. */
