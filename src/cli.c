@@ -635,6 +635,15 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
                             "'--signature OUT'");
   if (a->tier && a->mode != SR_MODE_SIGN)
     return usage_error(err, "option '--tier' is only used with '--sign'");
+  /* A tenant-tier statement names its tenant; no other tier's does. */
+  if (a->mode == SR_MODE_SIGN && a->tier && !strcmp(a->tier, "tenant") &&
+      !a->tenant)
+    return usage_error(err, "option '--tier tenant' needs '--tenant ID': a "
+                            "statement of tier tenant names its tenant");
+  if (a->mode == SR_MODE_SIGN && a->tier && strcmp(a->tier, "tenant") != 0 &&
+      a->tenant)
+    return usage_error(err, "option '--tenant' with '--sign' is only used "
+                            "with '--tier tenant'");
   if (a->audit_key && a->mode != SR_MODE_VERIFY_AUDIT)
     return usage_error(err, "option '--audit-key' is only used with "
                             "'--verify-audit'");

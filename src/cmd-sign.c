@@ -38,9 +38,11 @@ static int make_statement(const struct sr_args *a, const char *real,
   r = sr_trust_key_load(a->sign_key, true, key, err);
   if (r < 0)
     return r;
-  return sr_statement_sign(*key, sr_tier_from_name(a->tier), m->name,
-                           m->version, b->digest, (int64_t)time(NULL), text,
-                           len, err);
+  /* cli.c lets --tenant through with --tier tenant only. */
+  return sr_statement_sign(
+      *key, sr_tier_from_name(a->tier),
+      sr_tier_from_name(a->tier) == SR_TIER_TENANT ? a->tenant : NULL, m->name,
+      m->version, b->digest, (int64_t)time(NULL), text, len, err);
 }
 
 /* Never overwrites: a statement is a publisher's record. */
@@ -85,8 +87,10 @@ int sr_cmd_sign(const struct sr_args *a) {
     code = write_statement(a->signature, text, len);
   }
   if (code == 0) {
-    printf("signed %s %s (%s) as %s with key %s -> %s\n", m.name, m.version,
-           b.digest, a->tier, sr_trust_key_id(key), a->signature);
+    printf("signed %s %s (%s) as %s%s%s with key %s -> %s\n", m.name, m.version,
+           b.digest, a->tier, strcmp(a->tier, "tenant") ? "" : " for tenant ",
+           strcmp(a->tier, "tenant") ? "" : a->tenant, sr_trust_key_id(key),
+           a->signature);
     code = fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
   }
   if (have_manifest)

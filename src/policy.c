@@ -146,10 +146,13 @@ void sr_policy_done(struct sr_policy *p) {
   syscall_list_done(&p->seccomp_allow);
   syscall_list_done(&p->seccomp_deny);
   free(p->workspace_root);
-  for (size_t i = 0; i < p->n_trust_keys; i++)
+  for (size_t i = 0; i < p->n_trust_keys; i++) {
+    free(p->trust_keys[i].tenant);
     free(p->trust_keys[i].path);
+  }
   free(p->trust_keys);
   free(p->capability_key);
+  free(p->placement_id);
   free(p->audit_key);
   sr_strv_done(&p->warnings);
   memset(p, 0, sizeof(*p));
@@ -228,6 +231,8 @@ enum {
   K_CAPABILITY_KEY,
   K_REQUIRE_CAPABILITY,
   K_AUDIT_KEY,
+  K_PLACEMENT_ID,
+  K_REQUIRE_PLACEMENT,
   K__SCALAR_MAX,
   K_BIND_RO = K__SCALAR_MAX,
   K_BIND_RO_TRY,
@@ -262,6 +267,8 @@ static const struct {
     [K_CAPABILITY_KEY - SR__LIM_MAX] = {"capability-key", IN_CONF},
     [K_REQUIRE_CAPABILITY - SR__LIM_MAX] = {"require-capability", IN_CONF},
     [K_AUDIT_KEY - SR__LIM_MAX] = {"audit-key", IN_CONF},
+    [K_PLACEMENT_ID - SR__LIM_MAX] = {"placement-id", IN_CONF},
+    [K_REQUIRE_PLACEMENT - SR__LIM_MAX] = {"require-placement", IN_CONF},
     [K_BIND_RO - SR__LIM_MAX] = {"bind-ro", IN_PROFILE},
     [K_BIND_RO_TRY - SR__LIM_MAX] = {"bind-ro-try", IN_PROFILE},
     [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_PROFILE},
@@ -677,32 +684,63 @@ static int set_path(struct layer *L, const struct sr_conf_line *l,
 }
 SR_ANALYZER_LAYER_LEAK_END
 
+/* `trust-key TIER PATH`, or for the tenant tier `trust-key tenant:ID PATH`:
+ * a tenant's key vouches for that tenant's bundles only. */
 SR_ANALYZER_LAYER_LEAK_BEGIN
 static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   struct sr_trust_key_path *v;
-  char *path = NULL;
-  int r, t;
+  const char *arg, *colon;
+  char tier[16];
+  size_t tier_len;
+  char *tenant = NULL, *path = NULL;
+  int r, t = -1;
 
   r = want_args(L, l, 2, 2, "TIER PATH");
   if (r < 0)
     return r;
-  t = sr_tier_from_name(l->args[0]);
+  arg = l->args[0];
+  colon = strchr(arg, ':');
+  tier_len = colon ? (size_t)(colon - arg) : strlen(arg);
+  if (tier_len < sizeof(tier)) {
+    memcpy(tier, arg, tier_len);
+    tier[tier_len] = '\0';
+    t = sr_tier_from_name(tier);
+  }
   if (t < 0)
     return line_error(L, l,
                       "trust-key: '%s' is not official, verified, community "
-                      "or tenant",
-                      l->args[0]);
+                      "or tenant:ID",
+                      arg);
+  if (t == SR_TIER_TENANT && !colon)
+    return line_error(L, l,
+                      "trust-key: a key of tier tenant is trusted for one "
+                      "tenant: write 'trust-key tenant:ID %s'",
+                      l->args[1]);
+  if (t != SR_TIER_TENANT && colon)
+    return line_error(L, l, "trust-key: only tier tenant names a tenant ('%s')",
+                      arg);
+  if (colon && !sr_valid_id(colon + 1))
+    return line_error(L, l,
+                      "trust-key: '%s' is not a valid tenant id (1-64 of "
+                      "A-Z a-z 0-9 . _ -, starting with a letter or digit)",
+                      colon + 1);
   r = set_path(L, l, l->args[1], &path);
   if (r < 0)
     return r;
+  if (colon && !(tenant = strdup(colon + 1))) {
+    free(path);
+    return -ENOMEM;
+  }
   v = realloc(p->trust_keys, (p->n_trust_keys + 1) * sizeof(*v));
   if (!v) {
+    free(tenant);
     free(path);
     return -ENOMEM;
   }
   p->trust_keys = v;
   v[p->n_trust_keys].tier = (enum sr_tier)t;
+  v[p->n_trust_keys].tenant = tenant;
   v[p->n_trust_keys].path = path;
   p->n_trust_keys++;
   return 0;
@@ -852,6 +890,7 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
     return apply_tiers(L, l);
   case K_REQUIRE_SIGNATURE:
   case K_REQUIRE_CAPABILITY:
+  case K_REQUIRE_PLACEMENT:
     r = want_args(L, l, 1, 1, "yes|no");
     if (r < 0)
       return r;
@@ -859,9 +898,28 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
       return line_error(L, l, "%s: '%s' is not yes or no", l->key, l->args[0]);
     if (k == K_REQUIRE_SIGNATURE)
       p->require_signature = b;
-    else
+    else if (k == K_REQUIRE_CAPABILITY)
       p->require_capability = b;
+    else
+      p->require_placement = b;
     return 0;
+  case K_PLACEMENT_ID: {
+    char *id;
+    r = want_args(L, l, 1, 1, "ID");
+    if (r < 0)
+      return r;
+    if (!sr_valid_id(l->args[0]))
+      return line_error(L, l,
+                        "placement-id: '%s' is not a valid id (1-64 of A-Z "
+                        "a-z 0-9 . _ -, starting with a letter or digit)",
+                        l->args[0]);
+    id = strdup(l->args[0]);
+    if (!id)
+      return -ENOMEM;
+    free(p->placement_id);
+    p->placement_id = id;
+    return 0;
+  }
   case K_CAPABILITY_KEY:
   case K_AUDIT_KEY:
     r = want_args(L, l, 1, 1, "PATH");
@@ -913,6 +971,13 @@ int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
   r = apply_lines(&L, c);
   if (r < 0)
     return r;
+  /* A host that requires a placement must have one to compare with. */
+  if (p->require_placement && !p->placement_id) {
+    const struct sr_conf_line *at = L.seen[K_REQUIRE_PLACEMENT];
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s:%u: require-placement yes needs placement-id ID",
+                        at->file, at->line);
+  }
   if (L.network != SR_NET_UNSET) {
     /* `network deny` here means no profile can ever permit it. */
     p->network_max = L.network;
@@ -1273,18 +1338,22 @@ static json_t *trust_json(const struct sr_policy *p) {
     }
   for (size_t i = 0; keys && i < p->n_trust_keys; i++)
     if (json_array_append_new(keys,
-                              json_pack("{s:s, s:s}", "tier",
+                              json_pack("{s:s, s:s, s:s*}", "tier",
                                         sr_tier_name(p->trust_keys[i].tier),
-                                        "path", p->trust_keys[i].path)) < 0) {
+                                        "path", p->trust_keys[i].path, "tenant",
+                                        p->trust_keys[i].tenant)) < 0) {
       json_decref(keys);
       keys = NULL;
     }
-  return json_pack(
-      "{s:o, s:b, s:o, s:o, s:b, s:o}", "tiers", tiers, "require_signature",
-      p->require_signature, "trust_keys", keys, "capability_key",
-      p->capability_key ? json_string(p->capability_key) : json_null(),
-      "require_capability", p->require_capability, "audit_key",
-      p->audit_key ? json_string(p->audit_key) : json_null());
+  return json_pack("{s:o, s:b, s:o, s:o, s:b, s:o, s:b, s:o}", "tiers", tiers,
+                   "require_signature", p->require_signature, "trust_keys",
+                   keys, "capability_key",
+                   p->capability_key ? json_string(p->capability_key)
+                                     : json_null(),
+                   "require_capability", p->require_capability, "placement_id",
+                   p->placement_id ? json_string(p->placement_id) : json_null(),
+                   "require_placement", p->require_placement, "audit_key",
+                   p->audit_key ? json_string(p->audit_key) : json_null());
 }
 
 json_t *sr_policy_to_json(const struct sr_policy *p,

@@ -68,6 +68,7 @@ struct sr_bind {
 
 struct sr_trust_key_path {
   enum sr_tier tier;
+  char *tenant; /* SR_TIER_TENANT: `trust-key tenant:ID PATH`; else NULL */
   char *path;
 };
 
@@ -146,6 +147,8 @@ struct sr_policy {
   size_t n_trust_keys;
   char *capability_key;    /* public key checking --capability tokens */
   bool require_capability; /* every run needs a capability */
+  char *placement_id;      /* this host's placement; NULL: none named */
+  bool require_placement;  /* a capability must name this placement */
   char *audit_key;         /* private key anchoring execution_completed */
 
   /* Clamping notices and other non-fatal findings, each one a `warning`

@@ -78,8 +78,15 @@ static int check_capability(struct sr_run *run, struct sr_error *err) {
   r = sr_trust_key_load(p->capability_key, false, &key, err);
   if (r < 0)
     return r;
-  r = sr_capability_check(&run->capability, key, run->tenant, run->execution_id,
-                          (int64_t)time(NULL), err);
+  r = sr_capability_check(&run->capability, key,
+                          &(struct sr_capability_scope){
+                              .tenant = run->tenant,
+                              .execution = run->execution_id,
+                              .placement = p->placement_id,
+                              .require_placement = p->require_placement,
+                              .now = (int64_t)time(NULL),
+                          },
+                          err);
   if (r < 0)
     return r;
   run->have_capability = true;
@@ -205,14 +212,15 @@ static int verify_trust(struct sr_run *run, struct sr_error *err) {
     r = sr_trust_key_load(p->trust_keys[i].path, false, &k, err);
     if (r < 0)
       return r;
-    r = sr_keyring_add(&run->keyring, p->trust_keys[i].tier, k);
+    r = sr_keyring_add(&run->keyring, p->trust_keys[i].tier,
+                       p->trust_keys[i].tenant, k);
     if (r < 0) {
       sr_trust_key_free(k);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "oom", "keyring");
     }
   }
   r = sr_statement_verify(&run->statement, text, &run->keyring,
-                          p->tiers_allowed, run->bundle.digest,
+                          p->tiers_allowed, run->tenant, run->bundle.digest,
                           run->manifest.name, run->manifest.version, err);
   if (r < 0)
     return r;

@@ -157,16 +157,24 @@ int sr_trust_verify(const struct sr_trust_key *k, const void *msg, size_t len,
   return r == 1 ? 0 : -EBADMSG;
 }
 
-int sr_keyring_add(struct sr_keyring *kr, int tier, struct sr_trust_key *key) {
+int sr_keyring_add(struct sr_keyring *kr, int tier, const char *tenant,
+                   struct sr_trust_key *key) {
   struct sr_keyring_entry *v;
 
   if (!kr || !key || tier < 0 || tier >= SR__TIER_MAX)
+    return -EINVAL;
+  /* A tenant key without its tenant would vouch for every tenant. */
+  if ((tier == SR_TIER_TENANT) != (tenant != NULL) ||
+      (tenant && !sr_valid_id(tenant)))
     return -EINVAL;
   v = realloc(kr->v, (kr->n + 1) * sizeof(*v));
   if (!v)
     return -ENOMEM;
   kr->v = v;
+  memset(&kr->v[kr->n], 0, sizeof(kr->v[kr->n]));
   kr->v[kr->n].tier = tier;
+  if (tenant)
+    snprintf(kr->v[kr->n].tenant, sizeof(kr->v[kr->n].tenant), "%s", tenant);
   kr->v[kr->n].key = key;
   kr->n++;
   return 0;
@@ -402,6 +410,14 @@ static int next_field(struct cursor *c, const char *key, const char **val,
   return 0;
 }
 
+/* Whether the next line starts with "key:" (an optional field). */
+static bool field_follows(const struct cursor *c, const char *key) {
+  size_t rest = c->len - c->pos, klen = strlen(key);
+
+  return rest > klen && memcmp(c->buf + c->pos, key, klen) == 0 &&
+         c->buf[c->pos + klen] == ':';
+}
+
 static int expect_magic(struct cursor *c, const char *magic) {
   size_t m = strlen(magic);
 
@@ -430,6 +446,17 @@ static int copy_value(struct cursor *c, const char *key, const char *v,
     return bad(c, "%s: blank, control or non-ASCII character", key);
   memcpy(dst, v, n);
   dst[n] = '\0';
+  return 0;
+}
+
+static int parse_id(struct cursor *c, const char *key, const char *v, size_t n,
+                    char dst[65]) {
+  if (n == 0 || n > 64)
+    return bad(c, "%s: not a valid id", key);
+  memcpy(dst, v, n);
+  dst[n] = '\0';
+  if (!sr_valid_id(dst))
+    return bad(c, "%s: not a valid id", key);
   return 0;
 }
 
@@ -492,6 +519,16 @@ int sr_statement_parse(const char *buf, size_t len, struct sr_statement *out,
   st.tier = sr_tier_from_name(tmp);
   if (st.tier < 0)
     return bad(&c, "tier: not official, verified, community or tenant");
+  /* The tenant tier is published for one tenant, and says which; no other
+   * tier names one (a line a verifier would ignore must not be signed). */
+  if (st.tier == SR_TIER_TENANT) {
+    if ((r = next_field(&c, "tenant", &v, &n)) < 0 ||
+        (r = parse_id(&c, "tenant", v, n, st.tenant)) < 0)
+      return r;
+  } else if (field_follows(&c, "tenant")) {
+    c.line++;
+    return bad(&c, "tenant: only a statement of tier tenant names a tenant");
+  }
   if ((r = next_field(&c, "key-id", &v, &n)) < 0)
     return r;
   if (n != SR_KEY_ID_LEN)
@@ -523,28 +560,43 @@ int sr_statement_parse(const char *buf, size_t len, struct sr_statement *out,
   return 0;
 }
 
+/* "tier community" or "tier tenant for tenant acme". */
+static void describe_scope(int tier, const char *tenant, char *buf,
+                           size_t len) {
+  if (tier == SR_TIER_TENANT)
+    snprintf(buf, len, "tier tenant for tenant %s", tenant);
+  else
+    snprintf(buf, len, "tier %s", sr_tier_name(tier));
+}
+
 int sr_statement_verify(const struct sr_statement *st, const char *buf,
                         const struct sr_keyring *kr, unsigned tiers_allowed,
-                        const char *digest, const char *name,
-                        const char *version, struct sr_error *err) {
+                        const char *tenant, const char *digest,
+                        const char *name, const char *version,
+                        struct sr_error *err) {
   const struct sr_trust_key *key = NULL;
-  int other_tier = -1;
+  const struct sr_keyring_entry *other = NULL;
 
+  /* A key vouches for one tier, and a tenant key for one tenant: acme's
+   * key cannot publish for globex. */
   for (size_t i = 0; kr && i < kr->n; i++) {
     if (strcmp(sr_trust_key_id(kr->v[i].key), st->key_id) != 0)
       continue;
-    if (kr->v[i].tier == st->tier) {
+    if (kr->v[i].tier == st->tier &&
+        (st->tier != SR_TIER_TENANT || !strcmp(kr->v[i].tenant, st->tenant))) {
       key = kr->v[i].key;
       break;
     }
-    other_tier = kr->v[i].tier;
+    other = &kr->v[i];
   }
-  if (!key && other_tier >= 0)
+  if (!key && other) {
+    char trusted[128], claimed[128];
+    describe_scope(other->tier, other->tenant, trusted, sizeof(trusted));
+    describe_scope(st->tier, st->tenant, claimed, sizeof(claimed));
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "tier_key_mismatch",
-                        "statement: key %s is trusted for tier %s, not for "
-                        "tier %s",
-                        st->key_id, sr_tier_name(other_tier),
-                        sr_tier_name(st->tier));
+                        "statement: key %s is trusted for %s, not for %s",
+                        st->key_id, trusted, claimed);
+  }
   if (!key)
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "unknown_key",
                         "statement: key %s is not a trusted key "
@@ -560,6 +612,12 @@ int sr_statement_verify(const struct sr_statement *st, const char *buf,
                         "tier %s is not allowed to run by the profile or "
                         "skillrun.conf",
                         sr_tier_name(st->tier));
+  if (st->tier == SR_TIER_TENANT &&
+      (!tenant || strcmp(tenant, st->tenant) != 0))
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "tenant_mismatch",
+                        "statement: tier tenant, published for tenant '%s', "
+                        "not for tenant '%s'",
+                        st->tenant, tenant ? tenant : "(none)");
   if (!digest || strcmp(digest, st->digest) != 0)
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "digest_mismatch",
                         "statement digest %s does not match the bundle "
@@ -576,12 +634,13 @@ int sr_statement_verify(const struct sr_statement *st, const char *buf,
   return 0;
 }
 
-int sr_statement_sign(const struct sr_trust_key *k, int tier, const char *name,
-                      const char *version, const char *digest, int64_t now,
-                      char **out, size_t *len, struct sr_error *err) {
+int sr_statement_sign(const struct sr_trust_key *k, int tier,
+                      const char *tenant, const char *name, const char *version,
+                      const char *digest, int64_t now, char **out, size_t *len,
+                      struct sr_error *err) {
   unsigned char sig[SR_SIG_BYTES];
   char b64[4 * ((SR_SIG_BYTES + 2) / 3) + 1];
-  char when[21];
+  char when[21], tenant_line[80] = "";
   char *text = NULL, *full = NULL;
   struct sr_statement check;
   int n, r;
@@ -592,12 +651,21 @@ int sr_statement_sign(const struct sr_trust_key *k, int tier, const char *name,
                         "statement names the version it vouches for");
   if (!sr_tier_name(tier) || tier >= SR__TIER_MAX)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "usage", "invalid tier");
+  if (tier == SR_TIER_TENANT && (!tenant || !sr_valid_id(tenant)))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
+                        "a statement of tier tenant names its tenant: give "
+                        "--tenant ID");
+  if (tier != SR_TIER_TENANT && tenant)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
+                        "only a statement of tier tenant names a tenant");
+  if (tenant)
+    snprintf(tenant_line, sizeof(tenant_line), "tenant: %s\n", tenant);
   sr_format_rfc3339_seconds(now, when);
   n = asprintf(&text,
                SR_STATEMENT_MAGIC "\nname: %s\nversion: %s\ndigest: %s\n"
-                                  "tier: %s\nkey-id: %s\ntime: %s\n",
-               name, version, digest, sr_tier_name(tier), sr_trust_key_id(k),
-               when);
+                                  "tier: %s\n%skey-id: %s\ntime: %s\n",
+               name, version, digest, sr_tier_name(tier), tenant_line,
+               sr_trust_key_id(k), when);
   if (n < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "sign", "statement");
   r = sr_trust_sign(k, text, (size_t)n, sig);
@@ -639,17 +707,6 @@ static int parse_i64(struct cursor *c, const char *key, const char *v, size_t n,
     x = x * 10 + (v[i] - '0');
   }
   *out = x;
-  return 0;
-}
-
-static int parse_id(struct cursor *c, const char *key, const char *v, size_t n,
-                    char dst[65]) {
-  if (n == 0 || n > 64)
-    return bad(c, "%s: not a valid id", key);
-  memcpy(dst, v, n);
-  dst[n] = '\0';
-  if (!sr_valid_id(dst))
-    return bad(c, "%s: not a valid id", key);
   return 0;
 }
 
@@ -713,9 +770,15 @@ int sr_capability_parse(const char *buf, size_t len, struct sr_capability *out,
   if ((r = next_field(&c, "expires", &v, &n)) < 0 ||
       (r = parse_i64(&c, "expires", v, n, &cap.expires)) < 0)
     return r;
+  /* Optional and last, so that tokens minted before it existed parse. */
+  if (c.pos != c.len &&
+      ((r = next_field(&c, "placement", &v, &n)) < 0 ||
+       (r = parse_id(&c, "placement", v, n, cap.placement)) < 0))
+    return r;
   if (c.pos != c.len) {
     c.line++;
-    return bad(&c, "unexpected data after 'expires'");
+    return bad(&c, "unexpected data after '%s'",
+               cap.placement[0] ? "placement" : "expires");
   }
   if (cap.expires <= cap.issued)
     return bad(&c, "expires must be after issued");
@@ -723,10 +786,36 @@ int sr_capability_parse(const char *buf, size_t len, struct sr_capability *out,
   return 0;
 }
 
+/* The token's placement against this host's (skillrun.conf). */
+static int check_placement(const struct sr_capability *c,
+                           const struct sr_capability_scope *want,
+                           struct sr_error *err) {
+  if (!c->placement[0]) {
+    if (want->require_placement)
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_placement",
+                          "capability: names no placement, and skillrun.conf "
+                          "requires one (require-placement yes)");
+    return 0;
+  }
+  if (!want->placement)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_placement",
+                        "capability: issued for placement '%s', and this "
+                        "host names none (skillrun.conf placement-id)",
+                        c->placement);
+  if (strcmp(want->placement, c->placement) != 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_placement",
+                        "capability: issued for placement '%s', not '%s'",
+                        c->placement, want->placement);
+  return 0;
+}
+
 int sr_capability_check(const struct sr_capability *c,
-                        const struct sr_trust_key *key, const char *tenant,
-                        const char *execution, int64_t now,
+                        const struct sr_trust_key *key,
+                        const struct sr_capability_scope *want,
                         struct sr_error *err) {
+  const char *tenant = want->tenant, *execution = want->execution;
+  const int64_t now = want->now;
+
   if (!key || sr_trust_verify(key, c->payload, c->payload_len, c->sig) < 0)
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_signature",
                         "capability: the signature does not verify with the "
@@ -752,7 +841,7 @@ int sr_capability_check(const struct sr_capability *c,
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_execution",
                         "capability: issued for execution '%s', not '%s'",
                         c->execution, execution ? execution : "(none)");
-  return 0;
+  return check_placement(c, want, err);
 }
 
 int sr_capability_check_digest(const struct sr_capability *c,
@@ -765,9 +854,9 @@ int sr_capability_check_digest(const struct sr_capability *c,
 }
 
 int sr_capability_mint(const struct sr_trust_key *k, const char *tenant,
-                       const char *execution, const char *digest, int network,
-                       int64_t issued, int64_t expires, char **out,
-                       struct sr_error *err) {
+                       const char *execution, const char *placement,
+                       const char *digest, int network, int64_t issued,
+                       int64_t expires, char **out, struct sr_error *err) {
   unsigned char sig[SR_SIG_BYTES];
   char payload[1024], p64[1400], s64[100];
   int n, r;
@@ -775,9 +864,10 @@ int sr_capability_mint(const struct sr_trust_key *k, const char *tenant,
   n = snprintf(payload, sizeof(payload),
                SR_CAPABILITY_MAGIC "\ntenant: %s\nexecution: %s\ndigest: %s\n"
                                    "network: %s\nissued: %" PRId64
-                                   "\nexpires: %" PRId64 "\n",
+                                   "\nexpires: %" PRId64 "\n%s%s%s",
                tenant, execution, digest, network ? "allow" : "deny", issued,
-               expires);
+               expires, placement ? "placement: " : "",
+               placement ? placement : "", placement ? "\n" : "");
   if (n < 0 || (size_t)n >= sizeof(payload))
     return sr_error_set(err, SR_EXIT_FAILED, E2BIG, "capability", "payload");
   r = sr_trust_sign(k, payload, (size_t)n, sig);

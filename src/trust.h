@@ -42,17 +42,21 @@ int sr_trust_sign(const struct sr_trust_key *k, const void *msg, size_t len,
 int sr_trust_verify(const struct sr_trust_key *k, const void *msg, size_t len,
                     const unsigned char sig[SR_SIG_BYTES]);
 
-/* Keys trusted per tier (skillrun.conf `trust-key TIER PATH`). */
+/* Keys trusted per tier (skillrun.conf `trust-key TIER PATH`); a key of
+ * the tenant tier is trusted for one tenant (`trust-key tenant:ID PATH`). */
 struct sr_keyring_entry {
   int tier;
+  char tenant[65]; /* SR_TIER_TENANT: the tenant it vouches for; else "" */
   struct sr_trust_key *key;
 };
 struct sr_keyring {
   struct sr_keyring_entry *v;
   size_t n;
 };
-/* Takes ownership of key on success. */
-int sr_keyring_add(struct sr_keyring *kr, int tier, struct sr_trust_key *key);
+/* Takes ownership of key on success.  tenant: a valid id for
+ * SR_TIER_TENANT (required), NULL for every other tier (-EINVAL else). */
+int sr_keyring_add(struct sr_keyring *kr, int tier, const char *tenant,
+                   struct sr_trust_key *key);
 void sr_keyring_done(struct sr_keyring *kr);
 #define _cleanup_keyring_ _cleanup_(sr_keyring_done)
 
@@ -76,6 +80,7 @@ void sr_format_rfc3339_seconds(int64_t t, char buf[21]);
  *   version: VERSION\n
  *   digest: sha256:HEX64\n
  *   tier: official|verified|community|tenant\n
+ *   tenant: ID\n                 (tier tenant only, and always there)
  *   key-id: HEX16\n
  *   time: YYYY-MM-DDTHH:MM:SSZ\n
  *   signature: BASE64(64-byte Ed25519 signature)\n
@@ -91,6 +96,7 @@ struct sr_statement {
   char version[SR_STATEMENT_VERSION_MAX + 1];
   char digest[72];
   int tier;
+  char tenant[65]; /* tier tenant: the tenant it is published for; else "" */
   char key_id[SR_KEY_ID_LEN + 1];
   char time[21];
   int64_t time_s;
@@ -105,21 +111,26 @@ int sr_statement_parse(const char *buf, size_t len, struct sr_statement *out,
 
 /*
  * Checks a parsed statement (buf is the text it was parsed from) against
- * the keyring, the allowed tiers (bit mask of 1u << tier) and the bundle.
- * Each refusal is exit 123 with its own reason: unknown_key,
- * tier_key_mismatch (the key is trusted, but not for this tier),
- * signature_invalid, tier_not_allowed, digest_mismatch, name_mismatch,
+ * the keyring, the allowed tiers (bit mask of 1u << tier), the run's
+ * tenant and the bundle.  Each refusal is exit 123 with its own reason:
+ * unknown_key, tier_key_mismatch (the key is trusted, but not for this
+ * tier, or for tier tenant not for the statement's tenant),
+ * signature_invalid, tier_not_allowed, tenant_mismatch (a tenant-tier
+ * statement run for another tenant), digest_mismatch, name_mismatch,
  * version_mismatch.  version NULL (the manifest has none) never matches.
  */
 int sr_statement_verify(const struct sr_statement *st, const char *buf,
                         const struct sr_keyring *kr, unsigned tiers_allowed,
-                        const char *digest, const char *name,
-                        const char *version, struct sr_error *err);
+                        const char *tenant, const char *digest,
+                        const char *name, const char *version,
+                        struct sr_error *err);
 
-/* Writes a signed statement file's text (malloc'd, NUL-terminated). */
-int sr_statement_sign(const struct sr_trust_key *k, int tier, const char *name,
-                      const char *version, const char *digest, int64_t now,
-                      char **out, size_t *len, struct sr_error *err);
+/* Writes a signed statement file's text (malloc'd, NUL-terminated).
+ * tenant: required for SR_TIER_TENANT, NULL for the other tiers. */
+int sr_statement_sign(const struct sr_trust_key *k, int tier,
+                      const char *tenant, const char *name, const char *version,
+                      const char *digest, int64_t now, char **out, size_t *len,
+                      struct sr_error *err);
 
 /* -------------------------------------------------------- capabilities */
 
@@ -133,6 +144,7 @@ int sr_statement_sign(const struct sr_trust_key *k, int tier, const char *name,
  *   network: deny|allow\n
  *   issued: UNIX-SECONDS\n
  *   expires: UNIX-SECONDS\n
+ *   placement: ID\n              (optional: the host it may run on)
  * SIGNATURE is Ed25519 over the PAYLOAD bytes with the control-plane key.
  */
 #define SR_CAPABILITY_MAGIC "skillrun-capability/1"
@@ -144,7 +156,8 @@ struct sr_capability {
   char tenant[65];
   char execution[65];
   char digest[72];
-  int network; /* 0 deny, 1 allow */
+  int network;        /* 0 deny, 1 allow */
+  char placement[65]; /* "" when the token names none */
   int64_t issued, expires;
   char payload[1024];
   size_t payload_len;
@@ -154,22 +167,33 @@ struct sr_capability {
 /* Strict parser: exit 123, reason "capability_invalid". */
 int sr_capability_parse(const char *buf, size_t len, struct sr_capability *out,
                         struct sr_error *err);
+/* What a token must match on this host, for this run. */
+struct sr_capability_scope {
+  const char *tenant;
+  const char *execution;
+  const char *placement;  /* skillrun.conf placement-id; NULL: none */
+  bool require_placement; /* skillrun.conf require-placement yes */
+  int64_t now;
+};
 /*
  * Everything known before the bundle is hashed: signature
  * (capability_signature), expiry with SR_CAPABILITY_SKEW
  * (capability_expired), issue time in the future (capability_not_yet_valid),
  * lifetime over SR_CAPABILITY_MAX_LIFETIME (capability_lifetime), tenant
- * (capability_tenant) and execution id (capability_execution).
+ * (capability_tenant), execution id (capability_execution) and placement
+ * (capability_placement: the token names another placement, or one this
+ * host does not have, or none where one is required).
  */
 int sr_capability_check(const struct sr_capability *c,
-                        const struct sr_trust_key *key, const char *tenant,
-                        const char *execution, int64_t now,
+                        const struct sr_trust_key *key,
+                        const struct sr_capability_scope *want,
                         struct sr_error *err);
 /* The bundle digest, once known (capability_digest). */
 int sr_capability_check_digest(const struct sr_capability *c,
                                const char *digest, struct sr_error *err);
-/* Makes a token (tests, and orchestrators linking the library). */
+/* Makes a token (tests, and orchestrators linking the library);
+ * placement NULL: a token without a placement line. */
 int sr_capability_mint(const struct sr_trust_key *k, const char *tenant,
-                       const char *execution, const char *digest, int network,
-                       int64_t issued, int64_t expires, char **out,
-                       struct sr_error *err);
+                       const char *execution, const char *placement,
+                       const char *digest, int network, int64_t issued,
+                       int64_t expires, char **out, struct sr_error *err);

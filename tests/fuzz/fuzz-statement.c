@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "trust.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -27,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         strlen(st.name) > SR_STATEMENT_NAME_MAX ||
         strlen(st.version) > SR_STATEMENT_VERSION_MAX ||
         strlen(st.key_id) != SR_KEY_ID_LEN || st.signed_len >= size)
+      abort();
+    /* The tenant tier names a valid tenant; the other tiers none. */
+    if (st.tier == SR_TIER_TENANT ? !sr_valid_id(st.tenant) : st.tenant[0])
       abort();
   } else if (err.exit_code != SR_EXIT_REFUSED) {
     abort();

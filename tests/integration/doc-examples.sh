@@ -187,7 +187,9 @@ for l in real:
       openssl pkey -in control.key -pubout -out control.pub"
     # hello.sig, beside the bundle since the signing recipe, is checked too.
     { cat "$T/trust.conf" 2>/dev/null
-      printf 'capability-key %s\nrequire-capability yes\n' "$F/control.pub"; } >"$T/cap.conf"
+      # The recipe's token names placement worker-7: this host is that one.
+      printf 'capability-key %s\nrequire-capability yes\nplacement-id worker-7\n' \
+        "$F/control.pub"; } >"$T/cap.conf"
     chmod 644 "$T/cap.conf"
     # The recipe's d is the bundle's digest, from the signing recipe.
     in_work "set -e; d=\$(skillrun --digest ./hello | cut -d' ' -f1)

@@ -16,7 +16,7 @@ sandbox_possible || skip_all "cannot build a sandbox here"
 T=$(tmpdir)
 WS=$T/ws
 mkdir -p "$WS"
-for k in official community control audit other; do
+for k in official community control audit other acme globex; do
   openssl genpkey -algorithm ed25519 -out "$T/$k.key" 2>/dev/null
   openssl pkey -in "$T/$k.key" -pubout -out "$T/$k.pub" 2>/dev/null
 done
@@ -46,14 +46,25 @@ newbundle() { # newbundle NAME: a skill with metadata.version
 }
 
 n_audit=0
-# run CONF ARGS...: runs skillrun with an audit file; sets rc and A.
+# The unprivileged user's workspace and audit files (the conf and the keys
+# are root's, readable by everyone: trust does not depend on the caller).
+UWS=$(user_workspace)
+UA=$(user_workspace)
+# run CONF ARGS...: runs skillrun with an audit file; sets rc and A.  With
+# RUN_AS_USER=1, as the unprivileged test user.
 run() {
   local c=$1
   shift
   n_audit=$((n_audit + 1))
-  A=$T/audit.$n_audit.jsonl
-  "$SKILLRUN" --conf "$c" --workspace-root "$WS" --audit-file "$A" "$@" \
-    >"$T/out" 2>"$T/err"
+  if [ "${RUN_AS_USER:-0}" = 1 ]; then
+    A=$UA/audit.$n_audit.jsonl
+    as_user "$SKILLRUN" --conf "$c" --workspace-root "$UWS" --audit-file "$A" "$@" \
+      >"$T/out" 2>"$T/err"
+  else
+    A=$T/audit.$n_audit.jsonl
+    "$SKILLRUN" --conf "$c" --workspace-root "$WS" --audit-file "$A" "$@" \
+      >"$T/out" 2>"$T/err"
+  fi
   rc=$?
 }
 # refused TEXT REASON CONF ARGS...: exit 123, bundle_rejected with REASON,
@@ -145,11 +156,72 @@ run "$CONF" "$B" -- /bin/true
 is "unsigned runs under the default profile, as tier unsigned" "$rc:$(field "$A" bundle_verified .tier)" "0:unsigned"
 refused "unsigned under strict.profile" signature_required "$CONF" -p strict "$B" -- /bin/true
 
+# ------------------------------------------------------------ tenant tier
+# A tenant's key is trusted for that tenant only, and its statements name
+# the tenant they are published for.
+CONF_TENANT=$(conf tenant.conf "${BASE[@]}" "trust-key tenant:acme $T/acme.pub" \
+  "trust-key tenant:globex $T/globex.pub")
+TB=$(newbundle tenant-skill)
+"$SKILLRUN" --sign "$T/acme.key" --tier tenant --tenant acme --signature "$T/acme.sig" "$TB" \
+  >"$T/out" 2>"$T/err"
+check "--sign --tier tenant --tenant acme writes a statement" test $? -eq 0 -a -s "$T/acme.sig"
+is "... whose tenant line follows the tier line" \
+  "$(grep -A1 '^tier: ' "$T/acme.sig" | tr '\n' ' ')" "tier: tenant tenant: acme "
+"$SKILLRUN" --sign "$T/acme.key" --tier tenant --signature "$T/none.sig" "$TB" >/dev/null 2>"$T/err"
+is "--sign --tier tenant without --tenant is a usage error" "$?" 125
+check "... and writes nothing" test ! -e "$T/none.sig"
+for who in $MODES; do
+  [ $who = user ] && RUN_AS_USER=1
+  run "$CONF_TENANT" --tenant acme --signature "$T/acme.sig" "$TB" -- /bin/true
+  is "$who: acme's bundle runs for acme" "$rc:$(field "$A" bundle_verified .tier)" "0:tenant"
+  refused "$who: acme's bundle run for globex" tenant_mismatch "$CONF_TENANT" --tenant globex \
+    --signature "$T/acme.sig" "$TB" -- /bin/true
+  check "$who: ... the refusal names both tenants" \
+    grep -q "published for tenant 'acme', not for tenant 'globex'" "$T/err"
+  refused "$who: acme's bundle run for the default tenant" tenant_mismatch "$CONF_TENANT" \
+    --signature "$T/acme.sig" "$TB" -- /bin/true
+  unset RUN_AS_USER
+done
+"$SKILLRUN" --sign "$T/acme.key" --tier tenant --tenant globex --signature "$T/acme-for-globex.sig" "$TB" >/dev/null
+refused "acme's key vouching for globex" tier_key_mismatch "$CONF_TENANT" --tenant globex \
+  --signature "$T/acme-for-globex.sig" "$TB" -- /bin/true
+check "... the refusal says whose key it is" grep -q "trusted for tier tenant for tenant acme" "$T/err"
+refused "a tenant key where no tenant key is trusted" unknown_key "$CONF" --tenant acme \
+  --signature "$T/acme.sig" "$TB" -- /bin/true
+# A tenant-tier statement without a tenant line, properly signed: refused.
+ACME_ID=$(openssl pkey -pubin -in "$T/acme.pub" -outform DER | sha256sum | cut -c1-16)
+td=$("$SKILLRUN" --digest "$TB" | cut -d' ' -f1)
+printf 'skillrun-statement/1\nname: tenant-skill\nversion: 1.2\ndigest: %s\ntier: tenant\n' "$td" >"$T/nt"
+printf 'key-id: %s\ntime: %s\n' "$ACME_ID" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$T/nt"
+openssl pkeyutl -sign -inkey "$T/acme.key" -rawin -in "$T/nt" -out "$T/nt.sig"
+{ cat "$T/nt"; printf 'signature: %s\n' "$(base64 -w0 "$T/nt.sig")"; } >"$T/notenant.sig"
+refused "a tenant-tier statement without a tenant" statement_invalid "$CONF_TENANT" --tenant acme \
+  --signature "$T/notenant.sig" "$TB" -- /bin/true
+# The same with the tenant line, made with the openssl command line as
+# skillrun(1) shows: it runs.
+sed 's/^tier: tenant$/tier: tenant\ntenant: acme/' "$T/nt" >"$T/wt"
+openssl pkeyutl -sign -inkey "$T/acme.key" -rawin -in "$T/wt" -out "$T/wt.sig"
+{ cat "$T/wt"; printf 'signature: %s\n' "$(base64 -w0 "$T/wt.sig")"; } >"$T/cli-tenant.sig"
+run "$CONF_TENANT" --tenant acme --signature "$T/cli-tenant.sig" "$TB" -- /bin/true
+is "a tenant statement signed with the openssl CLI runs for its tenant" "$rc" 0
+# A tenant line in another tier's statement is refused, signed or not.
+sed 's/^tier: tenant$/tier: community/' "$T/wt" >"$T/ct"
+openssl pkeyutl -sign -inkey "$T/community.key" -rawin -in "$T/ct" -out "$T/ct.sig"
+{ cat "$T/ct"; printf 'signature: %s\n' "$(base64 -w0 "$T/ct.sig")"; } >"$T/comm-tenant.sig"
+refused "a tenant line in a community statement" statement_invalid "$CONF_TENANT" --tenant acme \
+  --signature "$T/comm-tenant.sig" "$TB" -- /bin/true
+# skillrun.conf: a tenant-tier key names its tenant.
+CONF_BADT=$(conf badt.conf "trust-key tenant $T/acme.pub")
+run "$CONF_BADT" --tenant acme "$TB" -- /bin/true
+is "trust-key tenant without :ID is a configuration error" "$rc" 125
+check "... naming file:line" grep -q "badt.conf:1: trust-key: a key of tier tenant is trusted for one tenant" "$T/err"
+
 # ---------------------------------------------------------- capabilities
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
-mint() { # mint OUT TENANT EXEC DIGEST ISSUED EXPIRES [KEY]
+mint() { # mint OUT TENANT EXEC DIGEST ISSUED EXPIRES [KEY [PLACEMENT]]
   printf 'skillrun-capability/1\ntenant: %s\nexecution: %s\n' "$2" "$3" >"$T/cap"
   printf 'digest: %s\nnetwork: deny\nissued: %s\nexpires: %s\n' "$4" "$5" "$6" >>"$T/cap"
+  [ -z "${8:-}" ] || printf 'placement: %s\n' "$8" >>"$T/cap"
   openssl pkeyutl -sign -inkey "${7:-$T/control.key}" -rawin -in "$T/cap" -out "$T/cap.sig"
   echo "$(b64url <"$T/cap").$(b64url <"$T/cap.sig")" >"$1"
 }
@@ -178,6 +250,44 @@ check "a refused capability leaves no run directory" test ! -e "$WS/acme/run-9"
 mint "$T/fd.cap" acme run-10 "$d" "$now" $((now + 60))
 run "$CONF_CAP" --tenant acme --execution-id run-10 --capability-fd 7 "$B" -- /bin/true 7<"$T/fd.cap"
 is "a capability read from a file descriptor runs" "$rc" 0
+
+# Placement: a token names the host it may start on; another host, with
+# its own workspace root, refuses it (the replay the run directory alone
+# cannot stop).
+CONF_W7=$(conf w7.conf "${BASE[@]}" "require-capability yes" "placement-id worker-7")
+CONF_W8=$(conf w8.conf "${BASE[@]}" "require-capability yes" "placement-id worker-8")
+CONF_W7R=$(conf w7r.conf "${BASE[@]}" "require-capability yes" "placement-id worker-7" \
+  "require-placement yes")
+CK=$T/control.key
+for who in $MODES; do
+  [ $who = user ] && RUN_AS_USER=1
+  mint "$T/p.cap" acme "p-$who-1" "$d" "$now" $((now + 60)) "$CK" worker-7
+  run "$CONF_W7" --tenant acme --execution-id "p-$who-1" --capability "$T/p.cap" "$B" -- /bin/true
+  is "$who: a token for this placement runs" "$rc" 0
+  refused "$who: the same token on another placement" capability_placement "$CONF_W8" \
+    --tenant acme --execution-id "p-$who-1" --capability "$T/p.cap" "$B" -- /bin/true
+  check "$who: ... the refusal names both placements" \
+    grep -q "issued for placement 'worker-7', not 'worker-8'" "$T/err"
+  refused "$who: a placement token where this host names none" capability_placement "$CONF_CAP" \
+    --tenant acme --execution-id "p-$who-1" --capability "$T/p.cap" "$B" -- /bin/true
+  mint "$T/np.cap" acme "p-$who-2" "$d" "$now" $((now + 60))
+  run "$CONF_W7" --tenant acme --execution-id "p-$who-2" --capability "$T/np.cap" "$B" -- /bin/true
+  is "$who: a token without a placement runs where none is required" "$rc" 0
+  mint "$T/np.cap" acme "p-$who-3" "$d" "$now" $((now + 60))
+  refused "$who: a token without a placement where one is required" capability_placement \
+    "$CONF_W7R" --tenant acme --execution-id "p-$who-3" --capability "$T/np.cap" "$B" -- /bin/true
+  check "$who: ... and the run directory was not created" test ! -e "$UWS/acme/p-$who-3" -a ! -e "$WS/acme/p-$who-3"
+  mint "$T/p.cap" acme "p-$who-4" "$d" "$now" $((now + 60)) "$CK" worker-7
+  run "$CONF_W7R" --tenant acme --execution-id "p-$who-4" --capability "$T/p.cap" "$B" -- /bin/true
+  is "$who: a token for this placement runs where one is required" "$rc" 0
+  unset RUN_AS_USER
+done
+mint "$T/p.cap" acme p-5 "$d" "$now" $((now + 60)) "$CK" "bad/id"
+refused "a placement that is not an id" capability_invalid "$CONF_W7" --tenant acme \
+  --execution-id p-5 --capability "$T/p.cap" "$B" -- /bin/true
+CONF_BADP=$(conf badp.conf "${BASE[@]}" "require-placement yes")
+run "$CONF_BADP" "$B" -- /bin/true
+is "require-placement yes without placement-id is a configuration error" "$rc" 125
 
 # ------------------------------------------------------ audit anchoring
 run "$CONF" --signature "$T/st-hello.sig" "$B" -- /bin/true

@@ -720,6 +720,19 @@ static void test_trust_options(void **state) {
   assert_int_equal(
       PARSE(&a, "--sign", "k", "--tier", "tenant", "--signature", "o"),
       -EINVAL); /* missing BUNDLE */
+  /* A tenant-tier statement names its tenant: --tenant with --tier tenant,
+   * and only then. */
+  assert_int_equal(PARSE(&a, "--sign", "k", "--tier", "tenant", "--tenant",
+                         "acme", "--signature", "o", "b"),
+                   0);
+  assert_string_equal(a.tenant, "acme");
+  sr_args_done(&a);
+  EXPECT_ERROR("option '--tier tenant' needs '--tenant ID'", "--sign", "k",
+               "--tier", "tenant", "--signature", "o", "b");
+  EXPECT_ERROR("option '--tenant' with '--sign' is only used with '--tier "
+               "tenant'",
+               "--sign", "k", "--tier", "community", "--tenant", "acme",
+               "--signature", "o", "b");
 
   assert_int_equal(PARSE(&a, "--capability", "t.cap", "b"), 0);
   assert_string_equal(a.capability, "t.cap");

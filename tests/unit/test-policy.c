@@ -514,6 +514,73 @@ static void test_scalar_values(void **state) {
   }
 }
 
+/* Trust keys per tier, a tenant's per tenant; this host's placement. */
+static void test_trust_settings(void **state) {
+  struct sr_policy p;
+  json_t *j, *keys;
+  (void)state;
+
+  build(&p,
+        "trust-key official /k/off.pub\ntrust-key tenant:acme /k/acme.pub\n"
+        "placement-id worker-7\nrequire-placement yes\n",
+        NULL);
+  assert_int_equal(p.n_trust_keys, 2);
+  assert_null(p.trust_keys[0].tenant);
+  assert_int_equal(p.trust_keys[1].tier, SR_TIER_TENANT);
+  assert_string_equal(p.trust_keys[1].tenant, "acme");
+  assert_string_equal(p.trust_keys[1].path, "/k/acme.pub");
+  assert_string_equal(p.placement_id, "worker-7");
+  assert_true(p.require_placement);
+  j = sr_policy_to_json(&p, NULL);
+  assert_non_null(j);
+  keys = json_object_get(json_object_get(j, "trust"), "trust_keys");
+  assert_null(json_object_get(json_array_get(keys, 0), "tenant"));
+  assert_string_equal(
+      json_string_value(json_object_get(json_array_get(keys, 1), "tenant")),
+      "acme");
+  assert_string_equal(json_string_value(json_object_get(
+                          json_object_get(j, "trust"), "placement_id")),
+                      "worker-7");
+  assert_true(json_is_true(
+      json_object_get(json_object_get(j, "trust"), "require_placement")));
+  json_decref(j);
+  sr_policy_done(&p);
+
+  expect_error(true, "trust-key tenant /k/t.pub\n",
+               "skillrun.conf:1: trust-key: a key of tier tenant is trusted "
+               "for one tenant: write 'trust-key tenant:ID /k/t.pub'");
+  expect_error(true, "trust-key official:acme /k/t.pub\n",
+               "skillrun.conf:1: trust-key: only tier tenant names a tenant "
+               "('official:acme')");
+  expect_error(true, "trust-key tenant:../x /k/t.pub\n",
+               "skillrun.conf:1: trust-key: '../x' is not a valid tenant id "
+               "(1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)");
+  expect_error(true, "trust-key tenant: /k/t.pub\n",
+               "skillrun.conf:1: trust-key: '' is not a valid tenant id "
+               "(1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)");
+  expect_error(true, "trust-key tenants:acme /k/t.pub\n",
+               "skillrun.conf:1: trust-key: 'tenants:acme' is not official, "
+               "verified, community or tenant:ID");
+  expect_error(true, "placement-id a/b\n",
+               "skillrun.conf:1: placement-id: 'a/b' is not a valid id (1-64 "
+               "of A-Z a-z 0-9 . _ -, starting with a letter or digit)");
+  expect_error(true, "placement-id a\nplacement-id b\n",
+               "skillrun.conf:2: duplicate key 'placement-id' (first set at "
+               "skillrun.conf:1)");
+  expect_error(true, "require-placement yes\n",
+               "skillrun.conf:1: require-placement yes needs placement-id ID");
+  expect_error(false, "placement-id a\n",
+               "t.profile:1: key 'placement-id' is only allowed in "
+               "skillrun.conf");
+  expect_error(false, "require-placement no\n",
+               "t.profile:1: key 'require-placement' is only allowed in "
+               "skillrun.conf");
+  build(&p, "require-placement no\n", NULL);
+  assert_false(p.require_placement);
+  assert_null(p.placement_id);
+  sr_policy_done(&p);
+}
+
 static void test_binds(void **state) {
   struct sr_policy p;
   (void)state;
@@ -1173,6 +1240,7 @@ int main(void) {
       cmocka_unit_test(test_strict_refuses_manifest_warnings),
       cmocka_unit_test(test_enforcement),
       cmocka_unit_test(test_to_json),
+      cmocka_unit_test(test_trust_settings),
       cmocka_unit_test(test_shipped_profiles),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);

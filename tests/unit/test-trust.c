@@ -125,11 +125,11 @@ static void test_sign_and_verify(void **state) {
 
   make_key(&priv, &pub);
   make_key(&cpriv, &cpub);
-  assert_int_equal(sr_keyring_add(&kr, SR_TIER_OFFICIAL, pub), 0);
-  assert_int_equal(sr_keyring_add(&kr, SR_TIER_COMMUNITY, cpub), 0);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_OFFICIAL, NULL, pub), 0);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_COMMUNITY, NULL, cpub), 0);
 
-  assert_int_equal(sr_statement_sign(priv, SR_TIER_OFFICIAL, "hello", "1.0",
-                                     DIGEST, NOW, &text, &len, &err),
+  assert_int_equal(sr_statement_sign(priv, SR_TIER_OFFICIAL, NULL, "hello",
+                                     "1.0", DIGEST, NOW, &text, &len, &err),
                    0);
   assert_non_null(strstr(text, "skillrun-statement/1\nname: hello\n"));
   assert_non_null(strstr(text, "\ntime: 2026-01-30T05:57:05Z\nsignature: "));
@@ -140,7 +140,7 @@ static void test_sign_and_verify(void **state) {
 
 #define VERIFY(tiers, d, n, v)                                                 \
   (memset(&err, 0, sizeof(err)),                                               \
-   sr_statement_verify(&st, text, &kr, tiers, d, n, v, &err))
+   sr_statement_verify(&st, text, &kr, tiers, "acme", d, n, v, &err))
   assert_int_equal(VERIFY(SR_TIERS_ALL, DIGEST, "hello", "1.0"), 0);
   assert_true(VERIFY(1u << SR_TIER_COMMUNITY, DIGEST, "hello", "1.0") < 0);
   assert_string_equal(err.reason, "tier_not_allowed");
@@ -159,26 +159,26 @@ static void test_sign_and_verify(void **state) {
   free(text);
 
   /* A community key vouching for official. */
-  assert_int_equal(sr_statement_sign(cpriv, SR_TIER_OFFICIAL, "hello", "1.0",
-                                     DIGEST, NOW, &text, &len, &err),
+  assert_int_equal(sr_statement_sign(cpriv, SR_TIER_OFFICIAL, NULL, "hello",
+                                     "1.0", DIGEST, NOW, &text, &len, &err),
                    0);
   assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
   assert_true(VERIFY(SR_TIERS_ALL, DIGEST, "hello", "1.0") < 0);
   assert_string_equal(err.reason, "tier_key_mismatch");
   free(text);
   /* No version: cannot sign. */
-  assert_true(sr_statement_sign(priv, SR_TIER_OFFICIAL, "hello", NULL, DIGEST,
-                                NOW, &text, &len, &err) < 0);
+  assert_true(sr_statement_sign(priv, SR_TIER_OFFICIAL, NULL, "hello", NULL,
+                                DIGEST, NOW, &text, &len, &err) < 0);
   /* An empty keyring knows no key. */
   {
     struct sr_keyring empty = {0};
-    assert_int_equal(sr_statement_sign(priv, SR_TIER_OFFICIAL, "hello", "1.0",
-                                       DIGEST, NOW, &text, &len, &err),
+    assert_int_equal(sr_statement_sign(priv, SR_TIER_OFFICIAL, NULL, "hello",
+                                       "1.0", DIGEST, NOW, &text, &len, &err),
                      0);
     assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
     memset(&err, 0, sizeof(err));
-    assert_true(sr_statement_verify(&st, text, &empty, SR_TIERS_ALL, DIGEST,
-                                    "hello", "1.0", &err) < 0);
+    assert_true(sr_statement_verify(&st, text, &empty, SR_TIERS_ALL, "acme",
+                                    DIGEST, "hello", "1.0", &err) < 0);
     assert_string_equal(err.reason, "unknown_key");
     free(text);
   }
@@ -187,10 +187,78 @@ static void test_sign_and_verify(void **state) {
   sr_trust_key_free(cpriv);
 }
 
+/* A tenant's key vouches for that tenant's bundles, run for that tenant. */
+static void test_tenant_tier(void **state) {
+  struct sr_trust_key *apriv = NULL, *apub = NULL, *gpriv = NULL, *gpub = NULL;
+  struct sr_keyring kr = {0};
+  struct sr_statement st;
+  struct sr_error err = {0};
+  char *text = NULL;
+  size_t len = 0;
+  (void)state;
+
+  make_key(&apriv, &apub);
+  make_key(&gpriv, &gpub);
+  /* A tenant key needs its tenant; no other tier's key has one. */
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_TENANT, NULL, apub), -EINVAL);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_TENANT, "a/b", apub), -EINVAL);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_OFFICIAL, "acme", apub),
+                   -EINVAL);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_TENANT, "acme", apub), 0);
+  assert_int_equal(sr_keyring_add(&kr, SR_TIER_TENANT, "globex", gpub), 0);
+
+  /* Signing: the tenant tier needs a tenant, the others refuse one. */
+  assert_true(sr_statement_sign(apriv, SR_TIER_TENANT, NULL, "hello", "1.0",
+                                DIGEST, NOW, &text, &len, &err) < 0);
+  assert_true(sr_statement_sign(apriv, SR_TIER_OFFICIAL, "acme", "hello", "1.0",
+                                DIGEST, NOW, &text, &len, &err) < 0);
+  assert_int_equal(sr_statement_sign(apriv, SR_TIER_TENANT, "acme", "hello",
+                                     "1.0", DIGEST, NOW, &text, &len, &err),
+                   0);
+  assert_non_null(strstr(text, "\ntier: tenant\ntenant: acme\nkey-id: "));
+  assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
+  assert_string_equal(st.tenant, "acme");
+
+#define TVERIFY(tenant)                                                        \
+  (memset(&err, 0, sizeof(err)),                                               \
+   sr_statement_verify(&st, text, &kr, SR_TIERS_ALL, tenant, DIGEST, "hello",  \
+                       "1.0", &err))
+  assert_int_equal(TVERIFY("acme"), 0);
+  assert_true(TVERIFY("globex") < 0);
+  assert_string_equal(err.reason, "tenant_mismatch");
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_true(TVERIFY(NULL) < 0);
+  assert_string_equal(err.reason, "tenant_mismatch");
+  free(text);
+
+  /* acme's key signing a statement that claims globex. */
+  assert_int_equal(sr_statement_sign(apriv, SR_TIER_TENANT, "globex", "hello",
+                                     "1.0", DIGEST, NOW, &text, &len, &err),
+                   0);
+  assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
+  assert_true(TVERIFY("globex") < 0);
+  assert_string_equal(err.reason, "tier_key_mismatch");
+  assert_non_null(strstr(err.msg, "tenant acme"));
+  free(text);
+  /* globex's own key for globex's bundle. */
+  assert_int_equal(sr_statement_sign(gpriv, SR_TIER_TENANT, "globex", "hello",
+                                     "1.0", DIGEST, NOW, &text, &len, &err),
+                   0);
+  assert_int_equal(sr_statement_parse(text, len, &st, &err), 0);
+  assert_int_equal(TVERIFY("globex"), 0);
+  assert_true(TVERIFY("acme") < 0);
+  assert_string_equal(err.reason, "tenant_mismatch");
+  free(text);
+  sr_keyring_done(&kr);
+  sr_trust_key_free(apriv);
+  sr_trust_key_free(gpriv);
+}
+
 static void test_statement_parser_rejects(void **state) {
   static const char good[] =
       "skillrun-statement/1\nname: a\nversion: 1\ndigest: " DIGEST
-      "\ntier: tenant\nkey-id: 0123456789abcdef\ntime: 2026-01-01T00:00:00Z\n"
+      "\ntier: tenant\ntenant: acme\nkey-id: 0123456789abcdef\n"
+      "time: 2026-01-01T00:00:00Z\n"
       "signature: "
       "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
       "AAAAAAAAAAAAAAAA==\n";
@@ -207,7 +275,15 @@ static void test_statement_parser_rejects(void **state) {
       {"==\n", "=\n"},
       {"==\n", "==\nextra\n"},
       {"==\n", "=="},
-      {"\ntier: tenant\nkey-id", "\nkey-id"},
+      {"\ntier: tenant\ntenant: acme\nkey-id", "\nkey-id"},
+      /* The tenant tier names its tenant, a valid id; no other tier does. */
+      {"tenant: acme\n", ""},
+      {"tenant: acme\n", "tenant: \n"},
+      {"tenant: acme\n", "tenant: ../x\n"},
+      {"tenant: acme\n", "tenant:acme\n"},
+      {"tier: tenant", "tier: official"},
+      {"tier: tenant\ntenant: acme\n", "tier: tenant\ntenant: acme\n"
+                                       "tenant: acme\n"},
   };
   struct sr_statement st;
   struct sr_error err = {0};
@@ -215,6 +291,8 @@ static void test_statement_parser_rejects(void **state) {
 
   assert_int_equal(sr_statement_parse(good, strlen(good), &st, &err), 0);
   assert_int_equal(st.signed_len, strlen(good) - strlen("signature: ") - 89);
+  assert_int_equal(st.tier, SR_TIER_TENANT);
+  assert_string_equal(st.tenant, "acme");
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     char buf[1024];
     const char *at = strstr(good, bad[i].from);
@@ -239,8 +317,8 @@ static void test_capability(void **state) {
 
   make_key(&priv, &pub);
   make_key(&opriv, &opub);
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", DIGEST, 0, NOW,
-                                      NOW + 60, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 0,
+                                      NOW, NOW + 60, &tok, &err),
                    0);
   assert_non_null(strchr(tok, '.'));
   assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
@@ -248,9 +326,18 @@ static void test_capability(void **state) {
   assert_string_equal(cap.execution, "run-1");
   assert_int_equal(cap.network, 0);
 
-#define CHECK(key, t, e, now)                                                  \
+#define CHECK_AT(key, t, e, when, place, req)                                  \
   (memset(&err, 0, sizeof(err)),                                               \
-   sr_capability_check(&cap, key, t, e, now, &err))
+   sr_capability_check(&cap, key,                                              \
+                       &(struct sr_capability_scope){                          \
+                           .tenant = (t),                                      \
+                           .execution = (e),                                   \
+                           .placement = (place),                               \
+                           .require_placement = (req),                         \
+                           .now = (when),                                      \
+                       },                                                      \
+                       &err))
+#define CHECK(key, t, e, now) CHECK_AT(key, t, e, now, NULL, false)
   assert_int_equal(CHECK(pub, "acme", "run-1", NOW), 0);
   /* 15 seconds of skew either way, not 16. */
   assert_int_equal(CHECK(pub, "acme", "run-1", NOW + 75), 0);
@@ -276,8 +363,8 @@ static void test_capability(void **state) {
   assert_string_equal(err.reason, "capability_signature");
   free(tok);
 
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", DIGEST, 1, NOW,
-                                      NOW + 121, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 1,
+                                      NOW, NOW + 121, &tok, &err),
                    0);
   assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
   assert_int_equal(cap.network, 1);
@@ -289,17 +376,73 @@ static void test_capability(void **state) {
   memset(&err, 0, sizeof(err));
   assert_true(sr_capability_parse("abc", 3, &cap, &err) < 0);
   assert_string_equal(err.reason, "capability_invalid");
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", DIGEST, 0, NOW + 5,
-                                      NOW, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 0,
+                                      NOW + 5, NOW, &tok, &err),
                    0);
   memset(&err, 0, sizeof(err));
   assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
   assert_non_null(strstr(err.msg, "expires must be after issued"));
   free(tok);
-  assert_true(sr_capability_mint(priv, "a b", "run-1", DIGEST, 0, NOW, NOW + 5,
-                                 &tok, &err) == 0);
+  assert_true(sr_capability_mint(priv, "a b", "run-1", NULL, DIGEST, 0, NOW,
+                                 NOW + 5, &tok, &err) == 0);
   assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
   free(tok);
+
+  /* Placement: a token bound to one host runs there only; a token without
+   * one runs anywhere unless the host requires one. */
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", "worker-7", DIGEST,
+                                      0, NOW, NOW + 60, &tok, &err),
+                   0);
+  assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
+  assert_string_equal(cap.placement, "worker-7");
+  assert_true(memmem(cap.payload, cap.payload_len, "\nplacement: worker-7\n",
+                     21) != NULL);
+  assert_int_equal(CHECK_AT(pub, "acme", "run-1", NOW, "worker-7", false), 0);
+  assert_int_equal(CHECK_AT(pub, "acme", "run-1", NOW, "worker-7", true), 0);
+  assert_true(CHECK_AT(pub, "acme", "run-1", NOW, "worker-8", false) < 0);
+  assert_string_equal(err.reason, "capability_placement");
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_true(CHECK_AT(pub, "acme", "run-1", NOW, NULL, false) < 0);
+  assert_string_equal(err.reason, "capability_placement");
+  free(tok);
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 0,
+                                      NOW, NOW + 60, &tok, &err),
+                   0);
+  assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
+  assert_string_equal(cap.placement, "");
+  assert_int_equal(CHECK_AT(pub, "acme", "run-1", NOW, "worker-7", false), 0);
+  assert_true(CHECK_AT(pub, "acme", "run-1", NOW, "worker-7", true) < 0);
+  assert_string_equal(err.reason, "capability_placement");
+  free(tok);
+  /* The placement line is strict: a valid id, last, once. */
+  {
+    static const char *const bad[] = {
+        "placement: a b\n",
+        "placement: ..\n",
+        "placement: x\nplacement: x\n",
+        "placement: x\nextra\n",
+        "placement:x\n",
+        "placement: x",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+      char payload[512], p64[700], s64[100];
+      unsigned char sig[SR_SIG_BYTES];
+      char token[900];
+      int n = snprintf(payload, sizeof(payload),
+                       "skillrun-capability/1\ntenant: acme\nexecution: r\n"
+                       "digest: " DIGEST "\nnetwork: deny\nissued: 1\n"
+                       "expires: 2\n%s",
+                       bad[i]);
+      assert_int_equal(sr_trust_sign(priv, payload, (size_t)n, sig), 0);
+      sr_base64_encode((const unsigned char *)payload, (size_t)n, true, p64);
+      sr_base64_encode(sig, sizeof(sig), true, s64);
+      snprintf(token, sizeof(token), "%s.%s", p64, s64);
+      memset(&err, 0, sizeof(err));
+      if (sr_capability_parse(token, strlen(token), &cap, &err) == 0)
+        fail_msg("accepted: %s", bad[i]);
+      assert_string_equal(err.reason, "capability_invalid");
+    }
+  }
 
   sr_trust_key_free(priv);
   sr_trust_key_free(pub);
@@ -313,6 +456,7 @@ int main(void) {
       cmocka_unit_test(test_base64),
       cmocka_unit_test(test_time),
       cmocka_unit_test(test_sign_and_verify),
+      cmocka_unit_test(test_tenant_tier),
       cmocka_unit_test(test_statement_parser_rejects),
       cmocka_unit_test(test_capability),
   };
