@@ -25,6 +25,7 @@
 #include <yaml.h>
 
 #include "cli.h"
+#include "magic.h"
 #include "ossl.h"
 #include "seccomp.h"
 #include "text.h"
@@ -979,5 +980,13 @@ void sr_cli_version(FILE *f) {
               SR_LIBUNISTRING_SONAME);
     else
       fprintf(f, "libunistring not loadable (%s)\n", SR_LIBUNISTRING_SONAME);
+  }
+  {
+    int v = sr_magic_lib_version(); /* 544 for 5.44 */
+    if (v >= 0)
+      fprintf(f, "libmagic %d.%02d (%s, opened for input type checks)\n",
+              v / 100, v % 100, SR_LIBMAGIC_SONAME);
+    else
+      fprintf(f, "libmagic not loadable (%s)\n", SR_LIBMAGIC_SONAME);
   }
 }

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+
+#include "error.h"
+
+/*
+ * The content type of an input (skillrun-skill(5) sandbox.inputs-types),
+ * through libmagic, which is opened with dlopen (dlib.h) only when a run
+ * checks a type: most runs declare none, and a mapped libmagic with its
+ * database costs every launch.  libmagic is shown a buffer (at most
+ * SR_MAGIC_BYTES from the start of the staged copy), never a path: it
+ * opens no file of the caller's, follows no link, and reads no more than
+ * that, and it never decompresses (no helper processes).  Its database is
+ * libmagic's default, which honours $MAGIC and ~/.magic.mgc: settings of
+ * the caller's, who chooses the libraries skillrun loads just as well.
+ */
+#define SR_MAGIC_BYTES (1024 * 1024)
+
+struct sr_magic_type {
+  char mime[128]; /* "application/pdf"; "application/octet-stream" unknown */
+  /* The file name extensions libmagic gives the format, '/'-separated
+   * ("jpeg/jpg/jpe/jfif"); "" when it names none. */
+  char exts[256];
+};
+
+/* What libmagic makes of buf[0..len).  A libmagic or database that cannot
+ * be loaded: exit 125, reason "library_unavailable", naming what needed it
+ * (`needed_for`). */
+int sr_magic_type_of(const void *buf, size_t len, const char *needed_for,
+                     struct sr_magic_type *out, struct sr_error *err);
+
+/* magic_version() of the library, or -1 when it cannot be loaded
+ * (--version). */
+int sr_magic_lib_version(void);
