@@ -335,7 +335,10 @@ static char *path_basename(const char *path) {
 
 /*
  * PATH[:NAME].  The split is at the last ':', so a path that itself contains
- * a ':' needs an explicit ":NAME" (predictable beats guessing).
+ * a ':' needs an explicit ":NAME" (predictable beats guessing).  An explicit
+ * NAME is checked by the run (sr_input_name_check, refused with an
+ * input_rejected event, since a hostile name is worth recording); a name
+ * taken from PATH must be a plain file name.
  */
 static int add_input(struct sr_args *a, const char *value,
                      struct sr_error *err) {
@@ -359,23 +362,10 @@ static int add_input(struct sr_args *a, const char *value,
   if (!*path)
     return usage_error(err, "invalid --input '%s': empty PATH",
                        quote(value, q));
-  if (!sr_valid_filename(name)) {
-    char qn[SR_QUOTE_MAX + 4];
-    if (colon)
-      return usage_error(err,
-                         "invalid --input '%s': NAME '%s' must be a single "
-                         "file name (no '/', not '.' or '..')",
-                         quote(value, q), quote(name, qn));
+  if (!colon && !sr_valid_filename(name))
     return usage_error(err,
                        "invalid --input '%s': no file name to use: give "
                        "PATH:NAME",
-                       quote(value, q));
-  }
-  /* /workspace/inputs/bundle is the bundle's old path (skillrun(1)). */
-  if (!strcmp(name, "bundle"))
-    return usage_error(err,
-                       "invalid --input '%s': the name 'bundle' is reserved; "
-                       "give PATH:NAME",
                        quote(value, q));
   for (size_t i = 0; i < a->n_inputs; i++)
     if (!strcmp(a->inputs[i].name, name))

@@ -150,6 +150,7 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
   enf->by[SR_LIM_LOG_CAP] = SR_ENF_SUPERVISOR;
   enf->by[SR_LIM_KILL_GRACE] = SR_ENF_SUPERVISOR;
   enf->by[SR_LIM_INPUTS_SIZE] = SR_ENF_SUPERVISOR;
+  enf->by[SR_LIM_INPUTS_MAX_SIZE] = SR_ENF_SUPERVISOR;
   enf->by[SR_LIM_TMP_SIZE] = SR_ENF_TMPFS;
   enf->by[SR_LIM_SCRATCH_SIZE] = SR_ENF_TMPFS;
   enf->by[SR_LIM_OUTPUTS_SIZE] = SR_ENF_TMPFS;

@@ -128,6 +128,20 @@ const struct sr_limit_def sr_limit_defs[SR__LIM_MAX] = {
             .max = 1 * TiB,
             .layers = SR_LAYERS_PLATFORM,
         },
+    [SR_LIM_INPUTS_MAX_SIZE] =
+        {
+            /* Each --input file.  As large as the largest cap until a
+             * layer lowers it, so that inputs-size alone binds: a conf
+             * that raises inputs-size need not raise this too.  SKILL.md
+             * declares what it accepts ("at most 25 MB a file"). */
+            .name = "inputs-max-size",
+            .kind = SR_KIND_SIZE,
+            .builtin = 1 * TiB,
+            .min = 0,
+            .max = 1 * TiB,
+            .layers = SR_LAYERS_PLATFORM | SR_LAYER(SR_SRC_MANIFEST),
+            .example = "25M",
+        },
     [SR_LIM_NOFILE] =
         {
             /* RLIMIT_NOFILE. */

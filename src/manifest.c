@@ -26,6 +26,7 @@
 #include <yaml.h>
 
 #include "fdutil.h"
+#include "filetype.h"
 #include "manifest.h"
 #include "text.h"
 
@@ -622,7 +623,8 @@ static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
 static void sandbox_keys(char *buf, size_t len) {
   size_t used;
 
-  snprintf(buf, len, "sandbox.entrypoint, sandbox.network");
+  snprintf(buf, len,
+           "sandbox.entrypoint, sandbox.network, sandbox.inputs-types");
   for (int id = 0; id < SR__LIM_MAX; id++) {
     if (!sr_limit_settable(id, SR_SRC_MANIFEST))
       continue;
@@ -692,6 +694,21 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
                      "sandbox.network is '%s': use 'deny' or 'allow'",
                      SHOWN(s));
     m->network_line = v->line;
+    return 0;
+  }
+  if (!strcmp(key, "sandbox.inputs-types")) {
+    const char *why;
+    char bad[SR_TYPE_ENTRY_MAX + 8];
+    int r = sr_type_list_parse(s, &m->inputs_types, &why, bad, sizeof(bad));
+
+    if (r == -ENOMEM)
+      return oom(err);
+    if (r < 0 && bad[0])
+      return INVALID(err, v->line, "sandbox.inputs-types: '%s': %s", SHOWN(bad),
+                     why);
+    if (r < 0)
+      return INVALID(err, v->line, "sandbox.inputs-types: %s", why);
+    m->inputs_types_line = v->line;
     return 0;
   }
   /* is_sandbox_key also lets a bare "sandbox" through. */
@@ -947,6 +964,7 @@ void sr_manifest_done(struct sr_manifest *m) {
   }
   free(m->metadata);
   sr_strv_done(&m->entrypoint);
+  sr_strv_done(&m->inputs_types);
   sr_strv_done(&m->warnings);
   *m = (struct sr_manifest){0};
 }

@@ -46,6 +46,10 @@ struct sr_manifest {
   unsigned entrypoint_line;
   enum sr_network_mode network; /* sandbox.network; SR_NET_UNSET: absent */
   unsigned network_line;
+  /* sandbox.inputs-types: what --input files it accepts (filetype.h);
+   * empty if absent. */
+  struct sr_strv inputs_types;
+  unsigned inputs_types_line;
   /* sandbox.<name> of the limits SKILL.md may set (sr_limit_defs),
    * indexed by enum sr_limit_id. */
   struct sr_manifest_limit limits[SR__LIM_MAX];

@@ -713,18 +713,102 @@ static int build_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
   return mount_fs(c, "tmpfs", e->dst, MS_NOSUID | MS_NODEV, INPUTS_TMPFS_OPTS);
 }
 
-/* Each regular file of the staged inputs directory bound read-only under
- * its name, then the tmpfs sealed. */
+/*
+ * Binds the staged inputs below src (a directory of the staging area) on
+ * the inputs tmpfs below dst (dst_name, "/workspace/inputs" and on, for
+ * messages), one read-only bind per regular file.  The staging area holds
+ * the inputs as NAME or DIR/NAME (workspace.c): at depth 0 a directory is
+ * made in the tmpfs and its files bound in turn; nothing deeper, nothing
+ * but regular files and those directories, is ever bound, and no link is
+ * followed.
+ */
+static int bind_staged_inputs(struct ctx *c, int src, int dst,
+                              const char *dst_name, uint64_t attr,
+                              unsigned depth) {
+  _cleanup_(closedirp) DIR *d = NULL;
+  struct dirent *de;
+  int dfd_raw, r;
+
+  dfd_raw = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd_raw < 0)
+    return sr_error_layer(c->err, "mount", errno, "open inputs for %s",
+                          dst_name);
+  d = fdopendir(dfd_raw);
+  if (!d) {
+    safe_close(dfd_raw);
+    return sr_error_layer(c->err, "mount", errno, "opendir inputs for %s",
+                          dst_name);
+  }
+  for (errno = 0; (de = readdir(d)); errno = 0) {
+    _cleanup_close_ int ifd = -1, tfd = -1;
+    struct stat st;
+
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    /* Never follow a link: the entry itself must be a regular file (or,
+     * at the top, a directory of them). */
+    ifd = sys_openat2(src, de->d_name, O_PATH | O_NOFOLLOW,
+                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                          RESOLVE_NO_MAGICLINKS);
+    if (ifd == -ELOOP)
+      continue;
+    if (ifd < 0)
+      return sr_error_layer(c->err, "mount", -ifd, "open input %s", de->d_name);
+    if (fstat(ifd, &st) < 0)
+      return sr_error_layer(c->err, "mount", errno, "stat input %s",
+                            de->d_name);
+    if (S_ISDIR(st.st_mode) && depth == 0) {
+      _cleanup_close_ int sub_src = -1, sub_dst = -1;
+      char sub[PATH_MAX];
+
+      snprintf(sub, sizeof(sub), "%s/%s", dst_name, de->d_name);
+      sub_src = sys_openat2(src, de->d_name, O_RDONLY | O_DIRECTORY,
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                RESOLVE_NO_MAGICLINKS);
+      if (sub_src < 0)
+        return sr_error_layer(c->err, "mount", -sub_src, "open input %s",
+                              de->d_name);
+      if (mkdirat(dst, de->d_name, 0755) < 0)
+        return sr_error_layer(c->err, "mount", errno, "mkdir %s", sub);
+      sub_dst = sys_openat2(dst, de->d_name, O_PATH | O_DIRECTORY, RESOLVE_NEW);
+      if (sub_dst < 0)
+        return sr_error_layer(c->err, "mount", -sub_dst, "open %s", sub);
+      r = bind_staged_inputs(c, sub_src, sub_dst, sub, attr, depth + 1);
+      if (r < 0)
+        return r;
+      continue;
+    }
+    if (!S_ISREG(st.st_mode))
+      continue;
+    tfd = openat(dst, de->d_name,
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (tfd < 0)
+      return sr_error_layer(c->err, "mount", errno, "create %s/%s", dst_name,
+                            de->d_name);
+    safe_close(tfd);
+    tfd = openat(dst, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (tfd < 0)
+      return sr_error_layer(c->err, "mount", errno, "open %s/%s", dst_name,
+                            de->d_name);
+    r = bind_fd(ifd, tfd, attr);
+    if (r < 0)
+      return sr_error_layer(c->err, "mount", -r, "mount input %s on %s/%s",
+                            de->d_name, dst_name, de->d_name);
+  }
+  if (errno != 0)
+    return sr_error_layer(c->err, "mount", errno, "readdir inputs for %s",
+                          dst_name);
+  return 0;
+}
+
+/* The staged inputs bound read-only under their names, then the tmpfs
+ * sealed. */
 static int finish_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
   const struct sr_mount_plan *p = c->plan;
   _cleanup_close_ int inputs = -1, src = -1;
-  _cleanup_(closedirp) DIR *d = NULL;
   int r;
 
   if (p->inputs_dir) {
-    int dfd_raw;
-    struct dirent *de;
-
     inputs =
         sys_openat2(c->root_fd, e->dst + 1, O_PATH | O_DIRECTORY, RESOLVE_NEW);
     if (inputs < 0)
@@ -737,53 +821,10 @@ static int finish_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
     if (src < 0)
       return sr_error_layer(c->err, "mount", -src, "open inputs %s",
                             p->inputs_dir);
-    dfd_raw = fcntl(src, F_DUPFD_CLOEXEC, 3);
-    if (dfd_raw < 0)
-      return sr_error_layer(c->err, "mount", errno, "dup");
-    d = fdopendir(dfd_raw);
-    if (!d) {
-      safe_close(dfd_raw);
-      return sr_error_layer(c->err, "mount", errno, "opendir %s",
-                            p->inputs_dir);
-    }
-    for (errno = 0; (de = readdir(d)); errno = 0) {
-      _cleanup_close_ int ifd = -1, tfd = -1;
-      struct stat st;
-
-      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-        continue;
-      /* Never follow a link: the entry itself must be a regular file. */
-      ifd = sys_openat2(src, de->d_name, O_PATH | O_NOFOLLOW,
-                        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                            RESOLVE_NO_MAGICLINKS);
-      if (ifd == -ELOOP)
-        continue;
-      if (ifd < 0)
-        return sr_error_layer(c->err, "mount", -ifd, "open input %s",
-                              de->d_name);
-      if (fstat(ifd, &st) < 0)
-        return sr_error_layer(c->err, "mount", errno, "stat input %s",
-                              de->d_name);
-      if (!S_ISREG(st.st_mode))
-        continue;
-      tfd = openat(inputs, de->d_name,
-                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (tfd < 0)
-        return sr_error_layer(c->err, "mount", errno, "create %s/%s", e->dst,
-                              de->d_name);
-      safe_close(tfd);
-      tfd = openat(inputs, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (tfd < 0)
-        return sr_error_layer(c->err, "mount", errno, "open %s/%s", e->dst,
-                              de->d_name);
-      r = bind_fd(ifd, tfd, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
-      if (r < 0)
-        return sr_error_layer(c->err, "mount", -r, "mount input %s on %s/%s",
-                              de->d_name, e->dst, de->d_name);
-    }
-    if (errno != 0)
-      return sr_error_layer(c->err, "mount", errno, "readdir %s",
-                            p->inputs_dir);
+    r = bind_staged_inputs(c, src, inputs, e->dst,
+                           e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND, 0);
+    if (r < 0)
+      return r;
   }
   return setattr_path(c, e->dst,
                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);

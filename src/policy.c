@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "filetype.h"
 #include "manifest.h"
 #include "policy.h"
 #include "view.h"
@@ -143,6 +144,11 @@ void sr_policy_done(struct sr_policy *p) {
     free(p->setenv[i].value);
   }
   free(p->setenv);
+  for (size_t i = 0; i < p->n_input_types; i++) {
+    sr_strv_done(&p->input_types[i].entries);
+    free(p->input_types[i].where);
+  }
+  free(p->input_types);
   syscall_list_done(&p->seccomp_allow);
   syscall_list_done(&p->seccomp_deny);
   free(p->workspace_root);
@@ -233,6 +239,7 @@ enum {
   K_AUDIT_KEY,
   K_PLACEMENT_ID,
   K_REQUIRE_PLACEMENT,
+  K_INPUTS_TYPES,
   K__SCALAR_MAX,
   K_BIND_RO = K__SCALAR_MAX,
   K_BIND_RO_TRY,
@@ -269,6 +276,7 @@ static const struct {
     [K_AUDIT_KEY - SR__LIM_MAX] = {"audit-key", IN_CONF},
     [K_PLACEMENT_ID - SR__LIM_MAX] = {"placement-id", IN_CONF},
     [K_REQUIRE_PLACEMENT - SR__LIM_MAX] = {"require-placement", IN_CONF},
+    [K_INPUTS_TYPES - SR__LIM_MAX] = {"inputs-types", IN_CONF | IN_PROFILE},
     [K_BIND_RO - SR__LIM_MAX] = {"bind-ro", IN_PROFILE},
     [K_BIND_RO_TRY - SR__LIM_MAX] = {"bind-ro-try", IN_PROFILE},
     [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_PROFILE},
@@ -764,6 +772,63 @@ static int unknown_key(struct layer *L, const struct sr_conf_line *l) {
   return line_error(L, l, "unknown key '%s'", l->key);
 }
 
+SR_ANALYZER_LAYER_LEAK_BEGIN
+/*
+ * Adds a layer's declared input types, or replaces them when the same
+ * layer declared them before (a profile's line overriding an included
+ * file's): each layer has one list, and every list must accept an input.
+ */
+static int set_input_types(struct sr_policy *p, enum sr_source src,
+                           struct sr_strv *entries, const char *where) {
+  struct sr_type_list *t = NULL, *v;
+  char *w = strdup(where);
+
+  if (!w)
+    return -ENOMEM;
+  for (size_t i = 0; i < p->n_input_types; i++)
+    if (p->input_types[i].source == src)
+      t = &p->input_types[i];
+  if (!t) {
+    v = realloc(p->input_types, (p->n_input_types + 1) * sizeof(*v));
+    if (!v) {
+      free(w);
+      return -ENOMEM;
+    }
+    p->input_types = v;
+    t = &v[p->n_input_types++];
+    memset(t, 0, sizeof(*t));
+  }
+  sr_strv_done(&t->entries);
+  free(t->where);
+  t->entries = *entries;
+  memset(entries, 0, sizeof(*entries));
+  t->source = src;
+  t->where = w;
+  return 0;
+}
+
+SR_ANALYZER_LAYER_LEAK_END
+
+static int apply_inputs_types(struct layer *L, const struct sr_conf_line *l) {
+  _cleanup_(sr_strv_done) struct sr_strv list = {0};
+  char where[600];
+  const char *why;
+  int r;
+
+  r = want_args(L, l, 1, SR_TYPES_MAX, "TYPE...");
+  if (r < 0)
+    return r;
+  for (size_t i = 0; i < l->n_args; i++) {
+    r = sr_type_list_add(&list, l->args[i], &why);
+    if (r == -EINVAL)
+      return line_error(L, l, "inputs-types: '%s': %s", l->args[i], why);
+    if (r < 0)
+      return r;
+  }
+  snprintf(where, sizeof(where), "%s:%u", l->file, l->line);
+  return set_input_types(L->p, L->src, &list, where);
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = SR_LAYER(L->src);
@@ -929,6 +994,8 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
                     k == K_AUDIT_KEY ? &p->audit_key : &p->capability_key);
   case K_TRUST_KEY:
     return apply_trust_key(L, l);
+  case K_INPUTS_TYPES:
+    return apply_inputs_types(L, l);
   case K_BIND_RO:
   case K_BIND_RO_TRY:
     return apply_bind(L, l, k == K_BIND_RO_TRY);
@@ -1111,6 +1178,24 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
     r = lower_from(p, id, lim->value, SR_SRC_MANIFEST, who, err);
     if (r < 0)
       return r;
+  }
+
+  /* Declared types only narrow: every layer's list must accept a file. */
+  if (m->inputs_types.n > 0) {
+    struct sr_strv copy = {0};
+    char where[32];
+
+    for (size_t i = 0; i < m->inputs_types.n; i++)
+      if (sr_strv_push(&copy, m->inputs_types.v[i]) < 0) {
+        sr_strv_done(&copy);
+        return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "SKILL.md");
+      }
+    snprintf(where, sizeof(where), "SKILL.md:%u", m->inputs_types_line);
+    r = set_input_types(p, SR_SRC_MANIFEST, &copy, where);
+    if (r < 0) {
+      sr_strv_done(&copy);
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "oom", "SKILL.md");
+    }
   }
 
   if (m->network == SR_NET_UNSET)
@@ -1356,6 +1441,22 @@ static json_t *trust_json(const struct sr_policy *p) {
                    p->audit_key ? json_string(p->audit_key) : json_null());
 }
 
+static json_t *input_types_json(const struct sr_policy *p) {
+  json_t *a = json_array();
+
+  for (size_t i = 0; a && i < p->n_input_types; i++) {
+    const struct sr_type_list *t = &p->input_types[i];
+    if (json_array_append_new(
+            a, json_pack("{s:s, s:s, s:o}", "source", sr_source_name(t->source),
+                         "where", t->where, "types", strv_json(&t->entries))) <
+        0) {
+      json_decref(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
 json_t *sr_policy_to_json(const struct sr_policy *p,
                           const struct sr_enforcement *enf) {
   json_t *env_set = json_object();
@@ -1390,7 +1491,8 @@ json_t *sr_policy_to_json(const struct sr_policy *p,
       "set", env_set, "seccomp", "allow", syscalls_json(&p->seccomp_allow),
       "deny", syscalls_json(&p->seccomp_deny), "warnings",
       strv_json(&p->warnings));
-  if (o && json_object_set_new(o, "trust", trust_json(p)) < 0) {
+  if (o && (json_object_set_new(o, "trust", trust_json(p)) < 0 ||
+            json_object_set_new(o, "inputs_types", input_types_json(p)) < 0)) {
     json_decref(o);
     return NULL;
   }

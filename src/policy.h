@@ -12,6 +12,7 @@
 
 struct sr_conf;
 struct sr_error;
+struct sr_type_list;
 
 struct sr_manifest;
 
@@ -128,6 +129,12 @@ struct sr_policy {
   struct sr_strv env_keep; /* names kept from the caller's environment */
   struct sr_setenv *setenv;
   size_t n_setenv;
+
+  /* The input types each layer declares (conf and profile
+   * `inputs-types`, SKILL.md sandbox.inputs-types), in layer order: an
+   * --input must be accepted by every one (filetype.h).  None: any type. */
+  struct sr_type_list *input_types;
+  size_t n_input_types;
 
   struct sr_syscall_list seccomp_allow; /* added to the allowlist */
   struct sr_syscall_list seccomp_deny;  /* removed from it */

@@ -133,18 +133,38 @@ static int write_sandbox_metadata(struct sr_run *run, struct sr_error *err) {
   return r;
 }
 
-/* The caller's --input files, copied while hashed. */
+/* The caller's --input files, copied while hashed and checked against
+ * the sizes and types the layers declare; a refused one is recorded as
+ * input_rejected. */
 static int stage_inputs(struct sr_run *run, struct sr_error *err) {
   const struct sr_args *a = run->args;
+  const struct sr_policy *p = &run->policy;
+  const struct sr_input_rules rules = {
+      .total_max = p->limits[SR_LIM_INPUTS_SIZE].value,
+      .total_source = p->limits[SR_LIM_INPUTS_SIZE].source,
+      .file_max = p->limits[SR_LIM_INPUTS_MAX_SIZE].value,
+      .file_source = p->limits[SR_LIM_INPUTS_MAX_SIZE].source,
+      .types = p->input_types,
+      .n_types = p->n_input_types,
+  };
   _cleanup_free_ struct sr_input *in = NULL;
+  json_t *rejected = NULL;
+  int r;
 
   if (a->n_inputs > 0 && !(in = calloc(a->n_inputs, sizeof(*in))))
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "inputs", "inputs");
   for (size_t i = 0; i < a->n_inputs; i++)
     in[i] = (struct sr_input){a->inputs[i].path, a->inputs[i].name};
-  return sr_workspace_stage_inputs(&run->ws, in, a->n_inputs,
-                                   run->policy.limits[SR_LIM_INPUTS_SIZE].value,
-                                   &run->audit, &run->inputs, err);
+  r = sr_workspace_stage_inputs(&run->ws, in, a->n_inputs, &rules, &run->audit,
+                                &run->inputs, &rejected, err);
+  if (r < 0 && rejected) {
+    json_decref(run->refusal_extra);
+    run->refusal_extra = rejected;
+    run->refusal_event = "input_rejected";
+  } else {
+    json_decref(rejected);
+  }
+  return r;
 }
 
 int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {

@@ -107,6 +107,52 @@ static int workspace_root(const struct sr_run *run, char **out,
   return 0;
 }
 
+/* An --input refused at admission: input_rejected names it and the rule. */
+static int reject_input(struct sr_run *run, const struct sr_input_arg *in,
+                        const char *why, const char *other,
+                        struct sr_error *err) {
+  json_decref(run->refusal_extra);
+  run->refusal_extra = json_pack("{s:s, s:s, s:s}", "name", in->name, "path",
+                                 in->path, "rule", "name");
+  run->refusal_event = "input_rejected";
+  /* The event has the name as given (JSON-escaped); the message line,
+   * printed on stderr too, must not carry a hostile name's escapes. */
+  return sr_error_set(err, SR_EXIT_REFUSED, 0, "input_name",
+                      "input name '%s' (from %s): %s%s%s",
+                      sr_printable(in->name, (char[96]){0}, 96),
+                      sr_printable(in->path, (char[256]){0}, 256), why,
+                      other ? sr_printable(other, (char[96]){0}, 96) : "",
+                      other ? "'" : "");
+}
+
+/*
+ * The names the inputs get under /workspace/inputs, before the run
+ * directory exists, so that a hostile name does not even use up its
+ * execution id: each one valid (sr_input_name_check), and no name both a
+ * file and the directory of another ("materials" and "materials/x").
+ * Duplicates are the command line's (cli.c).
+ */
+static int check_input_names(struct sr_run *run, struct sr_error *err) {
+  const struct sr_args *a = run->args;
+  const char *why;
+
+  for (size_t i = 0; i < a->n_inputs; i++)
+    if (sr_input_name_check(a->inputs[i].name, &why) < 0)
+      return reject_input(run, &a->inputs[i], why, NULL, err);
+  for (size_t i = 0; i < a->n_inputs; i++) {
+    const char *slash = strchr(a->inputs[i].name, '/');
+    size_t n = slash ? (size_t)(slash - a->inputs[i].name) : 0;
+
+    for (size_t k = 0; slash && k < a->n_inputs; k++)
+      if (strlen(a->inputs[k].name) == n &&
+          !strncmp(a->inputs[k].name, a->inputs[i].name, n))
+        return reject_input(run, &a->inputs[k],
+                            "a file, and the directory of input '",
+                            a->inputs[i].name, err);
+  }
+  return 0;
+}
+
 int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
   _cleanup_free_ char *root = NULL;
   int audit_copy = -1, r;
@@ -116,6 +162,8 @@ int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
     r = workspace_root(run, &root, err);
   if (r >= 0)
     r = check_capability(run, err);
+  if (r >= 0)
+    r = check_input_names(run, err);
   if (r < 0)
     return r;
   r = sr_workspace_create(&run->ws, root, run->tenant, run->execution_id,

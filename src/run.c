@@ -546,7 +546,10 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
     f = json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg);
     if (f && run->refusal_extra)
       json_object_update(f, run->refusal_extra);
-    (void)sr_audit_emit(&run->audit, "bundle_rejected", f, &ignored);
+    (void)sr_audit_emit(&run->audit,
+                        run->refusal_event ? run->refusal_event
+                                           : "bundle_rejected",
+                        f, &ignored);
   } else if (err->layer[0]) {
     (void)sr_audit_emit(&run->audit, "layer_failed",
                         json_pack("{s:s, s:s, s:o}", "layer", err->layer,

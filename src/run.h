@@ -62,7 +62,11 @@ struct sr_run {
   struct sr_keyring keyring;
   char *would_refuse;     /* --explain: the refusal a run would meet, */
   size_t would_refuse_at; /* listed before this policy warning */
-  json_t *refusal_extra;  /* fields added to a bundle_rejected event */
+  json_t *refusal_extra;  /* fields added to the refusal's event */
+  /* The refusal's event: "input_rejected" for an --input refused by a
+   * rule (admit: its name; prepare: its file, size or type); NULL:
+   * bundle_rejected. */
+  const char *refusal_event;
 
   /* prepare */
   char *const *argv; /* the command: after "--", else the entrypoint */

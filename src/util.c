@@ -267,6 +267,70 @@ void sr_nearest_offer(struct sr_nearest *n, const char *known) {
   }
 }
 
+const char *sr_printable(const char *s, char *buf, size_t len) {
+  size_t i = 0;
+
+  if (len < 4) {
+    if (len)
+      buf[0] = '\0';
+    return buf;
+  }
+  for (; s && s[i] && i < len - 1; i++) {
+    buf[i] = s[i];
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      buf[i] = '?';
+  }
+  if (s && s[i]) {
+    i = len - 4;
+    memcpy(buf + i, "...", 3);
+    i += 3;
+  }
+  buf[i] = '\0';
+  return buf;
+}
+
+int sr_input_name_check(const char *name, const char **why) {
+  const char *slash;
+  size_t n;
+
+  *why = NULL;
+  if (!name || !*name)
+    *why = "the name is empty";
+  else if (name[0] == '/')
+    *why = "an absolute name: names are relative to /workspace/inputs";
+  else if (sr_has_control_chars(name))
+    *why = "a control character in the name";
+  if (*why)
+    return -EINVAL;
+  /* Component by component: at most two, each a plain file name. */
+  for (const char *c = name, *end;; c = end + 1) {
+    end = strchrnul(c, '/');
+    n = (size_t)(end - c);
+    if (n == 0)
+      *why = "an empty component ('//' or a trailing '/')";
+    else if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+      *why = "a '.' or '..' component";
+    else if (n > 255)
+      *why = "a component longer than 255 bytes";
+    if (*why)
+      return -EINVAL;
+    if (!*end)
+      break;
+  }
+  slash = strchr(name, '/');
+  if (slash && strchr(slash + 1, '/')) {
+    *why = "more than one directory level (at most DIR/NAME)";
+    return -EINVAL;
+  }
+  n = slash ? (size_t)(slash - name) : strlen(name);
+  if (n == strlen("bundle") && !strncmp(name, "bundle", n)) {
+    *why = "'bundle' is reserved: /workspace/inputs/bundle is the "
+           "bundle's old path";
+    return -EINVAL;
+  }
+  return 0;
+}
+
 void sr_hex(const unsigned char *in, size_t n, char *out) {
   static const char digits[] = "0123456789abcdef";
 

@@ -46,6 +46,18 @@ bool sr_valid_abs_path(const char *s);
 /* path is dir or below it, component-wise ("/tmpdata" is not below "/tmp");
  * both valid as above. */
 bool sr_path_at_or_below(const char *path, const char *dir);
+/* s made safe to print in one message line: control characters become
+ * '?', and a value longer than len - 4 bytes is cut with "...".  Returns
+ * buf. */
+const char *sr_printable(const char *s, char *buf, size_t len);
+/*
+ * A name under /workspace/inputs (skillrun(1) --input): one file name, or
+ * one directory and a file name ("materials/doc.pdf"), each a valid file
+ * name; never absolute, never an empty, "." or ".." component, never the
+ * reserved "bundle" (the bundle's mount point) as the first component.
+ * 0, or -EINVAL with *why naming the rule broken (a static string).
+ */
+int sr_input_name_check(const char *name, const char **why);
 
 /*
  * "Did you mean": the known name closest to what was typed, by optimal

@@ -6,8 +6,11 @@
 
 #include <jansson.h>
 
+#include "limit.h"
+
 struct sr_audit;
 struct sr_error;
+struct sr_type_list;
 
 /*
  * The host side of one run: {root}/{tenant}/{execution}/ holding, while the
@@ -79,19 +82,42 @@ int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
                               bool tmpfs_ok, struct sr_error *err);
 
 /* One caller file to stage: its host path, and its name under
- * /workspace/inputs. */
+ * /workspace/inputs (NAME or DIR/NAME: sr_input_name_check). */
 struct sr_input {
   const char *path;
   const char *name;
 };
 
-/* Copies each input (regular files only, never following a link) into
- * staging/inputs while hashing it, at most max_bytes in all; returns a
- * JSON array of {name,size,sha256} and emits input_staged events. */
+/* What every input must satisfy: the resolved policy's rules. */
+struct sr_input_rules {
+  uint64_t total_max; /* inputs-size: all files together */
+  enum sr_source total_source;
+  uint64_t file_max; /* inputs-max-size: each file */
+  enum sr_source file_source;
+  /* Declared types: every list must accept each file (filetype.h). */
+  const struct sr_type_list *types;
+  size_t n_types;
+};
+
+/*
+ * Copies each input (regular files only, never following a link) into
+ * staging/inputs/NAME, or staging/inputs/DIR/NAME with DIR made here
+ * (mode 0755, opened relative to the staging directory, never through a
+ * link), while hashing it; then checks it against the rules on the staged
+ * copy, the bytes the skill will read: the sizes while copying, the types
+ * from the copy's first SR_MAGIC_BYTES (magic.h), so that a file changed
+ * between a check and the copy cannot slip through.  Returns a JSON array
+ * of {name,size,sha256[,type]} and emits input_staged events.
+ * An input a rule refuses is exit 123 with reason input_name,
+ * input_invalid, input_too_large or input_type, and *rejected set to the
+ * input_rejected event's fields (name, path, rule, and what the rule
+ * says); the caller emits it.
+ */
 int sr_workspace_stage_inputs(struct sr_workspace *ws,
                               const struct sr_input *inputs, size_t n_inputs,
-                              uint64_t max_bytes, struct sr_audit *audit,
-                              json_t **ret_inputs, struct sr_error *err);
+                              const struct sr_input_rules *rules,
+                              struct sr_audit *audit, json_t **ret_inputs,
+                              json_t **rejected, struct sr_error *err);
 
 /* Writes the sandbox's metadata.json (mounted read-only at
  * /workspace/metadata.json) into the staging directory and sets

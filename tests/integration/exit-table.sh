@@ -70,10 +70,10 @@ for mode in root user; do
       on bundle_rejected .reason bundle_invalid
       r -i "$T/no-such-input" "$B" -- /bin/true
       expect "$row" "an input that does not exist" 123 refused
-      on bundle_rejected .reason input_invalid
+      on input_rejected .reason input_invalid
       r -i "$T/a-directory" "$B" -- /bin/true
       expect "$row" "an input that is a directory (the same way)" 123 refused
-      on bundle_rejected .reason input_invalid
+      on input_rejected .reason input_invalid
       n=$((n + 1))
       "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --tenant 'bad tenant' \
         --audit-file "$W/a.$n" "$B" -- /bin/true >/dev/null 2>&1

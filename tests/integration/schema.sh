@@ -143,14 +143,21 @@ is "an ignored skillrun.conf: warning from conf" "$(sources "$A")" conf
 # Nothing to run: an error event.
 r "$B"
 is "no command and no entrypoint: error usage" "$(field "$A" error .reason)" usage
-# Refusals of inputs.
+# Refusals of inputs (tests/integration/inputs.sh has the rest).
 r -i /:root "$B" -- /bin/true
-is "an input that is a directory: input_invalid" "$(field "$A" bundle_rejected .reason)" input_invalid
+is "an input that is a directory: input_rejected input_invalid" \
+  "$(field "$A" input_rejected '"\(.reason) \(.rule)"')" "input_invalid regular-file"
 r -i "$T/no-such-input" "$B" -- /bin/true
-is "an input that does not exist: the same refusal" "$(field "$A" bundle_rejected .reason)" input_invalid
+is "an input that does not exist: the same refusal" \
+  "$(field "$A" input_rejected '"\(.reason) \(.rule)"')" "input_invalid regular-file"
 printf 'inputs-size 1\n' >"$T/tiny-inputs.profile"
 r -p "$T/tiny-inputs.profile" -i "$T/in.txt" "$B" -- /bin/true
-is "inputs over inputs-size: input_too_large" "$(field "$A" bundle_rejected .reason)" input_too_large
+is "inputs over inputs-size: input_rejected input_too_large" \
+  "$(field "$A" input_rejected '"\(.reason) \(.rule) \(.limit) \(.source)"')" \
+  "input_too_large inputs-size 1 profile"
+r -i "$T/in.txt:../x" "$B" -- /bin/true
+is "a hostile input name: input_rejected input_name" \
+  "$(field "$A" input_rejected '"\(.reason) \(.rule) \(.name)"')" "input_name name ../x"
 # A pinned digest that does not match: expected and actual.
 r --expect-sha256 "$(printf '%064d' 0)" "$B" -- /bin/true
 is "a digest mismatch names expected and actual" \

@@ -361,6 +361,46 @@ static void test_entrypoint(void **state) {
   sr_manifest_done(&m);
 }
 
+/* What a skill accepts as input: types and a per-file size. */
+static void test_inputs_declarations(void **state) {
+  struct sr_manifest m;
+
+  (void)state;
+  parse_good("---\nname: x\ndescription: d\nmetadata:\n"
+             "  sandbox.inputs-max-size: 25M\n"
+             "  sandbox.inputs-types: \"application/pdf, .DOCX image/*\"\n"
+             "---\n",
+             NULL, &m);
+  assert_true(m.limits[SR_LIM_INPUTS_MAX_SIZE].set);
+  assert_int_equal(m.limits[SR_LIM_INPUTS_MAX_SIZE].value, 25 << 20);
+  assert_int_equal(m.inputs_types.n, 3);
+  assert_string_equal(m.inputs_types.v[1], ".docx");
+  assert_int_equal(m.inputs_types_line, 6);
+  sr_manifest_done(&m);
+  /* No types declared: any. */
+  parse_good("---\nname: x\ndescription: d\n---\n", NULL, &m);
+  assert_int_equal(m.inputs_types.n, 0);
+  sr_manifest_done(&m);
+
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.inputs-types: \"application/pdf pdf\"\n---\n",
+            SIZE_MAX,
+            "SKILL.md:5: ", "sandbox.inputs-types: 'pdf': neither a MIME type");
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.inputs-types: \" , \"\n---\n",
+            SIZE_MAX, "SKILL.md:5: ", "sandbox.inputs-types: no entry");
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.inputs-types: \".tar.gz\"\n---\n",
+            SIZE_MAX, "SKILL.md:5: ", "no inner '.'");
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.inputs-max-size: lots\n---\n",
+            SIZE_MAX, "SKILL.md:5: ", "sandbox.inputs-max-size is 'lots'");
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.inputs-type: text/plain\n---\n",
+            SIZE_MAX,
+            "SKILL.md:5: ", "unknown sandbox key 'sandbox.inputs-type'");
+}
+
 static void test_length_limits_exact(void **state) {
   char buf[8192];
   char s[4200];
@@ -640,7 +680,7 @@ static void test_misc_invalid(void **state) {
  * its kind's syntax; the table's other limits are unknown sandbox keys,
  * and the list of known keys in that error is the table's. */
 static void test_limit_table_keys(void **state) {
-  char known[512] = "sandbox.entrypoint, sandbox.network";
+  char known[512] = "sandbox.entrypoint, sandbox.network, sandbox.inputs-types";
   int settable = 0;
 
   (void)state;
@@ -744,6 +784,7 @@ int main(void) {
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_scalars),
       cmocka_unit_test(test_entrypoint),
+      cmocka_unit_test(test_inputs_declarations),
       cmocka_unit_test(test_length_limits_exact),
       cmocka_unit_test(test_invalid_fixtures),
       cmocka_unit_test(test_fixture_count),

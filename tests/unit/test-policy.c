@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "filetype.h"
 #include "manifest.h"
 #include "policy.h"
 #include "seccomp.h"
@@ -579,6 +580,72 @@ static void test_trust_settings(void **state) {
   assert_false(p.require_placement);
   assert_null(p.placement_id);
   sr_policy_done(&p);
+}
+
+/* Declared input types: one list per layer, each only narrowing. */
+static void test_input_types(void **state) {
+  struct sr_policy p;
+  struct sr_manifest m;
+  struct sr_error err = {0};
+  json_t *j, *a;
+  (void)state;
+
+  build(&p, "inputs-types application/pdf .docx text/plain\n",
+        "inputs-types application/pdf\n");
+  assert_int_equal(p.n_input_types, 2);
+  assert_int_equal(p.input_types[0].source, SR_SRC_CONF);
+  assert_int_equal(p.input_types[0].entries.n, 3);
+  assert_string_equal(p.input_types[0].where, "skillrun.conf:1");
+  assert_int_equal(p.input_types[1].source, SR_SRC_PROFILE);
+  assert_string_equal(p.input_types[1].entries.v[0], "application/pdf");
+  manifest_init(&m);
+  assert_int_equal(sr_strv_push(&m.inputs_types, ".docx"), 0);
+  m.inputs_types_line = 7;
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  sr_strv_done(&m.inputs_types);
+  assert_int_equal(p.n_input_types, 3);
+  assert_string_equal(p.input_types[2].where, "SKILL.md:7");
+  /* Every layer's list must accept a file: here, nothing can pass. */
+  {
+    bool all = true;
+    for (size_t i = 0; i < p.n_input_types; i++)
+      all = all && sr_type_list_accepts(&p.input_types[i].entries, "a.pdf",
+                                        "application/pdf", "pdf");
+    assert_false(all);
+  }
+  j = sr_policy_to_json(&p, NULL);
+  a = json_object_get(j, "inputs_types");
+  assert_int_equal(json_array_size(a), 3);
+  assert_string_equal(
+      json_string_value(json_object_get(json_array_get(a, 2), "source")),
+      "manifest");
+  json_decref(j);
+  sr_policy_done(&p);
+
+  /* A profile's own line replaces what an included file declared. */
+  {
+    const char *td = getenv("TESTDATA");
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "include %s/conf/inc-types.profile\ninputs-types image/png\n",
+             td ? td : "tests/data");
+    build(&p, NULL, text);
+    assert_int_equal(p.n_input_types, 1);
+    assert_string_equal(p.input_types[0].entries.v[0], "image/png");
+    sr_policy_done(&p);
+  }
+  build(&p, NULL, NULL);
+  assert_int_equal(p.n_input_types, 0);
+  sr_policy_done(&p);
+
+  expect_error(false, "inputs-types pdf\n",
+               "t.profile:1: inputs-types: 'pdf': neither a MIME type "
+               "(type/subtype or type/*) nor an extension (.ext)");
+  expect_error(false, "inputs-types\n",
+               "t.profile:1: inputs-types: expected 'inputs-types TYPE...'");
+  expect_error(false, "inputs-types .a\ninputs-types .b\n",
+               "t.profile:2: duplicate key 'inputs-types' (first set at "
+               "t.profile:1)");
 }
 
 static void test_binds(void **state) {
@@ -1241,6 +1308,7 @@ int main(void) {
       cmocka_unit_test(test_enforcement),
       cmocka_unit_test(test_to_json),
       cmocka_unit_test(test_trust_settings),
+      cmocka_unit_test(test_input_types),
       cmocka_unit_test(test_shipped_profiles),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -530,6 +530,71 @@ static void test_path_at_or_below(void **state) {
   assert_true(sr_path_at_or_below("/usr/lib", "/"));
 }
 
+static void test_input_name_check(void **state) {
+  static const char *const good[] = {
+      "doc.pdf",   "materials/doc.pdf", "a/b", "bundle.txt",
+      "bundles/x", "x/bundle",          "..a", "a..",
+      ".hidden",   "dir/.hidden",
+  };
+  static const struct {
+    const char *name, *why;
+  } bad[] = {
+      {"", "empty"},
+      {"/etc/passwd", "absolute"},
+      {"/", "absolute"},
+      {"..", "'..'"},
+      {".", "'.'"},
+      {"../x", "'..'"},
+      {"a/..", "'..'"},
+      {"a/./b", "'.'"},
+      {"a//b", "empty component"},
+      {"a/", "empty component"},
+      {"a/b/c", "more than one directory level"},
+      {"a/b/", "empty component"},
+      {"bundle", "reserved"},
+      {"bundle/x", "reserved"},
+      {"a\nb", "control character"},
+      {"a/\x1b[31m", "control character"},
+  };
+  char longname[300];
+  const char *why = NULL;
+  (void)state;
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(good); i++) {
+    if (sr_input_name_check(good[i], &why) != 0)
+      fail_msg("'%s' refused: %s", good[i], why);
+    assert_null(why);
+  }
+  for (size_t i = 0; i < SR_ARRAY_SIZE(bad); i++) {
+    why = NULL;
+    assert_int_equal(sr_input_name_check(bad[i].name, &why), -EINVAL);
+    assert_non_null(why);
+    if (!strstr(why, bad[i].why))
+      fail_msg("'%s': '%s' lacks '%s'", bad[i].name, why, bad[i].why);
+  }
+  assert_int_equal(sr_input_name_check(NULL, &why), -EINVAL);
+  memset(longname, 'a', 256);
+  longname[256] = '\0';
+  assert_int_equal(sr_input_name_check(longname, &why), -EINVAL);
+  assert_non_null(strstr(why, "255"));
+  longname[255] = '\0';
+  assert_int_equal(sr_input_name_check(longname, &why), 0);
+}
+
+static void test_printable(void **state) {
+  char buf[12];
+  (void)state;
+
+  assert_string_equal(sr_printable("plain", buf, sizeof(buf)), "plain");
+  assert_string_equal(sr_printable("a\x1b[31mb\n", buf, sizeof(buf)),
+                      "a?[31mb?");
+  assert_string_equal(sr_printable("0123456789a", buf, sizeof(buf)),
+                      "0123456789a");
+  assert_string_equal(sr_printable("0123456789ab", buf, sizeof(buf)),
+                      "01234567...");
+  assert_string_equal(sr_printable(NULL, buf, sizeof(buf)), "");
+}
+
 static void test_has_control_chars(void **state) {
   static const char *const clean[] = {
       "",     "plain text", " ",           "~", "!\"#$%&'()*+,-./",
@@ -857,6 +922,8 @@ int main(void) {
       cmocka_unit_test(test_valid_filename),
       cmocka_unit_test(test_valid_abs_path),
       cmocka_unit_test(test_path_at_or_below),
+      cmocka_unit_test(test_input_name_check),
+      cmocka_unit_test(test_printable),
       cmocka_unit_test(test_has_control_chars),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
