@@ -322,6 +322,8 @@ int sr_input_name_check(const char *name, const char **why) {
     *why = "more than one directory level (at most DIR/NAME)";
     return -EINVAL;
   }
+  /* The one entry of the sandbox view inside /workspace/inputs
+   * (SR_VIEW_BUNDLE in view.h, which builds on this file). */
   n = slash ? (size_t)(slash - name) : strlen(name);
   if (n == strlen("bundle") && !strncmp(name, "bundle", n)) {
     *why = "'bundle' is reserved: /workspace/inputs/bundle is the "

@@ -201,6 +201,28 @@ static void test_claims(void **state) {
   }
 }
 
+/* Every entry of the view inside /workspace/inputs is a name no --input
+ * may take (sr_input_name_check), nor anything below it: an input there
+ * would be shadowed by the mount, or collide with it. */
+static void test_inputs_reserved(void **state) {
+  const char *prefix = "/workspace/inputs/", *why;
+  size_t n = strlen(prefix), found = 0;
+  char below[512];
+  (void)state;
+
+  for (size_t i = 0; i < sr_view_len; i++) {
+    const char *dst = sr_view[i].dst;
+    if (!dst || strncmp(dst, prefix, n) != 0)
+      continue;
+    found++;
+    if (sr_input_name_check(dst + n, &why) == 0)
+      fail_msg("--input NAME %s is not refused", dst + n);
+    snprintf(below, sizeof(below), "%s/x", dst + n);
+    assert_int_equal(sr_input_name_check(below, &why), -EINVAL);
+  }
+  assert_true(found >= 1); /* the bundle */
+}
+
 static void test_etc_claims(void **state) {
   (void)state;
 
@@ -334,6 +356,7 @@ int main(void) {
       cmocka_unit_test(test_entries_claim_themselves),
       cmocka_unit_test(test_skill_dir),
       cmocka_unit_test(test_claims),
+      cmocka_unit_test(test_inputs_reserved),
       cmocka_unit_test(test_etc_claims),
       cmocka_unit_test(test_profile_refusals),
       cmocka_unit_test(test_to_json),
