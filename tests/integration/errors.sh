@@ -24,14 +24,10 @@ printf '#!/usr/bin/python9 -u\nprint(1)\n' >"$B/scripts/bad-interp.py"
 chmod 755 "$B/scripts/bad-interp.py"
 chmod -R a+rX "$T"
 
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+skip_modes
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   n=0
   r() {
     n=$((n + 1))

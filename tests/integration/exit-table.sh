@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
 
 MAN1=$TOP_BUILDDIR/man/skillrun.1
 # The rows: the bold first line after each .TP of the section.
@@ -29,14 +28,10 @@ printf 'bind-ro /nonexistent-skillrun-test-path /opt/x\n' >"$T/bad-bind.profile"
 printf 'memroy 1G\n' >"$T/typo.profile"
 chmod -R a+rX "$T"
 
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+skip_modes
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   n=0
   r() { # a run as execution t$n; audit in $W/a.$n; sets rc
     n=$((n + 1))

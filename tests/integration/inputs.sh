@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
 
 T=$(tmpdir)
 # A skill that declares what it takes: PDF or DOCX, at most 4 KiB a file.
@@ -68,8 +67,9 @@ else
   pass "# SKIP file(1) is not installed: the runs below check libmagic's answer"
 fi
 
-for mode in root user; do
-  if [ $mode = user ]; then W=$(user_workspace); else W=$(tmpdir); fi
+skip_modes
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
   n=0
   # r BUNDLE ARGS...: a run with a fresh execution id; rc, audit $A, stderr $E.
   r() {
@@ -187,7 +187,7 @@ for mode in root user; do
   # its own that nothing can be added to.
   n=$((n + 1))
   ID=i$n
-  if [ $mode = user ]; then pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else pre=(env); fi
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "$ID" \
     -i "$T/notes.txt:materials/n.txt" "$P" -- /bin/sh -c '
       ls /workspace/inputs | tr "\n" " "; echo
@@ -206,7 +206,7 @@ for mode in root user; do
   done
   wait $bg
   is "$mode: a run with a nested input exits 0" "$?" 0
-  want_uid=$([ $mode = user ] && echo "$NOBODY" || echo 0)
+  want_uid=$([ $mode = user ] && echo "$USER_UID" || echo 0)
   is "$mode: the staged directory is the caller's, mode 0755" "$st" "directory 755 $want_uid"
   is "$mode: the skill sees bundle and materials" "$(sed -n 1p "$W/default/$ID/logs/stdout.log")" "bundle materials "
   is "$mode: ... the file at /workspace/inputs/materials/n.txt" "$(sed -n 2p "$W/default/$ID/logs/stdout.log")" notes

@@ -10,7 +10,6 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
 
 T=$(tmpdir)
 cp -r "$TOP_SRCDIR/examples/skills" "$TOP_SRCDIR/examples/sample-inputs" "$T/"
@@ -100,14 +99,10 @@ is "pdf-form: its SKILL.md gives 3 commands" "$(wc -l <"$T/pdf-form.cmds")" 3
 is "docx-edit: its SKILL.md gives 4 commands" "$(wc -l <"$T/docx-edit.cmds")" 4
 is "text-report: its SKILL.md gives 2 commands" "$(wc -l <"$T/text-report.cmds")" 2
 
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+skip_modes
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   n=0
   # run SKILL COMMAND [SKILLRUN-ARGS...]: the command with its placeholders
   # filled, as execution p$n; its outputs in $W/default/p$n/outputs.

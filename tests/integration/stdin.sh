@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
 
 T=$(tmpdir)
 B=$T/json-skill
@@ -28,14 +27,10 @@ REQ='{"task": "count", "text": "one two three"}'
 
 sums() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+skip_modes
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   n=0
   # r ARGS: a run with execution id i$n (n counted by the caller: r may run
   # in a pipeline's subshell); audit to $W/a.$n; stdin as given.
