@@ -2,9 +2,11 @@
 /*
  * The exit status table of skillrun(1), as one function.  The order of the
  * checks is the precedence of the causes: the supervisor's own kills
- * (timeout, CPU budget) first, then the cgroup's OOM kill, then what the
- * skill did; a cancellation names the run cancelled unless a limit stopped
- * it first.
+ * (timeout, CPU budget, memory, pids) first, then the kernel's OOM kill,
+ * then what the skill did; a cancellation names the run cancelled unless a
+ * limit stopped it first.  A limit that stopped the run is always named by
+ * the status, whatever the skill's process did after it (skillrun(1)
+ * LIMITS): 137, like the kill it was.
  */
 #include "config.h"
 
@@ -24,6 +26,7 @@ const char *sr_status_name(enum sr_status s) {
       [SR_STATUS_TIMEOUT] = "timeout",
       [SR_STATUS_OOM] = "oom",
       [SR_STATUS_CPU_EXCEEDED] = "cpu_exceeded",
+      [SR_STATUS_PIDS_EXCEEDED] = "pids_exceeded",
       [SR_STATUS_CANCELLED] = "cancelled",
       [SR_STATUS_REFUSED] = "refused",
       [SR_STATUS_ERROR] = "error",
@@ -35,6 +38,18 @@ enum sr_status sr_status_of_error(int exit_code) {
   return exit_code == SR_EXIT_REFUSED ? SR_STATUS_REFUSED : SR_STATUS_ERROR;
 }
 
+/* A limit stopped the run: the status names it, exit 137; the skill's own
+ * exit status, if it still had one, stays on the record. */
+static void limit_kill(const struct sr_outcome *o, struct sr_verdict *v,
+                       enum sr_status status) {
+  v->status = status;
+  v->exit_code = 128 + SIGKILL;
+  v->limit_hit = true;
+  v->cpu_exceeded = status == SR_STATUS_CPU_EXCEEDED;
+  if (o->have_status && WIFEXITED(o->wait_status))
+    v->skill_exit = WEXITSTATUS(o->wait_status);
+}
+
 static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
   const int st = o->wait_status;
 
@@ -42,12 +57,14 @@ static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
     v->status = SR_STATUS_TIMEOUT;
     v->exit_code = SR_EXIT_TIMEOUT;
   } else if (o->cpu_exceeded) {
-    v->status = SR_STATUS_CPU_EXCEEDED;
-    v->exit_code = 128 + SIGKILL;
-    v->cpu_exceeded = true;
-  } else if (o->oom_killed && (!o->have_status || !WIFEXITED(st))) {
-    v->status = SR_STATUS_OOM;
-    v->exit_code = 128 + SIGKILL;
+    limit_kill(o, v, SR_STATUS_CPU_EXCEEDED);
+  } else if (o->memory_exceeded || o->oom_killed) {
+    /* An OOM kill of any process of the run is the limit stopping it
+     * (cgroup v2 kills the whole group, the supervisor the rest of the
+     * tree under cgroup v1), even if the skill's process exited first. */
+    limit_kill(o, v, SR_STATUS_OOM);
+  } else if (o->pids_exceeded) {
+    limit_kill(o, v, SR_STATUS_PIDS_EXCEEDED);
   } else if (o->exec_errno) {
     v->status = SR_STATUS_FAILED;
     v->exec_errno = o->exec_errno;
@@ -62,10 +79,8 @@ static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
              o->cpu_by_rlimit) {
     /* The rlimit fallback's CPU kill: the same outcome as the cgroup
      * budget, reported the same way (CPU-cap kills are 137). */
+    limit_kill(o, v, SR_STATUS_CPU_EXCEEDED);
     v->signal = SIGXCPU;
-    v->exit_code = 128 + SIGKILL;
-    v->status = SR_STATUS_CPU_EXCEEDED;
-    v->cpu_exceeded = true;
   } else if (o->have_status && WIFSIGNALED(st)) {
     v->signal = WTERMSIG(st);
     v->exit_code = 128 + v->signal;
@@ -82,7 +97,7 @@ void sr_verdict_of(const struct sr_outcome *o, struct sr_verdict *v) {
   memset(v, 0, sizeof(*v));
   v->skill_exit = -1;
   by_cause(o, v);
-  if (o->cancel_sig && !o->timed_out && !v->cpu_exceeded) {
+  if (o->cancel_sig && !o->timed_out && !v->limit_hit) {
     v->status = SR_STATUS_CANCELLED;
     if (!o->have_status)
       v->exit_code = 128 + o->cancel_sig;

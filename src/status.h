@@ -9,14 +9,15 @@
  */
 enum sr_status {
   SR_STATUS_SUCCEEDED = 0,
-  SR_STATUS_FAILED,       /* the skill exited non-zero, or could not exec */
-  SR_STATUS_KILLED,       /* a signal killed the skill */
-  SR_STATUS_TIMEOUT,      /* the wall clock ran out */
-  SR_STATUS_OOM,          /* the cgroup killed the run on its memory limit */
-  SR_STATUS_CPU_EXCEEDED, /* the CPU-seconds budget ran out */
-  SR_STATUS_CANCELLED,    /* skillrun got SIGTERM, SIGINT or SIGHUP */
-  SR_STATUS_REFUSED,      /* nothing ran: integrity, signature, policy */
-  SR_STATUS_ERROR,        /* skillrun failed: usage, config, a layer */
+  SR_STATUS_FAILED,        /* the skill exited non-zero, or could not exec */
+  SR_STATUS_KILLED,        /* a signal killed the skill */
+  SR_STATUS_TIMEOUT,       /* the wall clock ran out */
+  SR_STATUS_OOM,           /* the memory limit stopped the run */
+  SR_STATUS_CPU_EXCEEDED,  /* the CPU-seconds budget ran out */
+  SR_STATUS_PIDS_EXCEEDED, /* the process/thread limit stopped the run */
+  SR_STATUS_CANCELLED,     /* skillrun got SIGTERM, SIGINT or SIGHUP */
+  SR_STATUS_REFUSED,       /* nothing ran: integrity, signature, policy */
+  SR_STATUS_ERROR,         /* skillrun failed: usage, config, a layer */
   SR__STATUS_MAX
 };
 /* "succeeded", "failed", ... (the audit's `status`). */
@@ -24,14 +25,16 @@ const char *sr_status_name(enum sr_status s);
 
 /* What the supervisor saw of a run that was launched. */
 struct sr_outcome {
-  bool have_status;   /* init reported the skill's wait status */
-  int wait_status;    /* that status (waitpid(2) encoding) */
-  int exec_errno;     /* execve failed with this errno, 0 if it did not */
-  bool timed_out;     /* the supervisor killed the tree at the deadline */
-  bool cpu_exceeded;  /* ... or when the cgroup's CPU budget ran out */
-  bool oom_killed;    /* the cgroup counted an OOM kill */
-  bool cpu_by_rlimit; /* RLIMIT_CPU enforces the CPU budget (no cgroup) */
-  int cancel_sig;     /* the signal that cancelled the run, 0 if none */
+  bool have_status;     /* init reported the skill's wait status */
+  int wait_status;      /* that status (waitpid(2) encoding) */
+  int exec_errno;       /* execve failed with this errno, 0 if it did not */
+  bool timed_out;       /* the supervisor killed the tree at the deadline */
+  bool cpu_exceeded;    /* ... or when the CPU budget ran out */
+  bool memory_exceeded; /* ... or at the memory limit (its sampler) */
+  bool pids_exceeded;   /* ... or at the process/thread limit */
+  bool oom_killed;      /* the kernel OOM-killed a process of the cgroup */
+  bool cpu_by_rlimit;   /* RLIMIT_CPU enforces the CPU budget */
+  int cancel_sig;       /* the signal that cancelled the run, 0 if none */
 };
 
 /* The run's result as reported. */
@@ -43,6 +46,7 @@ struct sr_verdict {
   int exec_errno;    /* execve's errno, 0 if none */
   bool cpu_exceeded; /* the CPU budget stopped the run (RLIMIT_CPU's
                       * SIGXCPU counts: the same outcome as the cgroup's) */
+  bool limit_hit;    /* a memory, CPU or pids limit stopped the run */
 };
 
 /* The verdict for an outcome: a pure function of it. */

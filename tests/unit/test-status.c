@@ -129,12 +129,70 @@ static const struct row rows[] = {
      -1,
      0,
      false},
-    /* An OOM kill of a helper does not make an exit 0 a failure. */
+    /* An OOM kill of a helper is the limit stopping the run, even when
+     * the skill's process exited 0 before the rest was killed: the status
+     * names it, the skill's own exit stays on the record. */
     {"OOM kill, skill exited",
      {.oom_killed = true, .have_status = true, .wait_status = EXITED(0)},
-     SR_STATUS_SUCCEEDED,
+     SR_STATUS_OOM,
+     137,
      0,
      0,
+     false},
+    /* The supervisor's sampler stopped the tree at the memory limit (no
+     * cgroup): the same outcome as the kernel's OOM kill. */
+    {"memory limit, sampled",
+     {.memory_exceeded = true,
+      .have_status = true,
+      .wait_status = SIGNALED(SIGKILL)},
+     SR_STATUS_OOM,
+     137,
+     -1,
+     0,
+     false},
+    /* Never `failed` with exit 1 for a limit: a skill that exits 1 on
+     * ENOMEM just before the kill is still oom. */
+    {"memory limit, skill exited 1 first",
+     {.memory_exceeded = true, .have_status = true, .wait_status = EXITED(1)},
+     SR_STATUS_OOM,
+     137,
+     1,
+     0,
+     false},
+    {"pids limit",
+     {.pids_exceeded = true},
+     SR_STATUS_PIDS_EXCEEDED,
+     137,
+     -1,
+     0,
+     false},
+    {"pids limit, skill exited 0",
+     {.pids_exceeded = true, .have_status = true, .wait_status = EXITED(0)},
+     SR_STATUS_PIDS_EXCEEDED,
+     137,
+     0,
+     0,
+     false},
+    /* The first limit in precedence names the run when several are seen. */
+    {"CPU budget and pids limit",
+     {.cpu_exceeded = true, .pids_exceeded = true},
+     SR_STATUS_CPU_EXCEEDED,
+     137,
+     -1,
+     0,
+     true},
+    {"memory and pids limits",
+     {.memory_exceeded = true, .pids_exceeded = true},
+     SR_STATUS_OOM,
+     137,
+     -1,
+     0,
+     false},
+    {"wall clock and memory limit",
+     {.timed_out = true, .memory_exceeded = true},
+     SR_STATUS_TIMEOUT,
+     124,
+     -1,
      0,
      false},
     {"init died unreported", {0}, SR_STATUS_KILLED, 137, -1, SIGKILL, false},
@@ -175,6 +233,28 @@ static const struct row rows[] = {
      -1,
      0,
      true},
+    {"cancelled after the pids limit",
+     {.cancel_sig = SIGTERM, .pids_exceeded = true},
+     SR_STATUS_PIDS_EXCEEDED,
+     137,
+     -1,
+     0,
+     false},
+    {"cancelled after the memory limit",
+     {.cancel_sig = SIGINT, .oom_killed = true},
+     SR_STATUS_OOM,
+     137,
+     -1,
+     0,
+     false},
+    /* A limit kill wins over an exec failure reported before it. */
+    {"exec ENOENT and pids limit",
+     {.exec_errno = ENOENT, .pids_exceeded = true},
+     SR_STATUS_PIDS_EXCEEDED,
+     137,
+     -1,
+     0,
+     false},
 };
 
 static void test_table(void **state) {
@@ -190,18 +270,23 @@ static void test_table(void **state) {
     assert_int_equal(v.skill_exit, w->skill_exit);
     assert_int_equal(v.signal, w->signal);
     assert_int_equal(v.cpu_exceeded, w->cpu_exceeded);
-    assert_int_equal(v.exec_errno, w->o.exec_errno && !w->o.timed_out &&
-                                           !w->o.cpu_exceeded &&
-                                           !w->o.oom_killed
-                                       ? w->o.exec_errno
-                                       : 0);
+    assert_int_equal(v.exec_errno,
+                     w->o.exec_errno && !w->o.timed_out && !w->o.cpu_exceeded &&
+                             !w->o.oom_killed && !w->o.memory_exceeded &&
+                             !w->o.pids_exceeded
+                         ? w->o.exec_errno
+                         : 0);
+    /* limit_hit: exactly the statuses a memory, CPU or pids limit gives. */
+    assert_int_equal(v.limit_hit, w->status == SR_STATUS_OOM ||
+                                      w->status == SR_STATUS_CPU_EXCEEDED ||
+                                      w->status == SR_STATUS_PIDS_EXCEEDED);
   }
 }
 
 static void test_names(void **state) {
   static const char *const want[SR__STATUS_MAX] = {
-      "succeeded",    "failed",    "killed",  "timeout", "oom",
-      "cpu_exceeded", "cancelled", "refused", "error"};
+      "succeeded",    "failed",        "killed",    "timeout", "oom",
+      "cpu_exceeded", "pids_exceeded", "cancelled", "refused", "error"};
   (void)state;
   for (int s = 0; s < SR__STATUS_MAX; s++)
     assert_string_equal(sr_status_name((enum sr_status)s), want[s]);
