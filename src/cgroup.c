@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cgroup v2: find a subtree we may write, create one leaf per run, write the
- * limits and read every one of them back, report usage, kill, remove.
+ * The run's cgroup (cgroup.h), and its cgroup v2 backend: find a subtree
+ * we may write, create one leaf per run, write the limits and read every
+ * one of them back, report usage, kill, remove.  Without a usable v2 leaf
+ * the v1 backend (cgroup1.c) is tried; the functions of cgroup.h dispatch
+ * on cg->version.
  *
  * Kernel reference: Documentation/admin-guide/cgroup-v2.rst (sections
  * "No Internal Process Constraint", "Delegation", "Core Interface Files").
@@ -20,10 +23,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-internal.h"
 #include "cgroup.h"
 #include "error.h"
 #include "fdutil.h"
@@ -32,19 +37,15 @@
 
 #define CG_FILE_MAX (64 * 1024)
 #define MOUNTINFO_MAX (4 * 1024 * 1024)
-#define LEAF_PREFIX "run-"
+#define LEAF_PREFIX SR_CG_LEAF_PREFIX
 /* Where the supervisor moves itself when it must enable controllers on the
  * cgroup it runs in ("no internal processes", cgroup-v2.rst). */
 #define SUPERVISOR_LEAF "supervisor"
-/* A leaf younger than this is never collected by --gc: its run may be
- * between mkdir and flock. */
-#define GC_MIN_AGE_SEC 2
-#define DESTROY_WAIT_MS 2000
+#define DESTROY_WAIT_MS SR_CG_DESTROY_WAIT_MS
 
 static const char *const hybrid_v2_mount = "/sys/fs/cgroup/unified";
 
-static char *xasprintf(const char *fmt, ...) _printf_(1, 2);
-static char *xasprintf(const char *fmt, ...) {
+char *sr_cg_xasprintf(const char *fmt, ...) {
   va_list ap;
   char *s = NULL;
   int n;
@@ -55,7 +56,7 @@ static char *xasprintf(const char *fmt, ...) {
   return n < 0 ? NULL : s;
 }
 
-static int read_at(int dfd, const char *file, char **out) {
+int sr_cg_read_at(int dfd, const char *file, char **out) {
   return sr_read_file_at(dfd, file, CG_FILE_MAX, out, NULL);
 }
 
@@ -75,21 +76,20 @@ static int parse_u64_value(const char *s, uint64_t *v) {
   return sr_parse_uint(buf, UINT64_MAX, v);
 }
 
-static int read_u64_at(int dfd, const char *file, uint64_t *v) {
+int sr_cg_read_u64_at(int dfd, const char *file, uint64_t *v) {
   _cleanup_free_ char *s = NULL;
-  int r = read_at(dfd, file, &s);
+  int r = sr_cg_read_at(dfd, file, &s);
 
   if (r < 0)
     return r;
   return parse_u64_value(s, v);
 }
 
-/* A flat keyed file ("key value\n" lines: cpu.stat, memory.events...). */
-static int read_key_u64_at(int dfd, const char *file, const char *key,
-                           uint64_t *v) {
+int sr_cg_read_key_u64_at(int dfd, const char *file, const char *key,
+                          uint64_t *v) {
   _cleanup_free_ char *s = NULL;
   size_t klen = strlen(key);
-  int r = read_at(dfd, file, &s);
+  int r = sr_cg_read_at(dfd, file, &s);
 
   if (r < 0)
     return r;
@@ -119,8 +119,7 @@ static bool has_word(const char *list, const char *word) {
   return false;
 }
 
-/* Decodes the \ooo escapes of /proc/self/mountinfo in place. */
-static void unescape_octal(char *s) {
+void sr_cg_unescape_octal(char *s) {
   char *w = s;
 
   for (char *r = s; *r;) {
@@ -187,7 +186,7 @@ static int find_cgroup2_mount(char **out, bool *hybrid) {
     }
     if (strncmp(fstype, "cgroup2 ", 8) != 0)
       continue;
-    unescape_octal(fields[4]);
+    sr_cg_unescape_octal(fields[4]);
     /* A mount hidden under a later one (a tmpfs over /sys/fs/cgroup) is
      * listed too, but opening its path gives the one on top. */
     if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
@@ -232,7 +231,7 @@ static int own_cgroup_path(char **out) {
   return -ENOENT;
 }
 
-static int open_dir_at(int dfd, const char *path) {
+int sr_cg_open_dir_at(int dfd, const char *path) {
   int fd = openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
 }
@@ -249,7 +248,7 @@ static int is_cgroup2_fd(int fd) {
 static int only_self_inside(int dfd) {
   _cleanup_free_ char *s = NULL;
   char self[32];
-  int r = read_at(dfd, "cgroup.procs", &s);
+  int r = sr_cg_read_at(dfd, "cgroup.procs", &s);
 
   if (r < 0)
     return r;
@@ -275,7 +274,7 @@ static int move_self_to_supervisor_leaf(int dfd) {
 
     if (mkdirat(dfd, SUPERVISOR_LEAF, 0755) < 0 && errno != EEXIST)
       return -errno;
-    sfd = open_dir_at(dfd, SUPERVISOR_LEAF);
+    sfd = sr_cg_open_dir_at(dfd, SUPERVISOR_LEAF);
     if (sfd == -ENOENT) {
       r = sfd;
       continue;
@@ -303,21 +302,22 @@ static int enable_controllers(int dfd, const char *path, bool may_move_self,
   int r;
 
   *cpu = false;
-  r = read_at(dfd, "cgroup.controllers", &avail);
+  r = sr_cg_read_at(dfd, "cgroup.controllers", &avail);
   if (r < 0) {
-    *reason =
-        xasprintf("cannot read %s/cgroup.controllers: %s", path, strerror(-r));
+    *reason = sr_cg_xasprintf("cannot read %s/cgroup.controllers: %s", path,
+                              strerror(-r));
     return r;
   }
   if (!has_word(avail, "memory") || !has_word(avail, "pids")) {
-    *reason = xasprintf("cgroup v2 has no %s controller at %s",
+    *reason =
+        sr_cg_xasprintf("cgroup v2 has no %s controller at %s",
                         has_word(avail, "memory") ? "pids" : "memory", path);
     return -EOPNOTSUPP;
   }
-  r = read_at(dfd, "cgroup.subtree_control", &enabled);
+  r = sr_cg_read_at(dfd, "cgroup.subtree_control", &enabled);
   if (r < 0) {
-    *reason = xasprintf("cannot read %s/cgroup.subtree_control: %s", path,
-                        strerror(-r));
+    *reason = sr_cg_xasprintf("cannot read %s/cgroup.subtree_control: %s", path,
+                              strerror(-r));
     return r;
   }
   snprintf(req, sizeof(req), "%s%s",
@@ -330,11 +330,11 @@ static int enable_controllers(int dfd, const char *path, bool may_move_self,
       if (q < 0)
         r = q;
       else if (q == 0)
-        *reason = xasprintf("cannot enable controllers in %s: other "
-                            "processes run in it (no internal processes "
-                            "rule); give a delegated subtree with "
-                            "--cgroup-parent",
-                            path);
+        *reason = sr_cg_xasprintf("cannot enable controllers in %s: other "
+                                  "processes run in it (no internal processes "
+                                  "rule); give a delegated subtree with "
+                                  "--cgroup-parent",
+                                  path);
       else {
         r = move_self_to_supervisor_leaf(dfd);
         if (r >= 0)
@@ -343,7 +343,8 @@ static int enable_controllers(int dfd, const char *path, bool may_move_self,
     }
     if (r < 0) {
       if (!*reason)
-        *reason = xasprintf("cannot enable %sin %s/cgroup.subtree_control: %s",
+        *reason =
+            sr_cg_xasprintf("cannot enable %sin %s/cgroup.subtree_control: %s",
                             req, path, strerror(-r));
       return r;
     }
@@ -359,16 +360,16 @@ static int enable_controllers(int dfd, const char *path, bool may_move_self,
   /* Read back. */
   free(enabled);
   enabled = NULL;
-  r = read_at(dfd, "cgroup.subtree_control", &enabled);
+  r = sr_cg_read_at(dfd, "cgroup.subtree_control", &enabled);
   if (r < 0) {
-    *reason = xasprintf("cannot read back %s/cgroup.subtree_control: %s", path,
-                        strerror(-r));
+    *reason = sr_cg_xasprintf("cannot read back %s/cgroup.subtree_control: %s",
+                              path, strerror(-r));
     return r;
   }
   if (!has_word(enabled, "memory") || !has_word(enabled, "pids")) {
-    *reason = xasprintf("%s/cgroup.subtree_control reads \"%.*s\" after "
-                        "enabling memory and pids",
-                        path, (int)strcspn(enabled, "\n"), enabled);
+    *reason = sr_cg_xasprintf("%s/cgroup.subtree_control reads \"%.*s\" after "
+                              "enabling memory and pids",
+                              path, (int)strcspn(enabled, "\n"), enabled);
     return -EIO;
   }
   *cpu = has_word(enabled, "cpu");
@@ -414,7 +415,7 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
       return sr_error_layer(err, "cgroup", EINVAL,
                             "--cgroup-parent %s: not an absolute path",
                             override);
-    fd = open_dir_at(AT_FDCWD, override);
+    fd = sr_cg_open_dir_at(AT_FDCWD, override);
     if (fd < 0)
       return sr_error_layer(err, "cgroup", -fd, "--cgroup-parent %s", override);
     r = is_cgroup2_fd(fd);
@@ -439,28 +440,28 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
 
   r = find_cgroup2_mount(&mnt, &hybrid);
   if (r == -ENOENT) {
-    *reason = xasprintf("no cgroup v2 hierarchy is mounted");
+    *reason = sr_cg_xasprintf("no cgroup v2 hierarchy is mounted");
     return r;
   }
   if (r < 0)
     return sr_error_layer(err, "cgroup", -r, "read /proc/self/mountinfo");
-  mfd = open_dir_at(AT_FDCWD, mnt);
+  mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
   if (mfd < 0) {
-    *reason = xasprintf("cannot open %s: %s", mnt, strerror(-mfd));
+    *reason = sr_cg_xasprintf("cannot open %s: %s", mnt, strerror(-mfd));
     return mfd;
   }
   /* Nothing below the mount can have a controller its root lacks: this is
    * the answer on hybrid hosts, whose v2 tree has no memory controller. */
-  r = read_at(mfd, "cgroup.controllers", &avail);
+  r = sr_cg_read_at(mfd, "cgroup.controllers", &avail);
   if (r < 0) {
-    *reason =
-        xasprintf("cannot read %s/cgroup.controllers: %s", mnt, strerror(-r));
+    *reason = sr_cg_xasprintf("cannot read %s/cgroup.controllers: %s", mnt,
+                              strerror(-r));
     return r;
   }
   if (!has_word(avail, "memory") || !has_word(avail, "pids")) {
-    *reason = xasprintf("cgroup v2 has no %s controller at %s%s",
-                        has_word(avail, "memory") ? "pids" : "memory", mnt,
-                        hybrid ? " (hybrid layout)" : "");
+    *reason = sr_cg_xasprintf("cgroup v2 has no %s controller at %s%s",
+                              has_word(avail, "memory") ? "pids" : "memory",
+                              mnt, hybrid ? " (hybrid layout)" : "");
     return -EOPNOTSUPP;
   }
 
@@ -473,16 +474,16 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
         return r;
       if (mkdirat(mfd, "skillrun", 0755) < 0 && errno != EEXIST) {
         r = -errno;
-        *reason = xasprintf("mkdir %s/skillrun: %s", mnt, strerror(-r));
+        *reason = sr_cg_xasprintf("mkdir %s/skillrun: %s", mnt, strerror(-r));
         return r;
       }
     }
-    path = xasprintf("%s/skillrun", strcmp(mnt, "/") ? mnt : "");
+    path = sr_cg_xasprintf("%s/skillrun", strcmp(mnt, "/") ? mnt : "");
     if (!path)
       return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
-    fd = open_dir_at(mfd, "skillrun");
+    fd = sr_cg_open_dir_at(mfd, "skillrun");
     if (fd < 0) {
-      *reason = xasprintf("open %s: %s", path, strerror(-fd));
+      *reason = sr_cg_xasprintf("open %s: %s", path, strerror(-fd));
       return fd;
     }
     if (prepare) {
@@ -495,25 +496,25 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
 
     r = own_cgroup_path(&own);
     if (r < 0) {
-      *reason = xasprintf("no cgroup v2 entry in /proc/self/cgroup");
+      *reason = sr_cg_xasprintf("no cgroup v2 entry in /proc/self/cgroup");
       return r;
     }
     /* A supervisor that already moved itself uses the subtree above. */
     if (!strcmp(path_basename(own), SUPERVISOR_LEAF) && strlen(own) > 1)
       own[strlen(own) - strlen(SUPERVISOR_LEAF) - 1] = '\0';
-    path = xasprintf("%s%s", strcmp(mnt, "/") != 0 ? mnt : "",
-                     strcmp(own, "/") != 0 && own[0] ? own : "");
+    path = sr_cg_xasprintf("%s%s", strcmp(mnt, "/") != 0 ? mnt : "",
+                           strcmp(own, "/") != 0 && own[0] ? own : "");
     if (!path)
       return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
-    fd = open_dir_at(AT_FDCWD, path);
+    fd = sr_cg_open_dir_at(AT_FDCWD, path);
     if (fd < 0) {
-      *reason = xasprintf("open %s: %s", path, strerror(-fd));
+      *reason = sr_cg_xasprintf("open %s: %s", path, strerror(-fd));
       return fd;
     }
     if (!delegated_to_us(fd)) {
-      *reason = xasprintf("no delegated cgroup v2 subtree: %s is not "
-                          "delegated to uid %u (use --cgroup-parent)",
-                          path, (unsigned)geteuid());
+      *reason = sr_cg_xasprintf("no delegated cgroup v2 subtree: %s is not "
+                                "delegated to uid %u (use --cgroup-parent)",
+                                path, (unsigned)geteuid());
       return -EACCES;
     }
     if (prepare) {
@@ -527,9 +528,8 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
   return 0;
 }
 
-/* Writes a value and reads it back; a mismatch is a failed layer. */
-static int write_checked(int lfd, const char *leaf_path, const char *file,
-                         uint64_t value, struct sr_error *err) {
+int sr_cg_write_checked(int lfd, const char *leaf_path, const char *file,
+                        uint64_t value, struct sr_error *err) {
   char buf[32];
   uint64_t got = 0;
   int r;
@@ -538,7 +538,7 @@ static int write_checked(int lfd, const char *leaf_path, const char *file,
   r = sr_write_file_at(lfd, file, buf);
   if (r < 0)
     return sr_error_layer(err, "cgroup", -r, "write %s/%s", leaf_path, file);
-  r = read_u64_at(lfd, file, &got);
+  r = sr_cg_read_u64_at(lfd, file, &got);
   if (r < 0)
     return sr_error_layer(err, "cgroup", -r, "read back %s/%s", leaf_path,
                           file);
@@ -549,8 +549,7 @@ static int write_checked(int lfd, const char *leaf_path, const char *file,
   return 0;
 }
 
-/* True when /proc/swaps lists no swap device. */
-static bool no_swap_configured(void) {
+bool sr_cg_no_swap_configured(void) {
   _cleanup_free_ char *s = NULL;
   char *nl;
 
@@ -560,15 +559,22 @@ static bool no_swap_configured(void) {
   return nl && nl[1] == '\0';
 }
 
+uint64_t sr_cg_page_round(uint64_t bytes) {
+  long page = sysconf(_SC_PAGESIZE);
+
+  if (page <= 0)
+    page = 4096;
+  return bytes - bytes % (uint64_t)page;
+}
+
 static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
                         struct sr_error *err) {
   _cleanup_free_ char *ctl = NULL;
-  long page = sysconf(_SC_PAGESIZE);
-  uint64_t mem = p->limits[SR_LIM_MEMORY].value;
+  uint64_t mem = sr_cg_page_round(p->limits[SR_LIM_MEMORY].value);
   uint64_t pids = p->limits[SR_LIM_PIDS].value;
   int r;
 
-  r = read_at(cg->leaf_fd, "cgroup.controllers", &ctl);
+  r = sr_cg_read_at(cg->leaf_fd, "cgroup.controllers", &ctl);
   if (r < 0)
     return sr_error_layer(err, "cgroup", -r, "read %s/cgroup.controllers",
                           cg->leaf_path);
@@ -579,40 +585,53 @@ static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
   cg->memory = cg->pids = true;
   cg->cpu = has_word(ctl, "cpu");
 
-  /* The kernel keeps memory.max in pages and rounds down; we round first
-   * so the read-back compares equal. */
-  if (page <= 0)
-    page = 4096;
-  mem -= mem % (uint64_t)page;
   if (mem == 0)
     return sr_error_layer(err, "cgroup", EINVAL, "memory limit below one page");
   if (pids == 0)
     return sr_error_layer(err, "cgroup", EINVAL, "pids limit is 0");
 
-  r = write_checked(cg->leaf_fd, cg->leaf_path, "memory.max", mem, err);
+  r = sr_cg_write_checked(cg->leaf_fd, cg->leaf_path, "memory.max", mem, err);
   if (r < 0)
     return r;
   /* Swap would let a run exceed memory.max; without swap accounting
    * (no memory.swap.max) that is only acceptable when there is no swap. */
   r = sr_write_file_at(cg->leaf_fd, "memory.swap.max", "0\n");
   if (r == -ENOENT) {
-    if (!no_swap_configured())
+    if (!sr_cg_no_swap_configured())
       return sr_error_layer(err, "cgroup", ENOENT,
                             "swap is enabled but the kernel has no "
                             "memory.swap.max (swap accounting is off)");
   } else {
-    r = write_checked(cg->leaf_fd, cg->leaf_path, "memory.swap.max", 0, err);
+    r = sr_cg_write_checked(cg->leaf_fd, cg->leaf_path, "memory.swap.max", 0,
+                            err);
     if (r < 0)
       return r;
   }
   /* Kill the whole run on OOM, not one process of it. */
-  r = write_checked(cg->leaf_fd, cg->leaf_path, "memory.oom.group", 1, err);
+  r = sr_cg_write_checked(cg->leaf_fd, cg->leaf_path, "memory.oom.group", 1,
+                          err);
   if (r < 0)
     return r;
-  r = write_checked(cg->leaf_fd, cg->leaf_path, "pids.max", pids, err);
+  r = sr_cg_write_checked(cg->leaf_fd, cg->leaf_path, "pids.max", pids, err);
   if (r < 0)
     return r;
   return 0;
+}
+
+const char *sr_cg1_ctrl_name(enum sr_cg1_ctrl c) {
+  static const char *const names[SR__CG1_MAX] = {
+      [SR_CG1_MEMORY] = "memory",
+      [SR_CG1_PIDS] = "pids",
+      [SR_CG1_CPUACCT] = "cpuacct",
+  };
+  return (unsigned)c < SR__CG1_MAX ? names[c] : "?";
+}
+
+void sr_cgroup_init(struct sr_cgroup *cg) {
+  memset(cg, 0, sizeof(*cg));
+  cg->leaf_fd = -1;
+  for (int i = 0; i < SR__CG1_MAX; i++)
+    cg->v1_fd[i] = -1;
 }
 
 static void cgroup_reset(struct sr_cgroup *cg) {
@@ -620,21 +639,59 @@ static void cgroup_reset(struct sr_cgroup *cg) {
   free(cg->leaf_path);
   free(cg->parent_path);
   cg->leaf_path = cg->parent_path = NULL;
+  sr_cg1_reset(cg);
   cg->active = cg->memory = cg->pids = cg->cpu = false;
+  cg->version = SR_CGV_NONE;
+}
+
+/* The v2 leaf below the subtree find_parent chose. */
+static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
+                    char *parent_path, const char *leaf, struct sr_error *err) {
+  int r;
+
+  if (mkdirat(pfd, leaf, 0755) < 0)
+    return sr_error_layer(err, "cgroup", errno, "mkdir %s/%s", parent_path,
+                          leaf);
+  cg->leaf_fd = sr_cg_open_dir_at(pfd, leaf);
+  cg->leaf_path = sr_cg_xasprintf("%s/%s", parent_path, leaf);
+  if (cg->leaf_fd < 0 || !cg->leaf_path) {
+    r = cg->leaf_fd < 0 ? cg->leaf_fd : -ENOMEM;
+    r = sr_error_layer(err, "cgroup", -r, "open %s/%s", parent_path, leaf);
+    goto fail;
+  }
+  /* The lock marks the leaf live for --gc for as long as the run exists. */
+  if (flock(cg->leaf_fd, LOCK_EX | LOCK_NB) < 0) {
+    r = sr_error_layer(err, "cgroup", errno, "lock %s", cg->leaf_path);
+    goto fail;
+  }
+  r = write_limits(cg, p, err);
+  if (r < 0)
+    goto fail;
+  cg->parent_path = parent_path;
+  cg->version = SR_CGV_2;
+  cg->active = true;
+  return 0;
+
+fail:
+  /* The leaf is empty: nothing was started in it yet. */
+  (void)unlinkat(pfd, leaf, AT_REMOVEDIR); /* best effort; r says why */
+  free(parent_path);
+  cgroup_reset(cg);
+  return r;
 }
 
 int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
                     bool require, const char *parent_override, const char *name,
                     char **why, struct sr_error *err) {
   _cleanup_free_ char *reason = NULL;
+  _cleanup_free_ char *reason1 = NULL;
   _cleanup_free_ char *parent_path = NULL;
   _cleanup_close_ int pfd = -1;
   char leaf[sizeof(LEAF_PREFIX) + 64];
   bool cpu = false;
   int r;
 
-  memset(cg, 0, sizeof(*cg));
-  cg->leaf_fd = -1;
+  sr_cgroup_init(cg);
   if (why)
     *why = NULL;
 
@@ -649,110 +706,167 @@ int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
 
   r = find_parent(parent_override, true, &pfd, &parent_path, &cpu, &reason,
                   err);
-  if (r < 0) {
-    if (!reason) /* err is set: a hard failure */
-      return r;
-    if (require)
-      return sr_error_layer(err, "cgroup", 0,
-                            "cgroup require: no usable cgroup v2 leaf: %s",
-                            reason);
-    if (why)
-      *why = TAKE_PTR(reason);
+  if (r >= 0)
+    return setup_v2(cg, p, pfd, TAKE_PTR(parent_path), leaf, err);
+  if (!reason) /* err is set: a hard failure */
+    return r;
+  /* No v2 leaf: the v1 hierarchies (hybrid and legacy hosts).  An
+   * explicit --cgroup-parent is v2 and never gets here. */
+  r = sr_cg1_setup(cg, p, leaf, &reason1, err);
+  if (r >= 0)
     return 0;
+  if (!reason1)
+    return r;
+  if (require)
+    return sr_error_layer(err, "cgroup", 0,
+                          "cgroup require: no usable cgroup: v2: %s; v1: %s",
+                          reason, reason1);
+  if (why) {
+    *why = sr_cg_xasprintf("v2: %s; v1: %s", reason, reason1);
+    if (!*why)
+      return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
   }
-
-  if (mkdirat(pfd, leaf, 0755) < 0)
-    return sr_error_layer(err, "cgroup", errno, "mkdir %s/%s", parent_path,
-                          leaf);
-  cg->leaf_fd = open_dir_at(pfd, leaf);
-  cg->leaf_path = xasprintf("%s/%s", parent_path, leaf);
-  if (cg->leaf_fd < 0 || !cg->leaf_path) {
-    r = cg->leaf_fd < 0 ? cg->leaf_fd : -ENOMEM;
-    r = sr_error_layer(err, "cgroup", -r, "open %s/%s", parent_path, leaf);
-    goto fail;
-  }
-  /* The lock marks the leaf live for --gc for as long as the run exists. */
-  if (flock(cg->leaf_fd, LOCK_EX | LOCK_NB) < 0) {
-    r = sr_error_layer(err, "cgroup", errno, "lock %s", cg->leaf_path);
-    goto fail;
-  }
-  r = write_limits(cg, p, err);
-  if (r < 0)
-    goto fail;
-
-  cg->parent_path = TAKE_PTR(parent_path);
-  cg->active = true;
   return 0;
-
-fail:
-  /* The leaf is empty: nothing was started in it yet. */
-  (void)unlinkat(pfd, leaf, AT_REMOVEDIR); /* best effort; r says why */
-  cgroup_reset(cg);
-  return r;
 }
 
-int sr_cgroup_cpu_usec(const struct sr_cgroup *cg, uint64_t *usec) {
-  if (!cg->active || cg->leaf_fd < 0)
+int sr_cgroup_clone_fd(const struct sr_cgroup *cg) {
+  return cg->active && cg->version == SR_CGV_2 ? cg->leaf_fd : -1;
+}
+
+int sr_cgroup_enter(const struct sr_cgroup *cg, pid_t pid,
+                    struct sr_error *err) {
+  if (!cg->active || cg->version != SR_CGV_1)
+    return 0;
+  return sr_cg1_enter(cg, pid, err);
+}
+
+int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
+  struct sr_cgroup_counters n = {0};
+  int r;
+
+  if (!cg->active)
     return -ENODEV;
-  return read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", usec);
+  if (cg->version == SR_CGV_1)
+    return sr_cg1_poll(cg, c);
+  r = sr_cg_read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", &n.cpu_usec);
+  if (r >= 0)
+    r = sr_cg_read_key_u64_at(cg->leaf_fd, "memory.events", "oom_kill",
+                              &n.oom_kill);
+  if (r >= 0)
+    r = sr_cg_read_key_u64_at(cg->leaf_fd, "pids.events", "max",
+                              &n.pids_max_hit);
+  if (r >= 0)
+    r = sr_cg_read_u64_at(cg->leaf_fd, "pids.current", &n.pids_current);
+  if (r < 0)
+    return r;
+  *c = n;
+  return 0;
 }
 
 int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
   struct sr_cgroup_stats s = {0};
   int r;
 
-  if (!cg->active || cg->leaf_fd < 0)
+  if (!cg->active)
     return -ENODEV;
-  r = read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", &s.cpu_usec);
+  if (cg->version == SR_CGV_1)
+    return sr_cg1_stats(cg, st);
+  r = sr_cg_read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", &s.cpu_usec);
   if (r < 0)
     return r;
-  r = read_key_u64_at(cg->leaf_fd, "memory.events", "oom_kill", &s.oom_kill);
+  r = sr_cg_read_key_u64_at(cg->leaf_fd, "memory.events", "oom_kill",
+                            &s.oom_kill);
   if (r < 0)
     return r;
-  r = read_key_u64_at(cg->leaf_fd, "pids.events", "max", &s.pids_max_hit);
+  r = sr_cg_read_key_u64_at(cg->leaf_fd, "pids.events", "max", &s.pids_max_hit);
   if (r < 0)
     return r;
   /* memory.peak is 5.19+, pids.peak 6.1+: 0 when absent (cgroup.h). */
-  r = read_u64_at(cg->leaf_fd, "memory.peak", &s.memory_peak);
+  r = sr_cg_read_u64_at(cg->leaf_fd, "memory.peak", &s.memory_peak);
   if (r < 0 && r != -ENOENT)
     return r;
-  r = read_u64_at(cg->leaf_fd, "pids.peak", &s.pids_peak);
+  r = sr_cg_read_u64_at(cg->leaf_fd, "pids.peak", &s.pids_peak);
   if (r < 0 && r != -ENOENT)
     return r;
   *st = s;
   return 0;
 }
 
-static int kill_listed(int lfd, bool *empty) {
-  _cleanup_free_ char *s = NULL;
-  int r = read_at(lfd, "cgroup.procs", &s);
+/* The pids cgroup.procs of lfd lists, into v (at most n); how many. */
+static size_t listed_pids(const char *s, pid_t *v, size_t n) {
+  size_t k = 0;
+
+  for (const char *p = s; *p && k < n;) {
+    uint64_t pid;
+    size_t len = strcspn(p, "\n");
+    char buf[24];
+
+    if (len > 0 && len < sizeof(buf)) {
+      memcpy(buf, p, len);
+      buf[len] = '\0';
+      if (sr_parse_uint(buf, INT32_MAX, &pid) == 0 && pid > 0)
+        v[k++] = (pid_t)pid;
+    }
+    p += len;
+    p += strspn(p, "\n");
+  }
+  return k;
+}
+
+static bool pid_in(const pid_t *v, size_t n, pid_t pid) {
+  for (size_t i = 0; i < n; i++)
+    if (v[i] == pid)
+      return true;
+  return false;
+}
+
+/*
+ * A listed pid may exit and be reused by a process outside the leaf
+ * between the read and the kill: each is pinned with a pidfd first, and
+ * signalled only if the leaf still lists it after that (a pidfd of a
+ * process that has since died signals nothing).  Up to 4096 per round;
+ * the caller repeats until the leaf is empty.
+ */
+int sr_cg_kill_listed(int lfd, bool *empty) {
+  enum { MAX_ROUND = 4096 };
+  _cleanup_free_ char *before = NULL, *after = NULL;
+  _cleanup_free_ pid_t *v = NULL, *w = NULL;
+  _cleanup_free_ int *fds = NULL;
+  size_t n, m;
+  int r = sr_cg_read_at(lfd, "cgroup.procs", &before);
 
   if (r < 0)
     return r;
-  *empty = true;
-  for (char *p = s; *p;) {
-    uint64_t pid;
-    size_t n = strcspn(p, "\n");
-    char c = p[n];
-
-    p[n] = '\0';
-    if (n > 0 && sr_parse_uint(p, INT32_MAX, &pid) == 0 && pid > 0) {
-      *empty = false;
-      if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
-        r = -errno;
-    }
-    p[n] = c;
-    p += n;
-    p += strspn(p, "\n");
+  v = calloc(MAX_ROUND, sizeof(*v));
+  w = calloc(MAX_ROUND, sizeof(*w));
+  fds = calloc(MAX_ROUND, sizeof(*fds));
+  if (!v || !w || !fds)
+    return -ENOMEM;
+  n = listed_pids(before, v, MAX_ROUND);
+  *empty = n == 0;
+  for (size_t i = 0; i < n; i++)
+    fds[i] = (int)syscall(SYS_pidfd_open, v[i], 0);
+  r = sr_cg_read_at(lfd, "cgroup.procs", &after);
+  m = r < 0 ? 0 : listed_pids(after, w, MAX_ROUND);
+  for (size_t i = 0; i < n; i++) {
+    if (fds[i] < 0)
+      continue; /* gone already, or no pidfd_open: never by bare pid */
+    if (pid_in(w, m, v[i]) &&
+        syscall(SYS_pidfd_send_signal, fds[i], SIGKILL, NULL, 0) < 0 &&
+        errno != ESRCH && r >= 0)
+      r = -errno;
+    safe_close(fds[i]);
   }
-  return r;
+  return r < 0 ? r : 0;
 }
 
 int sr_cgroup_kill(const struct sr_cgroup *cg) {
   int r;
 
-  if (cg->leaf_fd < 0)
+  if (!cg->active)
     return -ENODEV;
+  if (cg->version == SR_CGV_1)
+    return sr_cg1_kill(cg);
   r = sr_write_file_at(cg->leaf_fd, "cgroup.kill", "1\n");
   if (r != -ENOENT)
     return r;
@@ -760,7 +874,7 @@ int sr_cgroup_kill(const struct sr_cgroup *cg) {
    * that forks meanwhile shows up in the next read. */
   for (int i = 0; i < 100; i++) {
     bool empty = false;
-    r = kill_listed(cg->leaf_fd, &empty);
+    r = sr_cg_kill_listed(cg->leaf_fd, &empty);
     if (r < 0 || empty)
       return r;
     (void)usleep(10000); /* EINTR only shortens the pause */
@@ -774,7 +888,8 @@ static int wait_unpopulated(int lfd, unsigned timeout_ms) {
 
   for (;;) {
     uint64_t populated = 1;
-    int r = read_key_u64_at(lfd, "cgroup.events", "populated", &populated);
+    int r =
+        sr_cg_read_key_u64_at(lfd, "cgroup.events", "populated", &populated);
     if (r < 0)
       return r;
     if (populated == 0)
@@ -785,14 +900,12 @@ static int wait_unpopulated(int lfd, unsigned timeout_ms) {
   }
 }
 
-int sr_cgroup_remove(struct sr_cgroup *cg) {
+static int destroy_v2(struct sr_cgroup *cg) {
   _cleanup_close_ int pfd = -1;
   int r;
 
-  if (cg->leaf_fd < 0 || !cg->leaf_path || !cg->parent_path) {
-    cgroup_reset(cg);
+  if (cg->leaf_fd < 0 || !cg->leaf_path || !cg->parent_path)
     return 0;
-  }
   r = wait_unpopulated(cg->leaf_fd, DESTROY_WAIT_MS);
   if (r == -EBUSY) {
     r = sr_cgroup_kill(cg);
@@ -801,9 +914,9 @@ int sr_cgroup_remove(struct sr_cgroup *cg) {
     r = wait_unpopulated(cg->leaf_fd, DESTROY_WAIT_MS);
   }
   if (r < 0)
-    return r; /* cg kept intact: the caller may retry, --gc later */
+    return r;
 
-  pfd = open_dir_at(AT_FDCWD, cg->parent_path);
+  pfd = sr_cg_open_dir_at(AT_FDCWD, cg->parent_path);
   if (pfd < 0)
     return pfd;
   /* populated 0 can precede the last css release by a moment. */
@@ -816,40 +929,58 @@ int sr_cgroup_remove(struct sr_cgroup *cg) {
       return r;
     (void)usleep(10000); /* EINTR only shortens the pause */
   }
+  return 0;
+}
+
+int sr_cgroup_remove(struct sr_cgroup *cg) {
+  int r = 0;
+
+  if (cg->active && cg->version == SR_CGV_1)
+    r = sr_cg1_remove(cg);
+  else if (cg->active)
+    r = destroy_v2(cg);
+  if (r < 0)
+    return r; /* cg kept intact: the caller may retry, --gc later */
   cgroup_reset(cg);
   return 0;
 }
 
 void sr_cgroup_done(struct sr_cgroup *cg) {
-  /* A leaf that cannot be removed now is left to --gc, with its fd and
-   * paths released here. */
+  /* A leaf that cannot be removed now is left to --gc (its lock goes with
+   * the fd), with its fds and paths released here. */
   (void)sr_cgroup_remove(cg);
   cgroup_reset(cg);
+}
+
+int sr_cg_gc_candidate(int fd) {
+  struct stat st;
+  struct timespec now;
+
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return errno == EWOULDBLOCK ? 0 : -errno; /* a live run holds it */
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+    return -errno;
+  return now.tv_sec - st.st_ctim.tv_sec >= SR_CG_GC_MIN_AGE_SEC;
 }
 
 /* Removes the empty, unlocked, not-too-young leaf `name` below pfd. */
 static int gc_one(int pfd, const char *name) {
   _cleanup_close_ int fd = -1;
   uint64_t populated = 1;
-  struct stat st;
-  struct timespec now;
   int r;
 
-  fd = open_dir_at(pfd, name);
+  fd = sr_cg_open_dir_at(pfd, name);
   if (fd < 0)
     return fd == -ENOENT ? 0 : fd;
-  if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-    return errno == EWOULDBLOCK ? 0 : -errno; /* a live run holds it */
-  r = read_key_u64_at(fd, "cgroup.events", "populated", &populated);
+  r = sr_cg_gc_candidate(fd);
+  if (r <= 0)
+    return r;
+  r = sr_cg_read_key_u64_at(fd, "cgroup.events", "populated", &populated);
   if (r < 0)
     return r;
   if (populated)
-    return 0;
-  if (fstat(fd, &st) < 0)
-    return -errno;
-  if (clock_gettime(CLOCK_REALTIME, &now) < 0)
-    return -errno;
-  if (now.tv_sec - st.st_ctim.tv_sec < GC_MIN_AGE_SEC)
     return 0;
   /* rmdir refuses a populated cgroup (EBUSY), so a run that started in
    * it after our check is never disturbed. */
@@ -859,7 +990,7 @@ static int gc_one(int pfd, const char *name) {
   return 0;
 }
 
-int sr_cgroup_gc(const char *parent_override, struct sr_error *err) {
+static int gc_v2(const char *parent_override, struct sr_error *err) {
   _cleanup_free_ char *reason = NULL;
   _cleanup_free_ char *path = NULL;
   _cleanup_close_ int pfd = -1;
@@ -895,4 +1026,13 @@ int sr_cgroup_gc(const char *parent_override, struct sr_error *err) {
     ret = sr_error_layer(err, "cgroup", errno, "--gc: read %s", path);
   closedir(d);
   return ret;
+}
+
+int sr_cgroup_gc(const char *parent_override, struct sr_error *err) {
+  int r = gc_v2(parent_override, err);
+
+  /* An explicit parent is v2 and the only place to look. */
+  if (r < 0 || parent_override)
+    return r;
+  return sr_cg1_gc(err);
 }

@@ -3,52 +3,114 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sr_error;
 struct sr_policy;
 
-/* One cgroup v2 leaf per run. */
+/* Which kind of cgroup holds the run. */
+enum sr_cgroup_version {
+  SR_CGV_NONE = 0, /* none: the supervisor samples the tree (sampler.h) */
+  SR_CGV_2,        /* one cgroup v2 leaf */
+  SR_CGV_1,        /* one leaf in each cgroup v1 hierarchy below */
+};
+
+/* The cgroup v1 hierarchies a run gets a leaf in. */
+enum sr_cg1_ctrl {
+  SR_CG1_MEMORY = 0, /* memory.limit_in_bytes (+ memsw), OOM kills */
+  SR_CG1_PIDS,       /* pids.max */
+  SR_CG1_CPUACCT,    /* cpuacct.usage, the CPU-seconds budget's clock */
+  SR__CG1_MAX
+};
+/* "memory", "pids", "cpuacct". */
+const char *sr_cg1_ctrl_name(enum sr_cg1_ctrl c);
+
+/* One cgroup per run: a v2 leaf, or a leaf per v1 hierarchy. */
 struct sr_cgroup {
   bool active; /* a leaf exists and holds the limits */
-  int leaf_fd; /* O_DIRECTORY|O_CLOEXEC fd of the leaf (CLONE_INTO_CGROUP) */
-  char *leaf_path;        /* absolute path under /sys/fs/cgroup */
-  char *parent_path;      /* the subtree the leaf was created in */
+  enum sr_cgroup_version version;
+  int leaf_fd;            /* v2: O_DIRECTORY|O_CLOEXEC fd of the leaf
+                           * (CLONE_INTO_CGROUP); -1 for v1 */
+  char *leaf_path;        /* v2: the leaf; v1: the memory hierarchy's */
+  char *parent_path;      /* the subtree the (v2) leaf was created in */
   bool memory, pids, cpu; /* controllers enabled for the leaf */
+  /* v1: each hierarchy's leaf, locked for --gc while the run lives. */
+  int v1_fd[SR__CG1_MAX];
+  char *v1_path[SR__CG1_MAX];
+  bool memsw; /* v1 swap accounting: memory.memsw.limit_in_bytes set */
+};
+
+/* What the supervisor reads at every tick of its loop. */
+struct sr_cgroup_counters {
+  uint64_t cpu_usec;     /* v2 cpu.stat usage_usec; v1 cpuacct.usage */
+  uint64_t oom_kill;     /* processes the kernel OOM-killed in the leaf */
+  uint64_t pids_max_hit; /* forks refused at pids.max (pids.events max) */
+  uint64_t pids_current; /* tasks now (pids.current) */
 };
 
 struct sr_cgroup_stats {
-  uint64_t cpu_usec;     /* cpu.stat usage_usec */
-  uint64_t memory_peak;  /* memory.peak (0 when the kernel lacks it) */
+  uint64_t cpu_usec;     /* as in the counters */
+  uint64_t memory_peak;  /* v2 memory.peak, v1 memory.max_usage_in_bytes
+                          * (0 when the kernel lacks it) */
   uint64_t pids_peak;    /* pids.peak (0 when the kernel lacks it) */
-  uint64_t oom_kill;     /* memory.events oom_kill */
+  uint64_t oom_kill;     /* v2 memory.events, v1 memory.oom_control */
   uint64_t pids_max_hit; /* pids.events max */
 };
 
+/* An empty record (fds -1), safe to pass to sr_cgroup_done. */
+void sr_cgroup_init(struct sr_cgroup *cg);
+
 /*
- * Finds a writable cgroup v2 subtree (parent_override, else a `skillrun`
- * subtree as root, else a delegated subtree from /proc/self/cgroup), creates
- * the leaf "run-<name>" (name: an id, sr_valid_id), enables controllers,
- * writes memory.max, memory.swap.max=0, memory.oom.group=1, pids.max, and
- * reads them back.  A parent_override that cannot be used is an error in
- * every mode.  When no usable leaf can be made: `require` -> error (layer
- * "cgroup"); otherwise returns 0 with cg->active false and *why set
- * (malloc'd) for the warning, and the caller picks the fallbacks.  p->cgroup
- * SR_CGROUP_OFF: no leaf, *why says so.
+ * Sets up the run's cgroup, named "run-<name>" (name: an id,
+ * sr_valid_id), and writes its limits, reading every one back.
+ *
+ * cgroup v2 first: a writable subtree (parent_override, else a `skillrun`
+ * subtree as root, else a delegated subtree from /proc/self/cgroup), the
+ * leaf with controllers enabled, memory.max, memory.swap.max=0,
+ * memory.oom.group=1, pids.max.  A parent_override that cannot be used is
+ * an error in every mode.
+ *
+ * Without a usable v2 leaf and without parent_override, cgroup v1: a leaf
+ * in each of the memory, pids and cpuacct hierarchies below their
+ * `skillrun` subtree, which root creates and an ordinary user must have
+ * been given (writable); memory.limit_in_bytes and, with swap accounting,
+ * memory.memsw.limit_in_bytes, pids.max.  The sandbox's init is placed in
+ * them by sr_cgroup_enter before it is released.
+ *
+ * When neither can be had: `require` -> error (layer "cgroup"); otherwise
+ * returns 0 with cg->active false and *why set (malloc'd) for the warning,
+ * and the caller picks the fallbacks.  p->cgroup SR_CGROUP_OFF: no leaf,
+ * *why says so.
  */
 int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
                     bool require, const char *parent_override, const char *name,
                     char **why, struct sr_error *err);
 
-int sr_cgroup_cpu_usec(const struct sr_cgroup *cg, uint64_t *usec);
+/* The fd for CLONE_INTO_CGROUP: the v2 leaf, -1 otherwise. */
+int sr_cgroup_clone_fd(const struct sr_cgroup *cg);
+/*
+ * Places pid in the run's cgroup: v1 writes it to each leaf's cgroup.procs
+ * and reads it back (CLONE_INTO_CGROUP is v2 only); its children inherit.
+ * v2 (born in the leaf) and no cgroup: nothing to do.  Layer "cgroup".
+ */
+int sr_cgroup_enter(const struct sr_cgroup *cg, pid_t pid,
+                    struct sr_error *err);
+/* The counters the supervisor polls (one read per file). */
+int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c);
+/* The run's figures, once it has ended. */
 int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
-/* cgroup.kill (or SIGKILL of every pid in cgroup.procs on old kernels). */
+/* v2 cgroup.kill (or SIGKILL of every pid in cgroup.procs on old
+ * kernels); v1 SIGKILL of every pid listed until none is left. */
 int sr_cgroup_kill(const struct sr_cgroup *cg);
-/* Waits until empty and removes the leaf.  Safe to call when inactive. */
+/* Waits until empty (killing what is left after a while) and removes the
+ * leaves: 0 and cg reset, or -errno with cg kept intact (the caller may
+ * retry; --gc later).  Safe to call when inactive. */
 int sr_cgroup_remove(struct sr_cgroup *cg);
 /* sr_cgroup_remove (best effort: a leaf still busy is left to --gc), then
  * closes and frees everything.  Safe on an empty record. */
 void sr_cgroup_done(struct sr_cgroup *cg);
 #define _cleanup_cgroup_ _cleanup_(sr_cgroup_done)
 
-/* Removes leftover leaves of dead runs below the skillrun subtree (--gc). */
+/* Removes leftover leaves of dead runs below the skillrun subtrees (v2,
+ * or parent_override, and every v1 hierarchy): --gc. */
 int sr_cgroup_gc(const char *parent_override, struct sr_error *err);

@@ -60,19 +60,24 @@ static int apply_rlimits(const struct sr_policy *p,
                  err);
   if (r >= 0)
     r = set_rlimit(RLIMIT_CORE, 0, "RLIMIT_CORE", err);
-  /* Fallbacks, only where the policy says this is what enforces them. */
-  if (r >= 0 && by_rlimit(enf, SR_LIM_MEMORY))
+  /* Address space, only where the profile asks (`memory-rlimit yes`): V8,
+   * Go and JVM runtimes reserve far more than they use and do not start
+   * under it; the whole run's memory is the cgroup's or the sampler's. */
+  if (r >= 0 && p->memory_rlimit)
     r = set_rlimit(RLIMIT_AS, p->limits[SR_LIM_MEMORY].value, "RLIMIT_AS", err);
+  /* Without a cgroup, the kernel's hold on the pids limit: RLIMIT_NPROC
+   * counts the sandbox user's tasks in the sandbox's own user namespace
+   * (Linux 5.14+), the whole tree and nothing else. */
   if (r >= 0 && by_rlimit(enf, SR_LIM_PIDS))
     r = set_rlimit(RLIMIT_NPROC, p->limits[SR_LIM_PIDS].value, "RLIMIT_NPROC",
                    err);
-  /* CPU: with cgroup2 the supervisor enforces the whole-tree budget and this
-   * is a per-process backstop one second later; without it, it is all. */
+  /* CPU: the supervisor enforces the whole-tree budget (from the cgroup or
+   * its sampler); this is a per-process backstop one second later.  When
+   * an rlimit is the enforcer, the soft limit's SIGXCPU is the kill (so
+   * the supervisor can tell it from other deaths), the hard one a second
+   * later the backstop. */
   if (r >= 0 && enf->by[SR_LIM_CPU_SECONDS] != SR_ENF_NONE) {
     uint64_t cpu = p->limits[SR_LIM_CPU_SECONDS].value;
-    /* As the enforcer, the soft limit's SIGXCPU is the kill (so the
-     * supervisor can tell it from other deaths), the hard one a second
-     * later the backstop; behind cgroup2 both sit a second late. */
     if (by_rlimit(enf, SR_LIM_CPU_SECONDS))
       r = set_rlimit2(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU", err);
     else

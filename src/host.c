@@ -20,7 +20,7 @@
 void sr_host_init(struct sr_host *h) {
   memset(h, 0, sizeof(*h));
   h->uidpool_fd = -1;
-  h->cgroup.leaf_fd = -1;
+  sr_cgroup_init(&h->cgroup);
 }
 
 /* The leaf is named "TENANT.EXECUTION" (an id itself, so cgroupfs and
@@ -97,12 +97,28 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   }
 }
 
+/* Memory, CPU-seconds and pids: by the run's cgroup, or without one by the
+ * supervisor's sampler of the tree (sampler.h) and RLIMIT_NPROC, which
+ * counts the sandbox user's tasks in its own user namespace (Linux 5.14+),
+ * so the kernel itself holds the pids limit for the whole tree. */
+static void whole_run_limits(const struct sr_cgroup *cg,
+                             struct sr_enforcement *enf) {
+  enum sr_enforcer by = !cg->active               ? SR_ENF_SUPERVISOR
+                        : cg->version == SR_CGV_1 ? SR_ENF_CGROUP1
+                                                  : SR_ENF_CGROUP2;
+
+  enf->by[SR_LIM_MEMORY] = by;
+  enf->by[SR_LIM_CPU_SECONDS] = by;
+  enf->by[SR_LIM_PIDS] = cg->active ? by : SR_ENF_RLIMIT;
+}
+
 int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
                     const char *cgroup_parent, const char *tenant,
                     const char *execution, struct sr_enforcement *enf,
                     char **fallback_why, struct sr_error *err) {
   _cleanup_free_ char *why = NULL;
   _cleanup_free_ char *name = NULL;
+  const char *parent = cgroup_parent;
   int r;
 
   *fallback_why = NULL;
@@ -118,34 +134,30 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
     r = leaf_name(tenant, execution, &name);
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
-    /* `strict` refuses every fallback (skillrun.profile(5)). */
+    /* Here a delegated cgroup v2 subtree obtained for an ordinary caller
+     * (a scope from its systemd user manager) would become `parent`: the
+     * leaf is made below whatever parent this step provides.  `strict`
+     * refuses every fallback (skillrun.profile(5)). */
     r = sr_cgroup_setup(&h->cgroup, p,
-                        p->cgroup == SR_CGROUP_REQUIRE || p->strict,
-                        cgroup_parent, name, &why, err);
+                        p->cgroup == SR_CGROUP_REQUIRE || p->strict, parent,
+                        name, &why, err);
     if (r < 0)
       return r;
   }
-  if (h->cgroup.active) {
-    /* cpu.stat usage_usec polled by the supervisor, then cgroup.kill. */
-    enf->by[SR_LIM_MEMORY] = SR_ENF_CGROUP2;
-    enf->by[SR_LIM_PIDS] = SR_ENF_CGROUP2;
-    enf->by[SR_LIM_CPU_SECONDS] = SR_ENF_CGROUP2;
-  } else {
+  if (!h->cgroup.active) {
+    /* `require` means kernel limits for the whole tree: cgroup v2 or v1. */
     if (p->cgroup == SR_CGROUP_REQUIRE)
       return sr_error_layer(err, "cgroup", 0,
-                            "no usable cgroup v2 leaf (%s) and the profile "
-                            "requires one (cgroup require)",
+                            "no usable cgroup (%s) and the profile requires "
+                            "one (cgroup require)",
                             why ? why : "unavailable");
-    /* The weaker mechanism, named as such: per-process rlimits. */
-    enf->by[SR_LIM_MEMORY] = SR_ENF_RLIMIT;
-    enf->by[SR_LIM_PIDS] = SR_ENF_RLIMIT;
-    enf->by[SR_LIM_CPU_SECONDS] = SR_ENF_RLIMIT;
     *fallback_why =
         strdup(p->cgroup == SR_CGROUP_OFF ? "cgroup off in the profile"
                                           : (why ? why : "unavailable"));
     if (!*fallback_why)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "cgroup", "cgroup");
   }
+  whole_run_limits(&h->cgroup, enf);
   enf->by[SR_LIM_TIMEOUT] = SR_ENF_SUPERVISOR;
   enf->by[SR_LIM_LOG_CAP] = SR_ENF_SUPERVISOR;
   enf->by[SR_LIM_KILL_GRACE] = SR_ENF_SUPERVISOR;
@@ -159,6 +171,8 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
 }
 
 void sr_host_done(struct sr_host *h) {
+  /* A leaf that cannot be removed now is left to --gc; the cgroup record
+   * is released either way. */
   sr_cgroup_done(&h->cgroup);
   /* Closing the lock frees the slot. */
   h->uidpool_fd = safe_close(h->uidpool_fd);

@@ -29,11 +29,12 @@ void sr_host_init(struct sr_host *h);
 /*
  * Picks the host ids (the caller's own as an ordinary user, a free uid-pool
  * slot as root, waiting a bounded time when all are taken), sets up the
- * cgroup leaf "TENANT.EXECUTION" as the policy asks (`cgroup require` or
- * `strict`: no leaf is an error, layer "cgroup"), and fills *enf with what
- * enforces each limit.  When the memory, pids and CPU limits fall back to
- * rlimits, *fallback_why is set (malloc'd) to the reason, for the warning
- * the caller records; NULL when a leaf enforces them.
+ * cgroup leaf "TENANT.EXECUTION" (v2, else v1) as the policy asks (`cgroup
+ * require` or `strict`: no cgroup is an error, layer "cgroup"), and fills
+ * *enf with what enforces each limit.  When no cgroup holds the memory,
+ * pids and CPU limits (the supervisor's sampler and RLIMIT_NPROC do),
+ * *fallback_why is set (malloc'd) to the reason, for the warning the
+ * caller records; NULL when a cgroup enforces them.
  */
 int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
                     const char *cgroup_parent, const char *tenant,

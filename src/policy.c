@@ -45,7 +45,7 @@ const char *sr_enforcer_name(enum sr_enforcer e) {
   static const char *const names[SR__ENF_MAX] = {
       [SR_ENF_NONE] = NULL,       [SR_ENF_CGROUP2] = "cgroup2",
       [SR_ENF_RLIMIT] = "rlimit", [SR_ENF_SUPERVISOR] = "supervisor",
-      [SR_ENF_TMPFS] = "tmpfs",
+      [SR_ENF_TMPFS] = "tmpfs",   [SR_ENF_CGROUP1] = "cgroup1",
   };
   return (unsigned)e < SR__ENF_MAX ? names[e] : NULL;
 }
@@ -229,6 +229,7 @@ enum {
   K_CGROUP,
   K_PROC,
   K_STRICT,
+  K_MEMORY_RLIMIT,
   K_HOSTNAME,
   K_WORKSPACE_ROOT,
   K_UID_POOL,
@@ -265,6 +266,7 @@ static const struct {
     [K_CGROUP - SR__LIM_MAX] = {"cgroup", IN_PROFILE},
     [K_PROC - SR__LIM_MAX] = {"proc", IN_PROFILE},
     [K_STRICT - SR__LIM_MAX] = {"strict", IN_PROFILE},
+    [K_MEMORY_RLIMIT - SR__LIM_MAX] = {"memory-rlimit", IN_PROFILE},
     [K_HOSTNAME - SR__LIM_MAX] = {"hostname", IN_PROFILE},
     [K_WORKSPACE_ROOT - SR__LIM_MAX] = {"workspace-root", IN_CONF},
     [K_UID_POOL - SR__LIM_MAX] = {"uid-pool", IN_CONF},
@@ -899,6 +901,15 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
       return line_error(L, l, "strict: '%s' is not yes or no", l->args[0]);
     p->strict = b;
     return 0;
+  case K_MEMORY_RLIMIT:
+    r = want_args(L, l, 1, 1, "yes|no");
+    if (r < 0)
+      return r;
+    if (sr_parse_bool(l->args[0], &b) < 0)
+      return line_error(L, l, "memory-rlimit: '%s' is not yes or no",
+                        l->args[0]);
+    p->memory_rlimit = b;
+    return 0;
   case K_HOSTNAME: {
     char *h;
     r = want_args(L, l, 1, 1, "NAME");
@@ -1491,6 +1502,11 @@ json_t *sr_policy_to_json(const struct sr_policy *p,
       "set", env_set, "seccomp", "allow", syscalls_json(&p->seccomp_allow),
       "deny", syscalls_json(&p->seccomp_deny), "warnings",
       strv_json(&p->warnings));
+  if (o && json_object_set_new(o, "memory_rlimit",
+                               json_boolean(p->memory_rlimit)) < 0) {
+    json_decref(o);
+    return NULL;
+  }
   if (o && (json_object_set_new(o, "trust", trust_json(p)) < 0 ||
             json_object_set_new(o, "inputs_types", input_types_json(p)) < 0)) {
     json_decref(o);

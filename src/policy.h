@@ -33,8 +33,11 @@ struct sr_limit {
 enum sr_enforcer {
   SR_ENF_NONE = 0,   /* not decided (--explain) or not enforced: null */
   SR_ENF_CGROUP2,    /* the run's cgroup v2 leaf: the whole tree */
-  SR_ENF_RLIMIT,     /* per-process rlimits: the weaker fallback */
-  SR_ENF_SUPERVISOR, /* the supervisor's event loop or the staging copy */
+  SR_ENF_RLIMIT,     /* an rlimit (RLIMIT_NPROC counts the sandbox's user in
+                      * its own user namespace: the whole tree) */
+  SR_ENF_SUPERVISOR, /* the supervisor: its event loop, the staging copy, or
+                      * (memory, CPU) its sampler of the tree, sampler.h */
+  SR_ENF_CGROUP1,    /* the run's cgroup v1 leaves: the whole tree */
   SR_ENF_TMPFS,      /* the size of a tmpfs mount */
   SR__ENF_MAX
 };
@@ -114,8 +117,9 @@ struct sr_policy {
 
   enum sr_cgroup_mode cgroup;
   enum sr_proc_mode proc;
-  bool strict;    /* `strict yes`: manifest lenience and fallbacks refused */
-  char *hostname; /* default "skillrun" */
+  bool strict; /* `strict yes`: manifest lenience and fallbacks refused */
+  bool memory_rlimit; /* `memory-rlimit yes`: RLIMIT_AS = memory as well */
+  char *hostname;     /* default "skillrun" */
   /* The bundle's directory in the sandbox, named after the skill: its
    * working directory (sr_view_skill_dir); set with the manifest. */
   char *skill_dir;

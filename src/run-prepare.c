@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "sampler.h"
 #include "seccomp.h"
 #include "view.h"
 
@@ -86,22 +87,58 @@ static int build_env(struct sr_run *run, struct sr_error *err) {
 }
 
 /* The host ids and the cgroup leaf, and from them what enforces each
- * limit; a fallback is named in a warning. */
+ * limit; a fallback is named in a warning.  Without a cgroup the
+ * supervisor samples the tree, and the memory it cannot sample is refused
+ * (sampler.h). */
 static int acquire_host(struct sr_run *run, struct sr_error *err) {
   _cleanup_free_ char *why = NULL;
+  char msg[256];
   int r;
 
   r = sr_host_acquire(&run->host, &run->policy, run->args->cgroup_parent,
                       run->tenant, run->execution_id, &run->enf, &why, err);
+  if (r >= 0 && run->enf.by[SR_LIM_MEMORY] == SR_ENF_SUPERVISOR)
+    r = sr_seccomp_refuse_unsampled(run->seccomp, err);
   if (r < 0 || !why)
     return r;
-  return sr_audit_emit(
-      &run->audit, "warning",
-      json_pack("{s:s, s:s}", "message",
-                "no cgroup v2 leaf: memory (RLIMIT_AS), pids (RLIMIT_NPROC) "
-                "and CPU (RLIMIT_CPU) are enforced per process with rlimits",
-                "reason", why),
-      err);
+  snprintf(msg, sizeof(msg),
+           "no cgroup: memory and CPU time of the whole run are enforced by "
+           "the supervisor sampling its processes every %d ms (not a kernel "
+           "limit), pids by RLIMIT_NPROC; memfd_create and shmget are "
+           "refused",
+           SR_SAMPLER_INTERVAL_MS);
+  return sr_audit_emit(&run->audit, "warning",
+                       json_pack("{s:s, s:s}", "message", msg, "reason", why),
+                       err);
+}
+
+/* policy_resolved's sampler: how often the supervisor samples the tree
+ * and what it refuses; null when a cgroup holds the limits. */
+static json_t *sampler_json(const struct sr_run *run) {
+  json_t *calls;
+
+  if (run->enf.by[SR_LIM_MEMORY] != SR_ENF_SUPERVISOR)
+    return json_null();
+  calls = json_array();
+  for (const char *const *c = sr_seccomp_unsampled_calls(); calls && *c; c++)
+    json_array_append_new(calls, json_string(*c));
+  return json_pack("{s:i, s:i, s:o}", "interval_ms", SR_SAMPLER_INTERVAL_MS,
+                   "min_interval_ms", SR_SAMPLER_MIN_MS, "refused_syscalls",
+                   calls ? calls : json_array());
+}
+
+/* Every leaf of the run's cgroup (one for v2, one per hierarchy for v1). */
+static json_t *leaves_json(const struct sr_cgroup *cg) {
+  json_t *a = json_array();
+
+  if (!a || !cg->active)
+    return a;
+  if (cg->version == SR_CGV_2)
+    json_array_append_new(a, json_string(cg->leaf_path));
+  else
+    for (int c = 0; c < SR__CG1_MAX; c++)
+      json_array_append_new(a, json_string(cg->v1_path[c]));
+  return a;
 }
 
 static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
@@ -109,15 +146,17 @@ static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
 
   return sr_audit_emit(
       &run->audit, "policy_resolved",
-      json_pack(
-          "{s:o, s:{s:s, s:s, s:i}, s:o, s:{s:i, s:i}}", "policy",
-          pj ? pj : json_null(), "seccomp", "policy",
-          sr_seccomp_kind(run->seccomp), "digest",
-          sr_seccomp_digest(run->seccomp), "instructions",
-          (int)sr_seccomp_insns(run->seccomp), "cgroup",
-          run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
-                                  : json_null(),
-          "sandbox_ids", "uid", (int)run->host.uid, "gid", (int)run->host.gid),
+      json_pack("{s:o, s:{s:s, s:s, s:i}, s:o, s:o, s:o, s:{s:i, s:i}}",
+                "policy", pj ? pj : json_null(), "seccomp", "policy",
+                sr_seccomp_kind(run->seccomp), "digest",
+                sr_seccomp_digest(run->seccomp), "instructions",
+                (int)sr_seccomp_insns(run->seccomp), "cgroup",
+                run->host.cgroup.active
+                    ? json_string(run->host.cgroup.leaf_path)
+                    : json_null(),
+                "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
+                sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid,
+                "gid", (int)run->host.gid),
       err);
 }
 

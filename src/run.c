@@ -381,19 +381,24 @@ json_t *sr_run_metadata_json(const struct sr_run *run) {
 
 /* ------------------------------------------------------------ collect */
 
-/* The limits that stopped the run, as the supervisor and the cgroup saw
- * them (the supervisor's own kills were recorded as they happened). */
-static int emit_limits(struct sr_run *run, bool cpu_seen,
-                       struct sr_error *err) {
+/* The limits that stopped the run that the supervisor did not record as
+ * it killed for them: RLIMIT_CPU's kill, and what the cgroup counted after
+ * its last tick. */
+static int emit_limits(struct sr_run *run, struct sr_error *err) {
   const struct sr_policy *p = &run->policy;
+  const struct sr_supervisor *s = &run->sup;
+  const bool cg = run->have_cgroup_stats;
   const struct {
     bool hit;
     const char *name;
     enum sr_limit_id id;
   } hits[] = {
-      {!cpu_seen && run->verdict.cpu_exceeded, "cpu", SR_LIM_CPU_SECONDS},
-      {run->have_cgroup_stats && run->cg.oom_kill > 0, "memory", SR_LIM_MEMORY},
-      {run->have_cgroup_stats && run->cg.pids_max_hit > 0, "pids", SR_LIM_PIDS},
+      {run->verdict.cpu_exceeded && !s->cpu_exceeded, "cpu",
+       SR_LIM_CPU_SECONDS},
+      {cg && run->cg.oom_kill > 0 && !s->memory_exceeded, "memory",
+       SR_LIM_MEMORY},
+      {cg && run->cg.pids_max_hit > 0 && !s->pids_exceeded, "pids",
+       SR_LIM_PIDS},
   };
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(hits); i++) {
@@ -421,9 +426,12 @@ static int collect_result(struct sr_run *run, struct sr_error *err) {
       sr_cgroup_stats(&run->host.cgroup, &run->cg) >= 0)
     run->have_cgroup_stats = true;
   sr_supervisor_outcome(&run->sup, &o);
+  /* A limit the cgroup counted is a limit hit, whether or not the
+   * supervisor's tick saw it before the run ended. */
   o.oom_killed = run->have_cgroup_stats && run->cg.oom_kill > 0;
+  o.pids_exceeded |= run->have_cgroup_stats && run->cg.pids_max_hit > 0;
   sr_verdict_of(&o, &run->verdict);
-  r = emit_limits(run, o.cpu_exceeded, err);
+  r = emit_limits(run, err);
   if (r >= 0)
     r = sr_audit_emit(&run->audit, "state_changed",
                       json_pack("{s:s}", "state", "collecting"), err);
@@ -433,6 +441,23 @@ static int collect_result(struct sr_run *run, struct sr_error *err) {
                              &run->audit, &run->artifacts, err);
   run->sup.outputs_fd = safe_close(run->sup.outputs_fd);
   return r;
+}
+
+/* The whole run's figures, once init is reaped: the cgroup's, or the
+ * supervisor's sampler's and init's rusage. */
+static void collect_usage(struct sr_run *run) {
+  if (run->sup.init.pid <= 0)
+    return; /* nothing ran */
+  run->have_usage = true;
+  if (run->have_cgroup_stats) {
+    run->cpu_usec = run->cg.cpu_usec;
+    run->memory_peak = run->cg.memory_peak;
+    /* pids.peak is 6.1+: else the most the supervisor's ticks saw */
+    run->pids_peak = run->cg.pids_peak ? run->cg.pids_peak : run->sup.pids_seen;
+  } else {
+    sr_supervisor_sampled(&run->sup, &run->cpu_usec, &run->memory_peak,
+                          &run->pids_peak);
+  }
 }
 
 /* The run directory's metadata.json, with the result: its presence means
@@ -469,17 +494,26 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   /* Reaps init, then releases the leaf and the uid slot: from here on
    * nothing of the run is alive. */
   sr_supervisor_done(&run->sup);
+  if (r >= 0)
+    collect_usage(run);
   sr_host_done(&run->host);
   return r;
 }
 
 /* ------------------------------------------------------------ report */
 
+/* Who measured the figures: "cgroup2", "cgroup1", or "supervisor" (its
+ * sampler: peaks as sampled, CPU time exact from init's rusage). */
+static const char *measured_by(const struct sr_run *run) {
+  return sr_enforcer_name(run->enf.by[SR_LIM_MEMORY]) ?: "supervisor";
+}
+
 static json_t *completed_json(const struct sr_run *run, const char *status,
                               int exit_code, bool ran) {
   const struct sr_verdict *v = &run->verdict;
   const struct sr_logpump *lp = &run->sup.logs;
   const bool cg = run->have_cgroup_stats;
+  const bool u = run->have_usage;
   json_t *f;
 
   f = json_pack("{s:s, s:i, s:I}", "status", status, "exit_code", exit_code,
@@ -496,18 +530,18 @@ static json_t *completed_json(const struct sr_run *run, const char *status,
                         json_string(strerrorname_np(v->exec_errno)
                                         ? strerrorname_np(v->exec_errno)
                                         : "unknown"));
-  json_object_set_new(f, "cpu_usec",
-                      cg ? json_integer((json_int_t)run->cg.cpu_usec)
-                         : json_null());
+  json_object_set_new(
+      f, "cpu_usec", u ? json_integer((json_int_t)run->cpu_usec) : json_null());
   json_object_set_new(f, "memory_peak",
-                      cg ? json_integer((json_int_t)run->cg.memory_peak)
-                         : json_null());
+                      u ? json_integer((json_int_t)run->memory_peak)
+                        : json_null());
   json_object_set_new(f, "pids_peak",
-                      cg ? json_integer((json_int_t)run->cg.pids_peak)
-                         : json_null());
+                      u ? json_integer((json_int_t)run->pids_peak)
+                        : json_null());
   json_object_set_new(f, "oom_kill",
                       cg ? json_integer((json_int_t)run->cg.oom_kill)
                          : json_null());
+  json_object_set_new(f, "measured_by", json_string(measured_by(run)));
   json_object_set_new(f, "logs",
                       json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "stdout",
                                 "kept", (json_int_t)lp->kept[0], "dropped",

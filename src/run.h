@@ -87,6 +87,10 @@ struct sr_run {
   bool have_cgroup_stats;
   struct sr_cgroup_stats cg;
   struct sr_artifacts artifacts;
+  /* The whole run's figures, from the cgroup or the supervisor's sampler
+   * (execution_completed); have_usage once the sandbox ran. */
+  bool have_usage;
+  uint64_t cpu_usec, memory_peak, pids_peak;
 };
 
 /* ---- stages (src/run*.c), in pipeline order; each 0 or -errno with err

@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
 #include <linux/netlink.h>
 /* libseccomp's header.  AM_CPPFLAGS puts src/ on the -I path, where our own
  * seccomp.h shadows <seccomp.h>; going through linux/ (which exists in the
@@ -382,6 +384,10 @@ enum { SR_PROG_TTY = 0, SR_PROG_MAIN, SR__PROG_MAX };
 struct sr_seccomp {
   struct sock_filter *prog[SR__PROG_MAX];
   unsigned short len[SR__PROG_MAX];
+  /* sr_seccomp_refuse_unsampled's program, loaded between the two (it is
+   * built here, not by libseccomp, and not part of the generated default). */
+  struct sock_filter *unsampled;
+  unsigned short unsampled_len;
   char digest[SR_DIGEST_LEN + 1];
   bool adjusted; /* the profile's seccomp-allow/seccomp-deny changed it */
 };
@@ -783,7 +789,14 @@ static int digest(struct sr_seccomp *f, struct sr_error *err) {
   struct sr_sha256 c;
   int r = sr_sha256_init(&c);
 
-  for (size_t i = 0; r == 0 && i < SR__PROG_MAX; i++)
+  /* In load order: tty, the refusals of a sampled run, main. */
+  if (r == 0)
+    r = sr_sha256_update(&c, f->prog[SR_PROG_TTY],
+                         f->len[SR_PROG_TTY] * sizeof(struct sock_filter));
+  if (r == 0 && f->unsampled_len)
+    r = sr_sha256_update(&c, f->unsampled,
+                         f->unsampled_len * sizeof(struct sock_filter));
+  for (size_t i = SR_PROG_TTY + 1; r == 0 && i < SR__PROG_MAX; i++)
     r = sr_sha256_update(&c, f->prog[i],
                          f->len[i] * sizeof(struct sock_filter));
   if (r == 0)
@@ -863,7 +876,7 @@ const char *sr_seccomp_kind(const struct sr_seccomp *f) {
 }
 
 unsigned sr_seccomp_insns(const struct sr_seccomp *f) {
-  unsigned n = 0;
+  unsigned n = f->unsampled_len;
 
   for (size_t i = 0; i < SR__PROG_MAX; i++)
     n += f->len[i];
@@ -916,13 +929,23 @@ int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err) {
     return sr_error_layer(err, "seccomp", EPERM,
                           "no_new_privs is not set before seccomp");
 
-  /* The tty program first: once the main one is in, seccomp(2) itself is
-   * refused.  Loading the exported bytes ourselves means the kernel gets
-   * exactly what sr_seccomp_digest() hashed. */
-  for (size_t i = 0; i < SR__PROG_MAX; i++) {
-    struct sock_fprog prog = {.len = f->len[i], .filter = f->prog[i]};
-    long q = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                     SECCOMP_FILTER_FLAG_TSYNC, &prog);
+  /* The tty program and the refusals first: once the main one is in,
+   * seccomp(2) itself is refused.  Loading the exported bytes ourselves
+   * means the kernel gets exactly what sr_seccomp_digest() hashed. */
+  for (size_t i = 0; i <= SR__PROG_MAX; i++) {
+    /* i == 1: the refusals of a sampled run, when there are any */
+    size_t k = i == 0 ? SR_PROG_TTY : i - 1;
+    struct sock_fprog prog = {.len = f->len[k], .filter = f->prog[k]};
+    long q;
+
+    if (i == 1) {
+      if (!f->unsampled_len)
+        continue;
+      prog =
+          (struct sock_fprog){.len = f->unsampled_len, .filter = f->unsampled};
+    }
+    q = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
+                &prog);
     if (q < 0)
       return sr_error_layer(err, "seccomp", errno,
                             "seccomp(SECCOMP_SET_MODE_FILTER)");
@@ -939,7 +962,71 @@ void sr_seccomp_free(struct sr_seccomp *f) {
     return;
   for (size_t i = 0; i < SR__PROG_MAX; i++)
     free(f->prog[i]);
+  free(f->unsampled);
   free(f);
+}
+
+/* The native architecture as seccomp_data.arch names it; 0 when this file
+ * does not know it (the refusals then match the number alone: the main
+ * program kills every foreign architecture anyway). */
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && defined(__AARCH64EL__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_I386
+#elif defined(__riscv) && __riscv_xlen == 64
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_RISCV64
+#else
+#define NATIVE_AUDIT_ARCH 0
+#endif
+
+static const char *const unsampled_calls[] = {"memfd_create", "shmget", NULL};
+
+const char *const *sr_seccomp_unsampled_calls(void) {
+  return unsampled_calls;
+}
+
+int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err) {
+  /* ENOSYS, as a kernel without them: programs fall back to a file in
+   * /dev/shm or /tmp, which the sampler counts. */
+  const uint32_t nrs[] = {
+#ifdef SYS_memfd_create
+      SYS_memfd_create,
+#endif
+#ifdef SYS_shmget
+      SYS_shmget,
+#endif
+  };
+  const size_t n_nrs = SR_ARRAY_SIZE(nrs);
+  struct sock_filter *p;
+  unsigned short len = 0;
+
+  if (f->unsampled_len)
+    return 0;
+  p = calloc(n_nrs + 6, sizeof(*p));
+  if (!p)
+    return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
+  if (NATIVE_AUDIT_ARCH) {
+    /* Another architecture: not this program's business (allow), the main
+     * program's (kill). */
+    p[len++] = (struct sock_filter)BPF_STMT(
+        BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    p[len++] = (struct sock_filter)BPF_JUMP(
+        BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 0, (uint8_t)(n_nrs + 1));
+  }
+  p[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, nr));
+  for (size_t i = 0; i < n_nrs; i++)
+    /* match: jump over the remaining compares and the ALLOW */
+    p[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nrs[i],
+                                            (uint8_t)(n_nrs - i), 0);
+  p[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  p[len++] = (struct sock_filter)BPF_STMT(
+      BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+  f->unsampled = p;
+  f->unsampled_len = len;
+  return digest(f, err);
 }
 
 #ifdef SR_SECCOMP_GENERATOR

@@ -37,6 +37,16 @@ int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err);
 void sr_seccomp_free(struct sr_seccomp *f);
 
 /*
+ * For a run whose memory the supervisor samples (sampler.h): a further
+ * program that answers ENOSYS to memfd_create and shmget, whose memory
+ * needs no mapping to be held and so cannot be sampled.  Loaded before the
+ * main program; the digest and the instruction count include it.
+ */
+int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err);
+/* The calls it refuses, NULL-terminated (policy_resolved names them). */
+const char *const *sr_seccomp_unsampled_calls(void);
+
+/*
  * libseccomp is opened with dlopen on first use (dlib.h): the default
  * filter is compiled in at build time, so only a profile that changes the
  * syscall lists (or --version) needs the library.  Load failure: exit 125,

@@ -28,6 +28,7 @@
 #include "init.h"
 #include "ns.h"
 #include "policy.h"
+#include "sampler.h"
 #include "sandbox.h"
 #include "status.h"
 #include "supervisor.h"
@@ -35,15 +36,15 @@
 #include "util.h"
 #include "workspace.h"
 
-#define CPU_POLL_MS 100
 /* How long init may take to exit after reporting the skill's status. */
 #define INIT_EXIT_GRACE_MS 5000
 
 void sr_supervisor_init(struct sr_supervisor *s) {
   memset(s, 0, sizeof(*s));
   s->init.pidfd = -1;
-  s->sync_fd = s->signal_fd = s->timeout_fd = s->grace_fd = s->cpu_fd = -1;
+  s->sync_fd = s->signal_fd = s->timeout_fd = s->grace_fd = s->sample_fd = -1;
   s->outputs_fd = -1;
+  sr_sampler_init(&s->sampler);
   sr_logpump_init(&s->logs, -1, -1, -1, -1, 0, -1);
   sr_stdinpump_init(&s->stdin_pump);
 }
@@ -69,19 +70,26 @@ static void signal_init(struct sr_init_proc *in, int sig) {
     (void)kill(in->pid, sig);
 }
 
-/* Reaps init if it has exited; true when it has. */
+/* Reaps init if it has exited; true when it has.  The raw waitid(2)
+ * returns init's rusage, which glibc's wrapper drops. */
 static bool reap_init(struct sr_init_proc *in, bool block) {
   siginfo_t si;
+  struct rusage ru;
   int flags = WEXITED | (block ? 0 : WNOHANG);
-  int r;
+  long r;
 
   memset(&si, 0, sizeof(si));
+  memset(&ru, 0, sizeof(ru));
   do {
     if (in->pidfd >= 0)
-      r = waitid((idtype_t)P_PIDFD, (id_t)in->pidfd, &si, flags);
+      r = syscall(SYS_waitid, P_PIDFD, in->pidfd, &si, flags, &ru);
     else
-      r = waitid(P_PID, (id_t)in->pid, &si, flags);
+      r = syscall(SYS_waitid, P_PID, in->pid, &si, flags, &ru);
   } while (r < 0 && errno == EINTR);
+  if (r == 0 && si.si_pid != 0) {
+    in->ru = ru;
+    in->have_ru = true;
+  }
   if ((r == 0 && si.si_pid != 0) || (r < 0 && errno == ECHILD))
     in->exited = true;
   return in->exited;
@@ -113,8 +121,13 @@ void sr_supervisor_reap(struct sr_supervisor *s) {
   in->pidfd = safe_close(in->pidfd);
 }
 
+/* Killing pid 1 of the namespace kills every other process of it
+ * (pid_namespaces(7)); cgroup v2's cgroup.kill does the same at once, from
+ * the other side.  cgroup v1 has no such file: its leaves hold nothing but
+ * the namespace, which init's death empties (destroy waits for that). */
 static void kill_tree(struct sr_supervisor *s) {
-  if (s->spec && s->spec->cgroup->active)
+  if (s->spec && s->spec->cgroup->active &&
+      s->spec->cgroup->version == SR_CGV_2)
     (void)sr_cgroup_kill(s->spec->cgroup); /* and pid 1 below, regardless */
   /* pid 1 of the namespace: its death takes every process of it along. */
   if (s->init.pid > 0 && !s->init.exited)
@@ -144,7 +157,9 @@ void sr_supervisor_done(struct sr_supervisor *s) {
   s->signal_fd = safe_close(s->signal_fd);
   s->timeout_fd = safe_close(s->timeout_fd);
   s->grace_fd = safe_close(s->grace_fd);
-  s->cpu_fd = safe_close(s->cpu_fd);
+  s->sample_fd = safe_close(s->sample_fd);
+  sr_sampler_close(&s->sampler);
+  s->sampling = false;
   s->outputs_fd = safe_close(s->outputs_fd);
 }
 
@@ -166,10 +181,9 @@ static int open_event_fds(struct sr_supervisor *s, struct sr_error *err) {
   s->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   s->timeout_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   s->grace_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (s->spec->cgroup->active)
-    s->cpu_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  s->sample_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (s->signal_fd < 0 || s->timeout_fd < 0 || s->grace_fd < 0 ||
-      (s->spec->cgroup->active && s->cpu_fd < 0))
+      s->sample_fd < 0)
     return sr_error_layer(err, "signals", errno, "signalfd/timerfd");
   return 0;
 }
@@ -216,9 +230,8 @@ static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
   if (p->network != SR_NET_HOST)
     flags |= CLONE_NEWNET;
   fflush(NULL); /* nothing buffered may be written twice */
-  pid = sr_ns_clone(flags,
-                    s->spec->cgroup->active ? s->spec->cgroup->leaf_fd : -1,
-                    &s->init.pidfd, err);
+  pid = sr_ns_clone(flags, sr_cgroup_clone_fd(s->spec->cgroup), &s->init.pidfd,
+                    err);
   if (pid < 0)
     return pid;
   if (pid == 0) {
@@ -241,6 +254,10 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
 
   r = sr_ns_write_maps(s->init.pid, SR_SANDBOX_UID, spec->host_uid,
                        SR_SANDBOX_GID, spec->host_gid, err);
+  /* cgroup v1: init joins the leaves now, before it has forked anything:
+   * every process of the sandbox is born in them. */
+  if (r >= 0)
+    r = sr_cgroup_enter(spec->cgroup, s->init.pid, err);
   if (r >= 0 && sr_sync_send(s->sync_fd, SR_SYNC_GO, 0, NULL, -1) < 0)
     r = sr_error_layer(err, "sync", errno, "cannot release the sandbox");
   /* The log files are opened once the sandbox is being built: on the
@@ -253,8 +270,12 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
     r = sr_workspace_make_outputs(spec->ws, err);
   if (r >= 0)
     r = arm_timer(s->timeout_fd, p->limits[SR_LIM_TIMEOUT].value, 0);
-  if (r >= 0 && s->cpu_fd >= 0)
-    r = arm_timer(s->cpu_fd, CPU_POLL_MS, CPU_POLL_MS);
+  /* A cgroup counts from init's birth; the sampler starts with the skill
+   * (on_sync), so that it never delays the launch. */
+  if (r >= 0 && spec->cgroup->active) {
+    s->sample_ms = SR_SAMPLER_INTERVAL_MS;
+    r = arm_timer(s->sample_fd, s->sample_ms, s->sample_ms);
+  }
   return r;
 }
 
@@ -336,6 +357,44 @@ static int emit_limit(struct sr_supervisor *s, const char *limit,
       err);
 }
 
+/* The sampler starts once the skill runs: its first tick comes
+ * SR_SAMPLER_MIN_MS after init said the skill started, and opens the
+ * sampler then (the sandbox's mounts exist), so that nothing of it delays
+ * the launch, and a skill over by then (/bin/true) costs it nothing. */
+static int start_sampling(struct sr_supervisor *s, struct sr_error *err) {
+  int r;
+
+  if (s->spec->cgroup->active || s->sample_ms)
+    return 0;
+  s->sample_ms = SR_SAMPLER_MIN_MS;
+  r = arm_timer(s->sample_fd, s->sample_ms, s->sample_ms);
+  if (r < 0)
+    return sr_error_layer(err, "supervisor", -r, "sampler timer");
+  return 0;
+}
+
+/* The first tick: the sampler itself. */
+static int open_sampler(struct sr_supervisor *s, struct sr_error *err) {
+  int r = sr_sampler_open(&s->sampler, s->init.pid, err);
+
+  if (r < 0 && sr_sampler_exiting(s->init.pid)) {
+    /* The skill is over and init tears the sandbox down: its rusage will
+     * have the figures. */
+    sr_error_clear(err);
+    sr_sampler_close(&s->sampler);
+    s->sampler_gone = true;
+    return 0;
+  }
+  if (r < 0) {
+    kill_tree(s); /* nothing can limit it: stop it */
+    return r;
+  }
+  s->sampling = true;
+  s->last_sample_ms = sr_now_mono_ms();
+  s->last_memory = 0;
+  return 0;
+}
+
 static int on_sync(struct sr_supervisor *s, struct sr_error *err) {
   struct sr_sync_msg m;
   int passed = -1;
@@ -359,6 +418,9 @@ static int on_sync(struct sr_supervisor *s, struct sr_error *err) {
     s->ready = true;
     if (passed >= 0 && s->outputs_fd < 0)
       s->outputs_fd = TAKE_FD(passed);
+    r = start_sampling(s, err);
+    if (r < 0)
+      return r;
     r = sr_audit_emit(
         s->spec->audit, "state_changed",
         json_pack("{s:s, s:i}", "state", "running", "pid_in_sandbox", m.value),
@@ -450,18 +512,134 @@ static int on_timeout(struct sr_supervisor *s, struct sr_error *err) {
                     err);
 }
 
-static int on_cpu_poll(struct sr_supervisor *s, struct sr_error *err) {
+/* A memory, CPU or pids limit reached: the whole tree is killed at once
+ * and the limit recorded with what was seen, when that is a figure
+ * (UNSEEN: the kernel acted, an OOM kill); the first one only: after the
+ * kill the tree is going away. */
+#define UNSEEN UINT64_MAX
+static int limit_reached(struct sr_supervisor *s, enum sr_limit_id id,
+                         uint64_t observed, struct sr_error *err) {
+  static const char *const names[SR__LIM_MAX] = {
+      [SR_LIM_MEMORY] = "memory",
+      [SR_LIM_CPU_SECONDS] = "cpu",
+      [SR_LIM_PIDS] = "pids",
+  };
   const struct sr_policy *p = s->spec->policy;
-  uint64_t budget = p->limits[SR_LIM_CPU_SECONDS].value * 1000000ULL;
-  uint64_t usec = 0;
 
-  drain_timer(s->cpu_fd);
-  if (s->init.exited || s->cpu_exceeded ||
-      sr_cgroup_cpu_usec(s->spec->cgroup, &usec) < 0 || usec < budget)
+  if (s->cpu_exceeded || s->memory_exceeded || s->pids_exceeded)
     return 0;
-  s->cpu_exceeded = true;
+  if (id == SR_LIM_CPU_SECONDS)
+    s->cpu_exceeded = true;
+  else if (id == SR_LIM_MEMORY)
+    s->memory_exceeded = true;
+  else
+    s->pids_exceeded = true;
   kill_tree(s);
-  return emit_limit(s, "cpu", p->limits[SR_LIM_CPU_SECONDS].value, err);
+  return sr_audit_emit(
+      s->spec->audit, "limit_exceeded",
+      observed == UNSEEN
+          ? json_pack("{s:s, s:I}", "limit", names[id], "limit_value",
+                      (json_int_t)p->limits[id].value)
+          : json_pack("{s:s, s:I, s:I}", "limit", names[id], "limit_value",
+                      (json_int_t)p->limits[id].value, "observed",
+                      (json_int_t)observed),
+      err);
+}
+
+/* The cgroup's counters: the CPU budget is the supervisor's to enforce;
+ * an OOM kill or a fork refused at pids.max ends the run (cgroup v1 kills
+ * one process on OOM, v2 the whole leaf; either way the rest goes). */
+static int tick_cgroup(struct sr_supervisor *s, struct sr_error *err) {
+  const struct sr_policy *p = s->spec->policy;
+  struct sr_cgroup_counters c;
+
+  if (sr_cgroup_poll(s->spec->cgroup, &c) < 0)
+    return 0; /* read again at the next tick; collect has the last word */
+  if (c.pids_current > s->pids_seen)
+    s->pids_seen = c.pids_current;
+  if (c.cpu_usec >= p->limits[SR_LIM_CPU_SECONDS].value * 1000000ULL)
+    return limit_reached(s, SR_LIM_CPU_SECONDS, c.cpu_usec / 1000000ULL, err);
+  if (c.oom_kill > 0)
+    return limit_reached(s, SR_LIM_MEMORY, UNSEEN, err);
+  if (c.pids_max_hit > 0)
+    return limit_reached(s, SR_LIM_PIDS, c.pids_current, err);
+  return 0;
+}
+
+/* The next interval: a quarter of the memory headroom at the growth rate,
+ * at most twice the last one, between SR_SAMPLER_MIN_MS and
+ * SR_SAMPLER_INTERVAL_MS.  The rate is the growth seen, remembered at half
+ * weight per sample: a skill that grows in bursts stays watched closely
+ * between them.  What grows between two samples is not seen, so a skill
+ * is sampled often from its start and while it grows fast, and backs off
+ * to the interval while it does not. */
+static unsigned next_interval(struct sr_supervisor *s, uint64_t memory,
+                              uint64_t limit) {
+  uint64_t now = sr_now_mono_ms();
+  uint64_t dt = now > s->last_sample_ms ? now - s->last_sample_ms : 1;
+  uint64_t grown = memory > s->last_memory ? memory - s->last_memory : 0;
+  uint64_t headroom = limit > memory ? limit - memory : 0;
+  uint64_t ms = (uint64_t)s->sample_ms * 2;
+
+  s->last_sample_ms = now;
+  s->last_memory = memory;
+  s->memory_rate /= 2;
+  if (grown / dt > s->memory_rate)
+    s->memory_rate = grown / dt;
+  if (s->memory_rate > 0 && headroom / 4 / s->memory_rate < ms)
+    ms = headroom / 4 / s->memory_rate;
+  if (ms < SR_SAMPLER_MIN_MS)
+    return SR_SAMPLER_MIN_MS;
+  return ms > SR_SAMPLER_INTERVAL_MS ? SR_SAMPLER_INTERVAL_MS : (unsigned)ms;
+}
+
+/* The sampler's figures against the limits. */
+static int tick_sampler(struct sr_supervisor *s, struct sr_error *err) {
+  const struct sr_policy *p = s->spec->policy;
+  const uint64_t mem = p->limits[SR_LIM_MEMORY].value;
+  struct sr_sample x;
+  unsigned want;
+  int r = sr_sampler_sample(&s->sampler, &x);
+
+  if (r < 0 && sr_sampler_exiting(s->init.pid))
+    return 0; /* the tree is going: its init's last message follows */
+  if (r < 0) {
+    /* A tree it can no longer see is a tree nothing limits: stop it. */
+    kill_tree(s);
+    return sr_error_layer(err, "supervisor", -r,
+                          "cannot sample the sandbox's processes");
+  }
+  if (x.cpu_usec >= p->limits[SR_LIM_CPU_SECONDS].value * 1000000ULL)
+    return limit_reached(s, SR_LIM_CPU_SECONDS, x.cpu_usec / 1000000ULL, err);
+  if (x.memory > mem)
+    return limit_reached(s, SR_LIM_MEMORY, x.memory, err);
+  /* RLIMIT_NPROC lets the tree reach the limit, never pass it: reaching
+   * it is the fork that would have failed (skillrun(1) LIMITS). */
+  if (x.pids >= p->limits[SR_LIM_PIDS].value)
+    return limit_reached(s, SR_LIM_PIDS, x.pids, err);
+  want = next_interval(s, x.memory, mem);
+  if (want != s->sample_ms) {
+    s->sample_ms = want;
+    r = arm_timer(s->sample_fd, want, want);
+    if (r < 0)
+      return sr_error_layer(err, "supervisor", -r, "sampler timer");
+  }
+  return 0;
+}
+
+static int on_sample(struct sr_supervisor *s, struct sr_error *err) {
+  drain_timer(s->sample_fd);
+  /* After init reported the skill's status the tree is gone or going. */
+  if (s->init.exited || s->have_status || s->tree_killed || s->sampler_gone)
+    return 0;
+  if (s->spec->cgroup->active)
+    return tick_cgroup(s, err);
+  if (!s->sampling) {
+    int r = open_sampler(s, err);
+    if (r < 0 || !s->sampling)
+      return r;
+  }
+  return tick_sampler(s, err);
 }
 
 /*
@@ -489,7 +667,7 @@ enum {
   EV_SIGNAL,
   EV_TIMEOUT,
   EV_GRACE,
-  EV_CPU,
+  EV_SAMPLE,
   EV_PIDFD,
   EV__MAX
 };
@@ -520,8 +698,7 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
   ADD(EV_SIGNAL, s->signal_fd);
   ADD(EV_TIMEOUT, s->timeout_fd);
   ADD(EV_GRACE, s->grace_fd);
-  if (s->cpu_fd >= 0)
-    ADD(EV_CPU, s->cpu_fd);
+  ADD(EV_SAMPLE, s->sample_fd);
   if (!s->init.exited && s->init.pidfd >= 0)
     ADD(EV_PIDFD, s->init.pidfd);
 #undef ADD
@@ -554,8 +731,8 @@ static int on_event(struct sr_supervisor *s, int kind, struct sr_error *err) {
     if (!s->init.exited)
       kill_tree(s);
     return 0;
-  case EV_CPU:
-    return on_cpu_poll(s, err);
+  case EV_SAMPLE:
+    return on_sample(s, err);
   default:
     return 0;
   }
@@ -622,6 +799,33 @@ void sr_supervisor_outcome(const struct sr_supervisor *s,
   o->exec_errno = s->exec_errno;
   o->timed_out = s->timed_out;
   o->cpu_exceeded = s->cpu_exceeded;
+  o->memory_exceeded = s->memory_exceeded;
+  o->pids_exceeded = s->pids_exceeded;
   o->cancel_sig = s->cancel_sig;
   o->cpu_by_rlimit = s->spec->enf->by[SR_LIM_CPU_SECONDS] == SR_ENF_RLIMIT;
+}
+
+void sr_supervisor_sampled(const struct sr_supervisor *s, uint64_t *cpu_usec,
+                           uint64_t *memory_peak, uint64_t *pids_peak) {
+  uint64_t cpu = s->sampler.peak.cpu_usec;
+
+  if (s->init.have_ru) {
+    const struct rusage *ru = &s->init.ru;
+    uint64_t u = (uint64_t)ru->ru_utime.tv_sec * 1000000ULL +
+                 (uint64_t)ru->ru_utime.tv_usec +
+                 (uint64_t)ru->ru_stime.tv_sec * 1000000ULL +
+                 (uint64_t)ru->ru_stime.tv_usec;
+    if (u > cpu)
+      cpu = u;
+  }
+  *cpu_usec = cpu;
+  *memory_peak = s->sampler.peak.memory;
+  *pids_peak = s->sampler.peak.pids;
+  if (s->sampler.seq == 0) {
+    /* Over before the first sample: the largest process's resident set,
+     * and the two processes there always were (init, the skill's). */
+    if (s->init.have_ru && s->init.ru.ru_maxrss > 0)
+      *memory_peak = (uint64_t)s->init.ru.ru_maxrss * 1024;
+    *pids_peak = 2;
+  }
 }

@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "error.h"
 #include "logpump.h"
 #include "stdinpump.h"
+#include "sampler.h"
 
 struct sr_outcome;
 
@@ -27,7 +29,9 @@ struct sr_launch {
   const struct sr_policy *policy;
   const struct sr_enforcement *enf;
   const struct sr_seccomp *seccomp;
-  const struct sr_cgroup *cgroup; /* the run's leaf (active or not) */
+  const struct sr_cgroup *cgroup; /* the run's cgroup (active or not);
+                                   * without one the supervisor samples
+                                   * the tree (sampler.h) */
   struct sr_workspace *ws;        /* staging paths; logs and outputs */
   struct sr_audit *audit;
   char *const *argv; /* the command (argv[0] as given) */
@@ -43,6 +47,10 @@ struct sr_init_proc {
   pid_t pid;   /* 0 before the clone */
   int pidfd;   /* -1 without (old kernel) */
   bool exited; /* reaped */
+  /* Its resource usage when reaped: its own and that of every process it
+   * reaped, which in a pid namespace is every process of the sandbox. */
+  struct rusage ru;
+  bool have_ru;
 };
 
 /*
@@ -52,11 +60,18 @@ struct sr_init_proc {
 struct sr_supervisor {
   const struct sr_launch *spec;
   struct sr_init_proc init;
-  int sync_fd;    /* the supervisor's end of the sync socket */
-  int signal_fd;  /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
-  int timeout_fd; /* wall clock */
-  int grace_fd;   /* SIGTERM -> SIGKILL after a cancellation */
-  int cpu_fd;     /* CPU-seconds poll of the cgroup leaf, -1 without one */
+  int sync_fd;        /* the supervisor's end of the sync socket */
+  int signal_fd;      /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
+  int timeout_fd;     /* wall clock */
+  int grace_fd;       /* SIGTERM -> SIGKILL after a cancellation */
+  int sample_fd;      /* the tick: the cgroup's counters, or the sampler */
+  unsigned sample_ms; /* its interval now */
+  uint64_t last_sample_ms, last_memory; /* the sampler's previous sample */
+  uint64_t memory_rate;      /* bytes/ms the tree's memory grows (sampler) */
+  struct sr_sampler sampler; /* without a cgroup, from the skill's start */
+  bool sampling;             /* the sampler is open */
+  bool sampler_gone;         /* the tree ended before it could be opened */
+  uint64_t pids_seen;        /* the most pids the cgroup's counters showed */
   struct sr_logpump logs;
   struct sr_stdinpump stdin_pump; /* --stdin; inactive without */
   char stdin_sha256[65];          /* of the bytes forwarded, once done */
@@ -72,7 +87,7 @@ struct sr_supervisor {
   int exec_errno;
   char exec_msg[1024];       /* why, as the skill's process saw it (one line) */
   struct sr_error setup_err; /* a layer init or the child could not build */
-  bool timed_out, cpu_exceeded, tree_killed;
+  bool timed_out, cpu_exceeded, memory_exceeded, pids_exceeded, tree_killed;
   int cancel_sig;
   int outputs_fd; /* the sandbox's outputs tmpfs, handed over by init */
 };
@@ -102,6 +117,15 @@ int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err);
 
 /* What happened, for sr_verdict_of (after sr_supervisor_run). */
 void sr_supervisor_outcome(const struct sr_supervisor *s, struct sr_outcome *o);
+
+/* The run's figures without a cgroup (after sr_supervisor_reap): the
+ * sampler's peaks, and the CPU time of the whole tree: init's rusage,
+ * exact when init reaped everything itself (the skill ended), else (the
+ * supervisor killed the tree, whose last processes the kernel reaps
+ * without accounting) the last sample.  A run over before its first sample
+ * reports the largest process's resident set (rusage) and 2 tasks. */
+void sr_supervisor_sampled(const struct sr_supervisor *s, uint64_t *cpu_usec,
+                           uint64_t *memory_peak, uint64_t *pids_peak);
 
 /* Waits for the sandbox's init to exit (at most a few seconds, then kills
  * it) and reaps it: nothing of the run is alive afterwards.  Harvest and

@@ -33,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -626,6 +627,16 @@ static int t_shm(void) {
   return r;
 }
 
+/* System V shared memory (allowed by default; refused, like memfd_create,
+ * where the supervisor samples the run). */
+static int t_shmget(void) {
+  int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+
+  if (id < 0)
+    return errno;
+  return shmctl(id, IPC_RMID, NULL) < 0 ? errno : 0;
+}
+
 static int t_noop(void) {
   return 0;
 }
@@ -712,6 +723,7 @@ static const struct {
     {"mmap-file", t_mmap_file},
     {"memfd_create", t_memfd_create},
     {"shm", t_shm},
+    {"shmget", t_shmget},
 };
 
 static void report(const char *name, int e) {

@@ -134,7 +134,13 @@ leaf_of() { # TENANT EXECUTION: the leaf's name
 }
 declare -A leafnames=()
 for r in "${!runs[@]}"; do leafnames[$(leaf_of "${r%%:*}" "${r#*:}")]=1; done
-cgroup_dirs=${LEAKS_CGROUP_DIRS:-/sys/fs/cgroup/skillrun /sys/fs/cgroup/unified/skillrun}
+# cgroup v2 (unified or hybrid), and the skillrun subtree of every cgroup
+# v1 hierarchy skillrun uses (memory, pids, cpuacct; wherever mounted;
+# mountinfo: the file system type follows the "-" field).
+v1=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+  $(i + 1) == "cgroup" && $NF ~ /(^|,)(memory|pids|cpuacct)(,|$)/ {print $5 "/skillrun"}' \
+  /proc/self/mountinfo)
+cgroup_dirs=${LEAKS_CGROUP_DIRS:-/sys/fs/cgroup/skillrun /sys/fs/cgroup/unified/skillrun $v1}
 if [ -z "${LEAKS_CGROUP_DIRS:-}" ] && [ "$(id -u)" -ne 0 ]; then
   # An ordinary user's runs make their leaves in their own delegated cgroup.
   own=$(sed -n 's/^0::\(.*\)/\1/p' /proc/self/cgroup)

@@ -125,6 +125,7 @@ ioctl-other EBADF
 mmap-file OK
 memfd_create OK
 shm OK
+shmget OK
 EOF
 
 # run WHO ID [OPTION...] -- COMMAND...: one skillrun run of the bundle;
@@ -167,7 +168,11 @@ check "every try-syscall case has an expected result" \
 for who in $MODES; do
   [ "$who" = "$ANY" ] || run "$who" probe "$BUNDLE" -- ./try-syscall all
   is "$who: try-syscall all exits 0" "$rc" 0
+  # Without a cgroup the supervisor samples the run, and refuses what it
+  # cannot sample (skillrun(1) LIMITS): memfd_create and shmget.
+  sampled=$(field "$audit" policy_resolved '.sampler != null')
   while read -r name want; do
+    case $sampled:$name in true:memfd_create | true:shmget) want=ENOSYS ;; esac
     got=$(sed -n "s/^$name=//p" "$out" | head -n 1)
     is "$who: $name -> $want" "$got" "$want"
   done <"$EXPECT"

@@ -401,6 +401,7 @@ static void test_unknown_and_misplaced_keys(void **state) {
       "seccomp-allow ptrace", "seccomp-deny ptrace",
       "cgroup off",           "proc tmpfs",
       "strict yes",           "hostname h",
+      "memory-rlimit yes",
   };
   for (size_t i = 0; i < sizeof(profile_only) / sizeof(*profile_only); i++) {
     char want[256], key[64];
@@ -425,6 +426,9 @@ static void test_duplicate_scalar(void **state) {
                "t.profile:1)");
   expect_error(false, "strict no\nstrict yes\n",
                "t.profile:2: duplicate key 'strict' (first set at "
+               "t.profile:1)");
+  expect_error(false, "memory-rlimit no\nmemory-rlimit yes\n",
+               "t.profile:2: duplicate key 'memory-rlimit' (first set at "
                "t.profile:1)");
   expect_error(false, "cgroup off\nproc tmpfs\ncgroup require\n",
                "t.profile:3: duplicate key 'cgroup' (first set at "
@@ -488,7 +492,15 @@ static void test_scalar_values(void **state) {
   build(&p, NULL, "cgroup off\nstrict no\n");
   assert_int_equal(p.cgroup, SR_CGROUP_OFF);
   assert_false(p.strict);
+  /* RLIMIT_AS is opt-in: V8, Go and JVM runtimes reserve more address
+   * space than they use. */
+  assert_false(p.memory_rlimit);
   sr_policy_done(&p);
+  build(&p, NULL, "memory-rlimit yes\n");
+  assert_true(p.memory_rlimit);
+  sr_policy_done(&p);
+  expect_error(false, "memory-rlimit 512M\n",
+               "t.profile:1: memory-rlimit: '512M' is not yes or no");
 
   expect_error(false, "cgroup maybe\n",
                "t.profile:1: cgroup: 'maybe' is not require, prefer or off");
@@ -1055,8 +1067,8 @@ static void test_strict_refuses_manifest_warnings(void **state) {
 
 /* One name per enforcement kind; --explain (no record) shows none. */
 static void test_enforcement(void **state) {
-  static const char *const names[SR__ENF_MAX] = {NULL, "cgroup2", "rlimit",
-                                                 "supervisor", "tmpfs"};
+  static const char *const names[SR__ENF_MAX] = {
+      NULL, "cgroup2", "rlimit", "supervisor", "cgroup1", "tmpfs"};
   struct sr_enforcement enf = {0};
   struct sr_policy p;
   json_t *j, *lim;

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * What the two cgroup backends share: reading and writing cgroupfs files,
+ * and the v1 backend's entry points.  Only cgroup.c (v2, and the interface
+ * of cgroup.h) and cgroup1.c include this.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "macro.h"
+#include "policy.h"
+
+#define SR_CG_LEAF_PREFIX "run-"
+/* A leaf younger than this is never collected by --gc: its run may be
+ * between mkdir and flock. */
+#define SR_CG_GC_MIN_AGE_SEC 2
+/* How long destroy waits for a killed leaf to empty. */
+#define SR_CG_DESTROY_WAIT_MS 2000
+
+char *sr_cg_xasprintf(const char *fmt, ...) _printf_(1, 2);
+/* A cgroupfs file, whole (capped), NUL-terminated, malloc'd. */
+int sr_cg_read_at(int dfd, const char *file, char **out);
+/* "N\n" or "max\n" (UINT64_MAX). */
+int sr_cg_read_u64_at(int dfd, const char *file, uint64_t *v);
+/* A flat keyed file ("key value\n" lines: cpu.stat, memory.events,
+ * memory.oom_control...); -ENOENT when the key is missing. */
+int sr_cg_read_key_u64_at(int dfd, const char *file, const char *key,
+                          uint64_t *v);
+/* Writes a value and reads it back; a mismatch is a failed layer. */
+int sr_cg_write_checked(int lfd, const char *leaf_path, const char *file,
+                        uint64_t value, struct sr_error *err);
+/* O_DIRECTORY|O_CLOEXEC open relative to dfd: the fd or -errno. */
+int sr_cg_open_dir_at(int dfd, const char *path);
+/* SIGKILLs every pid cgroup.procs of lfd lists; *empty when none. */
+int sr_cg_kill_listed(int lfd, bool *empty);
+/* Decodes the \ooo escapes of /proc/self/mountinfo in place. */
+void sr_cg_unescape_octal(char *s);
+/* True when /proc/swaps lists no swap device. */
+bool sr_cg_no_swap_configured(void);
+/* The memory limit rounded down to whole pages (the kernels keep pages
+ * and round down; rounding first lets the read-back compare equal). */
+uint64_t sr_cg_page_round(uint64_t bytes);
+/* Is the directory at fd unlocked, and older than SR_CG_GC_MIN_AGE_SEC?
+ * (It stays locked by the caller when 1 is returned.)  1, 0 or -errno. */
+int sr_cg_gc_candidate(int fd);
+
+/* ---- cgroup v1 (cgroup1.c): one leaf in each of the memory, pids and
+ * cpuacct hierarchies, "<mount>/skillrun/run-<name>".  Unavailable (not
+ * mounted, not writable): -errno with *reason set (malloc'd); a hard
+ * failure (limits that do not take): -errno with err set. */
+int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
+                 const char *leaf, char **reason, struct sr_error *err);
+int sr_cg1_enter(const struct sr_cgroup *cg, pid_t pid, struct sr_error *err);
+int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c);
+int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
+int sr_cg1_kill(const struct sr_cgroup *cg);
+/* 0 once every leaf is removed; cg keeps what is left otherwise. */
+int sr_cg1_remove(struct sr_cgroup *cg);
+void sr_cg1_reset(struct sr_cgroup *cg);
+int sr_cg1_gc(struct sr_error *err);

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cgroup v1 backend (cgroup.h): hybrid and legacy hosts, where the v2
+ * hierarchy has no memory controller.  One leaf per run in each of the
+ * memory, pids and cpuacct hierarchies, "<mount>/skillrun/run-<name>":
+ * the limits written and read back, the sandbox's init written to every
+ * cgroup.procs before it is released (CLONE_INTO_CGROUP is v2 only), CPU
+ * time from cpuacct.usage, OOM kills from memory.oom_control, the tree
+ * killed by pid (v1 has no cgroup.kill), the leaves removed after.
+ *
+ * Only skillrun's own `skillrun` subtrees are ever written: root creates
+ * them, an ordinary user can use them only when an administrator made them
+ * writable.  Nothing else of the host's cgroups is touched.
+ *
+ * Kernel reference: Documentation/admin-guide/cgroup-v1/{cgroups,memory,
+ * pids,cpuacct}.rst.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "cgroup-internal.h"
+#include "fdutil.h"
+#include "util.h"
+
+#define SUBTREE "skillrun"
+#define MOUNTINFO_MAX (4 * 1024 * 1024)
+
+/* Each hierarchy's mount point, from /proc/self/mountinfo ("cgroup"
+ * file systems whose super options name the controller; cpuacct is
+ * usually mounted together with cpu). */
+static int scan_v1_mounts(char *mnt[SR__CG1_MAX]) {
+  _cleanup_free_ char *buf = NULL;
+  char *save = NULL;
+  int r;
+
+  r = sr_read_file_at(AT_FDCWD, "/proc/self/mountinfo", MOUNTINFO_MAX, &buf,
+                      NULL);
+  if (r < 0)
+    return r;
+  for (char *line = strtok_r(buf, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *fields[5] = {0}, *sep, *opts, *p = line;
+    struct statfs sfs;
+
+    /* id parent maj:min root mountpoint options [optional...] - fstype
+     * source super-options */
+    for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
+      fields[i] = p;
+      p = strchr(p, ' ');
+      if (p)
+        *p++ = '\0';
+    }
+    if (!p || !fields[4])
+      continue;
+    sep = strstr(p, "- ");
+    if (sep != p && !(sep = strstr(p, " - ")))
+      continue;
+    sep += sep == p ? 2 : 3;
+    if (strncmp(sep, "cgroup ", 7) != 0)
+      continue;
+    opts = strchr(sep + 7, ' '); /* after the source */
+    if (!opts)
+      continue;
+    opts++;
+    sr_cg_unescape_octal(fields[4]);
+    for (int c = 0; c < SR__CG1_MAX; c++) {
+      const char *want = sr_cg1_ctrl_name((enum sr_cg1_ctrl)c);
+      size_t wl = strlen(want);
+      bool has = false;
+
+      if (mnt[c])
+        continue;
+      for (const char *o = opts; *o;) {
+        size_t n = strcspn(o, ",");
+        if (n == wl && !strncmp(o, want, wl))
+          has = true;
+        o += n;
+        o += *o == ',';
+      }
+      if (!has)
+        continue;
+      /* A mount hidden under a later one is listed too, but opening its
+       * path gives the one on top. */
+      if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
+        continue;
+      mnt[c] = strdup(fields[4]);
+      if (!mnt[c])
+        return -ENOMEM;
+    }
+  }
+  return 0;
+}
+
+/* The mount points, read once per process: a run looks them up twice (the
+ * --gc of its start and its own leaves), and mountinfo grows with the
+ * host's mount table. */
+static int find_v1_mounts(char *mnt[SR__CG1_MAX]) {
+  static char *cache[SR__CG1_MAX];
+  static bool cached;
+
+  if (!cached) {
+    int r = scan_v1_mounts(cache);
+    if (r < 0) {
+      for (int c = 0; c < SR__CG1_MAX; c++) {
+        free(cache[c]);
+        cache[c] = NULL;
+      }
+      return r;
+    }
+    cached = true;
+  }
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    mnt[c] = NULL;
+    if (cache[c] && !(mnt[c] = strdup(cache[c]))) {
+      for (int k = 0; k < c; k++)
+        free(mnt[k]);
+      return -ENOMEM;
+    }
+  }
+  return 0;
+}
+
+void sr_cg1_reset(struct sr_cgroup *cg) {
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    cg->v1_fd[c] = safe_close(cg->v1_fd[c]);
+    free(cg->v1_path[c]);
+    cg->v1_path[c] = NULL;
+  }
+  cg->memsw = false;
+}
+
+/* Opens (root: creates) <mnt>/skillrun: the fd, or -errno with *reason. */
+static int open_subtree(const char *mnt, char **reason) {
+  _cleanup_close_ int mfd = -1;
+  int fd;
+
+  mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
+  if (mfd < 0) {
+    *reason = sr_cg_xasprintf("cannot open %s: %s", mnt, strerror(-mfd));
+    return mfd;
+  }
+  if (geteuid() == 0 && mkdirat(mfd, SUBTREE, 0755) < 0 && errno != EEXIST) {
+    int r = -errno;
+    *reason = sr_cg_xasprintf("mkdir %s/" SUBTREE ": %s", mnt, strerror(-r));
+    return r;
+  }
+  fd = openat(mfd, SUBTREE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int r = -errno;
+    *reason =
+        r == -ENOENT
+            ? sr_cg_xasprintf("%s/" SUBTREE " does not exist (root "
+                              "creates it; an administrator may create "
+                              "it for uid %u and chown it)",
+                              mnt, (unsigned)geteuid())
+            : sr_cg_xasprintf("open %s/" SUBTREE ": %s", mnt, strerror(-r));
+    return r;
+  }
+  /* A leaf is made in it and our pids written to the leaf's files. */
+  if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+    int r = -errno;
+    *reason = sr_cg_xasprintf("%s/" SUBTREE " is not writable by uid %u", mnt,
+                              (unsigned)geteuid());
+    safe_close(fd);
+    return r;
+  }
+  return fd;
+}
+
+static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
+                        struct sr_error *err) {
+  const int mfd = cg->v1_fd[SR_CG1_MEMORY];
+  const char *mpath = cg->v1_path[SR_CG1_MEMORY];
+  uint64_t mem = sr_cg_page_round(p->limits[SR_LIM_MEMORY].value);
+  uint64_t pids = p->limits[SR_LIM_PIDS].value;
+  int r;
+
+  if (mem == 0)
+    return sr_error_layer(err, "cgroup", EINVAL, "memory limit below one page");
+  if (pids == 0)
+    return sr_error_layer(err, "cgroup", EINVAL, "pids limit is 0");
+  /* Lowering from "unlimited": memory first, then memory+swap, which may
+   * never be below it (cgroup-v1/memory.rst 2.5). */
+  r = sr_cg_write_checked(mfd, mpath, "memory.limit_in_bytes", mem, err);
+  if (r < 0)
+    return r;
+  /* Swap would let a run exceed the limit; without swap accounting (no
+   * memsw files) that is only acceptable when there is no swap. */
+  if (faccessat(mfd, "memory.memsw.limit_in_bytes", F_OK, 0) == 0) {
+    r = sr_cg_write_checked(mfd, mpath, "memory.memsw.limit_in_bytes", mem,
+                            err);
+    if (r < 0)
+      return r;
+    cg->memsw = true;
+  } else if (!sr_cg_no_swap_configured()) {
+    return sr_error_layer(err, "cgroup", ENOENT,
+                          "swap is enabled but %s has no "
+                          "memory.memsw.limit_in_bytes (swap accounting is "
+                          "off)",
+                          mpath);
+  }
+  return sr_cg_write_checked(cg->v1_fd[SR_CG1_PIDS], cg->v1_path[SR_CG1_PIDS],
+                             "pids.max", pids, err);
+}
+
+/* Removes the leaves made so far (all empty: nothing runs in them yet). */
+static void undo_leaves(struct sr_cgroup *cg, const int *sub,
+                        const char *leaf) {
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    if (cg->v1_fd[c] >= 0 && sub[c] >= 0)
+      (void)unlinkat(sub[c], leaf, AT_REMOVEDIR); /* best effort */
+  sr_cg1_reset(cg);
+}
+
+int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
+                 const char *leaf, char **reason, struct sr_error *err) {
+  char *mnt[SR__CG1_MAX] = {0};
+  int sub[SR__CG1_MAX] = {-1, -1, -1};
+  int r;
+
+  r = find_v1_mounts(mnt);
+  if (r < 0) {
+    *reason =
+        sr_cg_xasprintf("cannot read /proc/self/mountinfo: %s", strerror(-r));
+    goto out;
+  }
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    if (!mnt[c]) {
+      *reason = sr_cg_xasprintf("no cgroup v1 %s hierarchy is mounted",
+                                sr_cg1_ctrl_name((enum sr_cg1_ctrl)c));
+      r = -ENOENT;
+      goto out;
+    }
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    sub[c] = open_subtree(mnt[c], reason);
+    if (sub[c] < 0) {
+      r = sub[c];
+      goto out;
+    }
+  }
+
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    cg->v1_path[c] = sr_cg_xasprintf("%s/" SUBTREE "/%s", mnt[c], leaf);
+    if (!cg->v1_path[c]) {
+      r = sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+      goto fail;
+    }
+    if (mkdirat(sub[c], leaf, 0755) < 0) {
+      r = sr_error_layer(err, "cgroup", errno, "mkdir %s", cg->v1_path[c]);
+      goto fail;
+    }
+    cg->v1_fd[c] = sr_cg_open_dir_at(sub[c], leaf);
+    if (cg->v1_fd[c] < 0) {
+      r = sr_error_layer(err, "cgroup", -cg->v1_fd[c], "open %s",
+                         cg->v1_path[c]);
+      (void)unlinkat(sub[c], leaf, AT_REMOVEDIR); /* best effort */
+      goto fail;
+    }
+    /* The lock marks the leaf live for --gc while the run exists. */
+    if (flock(cg->v1_fd[c], LOCK_EX | LOCK_NB) < 0) {
+      r = sr_error_layer(err, "cgroup", errno, "lock %s", cg->v1_path[c]);
+      goto fail;
+    }
+  }
+  r = write_limits(cg, p, err);
+  if (r < 0)
+    goto fail;
+  cg->leaf_path = strdup(cg->v1_path[SR_CG1_MEMORY]);
+  if (!cg->leaf_path) {
+    r = sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+    goto fail;
+  }
+  cg->version = SR_CGV_1;
+  cg->active = cg->memory = cg->pids = cg->cpu = true;
+  r = 0;
+  goto out;
+
+fail:
+  undo_leaves(cg, sub, leaf);
+out:
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    free(mnt[c]);
+    safe_close(sub[c]);
+  }
+  return r;
+}
+
+/* Does cgroup.procs of fd list pid? */
+static int lists_pid(int fd, pid_t pid) {
+  _cleanup_free_ char *s = NULL;
+  char want[24];
+  size_t wl;
+  int r = sr_cg_read_at(fd, "cgroup.procs", &s);
+
+  if (r < 0)
+    return r;
+  wl = (size_t)snprintf(want, sizeof(want), "%d", (int)pid);
+  for (const char *p = s; *p;) {
+    size_t n = strcspn(p, "\n");
+    if (n == wl && !strncmp(p, want, wl))
+      return 1;
+    p += n;
+    p += *p == '\n';
+  }
+  return 0;
+}
+
+int sr_cg1_enter(const struct sr_cgroup *cg, pid_t pid, struct sr_error *err) {
+  char buf[24];
+
+  snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    int r = sr_write_file_at(cg->v1_fd[c], "cgroup.procs", buf);
+    if (r < 0)
+      return sr_error_layer(err, "cgroup", -r, "write %s/cgroup.procs",
+                            cg->v1_path[c]);
+    r = lists_pid(cg->v1_fd[c], pid);
+    if (r <= 0)
+      return sr_error_layer(err, "cgroup", r < 0 ? -r : EIO,
+                            "%s/cgroup.procs does not list the sandbox's "
+                            "init (%d) after writing it",
+                            cg->v1_path[c], (int)pid);
+  }
+  return 0;
+}
+
+/* memory.oom_control's oom_kill is 4.13+: 0 without it. */
+static int read_oom_kill(const struct sr_cgroup *cg, uint64_t *v) {
+  int r = sr_cg_read_key_u64_at(cg->v1_fd[SR_CG1_MEMORY], "memory.oom_control",
+                                "oom_kill", v);
+  if (r == -ENOENT) {
+    *v = 0;
+    return 0;
+  }
+  return r;
+}
+
+int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
+  struct sr_cgroup_counters n = {0};
+  uint64_t ns = 0;
+  int r;
+
+  r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_CPUACCT], "cpuacct.usage", &ns);
+  if (r >= 0)
+    r = read_oom_kill(cg, &n.oom_kill);
+  if (r >= 0)
+    r = sr_cg_read_key_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.events", "max",
+                              &n.pids_max_hit);
+  if (r >= 0)
+    r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.current",
+                          &n.pids_current);
+  if (r < 0)
+    return r;
+  n.cpu_usec = ns / 1000;
+  *c = n;
+  return 0;
+}
+
+int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
+  struct sr_cgroup_counters n;
+  struct sr_cgroup_stats s = {0};
+  int r = sr_cg1_poll(cg, &n);
+
+  if (r < 0)
+    return r;
+  s.cpu_usec = n.cpu_usec;
+  s.oom_kill = n.oom_kill;
+  s.pids_max_hit = n.pids_max_hit;
+  r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_MEMORY], "memory.max_usage_in_bytes",
+                        &s.memory_peak);
+  if (r < 0)
+    return r;
+  /* pids.peak is 6.1+ (v1 and v2): 0 when absent (cgroup.h). */
+  r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.peak", &s.pids_peak);
+  if (r < 0 && r != -ENOENT)
+    return r;
+  *st = s;
+  return 0;
+}
+
+/* v1 has no cgroup.kill: kill what the pids leaf lists until nothing is
+ * left; a process that forks meanwhile shows up in the next read, and
+ * pids.max bounds how many can. */
+int sr_cg1_kill(const struct sr_cgroup *cg) {
+  for (int i = 0; i < 100; i++) {
+    bool empty = false;
+    int r = sr_cg_kill_listed(cg->v1_fd[SR_CG1_PIDS], &empty);
+    if (r < 0 || empty)
+      return r;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+  return -EBUSY;
+}
+
+/* 0 once every leaf's cgroup.procs is empty, -EBUSY after timeout_ms. */
+static int wait_empty(const struct sr_cgroup *cg, unsigned timeout_ms) {
+  uint64_t start = sr_now_mono_ms();
+
+  for (;;) {
+    bool all = true;
+    for (int c = 0; c < SR__CG1_MAX && all; c++) {
+      _cleanup_free_ char *s = NULL;
+      int r = sr_cg_read_at(cg->v1_fd[c], "cgroup.procs", &s);
+      if (r < 0)
+        return r;
+      all = s[strspn(s, "\n")] == '\0';
+    }
+    if (all)
+      return 0;
+    if (sr_now_mono_ms() - start >= timeout_ms)
+      return -EBUSY;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+}
+
+static int remove_leaf(const char *path) {
+  /* An emptied cgroup can refuse rmdir for a moment (EBUSY). */
+  for (int i = 0;; i++) {
+    if (rmdir(path) == 0 || errno == ENOENT)
+      return 0;
+    if (errno != EBUSY || i >= 100)
+      return -errno;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+}
+
+int sr_cg1_remove(struct sr_cgroup *cg) {
+  int r = wait_empty(cg, SR_CG_DESTROY_WAIT_MS), ret = 0;
+
+  if (r == -EBUSY) {
+    r = sr_cg1_kill(cg);
+    if (r >= 0)
+      r = wait_empty(cg, SR_CG_DESTROY_WAIT_MS);
+  }
+  if (r < 0)
+    return r;
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    if (!cg->v1_path[c])
+      continue;
+    r = remove_leaf(cg->v1_path[c]);
+    if (r < 0 && ret == 0)
+      ret = r;
+  }
+  return ret;
+}
+
+/* Removes the unlocked, empty, not-too-young leaf `name` below sfd. */
+static int gc_one(int sfd, const char *name) {
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *procs = NULL;
+  int r;
+
+  fd = sr_cg_open_dir_at(sfd, name);
+  if (fd < 0)
+    return fd == -ENOENT ? 0 : fd;
+  r = sr_cg_gc_candidate(fd);
+  if (r <= 0)
+    return r;
+  r = sr_cg_read_at(fd, "cgroup.procs", &procs);
+  if (r < 0)
+    return r;
+  if (procs[strspn(procs, "\n")] != '\0')
+    return 0;
+  /* rmdir refuses a cgroup with tasks (EBUSY). */
+  if (unlinkat(sfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
+      errno != EBUSY)
+    return -errno;
+  return 0;
+}
+
+int sr_cg1_gc(struct sr_error *err) {
+  char *mnt[SR__CG1_MAX] = {0};
+  int r, ret = 0;
+
+  r = find_v1_mounts(mnt);
+  for (int c = 0; r >= 0 && c < SR__CG1_MAX; c++) {
+    _cleanup_close_ int sfd = -1;
+    DIR *d;
+    struct dirent *de;
+    int dfd;
+
+    if (!mnt[c])
+      continue; /* not mounted: nothing of ours there */
+    sfd = sr_cg_open_dir_at(AT_FDCWD, mnt[c]);
+    if (sfd >= 0) {
+      int s =
+          openat(sfd, SUBTREE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      safe_close(sfd);
+      sfd = s < 0 ? -errno : s;
+    }
+    if (sfd == -ENOENT || sfd == -EACCES)
+      continue; /* no subtree, or not ours to collect */
+    if (sfd >= 0 && faccessat(sfd, ".", W_OK, AT_EACCESS) < 0)
+      continue; /* root's (an ordinary user's --gc) */
+    if (sfd < 0) {
+      ret = ret ? ret
+                : sr_error_layer(err, "cgroup", -sfd, "--gc: %s/" SUBTREE,
+                                 mnt[c]);
+      continue;
+    }
+    dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+    d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+      int e = errno;
+      safe_close(dfd);
+      ret = ret ? ret
+                : sr_error_layer(err, "cgroup", e, "--gc: %s/" SUBTREE, mnt[c]);
+      continue;
+    }
+    while ((errno = 0, de = readdir(d))) {
+      if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+        continue;
+      if (strncmp(de->d_name, SR_CG_LEAF_PREFIX, strlen(SR_CG_LEAF_PREFIX)) !=
+          0)
+        continue;
+      r = gc_one(sfd, de->d_name);
+      if (r < 0 && ret == 0)
+        ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/" SUBTREE "/%s",
+                             mnt[c], de->d_name);
+    }
+    closedir(d);
+    r = 0;
+  }
+  if (r < 0 && ret == 0)
+    ret = sr_error_layer(err, "cgroup", -r, "--gc: /proc/self/mountinfo");
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    free(mnt[c]);
+  return ret;
+}
