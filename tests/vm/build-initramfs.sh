@@ -7,7 +7,7 @@
 #                              libraries, the probe and the VM tests
 #
 # Environment: VM_CACHE, VM_WORK, VM_SRCDIR (this directory), SKILLRUN,
-# PROBE, CGROUP_TEST (built binaries).  The kernel package is downloaded
+# PROBE, CGROUP_TEST, HOG (built binaries).  The kernel package is downloaded
 # with apt-get and unpacked with dpkg -x, never installed.  Any failure is
 # fatal: the tier must fail loudly, not skip.
 set -eu
@@ -18,7 +18,7 @@ die() {
 }
 
 : "${VM_CACHE:?}" "${VM_WORK:?}" "${VM_SRCDIR:?}" "${SKILLRUN:?}" "${PROBE:?}"
-: "${CGROUP_TEST:?}"
+: "${CGROUP_TEST:?}" "${HOG:?}"
 
 # ------------------------------------------------------------ the kernel
 mkdir -p "$VM_CACHE"
@@ -98,6 +98,7 @@ copy_with_libs() {
 copy_with_libs "$SKILLRUN" /usr/bin/skillrun
 copy_with_libs "$PROBE" /usr/libexec/skillrun-vm/probe
 copy_with_libs "$CGROUP_TEST" /usr/libexec/skillrun-vm/cgroup-test
+copy_with_libs "$HOG" /usr/libexec/skillrun-vm/hog
 # util-linux setpriv: busybox's has no --reuid/--regid.  Scripts call it by
 # its path: busybox sh runs its own applet for a bare `setpriv`.
 copy_with_libs "$(command -v setpriv || echo /usr/bin/setpriv)" /usr/bin/setpriv

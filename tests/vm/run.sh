@@ -8,7 +8,7 @@
 # 0 only when every test passed.  A kernel that cannot be fetched, a VM
 # that does not finish, or no test at all is a failure, never a skip.
 #
-# Environment (set by Makefile.am): SKILLRUN, PROBE, CGROUP_TEST,
+# Environment (set by Makefile.am): SKILLRUN, PROBE, CGROUP_TEST, HOG,
 # TOP_BUILDDIR.  Optional: VM_CACHE (kernel cache), VM_TIMEOUT (seconds,
 # default 600), VM_TESTS (all|cgroup|skillrun), QEMU.
 set -u
@@ -21,6 +21,7 @@ export VM_WORK=${VM_WORK:-$builddir/tests/vm/work}
 export SKILLRUN=${SKILLRUN:-$builddir/src/skillrun}
 export PROBE=${PROBE:-$builddir/tests/probe}
 export CGROUP_TEST=${CGROUP_TEST:-$builddir/tests/vm/cgroup-test}
+export HOG=${HOG:-$builddir/tests/hog}
 timeout_s=${VM_TIMEOUT:-600}
 vmtests=${VM_TESTS:-all}
 qemu=${QEMU:-qemu-system-x86_64}
