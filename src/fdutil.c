@@ -4,10 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -41,6 +45,80 @@ int sr_write_all(int fd, const void *buf, size_t len) {
     len -= (size_t)n;
   }
   return 0;
+}
+
+/* Waits until fd takes a write, charging the wait to *budget_ms. */
+static int wait_writable(int fd, uint64_t *budget_ms) {
+  struct pollfd p = {.fd = fd, .events = POLLOUT};
+  uint64_t t0 = sr_now_mono_ms(), spent;
+  int n;
+
+  do
+    n = poll(&p, 1, *budget_ms > INT_MAX ? INT_MAX : (int)*budget_ms);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  spent = sr_now_mono_ms() - t0;
+  *budget_ms = spent >= *budget_ms ? 0 : *budget_ms - spent;
+  if (n == 0)
+    return -ETIMEDOUT;
+  /* A reader that went away: the write below says EPIPE. */
+  return 0;
+}
+
+int sr_write_bounded(int fd, const void *buf, size_t len, uint64_t *budget_ms) {
+  const char *p = buf;
+  struct stat st;
+  bool sock;
+
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+    return sr_write_all(fd, buf, len);
+  sock = S_ISSOCK(st.st_mode);
+  while (len > 0) {
+    size_t chunk = len < PIPE_BUF ? len : PIPE_BUF;
+    ssize_t n;
+    int r = wait_writable(fd, budget_ms);
+
+    if (r < 0)
+      return r;
+    if (sock)
+      n = send(fd, p, chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+    else
+      n = write(fd, p, chunk);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN)
+        continue;
+      return -errno;
+    }
+    if (n == 0)
+      return -EIO;
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int sr_fd_reserve(int fd, uint64_t off, uint64_t len) {
+  if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0)
+    return -errno;
+  return 0;
+}
+
+int sr_fd_unreserve(int fd, uint64_t off, uint64_t len) {
+  struct stat st;
+  int r = 0;
+
+  if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+                (off_t)len) < 0)
+    r = -errno;
+  /* ext4 punches nothing past the end of a file; a truncation to its own
+   * length frees what was reserved there. */
+  if (fstat(fd, &st) == 0 && (uint64_t)st.st_size <= off &&
+      ftruncate(fd, st.st_size) == 0)
+    r = 0;
+  return r;
 }
 
 int sr_read_full(int fd, void *buf, size_t len, size_t *got) {
@@ -279,6 +357,39 @@ void sr_now_rfc3339(char buf[32]) {
   gmtime_r(&ts.tv_sec, &tm);
   strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
   snprintf(buf, 32, "%.19s.%06ldZ", date, ts.tv_nsec / 1000 % 1000000);
+}
+
+static void cancel_set(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGHUP);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+}
+
+int sr_cancel_block(void) {
+  sigset_t set;
+
+  cancel_set(&set);
+  return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
+}
+
+int sr_cancel_pending(void) {
+  static const int order[] = {SIGINT, SIGTERM, SIGHUP};
+  sigset_t pending;
+
+  if (sigpending(&pending) < 0)
+    return 0;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(order); i++)
+    if (sigismember(&pending, order[i]) == 1)
+      return order[i];
+  return 0;
+}
+
+uint64_t sr_now_mono_ns(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t sr_now_mono_ms(void) {

@@ -22,6 +22,22 @@ static inline void sr_fclosep(FILE **f) {
 
 /* Loops over EINTR and short transfers.  0 or -errno. */
 int sr_write_all(int fd, const void *buf, size_t len);
+/*
+ * sr_write_all for an fd whose reader may stop reading (a pipe, a socket, a
+ * terminal): waits for room with poll(2), writes at most PIPE_BUF bytes at
+ * a time (a pipe that polls writable takes that much without blocking;
+ * sockets are written with MSG_DONTWAIT) and charges the time it waited to
+ * *budget_ms: -ETIMEDOUT once that is spent.  A regular file is written as
+ * sr_write_all does.  0 or -errno.
+ */
+int sr_write_bounded(int fd, const void *buf, size_t len, uint64_t *budget_ms);
+
+/* Space for len bytes from off of a file, allocated now so that later
+ * writes there cannot fail for want of space (fallocate KEEP_SIZE); and
+ * the same space given back (a hole punched past the data).  0 or -errno
+ * (-EOPNOTSUPP where the file system cannot). */
+int sr_fd_reserve(int fd, uint64_t off, uint64_t len);
+int sr_fd_unreserve(int fd, uint64_t off, uint64_t len);
 /* Reads until EOF or len bytes; *got = bytes read.  0 or -errno. */
 int sr_read_full(int fd, void *buf, size_t len, size_t *got);
 /*
@@ -47,11 +63,25 @@ int sr_close_all_fds_except(int from, const int *keep, size_t n_keep);
 /* Sets or clears O_CLOEXEC. */
 int sr_fd_cloexec(int fd, bool on);
 
+/*
+ * Cancellation of a run (skillrun(1) EXIT STATUS): SIGTERM, SIGINT and
+ * SIGHUP are blocked from the start of a run, so that whatever the run is
+ * doing when one arrives finishes its step and the run ends with its
+ * record; long loops ask sr_cancel_pending() between steps (a pending
+ * signal is also what the supervisor's signalfd reads later).
+ */
+int sr_cancel_block(void);
+/* The number of a pending cancellation signal, or 0 (none, or not
+ * blocked). */
+int sr_cancel_pending(void);
+
 /* Clocks and randomness: syscalls, so here rather than in util (Pure). */
 
 /* Random UUIDv4 (getrandom), 36 chars + NUL.  Returns 0 or -errno. */
 int sr_random_uuid(char out[37]);
 /* Current wall-clock time as RFC 3339 UTC with microseconds. */
 void sr_now_rfc3339(char buf[32]);
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds, and nanoseconds (CLOCK_MONOTONIC: the clock of
+ * the supervisor's timers, the same in every pid namespace). */
 uint64_t sr_now_mono_ms(void);
+uint64_t sr_now_mono_ns(void);

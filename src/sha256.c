@@ -134,8 +134,12 @@ int sr_sha256_copy(int in_fd, int out_fd, uint64_t max, void *keep,
   if (r < 0)
     return copy_failed(ret_step, SR_SHA256_COPY_HASH, r);
   for (;;) {
-    ssize_t n = read(in_fd, buf, len);
+    ssize_t n;
 
+    /* A long copy (a 256 MiB bundle) must not hold up a cancelled run. */
+    if (sr_cancel_pending())
+      return copy_failed(ret_step, SR_SHA256_COPY_READ, -ECANCELED);
+    n = read(in_fd, buf, len);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)

@@ -78,7 +78,8 @@ enum sr_sha256_copy_step {
  * SR_SHA256_COPY_CHUNK, and at most max + 1 bytes) is allocated per call.
  * Returns 0 with *ret_size and out set, or a negative errno with *ret_step
  * (when not NULL) naming the step that failed; a partial copy may remain
- * in out_fd and keep.
+ * in out_fd and keep.  A pending cancellation (sr_cancel_pending()) stops
+ * it before the next read with -ECANCELED.
  */
 int sr_sha256_copy(int in_fd, int out_fd, uint64_t max, void *keep,
                    uint64_t *ret_size, unsigned char out[SR_SHA256_LEN],
