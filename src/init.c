@@ -71,6 +71,14 @@ static int become_sandbox_user(struct sr_error *err) {
 }
 
 static void forward(pid_t skill, int sig) {
+  /* SIGTERM (a timeout, a cancellation: kill-grace runs from now) goes to
+   * the whole tree, every process of the namespace but init, daemons in
+   * sessions of their own too, so that each may clean up before the
+   * SIGKILL. */
+  if (sig == SIGTERM) {
+    (void)kill(-1, sig);
+    return;
+  }
   /* The skill leads its own session and process group: signal the group so
    * a shell pipeline stops as a whole, and the pid in case it moved. */
   (void)kill(-skill, sig);
@@ -86,6 +94,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   pid_t skill;
   int status = 0;
   bool skill_done = false;
+  uint64_t reaped_ns = 0;
 
   memset(&err, 0, sizeof(err));
   /* Die with the supervisor.  If it died before this line, the GO message
@@ -204,6 +213,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
       if (p == skill) {
         status = st;
         skill_done = true;
+        reaped_ns = sr_now_mono_ns();
       }
     }
     if (skill_done)
@@ -213,7 +223,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   (void)kill(-1, SIGKILL);
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
     ;
-  (void)sr_sync_send(sb->sync_fd, SR_SYNC_EXITED, status, NULL, -1);
+  (void)sr_sync_send_exited(sb->sync_fd, status, reaped_ns);
   /* Closed here, not by _exit: the kernel releases an exiting task's files
    * only after it has torn down its namespaces, and the supervisor, which
    * waits for this EOF, can harvest meanwhile (it still waits for our exit

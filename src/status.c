@@ -30,6 +30,7 @@ const char *sr_status_name(enum sr_status s) {
       [SR_STATUS_CANCELLED] = "cancelled",
       [SR_STATUS_REFUSED] = "refused",
       [SR_STATUS_ERROR] = "error",
+      [SR_STATUS_ABANDONED] = "abandoned",
   };
   return (unsigned)s < SR__STATUS_MAX ? names[s] : "error";
 }
@@ -56,6 +57,11 @@ static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
   if (o->timed_out) {
     v->status = SR_STATUS_TIMEOUT;
     v->exit_code = SR_EXIT_TIMEOUT;
+    /* What the skill made of the SIGTERM sent at the deadline. */
+    if (o->have_status && WIFEXITED(st))
+      v->skill_exit = WEXITSTATUS(st);
+    else if (o->have_status && WIFSIGNALED(st))
+      v->signal = WTERMSIG(st);
   } else if (o->cpu_exceeded) {
     limit_kill(o, v, SR_STATUS_CPU_EXCEEDED);
   } else if (o->memory_exceeded || o->oom_killed) {
@@ -97,9 +103,11 @@ void sr_verdict_of(const struct sr_outcome *o, struct sr_verdict *v) {
   memset(v, 0, sizeof(*v));
   v->skill_exit = -1;
   by_cause(o, v);
+  /* As shells expect of a command stopped by a signal: 128 + the signal
+   * skillrun got (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP),
+   * whatever the skill made of the SIGTERM it was sent. */
   if (o->cancel_sig && !o->timed_out && !v->limit_hit) {
     v->status = SR_STATUS_CANCELLED;
-    if (!o->have_status)
-      v->exit_code = 128 + o->cancel_sig;
+    v->exit_code = 128 + o->cancel_sig;
   }
 }

@@ -17,7 +17,9 @@ enum sr_status {
   SR_STATUS_PIDS_EXCEEDED, /* the process/thread limit stopped the run */
   SR_STATUS_CANCELLED,     /* skillrun got SIGTERM, SIGINT or SIGHUP */
   SR_STATUS_REFUSED,       /* nothing ran: integrity, signature, policy */
-  SR_STATUS_ERROR,         /* skillrun failed: usage, config, a layer */
+  SR_STATUS_ERROR,         /* skillrun failed: usage, config, a layer, the
+                            * audit stream */
+  SR_STATUS_ABANDONED,     /* its supervisor died; gc closed the record */
   SR__STATUS_MAX
 };
 /* "succeeded", "failed", ... (the audit's `status`). */

@@ -268,8 +268,11 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
                                err);
   if (r >= 0)
     r = sr_workspace_make_outputs(spec->ws, err);
-  if (r >= 0)
+  if (r >= 0) {
+    s->deadline_ns =
+        sr_now_mono_ns() + p->limits[SR_LIM_TIMEOUT].value * 1000000ull;
     r = arm_timer(s->timeout_fd, p->limits[SR_LIM_TIMEOUT].value, 0);
+  }
   /* A cgroup counts from init's birth; the sampler starts with the skill
    * (on_sync), so that it never delays the launch. */
   if (r >= 0 && spec->cgroup->active) {
@@ -395,7 +398,8 @@ static int open_sampler(struct sr_supervisor *s, struct sr_error *err) {
   return 0;
 }
 
-static int on_sync(struct sr_supervisor *s, struct sr_error *err) {
+/* One message from init; 1 when there may be more. */
+static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
   struct sr_sync_msg m;
   int passed = -1;
   int r = sr_sync_recv(s->sync_fd, &m, &passed);
@@ -437,11 +441,37 @@ static int on_sync(struct sr_supervisor *s, struct sr_error *err) {
   case SR_SYNC_EXITED:
     s->have_status = true;
     s->wait_status = m.value;
+    s->exited_ns = m.mono_ns;
     break;
   default:
     break;
   }
   safe_close(passed);
+  return 1;
+}
+
+/* Every message queued: a supervisor that was stopped finds the skill's
+ * exit behind its start, and must see both before its timers. */
+static int on_sync(struct sr_supervisor *s, struct sr_error *err) {
+  int r = 0;
+
+  while (!s->sync_eof && (r = sync_one(s, err)) > 0)
+    ;
+  return s->sync_eof ? 0 : r;
+}
+
+/* SIGTERM to the tree (init sends it to every process of the sandbox),
+ * and SIGKILL after kill-grace (EV_GRACE). */
+static int terminate_tree(struct sr_supervisor *s, struct sr_error *err) {
+  int r;
+
+  if (s->init.exited)
+    return 0;
+  signal_init(&s->init, SIGTERM);
+  r = arm_timer(s->grace_fd, s->spec->policy->limits[SR_LIM_KILL_GRACE].value,
+                0);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "timer", "grace timer");
   return 0;
 }
 
@@ -468,15 +498,8 @@ static int on_signal(struct sr_supervisor *s, struct sr_error *err) {
                     err);
   if (r < 0)
     return r;
-  /* init forwards SIGTERM to the skill's process group; after the grace
-   * period the whole tree is killed. */
-  if (!s->init.exited)
-    signal_init(&s->init, SIGTERM);
-  r = arm_timer(s->grace_fd, s->spec->policy->limits[SR_LIM_KILL_GRACE].value,
-                0);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "timer", "grace timer");
-  return 0;
+  /* A timeout already on its way to SIGKILL keeps its grace period. */
+  return s->timed_out ? 0 : terminate_tree(s, err);
 }
 
 static void drain_timer(int fd) {
@@ -503,13 +526,23 @@ static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
 }
 
 static int on_timeout(struct sr_supervisor *s, struct sr_error *err) {
+  int r;
+
   drain_timer(s->timeout_fd);
   if (s->init.exited || s->timed_out)
     return 0;
+  /* What init said before the deadline counts, however late this wakeup
+   * (a supervisor stopped with SIGSTOP, descheduled, suspended). */
+  r = on_sync(s, err);
+  if (r < 0)
+    return r;
+  if (s->have_status && s->exited_ns <= s->deadline_ns)
+    return 0;
   s->timed_out = true;
-  kill_tree(s);
-  return emit_limit(s, "wall", s->spec->policy->limits[SR_LIM_TIMEOUT].value,
-                    err);
+  r = emit_limit(s, "wall", s->spec->policy->limits[SR_LIM_TIMEOUT].value, err);
+  if (r < 0)
+    return r;
+  return s->have_status ? 0 : terminate_tree(s, err);
 }
 
 /* A memory, CPU or pids limit reached: the whole tree is killed at once

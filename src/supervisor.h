@@ -63,7 +63,7 @@ struct sr_supervisor {
   int sync_fd;        /* the supervisor's end of the sync socket */
   int signal_fd;      /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
   int timeout_fd;     /* wall clock */
-  int grace_fd;       /* SIGTERM -> SIGKILL after a cancellation */
+  int grace_fd;       /* SIGTERM -> SIGKILL: cancellation, timeout */
   int sample_fd;      /* the tick: the cgroup's counters, or the sampler */
   unsigned sample_ms; /* its interval now */
   uint64_t last_sample_ms, last_memory; /* the sampler's previous sample */
@@ -84,6 +84,8 @@ struct sr_supervisor {
   bool have_status; /* init reported the skill's wait status */
   bool sync_eof;
   int wait_status;
+  uint64_t exited_ns;   /* when init reaped the skill (CLOCK_MONOTONIC) */
+  uint64_t deadline_ns; /* the wall clock's end, on the same clock */
   int exec_errno;
   char exec_msg[1024];       /* why, as the skill's process saw it (one line) */
   struct sr_error setup_err; /* a layer init or the child could not build */
@@ -107,7 +109,9 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
 
 /*
  * Supervise: the event loop.  Pumps the logs (cap), forwards cancellation
- * (SIGTERM, then SIGKILL after kill-grace), enforces the wall clock and the
+ * and enforces the wall clock (both: SIGTERM to the whole tree, then
+ * SIGKILL after kill-grace; a skill that init reaped before the deadline
+ * is never a timeout, however late the supervisor sees its timer), the
  * CPU budget, and returns when the logs and the sync socket are at EOF and
  * init has reported the skill's status or exited.  A layer that failed in
  * the sandbox is returned as the error.  On failure the tree is killed and

@@ -8,8 +8,8 @@
 #include "fdutil.h"
 #include "sync.h"
 
-int sr_sync_send(int fd, uint32_t type, int32_t value,
-                 const struct sr_error *err, int pass_fd) {
+static int send_msg(int fd, uint32_t type, int32_t value, uint64_t mono_ns,
+                    const struct sr_error *err, int pass_fd) {
   struct sr_sync_msg m;
   struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
   union {
@@ -21,6 +21,7 @@ int sr_sync_send(int fd, uint32_t type, int32_t value,
   memset(&m, 0, sizeof(m));
   m.type = type;
   m.value = value;
+  m.mono_ns = mono_ns;
   if (err)
     m.err = *err;
   if (pass_fd >= 0) {
@@ -42,6 +43,15 @@ int sr_sync_send(int fd, uint32_t type, int32_t value,
       return -errno;
     return n == (ssize_t)sizeof(m) ? 0 : -EIO;
   }
+}
+
+int sr_sync_send(int fd, uint32_t type, int32_t value,
+                 const struct sr_error *err, int pass_fd) {
+  return send_msg(fd, type, value, 0, err, pass_fd);
+}
+
+int sr_sync_send_exited(int fd, int32_t status, uint64_t reaped_ns) {
+  return send_msg(fd, SR_SYNC_EXITED, status, reaped_ns, NULL, -1);
 }
 
 int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd) {

@@ -88,12 +88,13 @@ static const struct row rows[] = {
      0,
      false},
     {"wall clock", {.timed_out = true}, SR_STATUS_TIMEOUT, 124, -1, 0, false},
-    /* The deadline wins over the status init still reported. */
+    /* The deadline wins over the status init still reported, which stays
+     * on the record as the skill's own. */
     {"wall clock, then exit 0",
      {.timed_out = true, .have_status = true, .wait_status = EXITED(0)},
      SR_STATUS_TIMEOUT,
      124,
-     -1,
+     0,
      0,
      false},
     {"cgroup CPU budget",
@@ -205,12 +206,23 @@ static const struct row rows[] = {
      -1,
      SIGTERM,
      false},
+    /* A shell's 130 for SIGINT, whatever the skill did with the SIGTERM
+     * it was sent; its own status stays on the record. */
     {"cancelled, skill exited 0",
      {.cancel_sig = SIGINT, .have_status = true, .wait_status = EXITED(0)},
      SR_STATUS_CANCELLED,
+     130,
      0,
      0,
-     0,
+     false},
+    {"cancelled by SIGHUP, skill killed by the SIGTERM sent on",
+     {.cancel_sig = SIGHUP,
+      .have_status = true,
+      .wait_status = SIGNALED(SIGTERM)},
+     SR_STATUS_CANCELLED,
+     129,
+     -1,
+     SIGTERM,
      false},
     {"cancelled, tree killed",
      {.cancel_sig = SIGINT},
@@ -218,6 +230,22 @@ static const struct row rows[] = {
      128 + SIGINT,
      -1,
      SIGKILL,
+     false},
+    /* The SIGTERM sent at the deadline: a handler that exits, a default
+     * death; the status is the timeout's either way. */
+    {"timeout, the skill's TERM handler exited 7",
+     {.timed_out = true, .have_status = true, .wait_status = EXITED(7)},
+     SR_STATUS_TIMEOUT,
+     124,
+     7,
+     0,
+     false},
+    {"timeout, the skill died of the SIGTERM",
+     {.timed_out = true, .have_status = true, .wait_status = SIGNALED(SIGTERM)},
+     SR_STATUS_TIMEOUT,
+     124,
+     -1,
+     SIGTERM,
      false},
     {"cancelled after the deadline",
      {.cancel_sig = SIGTERM, .timed_out = true},
@@ -285,8 +313,9 @@ static void test_table(void **state) {
 
 static void test_names(void **state) {
   static const char *const want[SR__STATUS_MAX] = {
-      "succeeded",    "failed",        "killed",    "timeout", "oom",
-      "cpu_exceeded", "pids_exceeded", "cancelled", "refused", "error"};
+      "succeeded", "failed",       "killed",        "timeout",
+      "oom",       "cpu_exceeded", "pids_exceeded", "cancelled",
+      "refused",   "error",        "abandoned"};
   (void)state;
   for (int s = 0; s < SR__STATUS_MAX; s++)
     assert_string_equal(sr_status_name((enum sr_status)s), want[s]);
