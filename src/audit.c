@@ -16,7 +16,6 @@
 #define SR_AUDIT_ZERO_HASH                                                     \
   "0000000000000000000000000000000000000000000000000000000000000000"
 /* Verification caps: an audit file is attacker-reachable input. */
-#define SR_AUDIT_MAX_FILE (256u * 1024 * 1024)
 #define SR_AUDIT_MAX_LINE (1024u * 1024)
 /* Lines kept in memory until {run}/audit.jsonl exists; only a handful of
  * events precede it, so a large backlog means something is wrong. */
@@ -228,6 +227,7 @@ int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
       .seq = 0,
       .execution_id = eid,
       .tenant_id = tid,
+      .stall_ms = SR_AUDIT_STALL_MS,
   };
   memcpy(a->prev, SR_AUDIT_ZERO_HASH, sizeof(a->prev));
   return 0;
@@ -295,22 +295,38 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
 
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
                          struct sr_error *err) {
+  uint64_t reserve = SR_AUDIT_RESERVE_STEP;
   int r;
 
   if (!a || copy_fd < 0 || a->copy_fd >= 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "audit_write",
                         "audit: cannot attach the audit copy");
+  while (reserve < a->backlog_len + SR_AUDIT_FINAL_RESERVE)
+    reserve += SR_AUDIT_RESERVE_STEP;
+  /* Best effort: where the file system cannot reserve, a full one may cut
+   * the copy short like any other file. */
+  a->copy_reserved = sr_fd_reserve(copy_fd, 0, reserve) >= 0 ? reserve : 0;
   if (a->backlog_len > 0) {
     r = sr_write_all(copy_fd, a->backlog, a->backlog_len);
-    if (r < 0)
+    if (r < 0) {
+      if (a->copy_reserved)
+        (void)sr_fd_unreserve(copy_fd, 0, a->copy_reserved);
+      a->copy_reserved = 0;
       return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                           "audit: cannot write the run's audit copy");
+    }
   }
+  a->copy_len = a->backlog_len;
   free(a->backlog);
   a->backlog = NULL;
   a->backlog_len = 0;
   a->copy_fd = copy_fd;
   return 0;
+}
+
+void sr_audit_closing(struct sr_audit *a) {
+  if (a)
+    a->closing = true;
 }
 
 static int backlog_append(struct sr_audit *a, const char *line, size_t n) {
@@ -357,7 +373,30 @@ static void event_ts(const struct sr_audit *a, char ts[32]) {
     sr_now_rfc3339(ts);
 }
 
-/* Writes a formatted line to every sink and chains the next one to it. */
+/* One line to the run's copy, within its reserved room: an ordinary event
+ * that would eat into the room kept for the final ones, when no more can
+ * be reserved, fails as the full file system would. */
+static int copy_write(struct sr_audit *a, const char *line, size_t n) {
+  const uint64_t keep = a->closing ? 0 : SR_AUDIT_FINAL_RESERVE;
+  int r;
+
+  if (a->copy_reserved && a->copy_len + n + keep > a->copy_reserved) {
+    uint64_t more = SR_AUDIT_RESERVE_STEP;
+    while (a->copy_len + n + SR_AUDIT_FINAL_RESERVE > a->copy_reserved + more)
+      more += SR_AUDIT_RESERVE_STEP;
+    if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) >= 0)
+      a->copy_reserved += more;
+    else if (!a->closing)
+      return -ENOSPC;
+  }
+  r = sr_write_all(a->copy_fd, line, n);
+  if (r >= 0)
+    a->copy_len += n;
+  return r;
+}
+
+/* Writes a formatted line to every sink that still works, the run's copy
+ * first, and chains the next one to it when one of them took it. */
 static int write_line(struct sr_audit *a, const char *name, const char *line,
                       struct sr_error *err) {
   /* False positive: line is set whenever format_checked() returned 0; its
@@ -365,28 +404,51 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
    * analyzer cannot see from this file.
    * NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
   size_t n = strlen(line);
-  int r;
+  bool taken = false;
+  int r, failed = 0;
 
-  r = sr_write_all(a->fd, line, n);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
-                        "audit: cannot write event '%s'", name);
+  if (!a->copy_failed) {
+    r = a->copy_fd >= 0 ? copy_write(a, line, n) : backlog_append(a, line, n);
+    if (r < 0) {
+      a->copy_failed = true;
+      failed = sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
+                            "audit: cannot write event '%s' to the run's "
+                            "audit.jsonl",
+                            name);
+    } else {
+      taken = true;
+    }
+  }
+  if (!a->fd_failed) {
+    r = sr_write_bounded(a->fd, line, n, &a->stall_ms);
+    if (r < 0) {
+      a->fd_failed = true;
+      if (r == -ETIMEDOUT)
+        r = sr_error_set(err, SR_EXIT_FAILED, 0, "audit_write",
+                         "audit: the audit stream's reader left event '%s' "
+                         "untaken for %u s",
+                         name, SR_AUDIT_STALL_MS / 1000);
+      else
+        r = sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
+                         "audit: cannot write event '%s' to the audit stream",
+                         name);
+      if (!failed)
+        failed = r;
+    } else {
+      taken = true;
+    }
+  }
+  if (!taken)
+    return failed < 0 ? failed
+                      : sr_error_set(err, SR_EXIT_FAILED, EIO, "audit_write",
+                                     "audit: cannot write event '%s'", name);
   /* The line is on the record: chain the next one to it. */
   r = sr_sha256_hex(line, n, a->prev);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                         "audit: cannot hash event '%s'", name);
   a->seq++;
-
-  if (a->copy_fd >= 0)
-    r = sr_write_all(a->copy_fd, line, n);
-  else
-    r = backlog_append(a, line, n);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
-                        "audit: cannot write event '%s' to the run's copy",
-                        name);
-  return 0;
+  return failed;
 }
 
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
@@ -487,6 +549,10 @@ void sr_audit_done(struct sr_audit *a) {
     return;
   if (a->own_fd)
     safe_close(a->fd);
+  /* The room no line took goes back to the file system. */
+  if (a->copy_fd >= 0 && a->copy_reserved > a->copy_len)
+    (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
+                          a->copy_reserved - a->copy_len);
   safe_close(a->copy_fd);
   a->fd = a->copy_fd = -1;
   a->own_fd = false;
@@ -529,15 +595,21 @@ static bool jstr_eq(const json_t *j, const char *s, size_t len) {
   return json_string_length(j) == len && !memcmp(json_string_value(j), s, len);
 }
 
-/* Verification errors: exit 1 in main, always -EBADMSG. */
+/* A ledger that breaks (--verify-audit's "tampered", exit 1): -EBADMSG. */
 #define BAD(...)                                                               \
   (sr_error_set(err, 1, 0, "audit_invalid", "%s:%" PRIu64 ": " __VA_ARGS__),   \
    -EBADMSG)
+/* A ledger that stops short ("incomplete", exit 2): -ENODATA. */
+#define SHORT(...)                                                             \
+  (sr_error_set(err, 2, 0, "audit_incomplete",                                 \
+                "%s:%" PRIu64 ": " __VA_ARGS__),                               \
+   -ENODATA)
 
 /* Checks one line (without its '\n'); expected_prev and first_eid chain. */
 static int verify_line(const char *name, uint64_t lineno, const char *line,
                        size_t len, const char *expected_prev,
-                       json_t **first_eid, struct sr_error *err) {
+                       json_t **first_eid, bool *completed,
+                       struct sr_error *err) {
   _cleanup_json_ json_t *obj = NULL;
   json_error_t jerr;
   json_t *v;
@@ -580,6 +652,7 @@ static int verify_line(const char *name, uint64_t lineno, const char *line,
   v = json_object_get(obj, "event");
   if (!json_is_string(v) || json_string_length(v) == 0)
     return BAD("event is missing or not a non-empty string", name, lineno);
+  *completed = jstr_eq(v, "execution_completed", strlen("execution_completed"));
 
   /* null: a run refused for an invalid id (skillrun(1), AUDIT EVENTS). */
   v = json_object_get(obj, "execution_id");
@@ -613,50 +686,59 @@ static int verify_line(const char *name, uint64_t lineno, const char *line,
   return 0;
 }
 
-/* Verifies a whole buffer; *last / *last_len: the last line (no '\n'). */
+/* What verify_buffer found: the chain of the complete lines. */
+struct chain {
+  char head[65];    /* SHA-256 of the last complete line */
+  uint64_t lines;   /* complete lines */
+  const char *last; /* the last complete line (without '\n'), or NULL */
+  size_t last_len;
+  bool completed; /* it is execution_completed */
+};
+
+/* Verifies a whole buffer: 0, -EBADMSG (broken) or -ENODATA (cut short);
+ * c describes the complete lines that verify either way. */
 static int verify_buffer(const char *buf, size_t len, const char *name,
-                         char head_hex[65], uint64_t *n_lines,
-                         const char **last, size_t *last_len,
-                         struct sr_error *err) {
+                         struct chain *c, struct sr_error *err) {
   _cleanup_json_ json_t *first_eid = NULL;
-  char prev[65] = SR_AUDIT_ZERO_HASH;
-  uint64_t lineno = 0;
   size_t pos = 0;
   int r;
 
+  memset(c, 0, sizeof(*c));
+  memcpy(c->head, SR_AUDIT_ZERO_HASH, sizeof(c->head));
   if (len == 0)
-    return BAD("no events (empty file)", name, (uint64_t)1);
+    return SHORT("no events (empty file)", name, (uint64_t)1);
 
   while (pos < len) {
     const char *line = buf + pos;
     const char *nl = memchr(line, '\n', len - pos);
     size_t n = nl ? (size_t)(nl - line) : len - pos;
+    uint64_t lineno = c->lines + 1;
+    bool completed = false;
 
-    lineno++;
     if (n > SR_AUDIT_MAX_LINE)
       return BAD("line longer than %u bytes", name, lineno, SR_AUDIT_MAX_LINE);
-    /* Checked before parsing: a cut-off last line is the likelier story
-     * than a JSON error, and a complete object without '\n' was never
-     * written by sr_audit_emit. */
+    /* Checked before parsing: sr_audit_emit writes a line and its '\n' in
+     * one write, so a last line without one was cut off (a writer that
+     * died in the middle, a full disk, a copy cut short). */
     if (!nl)
-      return BAD("truncated last line (no newline at end of file)", name,
-                 lineno);
-    r = verify_line(name, lineno, line, n, prev, &first_eid, err);
+      return SHORT("the last line is cut off (no newline at the end)", name,
+                   lineno);
+    if (c->completed)
+      return BAD("an event after execution_completed", name, lineno);
+    r = verify_line(name, lineno, line, n, c->head, &first_eid, &completed,
+                    err);
     if (r < 0)
       return r;
-    *last = line;
-    *last_len = n;
-    r = sr_sha256_hex(line, n + 1, prev);
+    r = sr_sha256_hex(line, n + 1, c->head);
     if (r < 0)
       return sr_error_set(err, 1, -r, "audit_read", "%s:%" PRIu64 ": hash",
                           name, lineno);
+    c->last = line;
+    c->last_len = n;
+    c->completed = completed;
+    c->lines = lineno;
     pos += n + 1;
   }
-
-  if (head_hex)
-    memcpy(head_hex, prev, 65);
-  if (n_lines)
-    *n_lines = lineno;
   return 0;
 }
 
@@ -667,7 +749,8 @@ static int read_audit(int fd, const char *name, char **buf, size_t *len,
     return BAD("file larger than %u MiB", name, (uint64_t)1,
                SR_AUDIT_MAX_FILE / 1024 / 1024);
   if (r < 0)
-    return sr_error_set(err, 1, -r, "audit_read", "%s: cannot read", name);
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_read",
+                        "%s: cannot read", name);
   return 0;
 }
 
@@ -675,48 +758,38 @@ int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
                        uint64_t *n_lines, struct sr_error *err) {
   _cleanup_free_ char *buf = NULL;
   const char *name = display_name ? display_name : "audit";
-  const char *last = NULL;
-  size_t len = 0, last_len = 0;
+  struct chain c;
+  size_t len = 0;
   int r;
 
   r = read_audit(fd, name, &buf, &len, err);
   if (r < 0)
     return r;
-  return verify_buffer(buf, len, name, head_hex, n_lines, &last, &last_len,
-                       err);
+  r = verify_buffer(buf, len, name, &c, err);
+  if (r < 0)
+    return r;
+  if (head_hex)
+    memcpy(head_hex, c.head, 65);
+  if (n_lines)
+    *n_lines = c.lines;
+  return 0;
 }
 
-int sr_audit_verify_anchored_fd(int fd, const char *display_name,
-                                const struct sr_trust_key *key,
-                                char head_hex[65], uint64_t *n_lines,
-                                struct sr_error *err) {
-  _cleanup_free_ char *buf = NULL, *plain = NULL;
+/* The anchor of the last line (execution_completed), by key. */
+static int check_anchor(const struct chain *c, const char *name,
+                        const struct sr_trust_key *key, struct sr_error *err) {
+  _cleanup_free_ char *plain = NULL;
   _cleanup_json_ json_t *obj = NULL;
-  const char *name = display_name ? display_name : "audit";
-  const char *last = NULL, *p, *id, *b64;
-  size_t len = 0, last_len = 0, cut;
-  uint64_t lineno = 0;
+  const uint64_t lineno = c->lines;
+  const char *p, *id, *b64, *last = c->last;
+  const size_t last_len = c->last_len;
   unsigned char sig[SR_SIG_BYTES];
   char msg[sizeof(ANCHOR_DOMAIN) + 65], key_id[SR_KEY_ID_LEN + 1];
-  size_t got = 0, tail;
+  size_t got = 0, tail, cut;
   int r;
 
-  r = read_audit(fd, name, &buf, &len, err);
-  if (r < 0)
-    return r;
-  r = verify_buffer(buf, len, name, head_hex, &lineno, &last, &last_len, err);
-  if (r < 0)
-    return r;
-  if (n_lines)
-    *n_lines = lineno;
-
   obj = json_loadb(last, last_len, JSON_REJECT_DUPLICATES, NULL);
-  if (!obj || !jstr_eq(json_object_get(obj, "event"), "execution_completed",
-                       strlen("execution_completed")))
-    return BAD("not anchored: the last event is not execution_completed "
-               "(ledger truncated?)",
-               name, lineno);
-  if (!json_object_get(obj, "anchor"))
+  if (!obj || !json_object_get(obj, "anchor"))
     return BAD("not anchored: execution_completed has no anchor", name, lineno);
 
   /* The anchor is the last member, in exactly the layout emit writes. */
@@ -747,15 +820,109 @@ int sr_audit_verify_anchored_fd(int fd, const char *display_name,
   /* The line as it was before the anchor was added: "...}" "\n". */
   plain = malloc(cut + 3);
   if (!plain)
-    return sr_error_set(err, 1, ENOMEM, "audit_read", "%s", name);
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "audit_read", "%s", name);
   memcpy(plain, last, cut);
   memcpy(plain + cut, "}\n", 3);
   r = anchor_message(plain, cut + 2, msg);
   if (r < 0)
-    return sr_error_set(err, 1, -r, "audit_read", "%s: hash", name);
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_read", "%s: hash",
+                        name);
   if (sr_trust_verify(key, msg, strlen(msg), sig) < 0)
     return BAD("anchor signature does not verify: the ledger was edited, "
                "reordered or rewritten",
                name, lineno);
+  return 0;
+}
+
+int sr_audit_check_fd(int fd, const char *display_name,
+                      const struct sr_trust_key *key,
+                      struct sr_audit_check *out, struct sr_error *err) {
+  _cleanup_free_ char *buf = NULL;
+  const char *name = display_name ? display_name : "audit";
+  struct chain c;
+  size_t len = 0;
+  int r;
+
+  memset(out, 0, sizeof(*out));
+  r = read_audit(fd, name, &buf, &len, err);
+  if (r == -EBADMSG) {
+    out->verdict = SR_AUDIT_TAMPERED;
+    return 0;
+  }
+  if (r < 0)
+    return r;
+  r = verify_buffer(buf, len, name, &c, err);
+  memcpy(out->head, c.head, sizeof(out->head));
+  out->lines = c.lines;
+  if (r == -EBADMSG || r == -ENODATA) {
+    out->verdict = r == -EBADMSG ? SR_AUDIT_TAMPERED : SR_AUDIT_INCOMPLETE;
+    return 0;
+  }
+  if (r < 0)
+    return r;
+  if (!c.completed) {
+    (void)SHORT("the last event is not execution_completed: the run is "
+                "still going, its supervisor died and skillrun --gc has not "
+                "closed it yet, or the ledger was cut at a line boundary",
+                name, c.lines);
+    out->verdict = SR_AUDIT_INCOMPLETE;
+    return 0;
+  }
+  if (key) {
+    r = check_anchor(&c, name, key, err);
+    if (r == -EBADMSG) {
+      out->verdict = SR_AUDIT_TAMPERED;
+      return 0;
+    }
+    if (r < 0)
+      return r;
+    out->anchored = true;
+  }
+  out->verdict = SR_AUDIT_OK;
+  return 0;
+}
+
+int sr_audit_resume(struct sr_audit *a, int fd, const char *execution_id,
+                    const char *tenant_id, const char *buf, size_t len,
+                    size_t *complete_len, bool *closed) {
+  _cleanup_json_ json_t *last = NULL;
+  const char *end = len ? memrchr(buf, '\n', len) : NULL;
+  const char *start;
+  uint64_t lines = 0;
+  int r;
+
+  r = sr_audit_init(a, fd, false, execution_id, tenant_id);
+  if (r < 0)
+    return r;
+  *complete_len = end ? (size_t)(end - buf) + 1 : 0;
+  *closed = false;
+  if (!end)
+    return 0; /* nothing on the record: a chain of its own from zero */
+  for (const char *p = buf; p <= end; p++)
+    if (*p == '\n')
+      lines++;
+  start = end > buf ? memrchr(buf, '\n', (size_t)(end - buf)) : NULL;
+  start = start ? start + 1 : buf;
+  r = sr_sha256_hex(start, (size_t)(end - start) + 1, a->prev);
+  if (r < 0) {
+    sr_audit_done(a);
+    return r;
+  }
+  a->seq = lines;
+  /* The last line names the skill, as the next one must; a line that is
+   * not JSON leaves them null (verification shows the break anyway). */
+  last = json_loadb(start, (size_t)(end - start), 0, NULL);
+  if (json_is_object(last)) {
+    const json_t *skill = json_object_get(last, "skill");
+    const json_t *version = json_object_get(last, "version");
+    r = sr_audit_set_skill(a, json_string_value(skill),
+                           json_string_value(version));
+    if (r < 0) {
+      sr_audit_done(a);
+      return r;
+    }
+    *closed = jstr_eq(json_object_get(last, "event"), "execution_completed",
+                      strlen("execution_completed"));
+  }
   return 0;
 }

@@ -9,13 +9,27 @@
 #include "error.h"
 
 #define SR_AUDIT_SCHEMA "skillrun.audit/1"
+/* The largest audit file --verify-audit and gc read. */
+#define SR_AUDIT_MAX_FILE (256u * 1024 * 1024)
 
 /*
  * The audit stream: one JSON object per line, hash-chained (`prev` is the
  * hex SHA-256 of the previous line's bytes including its '\n'; 64 zeros for
- * the first).  A failed write is fatal: sr_audit_emit returns -errno and
- * the caller stops the run.
+ * the first).  Each line goes to the run's copy first (its audit.jsonl, or
+ * the backlog until that exists), then to the primary sink.  A sink that
+ * fails is written no more (its chain ends there, incomplete) and the other
+ * one goes on: sr_audit_emit returns that first failure as -errno, so the
+ * caller stops the run, and later events (the failure's, the final one)
+ * still reach the sink that works.  Only when neither takes a line is it
+ * not on the record (the chain does not advance).
  */
+/* The time the primary sink's reader may keep a run waiting, in all
+ * (skillrun(1) AUDIT EVENTS): then the sink counts as failed. */
+#define SR_AUDIT_STALL_MS 5000
+/* The run's copy keeps this much room reserved ahead of its end, so that a
+ * full file system still takes the failure's event and the final one. */
+#define SR_AUDIT_RESERVE_STEP (64u * 1024)
+#define SR_AUDIT_FINAL_RESERVE (16u * 1024)
 struct sr_audit {
   int fd; /* primary sink (stdout, --audit-fd, --audit-file) */
   bool own_fd;
@@ -29,6 +43,13 @@ struct sr_audit {
   char *backlog; /* lines emitted before copy_fd existed */
   size_t backlog_len;
   int echo_fd; /* -1, or where each warning is also written as one line */
+  bool fd_failed, copy_failed; /* a sink that failed is written no more */
+  uint64_t stall_ms;           /* what is left of SR_AUDIT_STALL_MS */
+  /* The copy's length and the end of the room reserved for it (0: none,
+   * the file system cannot reserve); closing: the final events, which may
+   * use the last SR_AUDIT_FINAL_RESERVE bytes. */
+  uint64_t copy_len, copy_reserved;
+  bool closing;
   /* Test hook: when non-NULL, used instead of the clock. */
   const char *fixed_ts;
 };
@@ -45,10 +66,22 @@ void sr_audit_echo_warnings(struct sr_audit *a, int fd);
 /* Sets skill name and version for every later event. */
 int sr_audit_set_skill(struct sr_audit *a, const char *skill,
                        const char *version);
-/* From now on also write to copy_fd; the backlog is written first.  On
+/* From now on also write to copy_fd (a new, empty file); room is reserved
+ * in it (where the file system can) and the backlog is written first.  On
  * success copy_fd is owned by `a` (closed by sr_audit_done); on failure the
  * caller keeps it. */
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
+/* The run's final events come next: they may use the reserved room that
+ * other events leave alone. */
+void sr_audit_closing(struct sr_audit *a);
+/* Whether the line of the last event reached the primary sink / the run's
+ * copy (or its backlog). */
+static inline bool sr_audit_primary_ok(const struct sr_audit *a) {
+  return !a->fd_failed;
+}
+static inline bool sr_audit_copy_ok(const struct sr_audit *a) {
+  return !a->copy_failed;
+}
 
 /*
  * Emits one event.  `fields` (may be NULL) is stolen; its keys are added
@@ -63,13 +96,53 @@ char *sr_audit_format(const struct sr_audit *a, const char *event,
                       const json_t *fields, const char *ts);
 
 /*
- * Checks a whole audit file: every line parses, has the schema and common
- * keys with the right types, seq counts 0,1,2..., prev chains.  On success
- * head_hex receives the SHA-256 of the last line.  On failure returns
- * -EBADMSG with err naming "FILE:LINE: what is wrong" (exit 1 in main).
+ * Checks the chain of an audit file: every complete line parses, has the
+ * schema and common keys with the right types, seq counts 0,1,2..., prev
+ * chains, every line names the first line's execution_id, nothing follows
+ * an execution_completed.  0 (head_hex: the SHA-256 of the last line),
+ * -EBADMSG when it breaks ("FILE:LINE: what is wrong"), -ENODATA when it
+ * is empty or its last line is cut off, another -errno when it cannot be
+ * read.
  */
 int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
                        uint64_t *n_lines, struct sr_error *err);
+
+/* --verify-audit's verdict (skillrun(1) EXIT STATUS). */
+enum sr_audit_verdict {
+  SR_AUDIT_OK = 0,     /* the chain holds and ends with execution_completed
+                        * (and its anchor verifies, with a key) */
+  SR_AUDIT_INCOMPLETE, /* it holds but stops short: no final
+                        * execution_completed, or a last line cut off */
+  SR_AUDIT_TAMPERED,   /* it breaks, or the anchor does not verify */
+};
+struct sr_audit_check {
+  enum sr_audit_verdict verdict;
+  uint64_t lines; /* complete lines that verify */
+  char head[65];  /* the SHA-256 of the last of them */
+  bool anchored;  /* a key was given and the anchor verifies */
+};
+/*
+ * The whole check: the chain, then whether it is complete, then with key
+ * (public) the anchor of its execution_completed.  0 with out set (err
+ * says why when the verdict is not OK), or -errno when the file cannot be
+ * read.
+ */
+struct sr_trust_key;
+int sr_audit_check_fd(int fd, const char *display_name,
+                      const struct sr_trust_key *key,
+                      struct sr_audit_check *out, struct sr_error *err);
+
+/*
+ * Continues the chain of a ledger whose writer died (skillrun --gc): `a` is
+ * made to write to fd (the ledger, open for appending, not owned) with the
+ * seq and prev that follow the last complete line of buf (the ledger's
+ * bytes) and the skill of that line.  *complete_len: the bytes up to and
+ * including the last '\n' (what follows was cut off mid-line);
+ * *closed: that last line is already execution_completed.  0 or -errno.
+ */
+int sr_audit_resume(struct sr_audit *a, int fd, const char *execution_id,
+                    const char *tenant_id, const char *buf, size_t len,
+                    size_t *complete_len, bool *closed);
 
 /*
  * Audit anchoring (skillrun(1) "AUDIT ANCHORING").  The event gets, as its
@@ -80,20 +153,9 @@ int sr_audit_verify_fd(int fd, const char *display_name, char head_hex[65],
  * member (with its '\n'); that line's `prev` chains every earlier line, so
  * the anchor covers the whole ledger.  key is a private sr_trust_key.
  */
-struct sr_trust_key;
 int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
                            json_t *fields, const struct sr_trust_key *key,
                            struct sr_error *err);
-/*
- * sr_audit_verify_fd, and then: the last line is execution_completed, carries
- * an anchor by `key` (public), and the anchor verifies.  Anything else:
- * -EBADMSG, "FILE:LINE: ..." (a removed last line shows as "not anchored").
- */
-int sr_audit_verify_anchored_fd(int fd, const char *display_name,
-                                const struct sr_trust_key *key,
-                                char head_hex[65], uint64_t *n_lines,
-                                struct sr_error *err);
-
 void sr_audit_done(struct sr_audit *a);
 #define _cleanup_audit_ _cleanup_(sr_audit_done)
 

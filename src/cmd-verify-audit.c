@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* --verify-audit FILE [--audit-key PUBKEY]: check a ledger's chain, and
- * with a key its anchor (skillrun(1) AUDIT ANCHORING). */
+/* --verify-audit FILE [--audit-key PUBKEY]: check a ledger's chain, whether
+ * it is complete, and with a key its anchor (skillrun(1) AUDIT ANCHORING,
+ * EXIT STATUS). */
 #include "config.h"
 
 #include <errno.h>
@@ -15,35 +16,44 @@
 #include "fdutil.h"
 #include "trust.h"
 
+/* The verdicts' exit statuses; a file or key that cannot be read is 125. */
+enum { EXIT_TAMPERED = 1, EXIT_INCOMPLETE = 2 };
+
 int sr_cmd_verify_audit(const struct sr_args *a) {
   _cleanup_close_ int fd = -1;
   _cleanup_trust_key_ struct sr_trust_key *key = NULL;
   struct sr_error err = {0};
-  char head[65];
-  uint64_t n = 0;
+  struct sr_audit_check c;
   int r;
 
   if (a->audit_key && sr_trust_key_load(a->audit_key, false, &key, &err) < 0) {
     sr_log_error("%s", err.msg);
-    return 1;
+    return SR_EXIT_FAILED;
   }
-  fd = open(a->verify_audit, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  fd = open(a->verify_audit, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     sr_log_error("cannot open %s: %s", a->verify_audit, strerror(errno));
-    return 1;
+    return SR_EXIT_FAILED;
   }
-  if (key)
-    r = sr_audit_verify_anchored_fd(fd, a->verify_audit, key, head, &n, &err);
-  else
-    r = sr_audit_verify_fd(fd, a->verify_audit, head, &n, &err);
+  r = sr_audit_check_fd(fd, a->verify_audit, key, &c, &err);
   if (r < 0) {
     sr_log_error("%s", err.msg);
-    return 1;
+    return SR_EXIT_FAILED;
   }
-  if (key)
-    printf("ok: %" PRIu64 " events, head sha256:%s, anchored by key %s\n", n,
-           head, sr_trust_key_id(key));
-  else
-    printf("ok: %" PRIu64 " events, head sha256:%s\n", n, head);
-  return 0;
+  switch (c.verdict) {
+  case SR_AUDIT_OK:
+    if (key)
+      printf("ok: %" PRIu64 " events, head sha256:%s, anchored by key %s\n",
+             c.lines, c.head, sr_trust_key_id(key));
+    else
+      printf("ok: %" PRIu64 " events, head sha256:%s, not anchored\n", c.lines,
+             c.head);
+    return 0;
+  case SR_AUDIT_INCOMPLETE:
+    sr_log_error("incomplete: %s", err.msg);
+    return EXIT_INCOMPLETE;
+  default:
+    sr_log_error("tampered: %s", err.msg);
+    return EXIT_TAMPERED;
+  }
 }

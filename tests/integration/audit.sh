@@ -1,7 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # skillrun --verify-audit on the fixtures of tests/data/audit (written by
-# gen.py, an implementation of the chain independent of src/audit.c).
+# gen.py, an implementation of the chain independent of src/audit.c): ok
+# (exit 0), incomplete (exit 2: no final execution_completed, or a last line
+# cut off) and tampered (exit 1) told apart; a file that cannot be read is
+# exit 125.
 # Env: SKILLRUN, TESTDATA, JQ, PYTHON3 (set by `make check`).
 set -u
 
@@ -45,16 +48,19 @@ verify() {
 }
 
 nbad=$(grep -c '^bad-' "$D/bad.list")
-echo "1..$((5 + nbad))"
+nshort=$(grep -c '^incomplete-' "$D/incomplete.list")
+echo "1..$((8 + nbad + nshort))"
 
-# 1: the good file verifies and the head is the hash of its last line.
+# 1: the good file verifies and the head is the hash of its last line; the
+# output says the chain is not anchored (what that leaves unproven is in
+# skillrun(1) AUDIT ANCHORING).
 want=$(last_line_sha "$D/good.jsonl")
 verify "$D/good.jsonl"
-if [ "$rc" -eq 0 ] && [ "$out" = "ok: 7 events, head sha256:$want" ]; then
+if [ "$rc" -eq 0 ] && [ "$out" = "ok: 7 events, head sha256:$want, not anchored" ]; then
   ok "good.jsonl verifies, head sha256:$want"
 else
   not_ok "good.jsonl verifies" "exit $rc" "stdout: $out" "stderr: $err" \
-    "want: ok: 7 events, head sha256:$want"
+    "want: ok: 7 events, head sha256:$want, not anchored"
 fi
 
 # 2: what the verifier accepts, jq parses line by line, with the schema.
@@ -73,40 +79,64 @@ else
   not_ok "escaped payload round-trips"
 fi
 
-# 4: dropping whole lines at the end keeps a valid chain, but the head
-# changes: that is why the head is printed, to compare with a recorded one.
-head -n 6 "$D/good.jsonl" >"$T/short.jsonl"
-want6=$(last_line_sha "$T/short.jsonl")
-verify "$T/short.jsonl"
-if [ "$rc" -eq 0 ] && [ "$out" = "ok: 6 events, head sha256:$want6" ] &&
-  [ "$want6" != "$want" ]; then
-  ok "a cut at a line boundary verifies with another head"
+# 4: a stream cut at a line boundary is a valid chain, but not a whole
+# run's: incomplete (exit 2), whichever lines went.
+for keep in 6 3; do
+  head -n $keep "$D/good.jsonl" >"$T/short.jsonl"
+  verify "$T/short.jsonl"
+  if [ "$rc" -eq 2 ] && [ -z "$out" ] &&
+    [ "${err#*short.jsonl:$keep: the last event is not execution_completed}" != "$err" ]; then
+    ok "the first $keep lines: incomplete (exit 2) at line $keep"
+  else
+    not_ok "the first $keep lines: incomplete" "exit $rc" "stdout: $out" "stderr: $err"
+  fi
+done
+
+# 6: the last line edited: the chain alone cannot tell (nothing chains to
+# it), so the verdict is "ok, not anchored"; with a key the anchor tells
+# (tests/integration/trust.sh).  An edit that breaks the line is seen.
+sed '7s/"duration_ms":1520/"duration_ms":1/' "$D/good.jsonl" >"$T/last.jsonl"
+verify "$T/last.jsonl"
+if [ "$rc" -eq 0 ] && [ "${out%, not anchored}" != "$out" ]; then
+  ok "the last line edited: ok, not anchored (only an anchor proves it)"
 else
-  not_ok "cut at a line boundary" "exit $rc" "stdout: $out" "stderr: $err"
+  not_ok "the last line edited, unanchored" "exit $rc" "stdout: $out" "stderr: $err"
+fi
+sed '7s/"seq":6,/"seq":6,"seq":7,/' "$D/good.jsonl" >"$T/last2.jsonl"
+verify "$T/last2.jsonl"
+if [ "$rc" -eq 1 ] && [ "${err#*last2.jsonl:7:}" != "$err" ]; then
+  ok "the last line given a second seq: tampered (exit 1) at line 7"
+else
+  not_ok "the last line broken" "exit $rc" "stdout: $out" "stderr: $err"
 fi
 
-# 5: a file that cannot be read is not "ok".
+# 7: a file that cannot be read is none of the three: exit 125.
 verify "$T/does-not-exist.jsonl"
-if [ "$rc" -ne 0 ] && [ -z "$out" ] && [ -n "$err" ]; then
+if [ "$rc" -eq 125 ] && [ -z "$out" ] && [ -n "$err" ]; then
   ok "a missing file fails (exit $rc) with a message"
 else
   not_ok "missing file" "exit $rc" "stdout: $out" "stderr: $err"
 fi
 
-# 6..: every bad fixture fails with exit 1 and names FILE:LINE.
-while read -r name line; do
-  case $name in bad-*) ;; *) continue ;; esac
-  verify "$D/$name"
-  case $err in
-  *"$name:$line:"*) where=yes ;;
-  *) where=no ;;
-  esac
-  if [ "$rc" -eq 1 ] && [ "$where" = yes ] && [ -z "$out" ]; then
-    ok "$name: exit 1, $name:$line: ${err##*"$name:$line: "}"
-  else
-    not_ok "$name: exit 1 naming $name:$line:" "exit $rc" "stdout: $out" \
-      "stderr: $err"
-  fi
-done <"$D/bad.list"
+# 8..: every bad fixture is tampered (exit 1), every incomplete one
+# incomplete (exit 2), each naming FILE:LINE.
+fixtures() { # LIST WANT-RC WORD
+  while read -r name line; do
+    case $name in '#'*) continue ;; esac
+    verify "$D/$name"
+    case $err in
+    *"$3: "*"$name:$line:"*) where=yes ;;
+    *) where=no ;;
+    esac
+    if [ "$rc" -eq "$2" ] && [ "$where" = yes ] && [ -z "$out" ]; then
+      ok "$name: exit $2, $3: $name:$line: ${err##*"$name:$line: "}"
+    else
+      not_ok "$name: exit $2 naming $3: $name:$line:" "exit $rc" "stdout: $out" \
+        "stderr: $err"
+    fi
+  done <"$D/$1"
+}
+fixtures bad.list 1 tampered
+fixtures incomplete.list 2 incomplete
 
 exit $failed

@@ -119,6 +119,10 @@ for mode in $MODES; do
   check "$mode: ... but not its audit.jsonl" [ -s "$W/default/e$n/audit.jsonl" ]
   check "$mode: the killed run has no metadata.json (written when a run is over)" \
     [ ! -e "$W/default/e$n/metadata.json" ]
+  # The stream itself stops where the kill came: incomplete, not tampered.
+  "$SKILLRUN" --verify-audit "$W/a.$n" >/dev/null 2>&1
+  is "$mode: the killed run's own stream is incomplete (exit 2)" "$?" 2
+  mv "$W/a.$n" "$W/killed.$n" # not a whole run's: check_run_audits skips it
 
   check_run_audits "$mode" "$W" e
 done

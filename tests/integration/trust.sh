@@ -300,8 +300,8 @@ head -n -1 "$L" >"$T/trunc.jsonl"
 "$SKILLRUN" --verify-audit "$T/trunc.jsonl" >/dev/null 2>&1
 rc_plain=$?
 "$SKILLRUN" --verify-audit "$T/trunc.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
-check "the last line removed: the chain alone passes, the anchor fails" \
-  test "$rc_plain" -eq 0 -a $? -ne 0
+is "the last line removed: incomplete (exit 2), with the key or without" \
+  "$rc_plain $?" "2 2"
 # Remove a middle line and re-chain everything: only the anchor notices.
 "$PYTHON3" - "$L" "$T/rechained.jsonl" 2 edit <<'EOF'
 import hashlib, json, sys
@@ -323,8 +323,11 @@ rc_plain=$?
 check "a middle line removed and the chain rebuilt: only the anchor fails" \
   test "$rc_plain" -eq 0 -a $? -ne 0
 sed 's/"status":"succeeded"/"status":"failed"/' "$L" >"$T/edited.jsonl"
+"$SKILLRUN" --verify-audit "$T/edited.jsonl" >/dev/null 2>&1
+rc_plain=$?
 "$SKILLRUN" --verify-audit "$T/edited.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
-check "the final line edited: the anchor fails" test $? -ne 0
+is "the final line edited: only the anchor sees it (tampered, exit 1)" \
+  "$rc_plain $?" "0 1"
 sed '2s/"tier":"official"/"tier":"verified"/' "$L" >"$T/edited2.jsonl"
 "$SKILLRUN" --verify-audit "$T/edited2.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
 check "an earlier line edited: verification fails" test $? -ne 0

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -169,7 +170,8 @@ static void test_null_ids(void **state) {
   assert_int_equal(sr_audit_init(&a, fd, false, NULL, NULL), 0);
   a.fixed_ts = TS;
   emit_ok(&a, "execution_started", NULL);
-  emit_ok(&a, "execution_completed", NULL);
+  /* Not execution_completed: nothing may follow that one. */
+  emit_ok(&a, "state_changed", NULL);
   sr_audit_done(&a);
   buf = slurp(fd, &len);
   assert_non_null(strstr(buf, "\"execution_id\":null,\"tenant_id\":null"));
@@ -385,7 +387,10 @@ static void test_write_failures(void **state) {
   int pipefd[2];
 
   (void)state;
-  /* A closed reader: -EPIPE (SIGPIPE is main's business, ignored here). */
+  /* A closed reader: -EPIPE (SIGPIPE is main's business, ignored here).
+   * The line is on the record all the same, in the backlog that becomes
+   * the run's audit.jsonl: the chain goes on, the sink is written no more
+   * and later events (the failure's, the final one) succeed. */
   assert_int_not_equal(signal(SIGPIPE, SIG_IGN), SIG_ERR);
   assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
   close(pipefd[0]);
@@ -395,21 +400,33 @@ static void test_write_failures(void **state) {
   assert_int_equal(err.err, EPIPE);
   assert_string_equal(err.reason, "audit_write");
   assert_non_null(strstr(err.msg, "execution_started"));
-  assert_int_equal(a.seq, 0);
-  assert_string_equal(a.prev, ZERO64);
+  assert_non_null(strstr(err.msg, "audit stream"));
+  assert_false(sr_audit_primary_ok(&a));
+  assert_int_equal(a.seq, 1);
+  assert_non_null(strstr(a.backlog, "execution_started"));
+  emit_ok(&a, "error", NULL);
+  assert_int_equal(a.seq, 2);
   sr_audit_done(&a); /* owned: closes pipefd[1] */
   assert_int_equal(fcntl(pipefd[1], F_GETFD), -1);
 
-  /* A full device. */
+  /* A full device as the primary and as the copy: on no record, no chain. */
   assert_true(full >= 0);
   memset(&err, 0, sizeof(err));
   assert_int_equal(sr_audit_init(&a, full, false, EID, "acme"), 0);
+  a.copy_fd = fcntl(full, F_DUPFD_CLOEXEC, 3);
+  assert_true(a.copy_fd >= 0);
   assert_int_equal(sr_audit_emit(&a, "execution_started", NULL, &err), -ENOSPC);
   assert_string_equal(err.reason, "audit_write");
+  assert_non_null(strstr(err.msg, "audit.jsonl")); /* the first failure */
+  assert_int_equal(a.seq, 0);
+  assert_string_equal(a.prev, ZERO64);
+  memset(&err, 0, sizeof(err));
+  assert_int_equal(sr_audit_emit(&a, "error", NULL, &err), -EIO);
   assert_int_equal(a.seq, 0);
   sr_audit_done(&a);
 
-  /* The run's copy failing is fatal too, after the primary has the line. */
+  /* The run's copy failing stops the run too, after the primary has the
+   * line. */
   memset(&err, 0, sizeof(err));
   audit_on(&a, ok);
   emit_ok(&a, "execution_started", NULL);
@@ -422,7 +439,119 @@ static void test_write_failures(void **state) {
   assert_int_equal(sr_audit_emit(&a, "bundle_verified", NULL, &err), -ENOSPC);
   assert_string_equal(err.reason, "audit_write");
   assert_int_equal(a.seq, 2);
+  assert_false(sr_audit_copy_ok(&a));
+  emit_ok(&a, "execution_completed", NULL);
+  assert_int_equal(a.seq, 3);
   sr_audit_done(&a);
+}
+
+/* The run's copy is written before the primary sink: a reader that went
+ * away costs the stream, never the run directory's record, whose chain
+ * goes on to the final event and verifies. */
+static void test_copy_outlives_primary(void **state) {
+  _cleanup_close_ int copy = new_memfd();
+  _cleanup_free_ char *buf = NULL;
+  struct sr_audit_check c;
+  struct sr_error err = {0};
+  struct sr_audit a;
+  int pipefd[2], copy_dup;
+  size_t len;
+
+  (void)state;
+  assert_int_not_equal(signal(SIGPIPE, SIG_IGN), SIG_ERR);
+  assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+  assert_int_equal(sr_audit_init(&a, pipefd[1], true, EID, "acme"), 0);
+  a.fixed_ts = TS;
+  emit_ok(&a, "execution_started", NULL);
+  copy_dup = fcntl(copy, F_DUPFD_CLOEXEC, 3);
+  assert_int_equal(sr_audit_attach_copy(&a, copy_dup, &err), 0);
+  close(pipefd[0]);
+  assert_int_equal(sr_audit_emit(&a, "bundle_verified", NULL, &err), -EPIPE);
+  sr_audit_closing(&a);
+  emit_ok(&a, "error", json_pack("{s:s}", "reason", "audit_write"));
+  emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "error"));
+  sr_audit_done(&a);
+  buf = slurp(copy, &len);
+  assert_non_null(strstr(buf, "\"event\":\"bundle_verified\""));
+  assert_int_equal(lseek(copy, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_check_fd(copy, "copy", NULL, &c, &err), 0);
+  assert_int_equal(c.verdict, SR_AUDIT_OK);
+  assert_int_equal(c.lines, 4);
+}
+
+/* A primary sink whose reader stops reading keeps the run waiting at most
+ * the stall budget, in all; the copy gets every line. */
+static void test_primary_stall_budget(void **state) {
+  _cleanup_close_ int copy = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a;
+  char big[3000];
+  uint64_t t0, spent;
+  int pipefd[2], r = 0, copy_dup, n = 0;
+
+  (void)state;
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+  assert_int_equal(sr_audit_init(&a, pipefd[1], true, EID, "acme"), 0);
+  a.stall_ms = 300;
+  copy_dup = fcntl(copy, F_DUPFD_CLOEXEC, 3);
+  assert_int_equal(sr_audit_attach_copy(&a, copy_dup, &err), 0);
+  t0 = sr_now_mono_ms();
+  /* 64 KiB of pipe buffer, then the wait. */
+  while (n < 100 &&
+         (r = sr_audit_emit(&a, "warning", json_pack("{s:s}", "message", big),
+                            &err)) == 0)
+    n++;
+  spent = sr_now_mono_ms() - t0;
+  assert_int_equal(r, -EINVAL); /* sr_error_set without an errno */
+  assert_string_equal(err.reason, "audit_write");
+  assert_non_null(strstr(err.msg, "untaken"));
+  assert_true(n > 5 && n < 100);
+  assert_true(spent >= 250 && spent < 2000);
+  /* The copy has the line that timed out, and what follows at once. */
+  t0 = sr_now_mono_ms();
+  emit_ok(&a, "execution_completed", NULL);
+  assert_true(sr_now_mono_ms() - t0 < 100);
+  assert_int_equal(a.seq, (uint64_t)n + 2);
+  assert_int_equal(a.copy_len, (uint64_t)lseek(copy, 0, SEEK_END));
+  close(pipefd[0]);
+  sr_audit_done(&a);
+}
+
+/* Room is reserved in the copy ahead of its end (a full file system still
+ * takes the final events; the integration tests fill one), more as the
+ * copy grows, and what is left is given back at the end. */
+static void test_copy_reserve(void **state) {
+  _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a;
+  struct stat st;
+  char text[1000];
+
+  (void)state;
+  memset(text, 'r', sizeof(text) - 1);
+  text[sizeof(text) - 1] = '\0';
+  audit_on(&a, primary);
+  emit_ok(&a, "execution_started", NULL);
+  assert_int_equal(
+      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+  if (a.copy_reserved == 0) {
+    sr_audit_done(&a);
+    skip(); /* a file system that cannot reserve */
+  }
+  assert_true(a.copy_reserved >= SR_AUDIT_RESERVE_STEP);
+  assert_int_equal(fstat(copy, &st), 0);
+  assert_true((uint64_t)st.st_blocks * 512 >= SR_AUDIT_RESERVE_STEP);
+  for (int i = 0; i < 200; i++) {
+    emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
+    assert_true(a.copy_reserved >= a.copy_len + SR_AUDIT_FINAL_RESERVE);
+  }
+  assert_true(a.copy_len > 2 * SR_AUDIT_RESERVE_STEP);
+  sr_audit_done(&a);
+  assert_int_equal(fstat(copy, &st), 0);
+  assert_true((uint64_t)st.st_blocks * 512 <
+              (uint64_t)st.st_size + SR_AUDIT_FINAL_RESERVE);
 }
 
 /* ----------------------------------------------------------- verification */
@@ -460,25 +589,32 @@ static size_t line_len(const char *l) {
   return (size_t)(strchr(l, '\n') - l) + 1;
 }
 
-/* Verifies data and expects a failure naming NAME:line. */
-static void expect_bad(const char *data, size_t len, unsigned line,
-                       const char *what) {
+/* Verifies data and expects rc (-EBADMSG broken, -ENODATA cut short)
+ * naming NAME:line. */
+static void expect_rc(int rc, const char *data, size_t len, unsigned line,
+                      const char *what) {
   _cleanup_close_ int fd = memfd_with(data, len);
   struct sr_error err = {0};
   char head[65] = "untouched";
   uint64_t n = 424242;
   char prefix[64];
 
-  assert_int_equal(sr_audit_verify_fd(fd, "t.jsonl", head, &n, &err), -EBADMSG);
+  assert_int_equal(sr_audit_verify_fd(fd, "t.jsonl", head, &n, &err), rc);
   snprintf(prefix, sizeof(prefix), "t.jsonl:%u: ", line);
   if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
     fail_msg("want '%s...', got '%s'", prefix, err.msg);
   if (what && !strstr(err.msg, what))
     fail_msg("want '%s' in '%s'", what, err.msg);
-  assert_int_equal(err.exit_code, 1);
-  assert_string_equal(err.reason, "audit_invalid");
+  assert_int_equal(err.exit_code, rc == -EBADMSG ? 1 : 2);
+  assert_string_equal(err.reason,
+                      rc == -EBADMSG ? "audit_invalid" : "audit_incomplete");
   assert_string_equal(head, "untouched");
   assert_int_equal(n, 424242);
+}
+
+static void expect_bad(const char *data, size_t len, unsigned line,
+                       const char *what) {
+  expect_rc(-EBADMSG, data, len, line, what);
 }
 
 static void test_verify_good_and_bad(void **state) {
@@ -532,12 +668,13 @@ static void test_verify_good_and_bad(void **state) {
   memcpy(strstr(buf, "audit/1"), "audit/2", 7);
   expect_bad(buf, len, 1, "schema");
 
-  /* Truncated last line, and a complete one without its newline. */
-  expect_bad(good, len - 10, 6, "truncated");
-  expect_bad(good, len - 1, 6, "truncated");
+  /* Truncated last line, and a complete one without its newline: cut
+   * short, not broken. */
+  expect_rc(-ENODATA, good, len - 10, 6, "cut off");
+  expect_rc(-ENODATA, good, len - 1, 6, "cut off");
 
-  /* Empty file, a blank line, garbage. */
-  expect_bad("", 0, 1, "no events");
+  /* Empty file (cut short too), a blank line, garbage. */
+  expect_rc(-ENODATA, "", 0, 1, "no events");
   memcpy(buf, good, (size_t)(l2 - good));
   buf[l2 - good] = '\n';
   memcpy(buf + (l2 - good) + 1, l2, len - (size_t)(l2 - good));
@@ -707,14 +844,15 @@ static void test_fixture_good_matches_emitter(void **state) {
   sr_audit_done(&a);
 }
 
-static void test_fixtures_bad(void **state) {
+/* Each fixture of a list, verified: the verdict and the line named. */
+static unsigned check_fixture_list(const char *list_name,
+                                   enum sr_audit_verdict want_verdict) {
   _cleanup_free_ char *list = NULL;
   char *save = NULL, *line;
   size_t len;
   unsigned count = 0;
 
-  (void)state;
-  list = fixture("bad.list", &len);
+  list = fixture(list_name, &len);
   for (line = strtok_r(list, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
     _cleanup_free_ char *data = NULL;
@@ -729,17 +867,89 @@ static void test_fixtures_bad(void **state) {
     {
       _cleanup_close_ int fd = memfd_with(data, dlen);
       struct sr_error err = {0};
-      char head[65], prefix[300];
-      uint64_t n;
+      struct sr_audit_check c;
+      char prefix[300];
 
-      assert_int_equal(sr_audit_verify_fd(fd, name, head, &n, &err), -EBADMSG);
+      assert_int_equal(sr_audit_check_fd(fd, name, NULL, &c, &err), 0);
+      if (c.verdict != want_verdict)
+        fail_msg("%s: verdict %d, want %d (%s)", name, c.verdict, want_verdict,
+                 err.msg);
       snprintf(prefix, sizeof(prefix), "%s:%u: ", name, want);
       if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
         fail_msg("%s: want '%s...', got '%s'", name, prefix, err.msg);
     }
     count++;
   }
-  assert_true(count >= 10);
+  return count;
+}
+
+static void test_fixtures_bad(void **state) {
+  (void)state;
+  assert_true(check_fixture_list("bad.list", SR_AUDIT_TAMPERED) >= 10);
+  assert_true(check_fixture_list("incomplete.list", SR_AUDIT_INCOMPLETE) >= 4);
+}
+
+/* The whole check of the good fixture: complete, nothing to say. */
+static void test_check_good(void **state) {
+  _cleanup_free_ char *data = NULL;
+  _cleanup_close_ int fd = -1;
+  struct sr_error err = {0};
+  struct sr_audit_check c;
+  size_t len;
+
+  (void)state;
+  data = fixture("good.jsonl", &len);
+  fd = memfd_with(data, len);
+  assert_int_equal(sr_audit_check_fd(fd, "good.jsonl", NULL, &c, &err), 0);
+  assert_int_equal(c.verdict, SR_AUDIT_OK);
+  assert_int_equal(c.lines, 7);
+  assert_false(c.anchored);
+  assert_false(sr_error_is_set(&err));
+}
+
+/* A ledger whose writer died: the chain continues where its last complete
+ * line ends, a torn line after it is left for the caller to cut off. */
+static void test_resume(void **state) {
+  _cleanup_free_ char *data = NULL, *buf = NULL;
+  _cleanup_close_ int fd = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit_check c;
+  struct sr_audit a;
+  size_t len, complete, blen;
+  bool closed = true;
+  const char *cut;
+
+  (void)state;
+  data = fixture("good.jsonl", &len);
+  /* Up to the middle of line 6, as a kill during a write leaves it. */
+  cut = line_at(data, 6) + 30;
+  assert_int_equal(sr_write_all(fd, data, (size_t)(cut - data)), 0);
+  assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", data,
+                                   (size_t)(cut - data), &complete, &closed),
+                   0);
+  assert_int_equal(complete, (size_t)(line_at(data, 6) - data));
+  assert_false(closed);
+  assert_int_equal(a.seq, 5);
+  assert_string_equal(a.skill, "pdf-tools");
+  assert_int_equal(ftruncate(fd, (off_t)complete), 0);
+  assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)complete);
+  a.fixed_ts = TS;
+  emit_ok(&a, "execution_completed",
+          json_pack("{s:s, s:n}", "status", "abandoned", "exit_code"));
+  sr_audit_done(&a);
+  buf = slurp(fd, &blen);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_check_fd(fd, "resumed", NULL, &c, &err), 0);
+  assert_int_equal(c.verdict, SR_AUDIT_OK);
+  assert_int_equal(c.lines, 6);
+
+  /* A closed ledger says so. */
+  assert_int_equal(
+      sr_audit_resume(&a, fd, EID, "acme", data, len, &complete, &closed), 0);
+  assert_true(closed);
+  assert_int_equal(complete, len);
+  assert_int_equal(a.seq, 7);
+  sr_audit_done(&a);
 }
 
 int main(void) {
@@ -753,11 +963,16 @@ int main(void) {
       cmocka_unit_test(test_backlog_then_copy),
       cmocka_unit_test(test_common_key_rejected),
       cmocka_unit_test(test_write_failures),
+      cmocka_unit_test(test_copy_outlives_primary),
+      cmocka_unit_test(test_primary_stall_budget),
+      cmocka_unit_test(test_copy_reserve),
       cmocka_unit_test(test_verify_good_and_bad),
       cmocka_unit_test(test_verify_common_key_types),
       cmocka_unit_test(test_verify_execution_id_constant),
       cmocka_unit_test(test_fixture_good_matches_emitter),
       cmocka_unit_test(test_fixtures_bad),
+      cmocka_unit_test(test_check_good),
+      cmocka_unit_test(test_resume),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("audit", tests, NULL, NULL);

@@ -86,11 +86,20 @@ write("bad-ts.jsonl", chain(EVENTS, {2: {"ts": "2025-01-02 03:04:05Z"}}))
 bad.append(("bad-ts.jsonl", 3))
 write("bad-execution-id.jsonl", chain(EVENTS, {5: {"execution_id": "other"}}))
 bad.append(("bad-execution-id.jsonl", 6))
-write("bad-truncated.jsonl", good[:-1] + [good[-1][:40]])
-bad.append(("bad-truncated.jsonl", 7))
-write("bad-no-final-newline.jsonl", good[:-1] + [good[-1][:-1]])
-bad.append(("bad-no-final-newline.jsonl", 7))
-write("bad-empty.jsonl", []); bad.append(("bad-empty.jsonl", 1))
+# Stopped short, not broken: a writer that died mid-line, or before the
+# final execution_completed; the verifier says "incomplete" (exit 2).
+short = []  # (file, line the verifier must name)
+write("incomplete-cut-line.jsonl", good[:-1] + [good[-1][:40]])
+short.append(("incomplete-cut-line.jsonl", 7))
+write("incomplete-no-final-newline.jsonl", good[:-1] + [good[-1][:-1]])
+short.append(("incomplete-no-final-newline.jsonl", 7))
+write("incomplete-empty.jsonl", []); short.append(("incomplete-empty.jsonl", 1))
+write("incomplete-no-completion.jsonl", good[:-1])
+short.append(("incomplete-no-completion.jsonl", 6))
+# A line after execution_completed, chained as the writer would have.
+after = chain(EVENTS + [("warning", "pdf-tools", "1.2.0", {"message": "late"})])
+write("bad-after-completed.jsonl", after)
+bad.append(("bad-after-completed.jsonl", 8))
 write("bad-blank-line.jsonl", good[:2] + [b"\n"] + good[2:])
 bad.append(("bad-blank-line.jsonl", 3))
 # A line inserted with a valid-looking seq and prev (what a forged line
@@ -108,7 +117,8 @@ bad.append(("bad-not-json.jsonl", 2))
 write("bad-missing-prev.jsonl", [good[0].replace(b',"prev":"' + ZERO.encode() + b'"', b"")])
 bad.append(("bad-missing-prev.jsonl", 1))
 
-with open(os.path.join(HERE, "bad.list"), "w") as f:
-    f.write("# file  line-the-verifier-names (written by gen.py)\n")
-    for name, n in bad:
-        f.write(f"{name} {n}\n")
+for listname, entries in (("bad.list", bad), ("incomplete.list", short)):
+    with open(os.path.join(HERE, listname), "w") as f:
+        f.write("# file  line-the-verifier-names (written by gen.py)\n")
+        for name, n in entries:
+            f.write(f"{name} {n}\n")
