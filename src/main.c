@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -47,9 +48,17 @@ int main(int argc, char *argv[]) {
   struct sr_error err = {0};
   int code = SR_EXIT_FAILED;
 
-  /* A closed stdout must not become the audit file or a log by accident. */
-  if (fcntl(STDOUT_FILENO, F_GETFD) < 0 || fcntl(STDERR_FILENO, F_GETFD) < 0)
-    return SR_EXIT_FAILED;
+  bool closed[3];
+  int fd;
+
+  /* A closed standard descriptor must not become the audit file, a log or
+   * a run directory by accident: each gets /dev/null (open(2) takes the
+   * lowest free number, so they are filled in order). */
+  for (fd = 0; fd < 3; fd++) {
+    closed[fd] = fcntl(fd, F_GETFD) < 0;
+    if (closed[fd] && open("/dev/null", O_RDWR) != fd)
+      return SR_EXIT_FAILED; /* nowhere to say why */
+  }
   /* Writes to a closed pipe must fail with EPIPE, not kill us silently. */
   signal(SIGPIPE, SIG_IGN);
 
@@ -59,6 +68,27 @@ int main(int argc, char *argv[]) {
       fprintf(stderr, "Try 'skillrun --help' for more information.\n");
     sr_args_done(&args);
     return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
+  }
+  /* --stdin hands the skill our standard input: a closed one is an error,
+   * not /dev/null. */
+  if (closed[STDIN_FILENO] && args.mode == SR_MODE_RUN && args.forward_stdin) {
+    sr_log_error("--stdin: standard input is not open");
+    sr_args_done(&args);
+    return SR_EXIT_FAILED;
+  }
+  /* A closed stdout is an error where stdout is what the caller asked for
+   * (the audit stream, --explain, --digest, ...), before anything is made;
+   * a closed stdin or stderr is only /dev/null. */
+  if (closed[STDOUT_FILENO] && args.mode != SR_MODE_GC &&
+      (args.mode != SR_MODE_RUN ||
+       (!args.audit_file && (args.audit_fd < 0 || args.audit_fd == 1)))) {
+    sr_log_error("standard output is closed: %s",
+                 args.mode == SR_MODE_RUN
+                     ? "the audit stream has nowhere to go (give "
+                       "--audit-file or --audit-fd)"
+                     : "the output has nowhere to go");
+    sr_args_done(&args);
+    return SR_EXIT_FAILED;
   }
   for (size_t i = 0; i < SR_ARRAY_SIZE(commands); i++)
     if (commands[i].mode == args.mode) {
