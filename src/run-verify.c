@@ -365,5 +365,8 @@ int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
     r = explain_refusal(run, err);
   if (r < 0 || run->explain)
     return r;
-  return emit_verified(run, err);
+  r = emit_verified(run, err);
+  if (r >= 0)
+    run->verified = true;
+  return r;
 }

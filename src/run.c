@@ -274,6 +274,8 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
   /* The policy is final: its notices go on the record once. */
   if (r >= 0 && !run->explain)
     r = sr_run_emit_warnings(run, &p->warnings, "policy", err);
+  if (r >= 0)
+    run->policy_final = true;
   return r;
 }
 
@@ -355,24 +357,30 @@ static json_t *limits_json(const struct sr_policy *p) {
   return o;
 }
 
+/* A run that stopped early knows less: what it does not know yet is null
+ * (skillrun(1) METADATA). */
 json_t *sr_run_metadata_json(const struct sr_run *run) {
   const struct sr_manifest *m = &run->manifest;
-  json_t *tools = json_array(), *meta;
+  const bool known = run->have_manifest;
+  json_t *tools = known ? json_array() : json_null(), *meta;
 
-  for (size_t i = 0; tools && i < m->allowed_tools.n; i++)
+  for (size_t i = 0; known && tools && i < m->allowed_tools.n; i++)
     json_array_append_new(tools, json_string(m->allowed_tools.v[i]));
   meta = json_pack(
-      "{s:s, s:s, s:s, s:{s:s, s:o, s:s, s:o}, s:o, s:s, s:O, s:s, s:n}",
+      "{s:s, s:s, s:s, s:{s:s?, s:o, s:s?, s:o}, s:o, s:s?, s:O, s:s, s:n}",
       "schema", "skillrun.metadata/1", "execution_id", run->execution_id,
-      "tenant_id", run->tenant, "skill", "name", m->name, "version",
-      m->version ? json_string(m->version) : json_null(), "digest",
-      run->bundle.digest, "allowed_tools", tools ? tools : json_array(),
-      "limits", limits_json(&run->policy), "network",
-      sr_network_mode_name(run->policy.network), "inputs",
-      run->inputs ? run->inputs : json_array(), "started_at", run->started_at,
-      "result");
+      "tenant_id", run->tenant, "skill", "name", known ? m->name : NULL,
+      "version", known && m->version ? json_string(m->version) : json_null(),
+      "digest", run->bundle.digest[0] ? run->bundle.digest : NULL,
+      "allowed_tools", tools ? tools : json_array(), "limits",
+      run->policy_final ? limits_json(&run->policy) : json_null(), "network",
+      run->policy_final ? sr_network_mode_name(run->policy.network) : NULL,
+      "inputs", run->inputs ? run->inputs : json_array(), "started_at",
+      run->started_at, "result");
   /* The tier and key that vouched for the bundle (skillrun(1)). */
-  if (meta && json_object_set_new(meta, "trust", sr_run_trust_json(run)) < 0) {
+  if (meta && json_object_set_new(meta, "trust",
+                                  run->verified ? sr_run_trust_json(run)
+                                                : json_null()) < 0) {
     json_decref(meta);
     return NULL;
   }
@@ -461,22 +469,27 @@ static void collect_usage(struct sr_run *run) {
 }
 
 /* The run directory's metadata.json, with the result: its presence means
- * the run is over.  The audit stream has the result if this fails. */
-static void write_final_metadata(struct sr_run *run) {
+ * the run is over.  The audit stream has the result if this fails.
+ * duration_ms: from the sandbox's creation (null if it never was). */
+static void write_final_metadata(struct sr_run *run, enum sr_status status,
+                                 int exit_code, json_t *duration_ms) {
   struct sr_error merr = {0};
-  json_t *meta = sr_run_metadata_json(run);
+  json_t *meta = NULL;
   char finished[32];
 
-  if (!meta)
+  if (run->ws.run_fd >= 0)
+    meta = sr_run_metadata_json(run);
+  if (!meta) {
+    json_decref(duration_ms);
     return;
+  }
   sr_now_rfc3339(finished);
-  json_object_set_new(meta, "result",
-                      json_pack("{s:s, s:i, s:I, s:s, s:o}", "status",
-                                sr_status_name(run->verdict.status),
-                                "exit_code", run->verdict.exit_code,
-                                "duration_ms", (json_int_t)run->duration_ms,
-                                "finished_at", finished, "artifacts",
-                                sr_artifacts_json(&run->artifacts)));
+  json_object_set_new(
+      meta, "result",
+      json_pack("{s:s, s:i, s:o, s:s, s:o}", "status", sr_status_name(status),
+                "exit_code", exit_code, "duration_ms",
+                duration_ms ? duration_ms : json_null(), "finished_at",
+                finished, "artifacts", sr_artifacts_json(&run->artifacts)));
   if (sr_workspace_write_metadata(&run->ws, meta, &merr) < 0)
     sr_log_warning("%s", merr.msg);
   json_decref(meta);
@@ -488,7 +501,8 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   if (r >= 0) {
     /* The result is final; the sandbox's init is still tearing down its
      * mount namespace, which these records need not wait for. */
-    write_final_metadata(run);
+    write_final_metadata(run, run->verdict.status, run->verdict.exit_code,
+                         json_integer((json_int_t)run->duration_ms));
     sr_workspace_remove_staging(&run->ws);
   }
   /* Reaps init, then releases the leaf and the uid slot: from here on
@@ -622,5 +636,12 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
     emit_completed(run, sr_status_name(sr_status_of_error(err->exit_code)),
                    err->exit_code, false);
   }
+  /* A run that got its directory says how it ended there too, after its
+   * ledger: a watcher of metadata.json finds the whole record. */
+  write_final_metadata(
+      run, sr_status_of_error(err->exit_code), err->exit_code,
+      run->sup.start_ms
+          ? json_integer((json_int_t)(sr_now_mono_ms() - run->sup.start_ms))
+          : NULL);
   return err->exit_code;
 }

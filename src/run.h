@@ -45,6 +45,7 @@ struct sr_run {
    * skill (SKILL.md, flags, capability): const afterwards */
   struct sr_policy policy;
   bool policy_init;
+  bool policy_final; /* configure_skill succeeded: the limits are known */
   struct sr_trust_key *audit_key; /* anchors execution_completed */
 
   /* admit */
@@ -58,6 +59,7 @@ struct sr_run {
   struct sr_manifest manifest;
   bool have_manifest;
   enum sr_tier tier; /* SR_TIER_UNSIGNED without a statement */
+  bool verified;     /* bundle_verified is on the record: tier is known */
   struct sr_statement statement;
   struct sr_keyring keyring;
   char *would_refuse;     /* --explain: the refusal a run would meet, */
