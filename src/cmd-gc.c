@@ -25,7 +25,7 @@ int sr_cmd_gc(const struct sr_args *a) {
   }
   if (!root)
     return SR_EXIT_FAILED;
-  if (sr_workspace_gc(root, true, &n, &err) < 0 ||
+  if (sr_workspace_gc(root, NULL, true, &n, &err) < 0 ||
       sr_cgroup_gc(a->cgroup_parent, &err) < 0) {
     sr_log_error("%s", err.msg);
     return SR_EXIT_FAILED;

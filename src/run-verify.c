@@ -167,7 +167,7 @@ int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
   if (r < 0)
     return r;
   r = sr_workspace_create(&run->ws, root, run->tenant, run->execution_id,
-                          &audit_copy, err);
+                          run->audit_key, &audit_copy, err);
   if (r < 0) {
     safe_close(audit_copy);
     return r;

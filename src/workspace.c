@@ -14,6 +14,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -21,11 +22,15 @@
 #include "fdutil.h"
 #include "filetype.h"
 #include "magic.h"
+#include "reclaim.h"
 #include "sha256.h"
 #include "util.h"
 #include "workspace.h"
 
 #define OPEN_DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* On a run's audit.jsonl (its marker): the tmpfs base its staging
+ * directory is in, when it is on one. */
+#define SR_STAGING_XATTR "user.skillrun.staging"
 #define HARVEST_MAX_DEPTH 32
 #define HARVEST_MAX_FILES 10000
 
@@ -155,9 +160,34 @@ static int path_join(char **out, const char *a, const char *b) {
   return 0;
 }
 
+/* Whether the existing run directory tenant_fd/execution holds the
+ * metadata.json of a run gc closed as abandoned (only for the message of
+ * the refusal: the directory's owner may have written anything there). */
+static bool was_abandoned(int tenant_fd, const char *execution) {
+  _cleanup_close_ int run = -1, fd = -1;
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_(json_decrefp) json_t *meta = NULL;
+  struct stat st;
+  size_t len = 0;
+
+  run = openat(tenant_fd, execution, OPEN_DIR_FLAGS);
+  if (run >= 0)
+    fd = openat(run, "metadata.json",
+                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      sr_read_fd(fd, 1u << 20, &buf, &len) < 0)
+    return false;
+  meta = json_loadb(buf, len, 0, NULL);
+  return meta && !strcmp(json_string_value(json_object_get(
+                             json_object_get(meta, "result"), "status"))
+                             ?: "",
+                         "abandoned");
+}
+
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
-                        int *audit_fd, struct sr_error *err) {
+                        const struct sr_trust_key *key, int *audit_fd,
+                        struct sr_error *err) {
   _cleanup_close_ int active_dir = -1;
   char resolved[PATH_MAX];
   int r;
@@ -199,7 +229,7 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
 
   /* Leftovers of runs whose supervisor was killed are cleaned by the next
    * run; a failure here must not stop this run. */
-  (void)sr_workspace_gc(ws->root, false, NULL, NULL);
+  (void)sr_workspace_gc(ws->root, key, false, NULL, NULL);
 
   r = open_or_make_dir_at(ws->root_fd, tenant, 0711);
   if (r < 0)
@@ -210,12 +240,19 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
 
   /* The O_EXCL step: mkdir fails with EEXIST if this id ever ran. */
   if (mkdirat(ws->tenant_fd, execution, 0711) < 0) {
-    if (errno == EEXIST)
+    const int e = errno;
+    if (e == EEXIST && was_abandoned(ws->tenant_fd, execution))
+      return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_abandoned",
+                          "execution id '%s' of tenant '%s' was abandoned "
+                          "(its supervisor died, and its record was closed "
+                          "as such); an execution id can run only once",
+                          execution, tenant);
+    if (e == EEXIST)
       return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_replayed",
                           "execution id '%s' of tenant '%s' has already run; "
                           "an execution id can run only once",
                           execution, tenant);
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+    return sr_error_set(err, SR_EXIT_FAILED, e, "workspace",
                         "cannot create run directory %s/%s/%s", resolved,
                         tenant, execution);
   }
@@ -360,6 +397,7 @@ static int tmpfs_staging_name(const char *root, const char *marker,
 }
 
 static int staging_on_tmpfs(struct sr_workspace *ws, uint64_t bytes) {
+  _cleanup_free_ char *where = NULL;
   struct tmpfs_base bases[3];
   size_t n = tmpfs_bases(bases);
   _cleanup_free_ char *name = NULL;
@@ -373,6 +411,21 @@ static int staging_on_tmpfs(struct sr_workspace *ws, uint64_t bytes) {
 
     if (base < 0)
       continue;
+    /* The marker says where the staging is, before it exists: gc, by any
+     * caller who may manage the run and whatever its environment, finds
+     * it there.  A workspace whose files take no such note stages in the
+     * run directory, where gc finds it anyway. */
+    free(where);
+    if (asprintf(&where, "%s/%s", bases[i].parent, bases[i].name) < 0) {
+      where = NULL;
+      safe_close(base);
+      return -ENOMEM;
+    }
+    if (fsetxattr(ws->active_fd, SR_STAGING_XATTR, where, strlen(where), 0) <
+        0) {
+      safe_close(base);
+      return 0;
+    }
     dir = make_dir_at(base, name, 0711);
     if (dir < 0) {
       safe_close(base);
@@ -690,9 +743,11 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
   return 0;
 }
 
-/* meta as indented JSON in dirfd/name, created with O_EXCL, mode 0644. */
+/* meta as indented JSON in dirfd/name, created with O_EXCL, mode 0644;
+ * given to owner:group unless owner is (uid_t)-1 (by its fd: the directory
+ * may be someone else's, who could swap the name for a link). */
 static int write_json(int dirfd, const char *name, const json_t *meta,
-                      struct sr_error *err) {
+                      uid_t owner, gid_t group, struct sr_error *err) {
   _cleanup_free_ char *text = NULL;
   _cleanup_close_ int fd = -1;
   int r;
@@ -710,6 +765,8 @@ static int write_json(int dirfd, const char *name, const json_t *meta,
     r = sr_write_all(fd, "\n", 1);
   if (r >= 0 && fchmod(fd, 0644) < 0)
     r = -errno;
+  if (r >= 0 && owner != (uid_t)-1 && fchown(fd, owner, group) < 0)
+    r = -errno;
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
                         "cannot write metadata.json");
@@ -724,7 +781,8 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   if (ws->staging_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "metadata",
                         "no staging directory for metadata.json");
-  r = write_json(ws->staging_fd, "metadata.json", meta, err);
+  r = write_json(ws->staging_fd, "metadata.json", meta, (uid_t)-1, (gid_t)-1,
+                 err);
   if (r < 0)
     return r;
   free(ws->metadata_path);
@@ -733,19 +791,24 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   return 0;
 }
 
-int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
-                                struct sr_error *err) {
+int sr_workspace_write_metadata_at(int run_fd, const json_t *meta, uid_t owner,
+                                   gid_t group, struct sr_error *err) {
   int r;
 
-  (void)unlinkat(ws->run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  r = write_json(ws->run_fd, "metadata.json.tmp", meta, err);
+  (void)unlinkat(run_fd, "metadata.json.tmp", 0); /* stale temp file */
+  r = write_json(run_fd, "metadata.json.tmp", meta, owner, group, err);
   if (r < 0)
     return r;
-  if (renameat(ws->run_fd, "metadata.json.tmp", ws->run_fd, "metadata.json") <
-      0)
+  if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");
   return 0;
+}
+
+int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
+                                struct sr_error *err) {
+  return sr_workspace_write_metadata_at(ws->run_fd, meta, (uid_t)-1, (gid_t)-1,
+                                        err);
 }
 
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
@@ -1003,14 +1066,35 @@ void sr_workspace_done(struct sr_workspace *ws) {
   sr_workspace_init(ws);
 }
 
-/* A dead run's staging directory in any tmpfs base (never creating one). */
-static void remove_tmpfs_staging(const char *root, const char *marker) {
+/* A dead run's staging directory on a tmpfs: in the base its marker names
+ * (SR_STAGING_XATTR), when that is still a tmpfs directory of the run's
+ * owner that nobody else may write; for a marker without that note (an
+ * older version's), in any base of the caller's.  Never creating one. */
+static void remove_tmpfs_staging(const char *root, const char *marker_name,
+                                 int marker, uid_t owner) {
   struct tmpfs_base bases[3];
-  size_t n = tmpfs_bases(bases);
+  size_t n;
   _cleanup_free_ char *name = NULL;
+  char where[PATH_MAX];
+  ssize_t len;
 
-  if (tmpfs_staging_name(root, marker, &name) < 0)
+  if (tmpfs_staging_name(root, marker_name, &name) < 0)
     return;
+  len = fgetxattr(marker, SR_STAGING_XATTR, where, sizeof(where) - 1);
+  if (len > 0) {
+    _cleanup_close_ int base = -1;
+    struct stat st;
+
+    where[len] = '\0';
+    if (where[0] != '/' || strlen(where) != (size_t)len)
+      return;
+    base = open(where, OPEN_DIR_FLAGS);
+    if (base >= 0 && fstat(base, &st) == 0 && st.st_uid == owner &&
+        !(st.st_mode & 022) && on_tmpfs(base, 0))
+      (void)sr_rm_rf_at(base, name);
+    return;
+  }
+  n = tmpfs_bases(bases);
   for (size_t i = 0; i < n; i++) {
     _cleanup_close_ int base = open_tmpfs_base(&bases[i], false, 0);
 
@@ -1019,8 +1103,90 @@ static void remove_tmpfs_staging(const char *root, const char *marker) {
   }
 }
 
-int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
-                    struct sr_error *err) {
+/* Whether marker (an open, locked file in .active) is provably the run's
+ * own: the very file of {run}/audit.jsonl (the run made it as a second
+ * link to that, and nothing else), owned by whoever owns the run
+ * directory.  Anything else (a file planted under a live run's name, a
+ * link to another file) is left alone: gc must never let somebody make it
+ * remove a live run's staging or close its record. */
+static bool marker_is_runs(int marker, const struct stat *mst, int run) {
+  _cleanup_close_ int ledger = -1;
+  struct stat lst, rst;
+
+  if (!S_ISREG(mst->st_mode) || mst->st_nlink != 2)
+    return false;
+  ledger = openat(run, "audit.jsonl",
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (ledger < 0 || fstat(ledger, &lst) < 0 || fstat(run, &rst) < 0)
+    return false;
+  (void)marker;
+  return lst.st_dev == mst->st_dev && lst.st_ino == mst->st_ino &&
+         rst.st_uid == mst->st_uid;
+}
+
+/* One marker of .active: 1 when its run was dead and is now cleaned and
+ * closed, 0 when it is left alone (live, not provably the run's, not
+ * ours to manage), -errno when closing its record failed (the marker
+ * stays, for the next gc). */
+static int gc_one(int root_fd, int active_fd, const char *resolved,
+                  const char *name, bool verbose,
+                  const struct sr_trust_key *key) {
+  _cleanup_close_ int marker = -1, tenant = -1, run = -1;
+  _cleanup_free_ char *tenant_id = NULL;
+  struct sr_error err = {0};
+  struct stat mst;
+  char *exec_id;
+  int r;
+
+  /* Read-write: a dead run's ledger gets its last line through it.  A
+   * caller who may not write it may not manage the run either. */
+  marker = openat(active_fd, name,
+                  O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                      O_NOCTTY);
+  if (marker < 0 || fstat(marker, &mst) < 0 || !S_ISREG(mst.st_mode))
+    return 0;
+  /* A live run holds its marker locked; only dead runs are touched. */
+  if (flock(marker, LOCK_EX | LOCK_NB) < 0)
+    return 0;
+  tenant_id = strdup(name);
+  if (!tenant_id)
+    return -ENOMEM;
+  exec_id = strchr(tenant_id, ':');
+  if (!exec_id)
+    return 0;
+  *exec_id++ = '\0';
+  if (!sr_valid_id(tenant_id) || !sr_valid_id(exec_id))
+    return 0;
+  tenant = openat(root_fd, tenant_id, OPEN_DIR_FLAGS);
+  if (tenant >= 0)
+    run = openat(tenant, exec_id, OPEN_DIR_FLAGS);
+  if (run < 0 || !marker_is_runs(marker, &mst, run)) {
+    if (verbose)
+      printf("left %s/.active/%s alone: not the audit.jsonl of run %s/%s\n",
+             resolved, name, tenant_id, exec_id);
+    return 0;
+  }
+  (void)sr_rm_rf_at(run, "staging"); /* reported by the test if it stays */
+  (void)unlinkat(run, "metadata.json.tmp", 0);
+  remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
+  r = sr_reclaim_run(marker, run, tenant_id, exec_id, mst.st_uid, mst.st_gid,
+                     key, &err);
+  if (r < 0) {
+    if (verbose)
+      printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
+             err.msg);
+    return r;
+  }
+  if (verbose)
+    printf("%s %s/%s\n",
+           r > 0 ? "closed abandoned run" : "removed leftovers of", tenant_id,
+           exec_id);
+  (void)unlinkat(active_fd, name, 0);
+  return 1;
+}
+
+int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
+                    bool verbose, unsigned *n_cleaned, struct sr_error *err) {
   _cleanup_close_ int root_fd = -1, active_fd = -1;
   char resolved[PATH_MAX];
   DIR *d;
@@ -1052,41 +1218,10 @@ int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "gc");
   }
   while ((de = readdir(d))) {
-    _cleanup_close_ int marker = -1, tenant = -1, run = -1;
-    _cleanup_free_ char *tenant_id = NULL;
-    char *exec_id;
-
     if (de->d_name[0] == '.')
       continue;
-    /* A link to the run's audit.jsonl (or, from older versions, a file of
-     * its own): only the lock matters. */
-    marker = openat(active_fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (marker < 0)
-      continue;
-    /* A live run holds its marker locked; only dead runs are touched. */
-    if (flock(marker, LOCK_EX | LOCK_NB) < 0)
-      continue;
-    tenant_id = strdup(de->d_name);
-    if (!tenant_id)
-      break;
-    exec_id = strchr(tenant_id, ':');
-    if (exec_id) {
-      *exec_id++ = '\0';
-      if (sr_valid_id(tenant_id) && sr_valid_id(exec_id)) {
-        tenant = openat(root_fd, tenant_id, OPEN_DIR_FLAGS);
-        if (tenant >= 0)
-          run = openat(tenant, exec_id, OPEN_DIR_FLAGS);
-        if (run >= 0) {
-          (void)sr_rm_rf_at(run, "staging"); /* reported below if it stays */
-          (void)unlinkat(run, "metadata.json.tmp", 0);
-        }
-        remove_tmpfs_staging(resolved, de->d_name);
-        if (verbose)
-          printf("removed leftovers of %s/%s\n", tenant_id, exec_id);
-      }
-    }
-    (void)unlinkat(active_fd, de->d_name, 0);
-    cleaned++;
+    if (gc_one(root_fd, active_fd, resolved, de->d_name, verbose, key) > 0)
+      cleaned++;
   }
   closedir(d);
 done:

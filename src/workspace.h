@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -11,6 +12,7 @@
 struct sr_audit;
 struct sr_error;
 struct sr_type_list;
+struct sr_trust_key;
 
 /*
  * The host side of one run: {root}/{tenant}/{execution}/ holding, while the
@@ -56,11 +58,13 @@ int sr_workspace_default_root(char **out, struct sr_error *err);
  * Creates the run directory with O_EXCL semantics: an existing
  * {tenant}/{execution} is refused (exit 123, reason "execution_replayed")
  * without touching it, and in it audit.jsonl (*audit_fd, O_APPEND) and
- * logs/.  Also cleans leftovers of dead runs of this root.
+ * logs/.  Also cleans leftovers of dead runs of this root and closes their
+ * records (sr_workspace_gc, anchored with key when there is one).
  */
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
-                        int *audit_fd, struct sr_error *err);
+                        const struct sr_trust_key *key, int *audit_fd,
+                        struct sr_error *err);
 
 /*
  * Creates the staging directory, once the bundle's size is known (the
@@ -133,6 +137,10 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
  * renamed into place; mode 0644). */
 int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
                                 struct sr_error *err);
+/* The same in the run directory run_fd, given to owner:group unless owner
+ * is (uid_t)-1 (gc, as root, closing a user's run). */
+int sr_workspace_write_metadata_at(int run_fd, const json_t *meta, uid_t owner,
+                                   gid_t group, struct sr_error *err);
 
 /* Creates logs/stdout.log and logs/stderr.log (O_EXCL); returns the fds. */
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
@@ -179,8 +187,10 @@ void sr_workspace_done(struct sr_workspace *ws);
 #define _cleanup_workspace_ _cleanup_(sr_workspace_done)
 
 /* --gc: removes leftovers (staging, wherever it was, and markers) of runs
- * whose supervisor died;
- * runs that still hold their lock are left alone.  Prints what it removed
- * when verbose. */
-int sr_workspace_gc(const char *root, bool verbose, unsigned *n_cleaned,
-                    struct sr_error *err);
+ * whose supervisor died and closes their records (sr_reclaim_run: status
+ * abandoned, anchored with key when there is one).  Runs that still hold
+ * their lock are left alone, and so is a marker that is not provably its
+ * run's own (the same file as the run's audit.jsonl, owned by the run
+ * directory's owner).  Prints what it did when verbose. */
+int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
+                    bool verbose, unsigned *n_cleaned, struct sr_error *err);

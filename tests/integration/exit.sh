@@ -117,8 +117,9 @@ for mode in $MODES; do
   check "$mode: --gc removes the dead run's staging" [ ! -e "$staging" ]
   check "$mode: ... and its marker" [ ! -e "$W/.active/default:e$n" ]
   check "$mode: ... but not its audit.jsonl" [ -s "$W/default/e$n/audit.jsonl" ]
-  check "$mode: the killed run has no metadata.json (written when a run is over)" \
-    [ ! -e "$W/default/e$n/metadata.json" ]
+  is "$mode: ... which gc closed as abandoned (tests/integration/records.sh)" \
+    "$(tail -n 1 "$W/default/e$n/audit.jsonl" | "$JQ" -r .status) $("$JQ" -r .result.status "$W/default/e$n/metadata.json")" \
+    "abandoned abandoned"
   # The stream itself stops where the kill came: incomplete, not tampered.
   "$SKILLRUN" --verify-audit "$W/a.$n" >/dev/null 2>&1
   is "$mode: the killed run's own stream is incomplete (exit 2)" "$?" 2

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Closing the record of a run whose supervisor died (skillrun(1), --gc):
+ * its ledger's chain continued with execution_completed "abandoned", and
+ * its metadata.json, both from what the ledger itself holds.  Called by
+ * sr_workspace_gc, from --gc and from the start of every run.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "error.h"
+#include "fdutil.h"
+#include "reclaim.h"
+#include "workspace.h"
+
+/* The room a dead run reserved past its ledger's end (at most what
+ * sr_audit reserves ahead) is given back in one punch this long. */
+#define RESERVE_PUNCH (64ull << 20)
+
+static json_t *get_path(json_t *o, const char *a, const char *b) {
+  return json_object_get(json_object_get(o, a), b);
+}
+
+/* json_object_set_new for a value that may be NULL (out of memory): the
+ * key gets null, and the schema check catches it. */
+static void set(json_t *o, const char *key, json_t *v) {
+  json_object_set_new(o, key, v ? v : json_null());
+}
+
+static json_t *copy_or_null(json_t *v) {
+  return v ? json_deep_copy(v) : json_null();
+}
+
+/* What the ledger's complete lines say: the run's metadata.json, with
+ * what it does not say as null (skillrun(1) METADATA). */
+static json_t *metadata_from_ledger(const char *buf, size_t len,
+                                    const char *tenant, const char *execution) {
+  json_t *skill_name = NULL, *skill_version = NULL, *started = NULL;
+  json_t *verified = NULL, *policy = NULL, *completed = NULL;
+  json_t *inputs = json_array(), *meta, *limits = NULL, *res;
+  const char *end = buf + len;
+  json_t *list = json_array();
+  json_int_t files = 0, bytes = 0;
+  size_t list_bytes = 0;
+  bool truncated = false;
+
+  for (const char *p = buf; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    json_t *o = json_loadb(p, n, 0, NULL);
+    const char *ev = json_string_value(json_object_get(o, "event"));
+
+    p += n + 1;
+    if (!ev) {
+      json_decref(o);
+      continue;
+    }
+    if (json_is_string(json_object_get(o, "skill"))) {
+      json_decref(skill_name);
+      json_decref(skill_version);
+      skill_name = json_incref(json_object_get(o, "skill"));
+      skill_version = json_incref(json_object_get(o, "version"));
+    }
+    if (!strcmp(ev, "execution_started") && !started)
+      started = json_incref(json_object_get(o, "ts"));
+    else if (!strcmp(ev, "bundle_verified") && !verified)
+      verified = json_incref(o);
+    else if (!strcmp(ev, "policy_resolved") && !policy)
+      policy = json_incref(get_path(o, "policy", "limits") ? o : NULL);
+    else if (!strcmp(ev, "input_staged") && inputs)
+      json_array_append_new(inputs,
+                            json_pack("{s:O?, s:O?, s:O?}", "name",
+                                      json_object_get(o, "name"), "size",
+                                      json_object_get(o, "size"), "sha256",
+                                      json_object_get(o, "sha256")));
+    else if (!strcmp(ev, "artifact_committed")) {
+      json_t *path = json_object_get(o, "path");
+      json_t *a = json_pack("{s:O, s:O, s:O, s:O}", "path", path, "size",
+                            json_object_get(o, "size"), "sha256",
+                            json_object_get(o, "sha256"), "mode",
+                            json_object_get(o, "mode"));
+      files++;
+      bytes += json_integer_value(json_object_get(o, "size"));
+      /* The list's bound, as the harvest's (sr_artifacts_json). */
+      list_bytes += 6 * json_string_length(path) + 128;
+      if (!a || list_bytes > SR_ARTIFACT_LIST_MAX)
+        truncated = true;
+      if (a && !truncated && list)
+        json_array_append_new(list, a);
+      else
+        json_decref(a);
+    } else if (!strcmp(ev, "execution_completed")) {
+      json_decref(completed);
+      completed = json_incref(o);
+    }
+    json_decref(o);
+  }
+
+  if (policy) {
+    const char *key;
+    json_t *v;
+    limits = json_object();
+    json_object_foreach(
+        json_object_get(json_object_get(policy, "policy"), "limits"), key, v) {
+      if (limits)
+        set(limits, key, copy_or_null(json_object_get(v, "value")));
+    }
+  }
+  res = json_object();
+  if (res) {
+    set(res, "status",
+        completed ? copy_or_null(json_object_get(completed, "status"))
+                  : json_string("abandoned"));
+    set(res, "exit_code",
+        completed ? copy_or_null(json_object_get(completed, "exit_code"))
+                  : json_null());
+    /* The sandbox's time is not in the ledger. */
+    set(res, "duration_ms", json_null());
+    set(res, "finished_at", copy_or_null(json_object_get(completed, "ts")));
+    set(res, "artifacts",
+        json_pack("{s:I, s:I, s:o, s:b}", "files", files, "bytes", bytes,
+                  "list", list ? list : json_array(), "truncated", truncated));
+    list = NULL;
+  }
+  meta = json_object();
+  if (meta) {
+    json_t *skill = json_object();
+    set(meta, "schema", json_string("skillrun.metadata/1"));
+    set(meta, "execution_id", json_string(execution));
+    set(meta, "tenant_id", json_string(tenant));
+    if (skill) {
+      set(skill, "name", copy_or_null(skill_name));
+      set(skill, "version", copy_or_null(skill_version));
+      set(skill, "digest", copy_or_null(json_object_get(verified, "digest")));
+      set(skill, "allowed_tools", json_null()); /* not in the ledger */
+    }
+    set(meta, "skill", skill);
+    set(meta, "limits", limits ? limits : json_null());
+    set(meta, "network",
+        copy_or_null(
+            get_path(json_object_get(policy, "policy"), "network", "mode")));
+    set(meta, "inputs", inputs ? inputs : json_array());
+    set(meta, "started_at", copy_or_null(started));
+    set(meta, "result", res);
+    set(meta, "trust",
+        verified ? json_pack("{s:O, s:O, s:O}", "tier",
+                             json_object_get(verified, "tier"), "key_id",
+                             json_object_get(verified, "key_id"), "signed_at",
+                             json_object_get(verified, "signed_at"))
+                 : json_null());
+  } else {
+    json_decref(inputs);
+    json_decref(limits);
+    json_decref(res);
+  }
+  json_decref(list);
+  json_decref(skill_name);
+  json_decref(skill_version);
+  json_decref(started);
+  json_decref(verified);
+  json_decref(policy);
+  json_decref(completed);
+  return meta;
+}
+
+/* The event of the last complete line, for execution_completed's
+ * last_event: where the run was when its supervisor died. */
+static json_t *last_event(const char *buf, size_t complete) {
+  const char *start;
+  json_t *o, *ev;
+
+  if (complete == 0)
+    return json_null();
+  start = complete > 1 ? memrchr(buf, '\n', complete - 1) : NULL;
+  start = start ? start + 1 : buf;
+  o = json_loadb(start, (size_t)(buf + complete - 1 - start), 0, NULL);
+  ev = json_incref(json_object_get(o, "event"));
+  json_decref(o);
+  return ev && json_is_string(ev) ? ev : (json_decref(ev), json_null());
+}
+
+int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
+                   const char *execution, uid_t owner, gid_t group,
+                   const struct sr_trust_key *key, struct sr_error *err) {
+  _cleanup_free_ char *buf = NULL, *tail = NULL;
+  _cleanup_(sr_audit_done) struct sr_audit a = {.fd = -1, .copy_fd = -1};
+  size_t len = 0, complete = 0, tail_len = 0;
+  bool closed = false;
+  struct stat st;
+  json_t *meta;
+  int r, appended = 0;
+
+  if (lseek(ledger, 0, SEEK_SET) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "audit.jsonl");
+  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
+                        "cannot read audit.jsonl");
+  r = sr_audit_resume(&a, ledger, execution, tenant, buf, len, &complete,
+                      &closed);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "gc", "audit.jsonl");
+  /* A line cut off mid-way (a write the kill interrupted) was never on
+   * the record: the chain goes on from the last complete one. */
+  if (complete < len && ftruncate(ledger, (off_t)complete) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc",
+                        "cannot cut the torn last line of audit.jsonl");
+  if (!closed) {
+    json_t *f = json_pack("{s:s, s:n, s:n, s:o, s:I}", "status", "abandoned",
+                          "exit_code", "duration_ms", "last_event",
+                          last_event(buf, complete), "discarded_bytes",
+                          (json_int_t)(len - complete));
+    r = sr_audit_emit_anchored(&a, "execution_completed", f, key, err);
+    if (r < 0)
+      return r;
+    appended = 1;
+  }
+  /* The room the dead run reserved ahead of its ledger's end. */
+  if (fstat(ledger, &st) == 0)
+    (void)sr_fd_unreserve(ledger, (uint64_t)st.st_size, RESERVE_PUNCH);
+
+  if (faccessat(run_fd, "metadata.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return appended;
+  /* The ledger as it is now, with its last line. */
+  r = lseek(ledger, 0, SEEK_SET) < 0 ? -errno : 0;
+  if (r >= 0)
+    r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &tail, &tail_len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
+                        "cannot read audit.jsonl");
+  meta = metadata_from_ledger(tail, tail_len, tenant, execution);
+  if (!meta)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "metadata");
+  r = sr_workspace_write_metadata_at(run_fd, meta, owner, group, err);
+  json_decref(meta);
+  return r < 0 ? r : appended;
+}

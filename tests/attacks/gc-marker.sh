@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, run markers (issue 14 item 2): whoever can write
+# a workspace's .active directory must not make gc (--gc, or the next
+# run's clean-up) remove a live run's staging or close its record.  gc acts
+# on a marker only when it is provably the run's own: the very file of
+# that run's audit.jsonl, with no other link, owned by the run directory's
+# owner.  Each planted marker below (a file of its own over a live run's
+# marker, a link to another run's ledger, a symlink to the live run's
+# ledger, a FIFO) is left alone, and the live run ends as it would have.
+. "$(dirname "$0")/../integration/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+
+T=$(tmpdir)
+B=$T/marker-skill
+mkbundle "$B"
+chmod -R a+rX "$T"
+
+for mode in root user; do
+  if [ $mode = user ]; then
+    W=$(user_workspace)
+    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  else
+    W=$(tmpdir)
+    pre=(env)
+  fi
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id old "$B" -- /bin/true >/dev/null 2>&1
+  is "$mode: a finished run to link to" "$?" 0
+
+  for plant in file link symlink fifo; do
+    id=live-$plant
+    "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "$id" "$B" \
+      -- /bin/sh -c 'sleep 2; cat /workspace/inputs/bundle/SKILL.md >/dev/null' >"$W/a.$id" 2>/dev/null &
+    pid=$!
+    for _ in $(seq 200); do grep -q '"state":"running"' "$W/a.$id" 2>/dev/null && break; sleep 0.05; done
+    staging=$(field "$W/a.$id" bundle_verified .staging)
+    m=$W/.active/default:$id
+    # The planter works as the run's own uid: it owns .active.
+    case $plant in
+    file) "${pre[@]}" sh -c 'echo planted >"$1.new" && mv -f "$1.new" "$1"' sh "$m" ;;
+    link) "${pre[@]}" sh -c 'ln -f "$2" "$1.new" && mv -f "$1.new" "$1"' sh "$m" "$W/default/old/audit.jsonl" ;;
+    symlink) "${pre[@]}" sh -c 'ln -sf "$2" "$1.new" && mv -f "$1.new" "$1"' sh "$m" "$W/default/$id/audit.jsonl" ;;
+    fifo) "${pre[@]}" sh -c 'mkfifo "$1.new" && mv -f "$1.new" "$1"' sh "$m" ;;
+    esac
+    t0=$(date +%s%N)
+    "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc.$id" 2>&1
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    is "$mode, $plant: gc exits 0" "$rc" 0
+    check "$mode, $plant: ... promptly (${ms} ms)" [ "$ms" -lt 3000 ]
+    check "$mode, $plant: ... and leaves the live run's staging alone" [ -d "$staging/bundle" ]
+    check "$mode, $plant: ... and its record open" \
+      not grep -q abandoned "$W/default/$id/audit.jsonl"
+    wait $pid
+    is "$mode, $plant: the live run succeeds" "$?" 0
+    is "$mode, $plant: ... its ledger ends succeeded" \
+      "$(tail -n 1 "$W/default/$id/audit.jsonl" | "$JQ" -r .status)" succeeded
+    check "$mode, $plant: ... and verifies" audit_ok "$W/default/$id/audit.jsonl"
+    is "$mode, $plant: the finished run's record is untouched" \
+      "$(tail -n 1 "$W/default/old/audit.jsonl" | "$JQ" -r .status)" succeeded
+  done
+  # A marker without a run directory, and one with a bad name: left alone
+  # as well (gc cannot prove whose they are).
+  "${pre[@]}" sh -c 'echo x >"$1/.active/default:ghost"; echo x >"$1/.active/no-colon"' sh "$W"
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc.ghost" 2>&1
+  is "$mode: markers of no run: gc exits 0 and cleans nothing" "$?:$(tail -n 1 "$W/gc.ghost")" \
+    "0:gc: 0 dead run(s) cleaned under $(realpath "$W")"
+done
+
+finish
