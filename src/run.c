@@ -29,18 +29,21 @@ int sr_cmd_run(const struct sr_args *args) {
   int r, code;
 
   sr_run_init(&run, args);
+  /* Until the supervisor reads them from its signalfd, a cancellation
+   * signal is only noted between (and in the long copies of) the stages
+   * before the launch. */
   r = sr_stage_start(&run, &err);
   if (r >= 0)
     r = sr_stage_configure_platform(&run, &err);
-  if (r >= 0)
+  if (r >= 0 && (r = sr_run_check_cancel(&run, &err)) >= 0)
     r = sr_stage_admit(&run, &err);
-  if (r >= 0)
+  if (r >= 0 && (r = sr_run_check_cancel(&run, &err)) >= 0)
     r = sr_stage_verify(&run, &err);
   if (r >= 0)
     r = sr_stage_configure_skill(&run, &err);
-  if (r >= 0)
+  if (r >= 0 && (r = sr_run_check_cancel(&run, &err)) >= 0)
     r = sr_stage_prepare(&run, &err);
-  if (r >= 0)
+  if (r >= 0 && (r = sr_run_check_cancel(&run, &err)) >= 0)
     r = sr_stage_launch(&run, &err);
   if (r >= 0)
     r = sr_stage_supervise(&run, &err);
@@ -155,6 +158,12 @@ int sr_stage_start(struct sr_run *run, struct sr_error *err) {
     return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
                         "--stdin: standard input is not open");
   if (!run->explain) {
+    /* From here on SIGTERM, SIGINT and SIGHUP cancel the run with its
+     * record instead of killing skillrun (skillrun(1) EXIT STATUS). */
+    r = sr_cancel_block();
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "internal",
+                          "cannot block the cancellation signals");
     r = open_audit(run, err);
     if (r < 0)
       return r;
@@ -195,6 +204,17 @@ int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
         json_pack("{s:s, s:s}", "source", "conf", "message", run->conf_notice),
         err);
   return r;
+}
+
+int sr_run_check_cancel(struct sr_run *run, struct sr_error *err) {
+  int sig = sr_cancel_pending();
+
+  if (sig == 0)
+    return 0;
+  run->cancel_sig = sig;
+  return sr_error_set(err, 128 + sig, ECANCELED, "cancelled",
+                      "cancelled by signal %d (%s) before the skill started",
+                      sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
 }
 
 /* ------------------------------------------------------------ configure */
@@ -496,6 +516,10 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
 }
 
 int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
+  /* A run supervised to its end has its figures even when its harvest
+   * then failed or was cancelled (report_cancelled records them). */
+  const bool supervised = r >= 0;
+
   if (r >= 0)
     r = collect_result(run, err);
   if (r >= 0) {
@@ -508,7 +532,7 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   /* Reaps init, then releases the leaf and the uid slot: from here on
    * nothing of the run is alive. */
   sr_supervisor_done(&run->sup);
-  if (r >= 0)
+  if (supervised)
     collect_usage(run);
   sr_host_done(&run->host);
   return r;
@@ -614,6 +638,32 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
   }
 }
 
+/* A run cancelled before the supervisor took the signal: the state it
+ * would have recorded, then the end, with 128 + the signal as shells
+ * expect. */
+static int report_cancelled(struct sr_run *run) {
+  const int sig = run->cancel_sig, code = 128 + sig;
+  const bool ran = run->sup.start_ms != 0;
+  struct sr_error ignored = {0};
+
+  sr_log_error("cancelled by signal %d (%s)", sig,
+               sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+  if (run->audit_open) {
+    /* Stopped before the run directory existed: no run_dir. */
+    (void)sr_run_emit_started(run, &ignored);
+    (void)sr_audit_emit(
+        &run->audit, "state_changed",
+        json_pack("{s:s, s:i}", "state", "cancelling", "signal", sig),
+        &ignored);
+    emit_completed(run, sr_status_name(SR_STATUS_CANCELLED), code, ran);
+  }
+  write_final_metadata(
+      run, SR_STATUS_CANCELLED, code,
+      ran ? json_integer((json_int_t)(sr_now_mono_ms() - run->sup.start_ms))
+          : NULL);
+  return code;
+}
+
 int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
   if (r >= 0) {
     /* exec_error says which errno; a person gets the path and why. */
@@ -627,6 +677,12 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
   /* Reported once: stderr, the matching event, the final event. */
   if (!sr_error_is_set(err))
     sr_error_set(err, SR_EXIT_FAILED, 0, "internal", "internal error");
+  /* A long copy stopped by a cancellation signal, or the signal seen
+   * between two stages: the run was cancelled, not failed. */
+  if (err->err == ECANCELED && !run->cancel_sig)
+    run->cancel_sig = sr_cancel_pending() ? sr_cancel_pending() : SIGTERM;
+  if (run->cancel_sig)
+    return report_cancelled(run);
   sr_log_error("%s", err->msg);
   if (run->audit_open) {
     struct sr_error ignored = {0};

@@ -36,6 +36,7 @@ struct sr_run {
   const char *tenant;
   uint64_t start_ms;
   char started_at[32];
+  int cancel_sig; /* a cancellation signal seen before the launch, or 0 */
   struct sr_audit audit;
   bool audit_open;
   bool started;      /* execution_started is on the record */
@@ -139,6 +140,9 @@ json_t *sr_run_metadata_json(const struct sr_run *run);
 /* execution_started (once): with the run directory once admit made it,
  * else run_dir null (report calls it for a run stopped before). */
 int sr_run_emit_started(struct sr_run *run, struct sr_error *err);
+/* 0, or when a cancellation signal is pending, its number in cancel_sig
+ * and an error (ECANCELED) that ends the run as cancelled. */
+int sr_run_check_cancel(struct sr_run *run, struct sr_error *err);
 int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
                          const char *source, struct sr_error *err);
 void sr_run_init(struct sr_run *run, const struct sr_args *args);

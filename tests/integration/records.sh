@@ -3,7 +3,9 @@
 # Every run ends in a record, whatever happens to it (issue 15): refused
 # and failed runs get metadata.json; a broken stdout stops the run but not
 # its run directory's record; a closed stdout is refused up front, a closed
-# stdin or stderr is harmless; a SIGKILLed supervisor's run is closed by
+# stdin or stderr is harmless; SIGTERM, SIGINT and SIGHUP before the
+# launch (between stages, during the copy of a 200 MiB bundle or input)
+# cancel the run with its record and 128 + N; a SIGKILLed supervisor's run is closed by
 # --gc (as root whatever the run's owner, without the run's
 # XDG_RUNTIME_DIR) with an "abandoned" record, its staging removed wherever
 # it was, and its execution id stays refused.  As root and as an
@@ -11,11 +13,18 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
+[ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3 to start a run with a signal pending"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
 
 T=$(tmpdir)
 B=$T/rec-skill
 mkbundle "$B"
+# A 200 MiB bundle and input, made once: their staging copies take long
+# enough to be interrupted.
+BIG=$T/big-skill
+mkbundle "$BIG"
+head -c 200M /dev/zero >"$BIG/blob"
+head -c 200M /dev/zero >"$T/big-input"
 chmod -R a+rX "$T"
 
 # last FILE: the last line's event and status.
@@ -86,6 +95,55 @@ for mode in root user; do
   is "$mode: ... and succeeds" "$(last "$W/a.noerr")" "execution_completed	succeeded"
   is "$mode: ... and nothing else took the closed descriptors" \
     "$(cat "$W/default/noerr/logs/stderr.log")" to-stderr
+
+  # ------------------------------------------------------- cancellation
+  # A signal already pending when skillrun starts (blocked, then execve'd
+  # with it): seen at the first check between stages, before the run
+  # directory exists.  The stream is whole.
+  # The system's python3: $PYTHON3 may live where the test user cannot go.
+  "${pre[@]}" /usr/bin/python3 -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+os.kill(os.getpid(), signal.SIGTERM)
+os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
+    --execution-id pending "$B" -- /bin/true >"$W/a.pending" 2>/dev/null
+  is "$mode: SIGTERM pending at the start: 143" "$?" 143
+  is "$mode: ... recorded as cancelling, then cancelled" \
+    "$("$JQ" -r '[.event, .state // .status] | @tsv' "$W/a.pending" | tail -n 2 | tr '\n' ' ')" \
+    "state_changed	cancelling execution_completed	cancelled "
+  check "$mode: ... the stream is whole" audit_ok "$W/a.pending"
+  check "$mode: ... and no run directory was made" [ ! -e "$W/default/pending" ]
+
+  # During the staging copy of a 200 MiB bundle, by each signal.
+  for sig in TERM INT HUP; do
+    id=big-$sig
+    "${SR[@]}" --execution-id "$id" "$BIG" -- /bin/true >"$W/a.$id" 2>/dev/null &
+    pid=$!
+    # The copy begins just after the run directory exists.
+    for _ in $(seq 500); do [ -e "$W/default/$id/audit.jsonl" ] && break; sleep 0.01; done
+    t0=$(date +%s%N)
+    kill -$sig $pid
+    wait $pid
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    case $sig in TERM) want=143 ;; INT) want=130 ;; HUP) want=129 ;; esac
+    is "$mode: SIG$sig during the staging copy: exit $want" "$rc" "$want"
+    check "$mode: ... promptly (${ms} ms)" [ "$ms" -lt 3000 ]
+    check "$mode: ... before the bundle was verified" not grep -q bundle_verified "$W/a.$id"
+    closed_ok "$mode: SIG$sig during staging" "$W/default/$id" cancelled
+    is "$mode: ... state_changed cancelling names the signal" \
+      "$(field "$W/default/$id/audit.jsonl" state_changed .signal)" "$((want - 128))"
+    check "$mode: ... its staging is removed" [ ! -e "$W/default/$id/staging" ]
+  done
+  # During the inputs' copy.
+  "${SR[@]}" --execution-id inp -i "$T/big-input" "$B" -- /bin/true >"$W/a.inp" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 500); do [ -d "$W/default/inp/staging/inputs" ] && break; sleep 0.01; done
+  kill -TERM $pid
+  wait $pid
+  is "$mode: SIGTERM while the inputs are copied: 143" "$?" 143
+  closed_ok "$mode: SIGTERM during inputs" "$W/default/inp" cancelled
+  check "$mode: ... no input was staged" not grep -q input_staged "$W/a.inp"
 
   # ------------------------------------------------ a killed supervisor
   # Killed while running, its staging on a tmpfs: gc as root, whatever the
