@@ -11,21 +11,16 @@
 . "$(dirname "$0")/../integration/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+skip_modes
 
 T=$(tmpdir)
 B=$T/marker-skill
 mkbundle "$B"
 chmod -R a+rX "$T"
 
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id old "$B" -- /bin/true >/dev/null 2>&1
   is "$mode: a finished run to link to" "$?" 0
 

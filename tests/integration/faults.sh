@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+skip_modes
 
 SEED=${SKILLRUN_FAULT_SEED:-1515}
 RUNS=${SKILLRUN_FAULT_RUNS:-12}
@@ -35,14 +35,9 @@ chmod -R a+rX "$T"
 NAP="0.3$$"
 
 total_runs=0 total_kills=0 total_terminal=0 total_leftovers=0
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   declare -A sig_of=() rc_of=()
   kills=0
   for i in $(seq "$RUNS"); do

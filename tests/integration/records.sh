@@ -5,16 +5,18 @@
 # its run directory's record; a closed stdout is refused up front, a closed
 # stdin or stderr is harmless; SIGTERM, SIGINT and SIGHUP before the
 # launch (between stages, during the copy of a 200 MiB bundle or input)
-# cancel the run with its record and 128 + N; a SIGKILLed supervisor's run is closed by
-# --gc (as root whatever the run's owner, without the run's
-# XDG_RUNTIME_DIR) with an "abandoned" record, its staging removed wherever
-# it was, and its execution id stays refused.  As root and as an
-# unprivileged user.
+# cancel the run with its record and 128 + N; a supervisor stopped across
+# its deadline still reports the skill's own exit; a timeout's SIGTERM
+# reaches the skill's trap; a stdout reader that stops reading holds a run
+# at most 5 s; a SIGKILLed supervisor's run is closed by --gc (as root
+# whatever the run's owner, without the run's XDG_RUNTIME_DIR) with an
+# "abandoned" record, its staging removed wherever it was, and its
+# execution id stays refused.  As root and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
 [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3 to start a run with a signal pending"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to also test as an unprivileged user"
+skip_modes
 
 T=$(tmpdir)
 B=$T/rec-skill
@@ -38,14 +40,9 @@ closed_ok() {
   is "$1: metadata.json says $3" "$(meta_status "$2")" "$3"
 }
 
-for mode in root user; do
-  if [ $mode = user ]; then
-    W=$(user_workspace)
-    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
-  else
-    W=$(tmpdir)
-    pre=(env)
-  fi
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
   # An array, not a function: in the background, $! is skillrun itself.
   SR=("${pre[@]}" "$SKILLRUN" --workspace-root "$W")
   sr() { "${SR[@]}" "$@"; }
@@ -145,6 +142,53 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   closed_ok "$mode: SIGTERM during inputs" "$W/default/inp" cancelled
   check "$mode: ... no input was staged" not grep -q input_staged "$W/a.inp"
 
+  # ------------------------------------------------------------ time
+  # A supervisor stopped across the deadline: the skill exited after 1 s,
+  # before the 3 s deadline, and that is what counts.
+  "${SR[@]}" --execution-id stop --timeout 3s "$B" -- /bin/sh -c 'sleep 1; exit 0' >"$W/a.stop" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 200); do grep -q '"state":"running"' "$W/a.stop" 2>/dev/null && break; sleep 0.02; done
+  kill -STOP $pid
+  sleep 4.5
+  kill -CONT $pid
+  wait $pid
+  is "$mode: SIGSTOP across the deadline: the skill's exit 0 stands" "$?" 0
+  is "$mode: ... status succeeded, no limit_exceeded" \
+    "$(last "$W/a.stop") $(grep -c limit_exceeded "$W/a.stop")" "execution_completed	succeeded 0"
+
+  # A TERM trap at the deadline: the handler runs (within kill-grace), the
+  # status is still the timeout's.
+  t0=$(date +%s%N)
+  sr --execution-id trap --timeout 1s "$B" -- /bin/sh -c \
+    'trap "echo trapped; exit 7" TERM; sleep 60 & wait' >"$W/a.trap" 2>/dev/null
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  is "$mode: a TERM trap at the timeout: 124" "$rc" 124
+  is "$mode: ... the handler ran" "$(cat "$W/default/trap/logs/stdout.log")" trapped
+  is "$mode: ... its exit is on the record" \
+    "$(field "$W/a.trap" execution_completed '[.status, .skill_exit_code] | @tsv')" "timeout	7"
+  check "$mode: ... well within kill-grace (${ms} ms)" [ "$ms" -lt 4000 ]
+
+  # A stdout reader that stops reading: 3,000 artifacts (more events than
+  # a pipe holds) with a 3 s timeout; the run ends within the audit
+  # stream's stall budget (5 s in all), however long the reader sleeps.
+  rm -f "$W/end.slow"
+  {
+    t0=$(date +%s%N)
+    sr --execution-id slow --timeout 3s "$B" -- /bin/sh -c \
+      'i=0; while [ $i -lt 3000 ]; do : >/workspace/outputs/f$i; i=$((i + 1)); done' 2>/dev/null
+    echo "$? $((($(date +%s%N) - t0) / 1000000))" >"$W/end.slow"
+  } | sleep 30 &
+  reader=$!
+  for _ in $(seq 300); do [ -s "$W/end.slow" ] && break; sleep 0.1; done
+  read -r rc ms <"$W/end.slow"
+  kill $reader 2>/dev/null
+  wait $reader 2>/dev/null
+  is "$mode: a reader that stops reading: the run stops (125)" "$rc" 125
+  check "$mode: ... within its time and the 5 s budget (${ms} ms)" [ "${ms:-99999}" -lt 12000 ]
+  closed_ok "$mode: stalled reader" "$W/default/slow" error
+  check "$mode: ... which says why" grep -q "untaken for 5 s" "$W/default/slow/audit.jsonl"
+
   # ------------------------------------------------ a killed supervisor
   # Killed while running, its staging on a tmpfs: gc as root, whatever the
   # run's owner and without the run's XDG_RUNTIME_DIR, finds the staging
@@ -152,7 +196,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   rt=
   if [ $mode = user ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ]; then
     rt=$(mktemp -d /dev/shm/skillrun-test-rt.XXXXXX)
-    chown "$NOBODY:$NOBODY" "$rt"
+    [ "$(id -u)" -eq "$USER_UID" ] || chown "$USER_UID:$USER_UID" "$rt"
     chmod 700 "$rt"
   fi
   XDG_RUNTIME_DIR=$rt "${SR[@]}" --execution-id kill "$B" \
@@ -167,7 +211,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   check "$mode: ... and its ledger stops short (incomplete)" \
     sh -c '"$1" --verify-audit "$2" >/dev/null 2>&1; [ $? -eq 2 ]' sh "$SKILLRUN" "$W/default/kill/audit.jsonl"
   env -u XDG_RUNTIME_DIR "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc.out" 2>&1
-  is "$mode: gc as root, without XDG_RUNTIME_DIR: exit 0" "$?" 0
+  is "$mode: gc as uid $(id -u), without XDG_RUNTIME_DIR: exit 0" "$?" 0
   check "$mode: ... says it closed the run" grep -q "closed abandoned run default/kill" "$W/gc.out"
   check "$mode: ... removes the staging" [ ! -e "$staging" ]
   is "$mode: ... and the marker" "$(ls -A "$W/.active")" ""
@@ -183,7 +227,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
     "rec-skill	deny	true"
   if [ $mode = user ]; then
     is "$mode: ... the record stays the caller's" \
-      "$(stat -c %u "$W/default/kill/audit.jsonl" "$W/default/kill/metadata.json" | sort -u)" "$NOBODY"
+      "$(stat -c %u "$W/default/kill/audit.jsonl" "$W/default/kill/metadata.json" | sort -u)" "$USER_UID"
   fi
   "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc2.out" 2>&1
   is "$mode: a second gc finds nothing to do" "$(tail -n 1 "$W/gc2.out")" \
