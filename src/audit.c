@@ -329,6 +329,14 @@ void sr_audit_closing(struct sr_audit *a) {
     a->closing = true;
 }
 
+void sr_audit_release_room(struct sr_audit *a) {
+  if (!a || a->copy_fd < 0 || a->copy_reserved <= a->copy_len)
+    return;
+  (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
+                        a->copy_reserved - a->copy_len);
+  a->copy_reserved = 0; /* later lines, if any, as to any file */
+}
+
 static int backlog_append(struct sr_audit *a, const char *line, size_t n) {
   char *b;
 

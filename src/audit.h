@@ -74,6 +74,9 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
 /* The run's final events come next: they may use the reserved room that
  * other events leave alone. */
 void sr_audit_closing(struct sr_audit *a);
+/* The run's final event is on the record: the room the copy kept reserved
+ * goes back to the file system (on a full one, for metadata.json). */
+void sr_audit_release_room(struct sr_audit *a);
 /* Whether the line of the last event reached the primary sink / the run's
  * copy (or its backlog). */
 static inline bool sr_audit_primary_ok(const struct sr_audit *a) {

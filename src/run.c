@@ -512,6 +512,8 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
                 finished, "artifacts", sr_artifacts_json(&run->artifacts)));
   if (sr_workspace_write_metadata(&run->ws, meta, &merr) < 0)
     sr_log_warning("%s", merr.msg);
+  else
+    run->metadata_written = true;
   json_decref(meta);
 }
 
@@ -606,6 +608,8 @@ static void emit_completed(struct sr_run *run, const char *status,
                              completed_json(run, status, exit_code, ran),
                              run->audit_key, &ignored) < 0)
     sr_log_error("%s", ignored.msg);
+  /* What audit.jsonl kept in reserve is free for metadata.json now. */
+  sr_audit_release_room(&run->audit);
 }
 
 /* The failure's own event: a refusal, a layer that could not be built, or
@@ -665,6 +669,9 @@ static int report_cancelled(struct sr_run *run) {
 }
 
 int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
+  /* The final events may use the room audit.jsonl keeps for them: a full
+   * file system still takes them. */
+  sr_audit_closing(&run->audit);
   if (r >= 0) {
     /* exec_error says which errno; a person gets the path and why. */
     if (run->verdict.exec_errno)
@@ -672,6 +679,11 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
                                               : "cannot execute the command");
     emit_completed(run, sr_status_name(run->verdict.status),
                    run->verdict.exit_code, true);
+    /* Collect's metadata.json did not fit: once more, in the room the
+     * ledger gave back. */
+    if (!run->metadata_written)
+      write_final_metadata(run, run->verdict.status, run->verdict.exit_code,
+                           json_integer((json_int_t)run->duration_ms));
     return run->verdict.exit_code;
   }
   /* Reported once: stderr, the matching event, the final event. */

@@ -256,4 +256,32 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   check_run_audits "$mode" "$W" ""
 done
 
+# ------------------------------------------------------ a full workspace
+# A workspace that fills up during the run (a 2 MiB tmpfs, in a mount
+# namespace of its own): the outputs do not fit, the record does, in the
+# room audit.jsonl kept reserved, and metadata.json in what it gave back.
+if needs_root "a workspace on a tmpfs of its own"; then
+  if unshare -m true 2>/dev/null; then
+    F=$(tmpdir)
+    cat >"$T/full.sh" <<'EOS'
+set -u
+mount -t tmpfs -o size=2m,mode=0755 full "$1"
+"$SKILLRUN" --workspace-root "$1" --execution-id full "$2" -- /bin/sh -c \
+  'head -c 3M /dev/zero >/workspace/outputs/big' >/dev/null 2>&1
+echo "rc $?"
+tail -n 1 "$1/default/full/audit.jsonl" | "$JQ" -r '[.event, .status] | @tsv'
+"$JQ" -r .result.status "$1/default/full/metadata.json"
+"$SKILLRUN" --verify-audit "$1/default/full/audit.jsonl" >/dev/null 2>&1
+echo "verify $?"
+EOS
+    out=$(SKILLRUN=$SKILLRUN JQ=$JQ unshare -m --propagation private bash "$T/full.sh" "$F" "$B" 2>&1)
+    is "a workspace that fills up: 125, and the record is whole" "$out" "rc 125
+execution_completed	error
+error
+verify 0"
+  else
+    pass "# SKIP a workspace on a tmpfs of its own: no mount namespace (unshare -m)"
+  fi
+fi
+
 finish
