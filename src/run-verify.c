@@ -325,6 +325,34 @@ static int emit_verified(struct sr_run *run, struct sr_error *err) {
       err);
 }
 
+/* The tmpfs staging base ran out of room or inodes during the copy (it is
+ * shared: others fill it too): the bundle is walked and copied again into
+ * the run directory, with a warning.  A walk is used up by its copy. */
+static int restage(struct sr_run *run, struct sr_bundle_walk **walk, int *dst,
+                   struct sr_error *err) {
+  const uint64_t bytes = sr_bundle_walk_bytes(*walk);
+  int r;
+
+  r = sr_audit_emit(
+      &run->audit, "warning",
+      json_pack("{s:s, s:s}", "reason", "staging", "message",
+                "the tmpfs staging base ran out of room or inodes during the "
+                "copy: the bundle is staged in the run directory"),
+      err);
+  if (r < 0)
+    return r;
+  sr_error_clear(err);
+  sr_bundle_walk_free(*walk);
+  *walk = NULL;
+  r = sr_workspace_restage_in_run_dir(&run->ws, bytes, err);
+  if (r >= 0)
+    r = sr_bundle_walk(run->bundle_path, NULL, walk, err);
+  if (r < 0)
+    return r;
+  *dst = run->ws.bundle_fd;
+  return sr_bundle_copy(*walk, *dst, false, &run->bundle, err);
+}
+
 int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
   _cleanup_bundle_walk_ struct sr_bundle_walk *walk = NULL;
   int dst = -1, r;
@@ -339,6 +367,9 @@ int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
     r = pick_staging(run, walk, &dst, err);
   if (r >= 0)
     r = sr_bundle_copy(walk, dst, false, &run->bundle, err);
+  if (r < 0 && dst >= 0 && (err->err == ENOSPC || err->err == EDQUOT) &&
+      sr_workspace_staging_on_tmpfs(&run->ws))
+    r = restage(run, &walk, &dst, err);
   if (r >= 0)
     r = check_pin(run, err);
   if (r >= 0 && run->have_capability)

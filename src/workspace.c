@@ -482,6 +482,25 @@ int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
   return 0;
 }
 
+bool sr_workspace_staging_on_tmpfs(const struct sr_workspace *ws) {
+  return ws->staging_name && strcmp(ws->staging_name, "staging") != 0;
+}
+
+int sr_workspace_restage_in_run_dir(struct sr_workspace *ws,
+                                    uint64_t bundle_bytes,
+                                    struct sr_error *err) {
+  sr_workspace_remove_staging(ws);
+  /* gc need not look on the tmpfs any more. */
+  (void)fremovexattr(ws->active_fd, SR_STAGING_XATTR);
+  ws->staging_fd = safe_close(ws->staging_fd);
+  ws->staging_parent_fd = safe_close(ws->staging_parent_fd);
+  ws->bundle_fd = safe_close(ws->bundle_fd);
+  free(ws->staging_path);
+  free(ws->bundle_path);
+  ws->staging_path = ws->bundle_path = NULL;
+  return sr_workspace_make_staging(ws, bundle_bytes, false, err);
+}
+
 /* One input's staging, and what a refusal says about it. */
 struct staging {
   const struct sr_input *in;

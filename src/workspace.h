@@ -85,6 +85,14 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
 int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
                               bool tmpfs_ok, struct sr_error *err);
 
+/* Whether the staging directory is on a tmpfs. */
+bool sr_workspace_staging_on_tmpfs(const struct sr_workspace *ws);
+/* The tmpfs ran out of room or inodes during the copy: its staging
+ * directory is removed and a new, empty one made in the run directory. */
+int sr_workspace_restage_in_run_dir(struct sr_workspace *ws,
+                                    uint64_t bundle_bytes,
+                                    struct sr_error *err);
+
 /* One caller file to stage: its host path, and its name under
  * /workspace/inputs (NAME or DIR/NAME: sr_input_name_check). */
 struct sr_input {

@@ -256,6 +256,49 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   check_run_audits "$mode" "$W" ""
 done
 
+# ------------------------------------------ tmpfs without room or inodes
+# In a mount namespace of its own, /dev/shm and /run/skillrun-staging are
+# tiny tmpfs mounts: too few inodes for the bundle, or room for its bytes
+# but not for its pages; either way the copy fails there and the bundle is
+# staged again in the run directory, with a warning.
+if needs_root "tmpfs staging bases of a mount namespace's own"; then
+  if unshare -m true 2>/dev/null; then
+    TW=$(tmpdir)
+    TU=$(user_workspace)
+    S=$T/small-files
+    mkbundle "$S"
+    for i in $(seq 40); do echo "file $i" >"$S/f$i.txt"; done
+    chmod -R a+rX "$S"
+    cat >"$T/tiny.sh" <<'EOS'
+set -u
+mkdir -p /run/skillrun-staging
+mount -t tmpfs -o "$1" tiny /dev/shm
+mount -t tmpfs -o "$1" tiny /run/skillrun-staging
+"$SKILLRUN" --workspace-root "$2" --execution-id "$4-root" "$5" -- /bin/true >"$2/a.$4-root" 2>/dev/null
+echo "root $?"
+setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- \
+  env -u XDG_RUNTIME_DIR "$SKILLRUN" --workspace-root "$3" --execution-id "$4-user" "$5" -- /bin/true >"$3/a.$4-user" 2>/dev/null
+echo "user $?"
+EOS
+    for case in "inodes nr_inodes=8" "pages size=64k"; do
+      set -- $case
+      out=$(SKILLRUN=$SKILLRUN NOBODY=$USER_UID unshare -m --propagation private \
+        bash "$T/tiny.sh" "$2" "$TW" "$TU" "$1" "$S")
+      is "a tmpfs without $1: both runs succeed" "$out" "root 0
+user 0"
+      is "... root's staged in its run directory" \
+        "$(field "$TW/a.$1-root" bundle_verified .staging)" "$(realpath "$TW")/default/$1-root/staging"
+      is "... the user's too" \
+        "$(field "$TU/a.$1-user" bundle_verified .staging)" "$(realpath "$TU")/default/$1-user/staging"
+      is "... after the copy had begun there: a staging warning" \
+        "$("$JQ" -r 'select(.event == "warning") | .reason // empty' "$TW/a.$1-root" | grep -c '^staging$')" 1
+      check "... and their streams verify" audit_ok "$TW/a.$1-root"
+    done
+  else
+    pass "# SKIP tmpfs staging bases of a mount namespace's own: no mount namespace (unshare -m)"
+  fi
+fi
+
 # ------------------------------------------------------ a full workspace
 # A workspace that fills up during the run (a 2 MiB tmpfs, in a mount
 # namespace of its own): the outputs do not fit, the record does, in the
