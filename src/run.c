@@ -10,8 +10,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -137,6 +139,49 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
   return 0;
 }
 
+/* The descriptors a run holds at once (the run directory's, the staging
+ * copy's walk, pipes, sockets, timers), with room to spare. */
+#define RUN_FDS 128
+
+/* A caller whose open-file limit is below what a run needs gets that said
+ * plainly, not an odd failure somewhere later; a soft limit below it is
+ * raised as far as the hard one allows. */
+static int check_fds(struct sr_error *err) {
+  struct rlimit rl;
+
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= RUN_FDS)
+    return 0;
+  if (rl.rlim_max >= RUN_FDS) {
+    rl.rlim_cur = RUN_FDS;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+      return 0;
+  }
+  return sr_error_set(err, SR_EXIT_FAILED, 0, "resources",
+                      "a run needs %d file descriptors; the open-file limit "
+                      "is %llu (ulimit -n; hard limit %llu)",
+                      RUN_FDS, (unsigned long long)rl.rlim_cur,
+                      (unsigned long long)rl.rlim_max);
+}
+
+/* The sandbox cannot raise the open-file hard limit it inherits: a policy
+ * nofile above it is lowered to it, with a warning, instead of failing
+ * every run in the sandbox's setrlimit. */
+static int clamp_nofile(struct sr_policy *p) {
+  struct sr_limit *l = &p->limits[SR_LIM_NOFILE];
+  char msg[160];
+  struct rlimit rl;
+
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
+      rl.rlim_max >= l->value)
+    return 0;
+  snprintf(msg, sizeof(msg),
+           "nofile %" PRIu64 " lowered to %llu: skillrun's own hard limit "
+           "(ulimit -Hn), which the sandbox cannot raise",
+           l->value, (unsigned long long)rl.rlim_max);
+  l->value = rl.rlim_max;
+  return sr_strv_push(&p->warnings, msg);
+}
+
 int sr_stage_start(struct sr_run *run, struct sr_error *err) {
   const struct sr_args *a = run->args;
   int r;
@@ -176,7 +221,7 @@ int sr_stage_start(struct sr_run *run, struct sr_error *err) {
   if (a->execution_id_invalid)
     return sr_cli_id_refusal("execution", a->execution_id, err);
   /* execution_started waits for the run directory (admit). */
-  return 0;
+  return run->explain ? 0 : check_fds(err);
 }
 
 int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
@@ -291,6 +336,8 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
     r = sr_policy_apply_flags(p, &run->args->layer, err);
   if (r >= 0 && run->have_capability)
     r = sr_policy_limit_network(p, run->capability.network == 1, err);
+  if (r >= 0 && clamp_nofile(p) < 0)
+    r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "policy", "policy");
   /* The policy is final: its notices go on the record once. */
   if (r >= 0 && !run->explain)
     r = sr_run_emit_warnings(run, &p->warnings, "policy", err);

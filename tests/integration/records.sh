@@ -299,6 +299,20 @@ user 0"
   fi
 fi
 
+# ------------------------------------------------------ descriptors
+W=$(mode_workspace "$ANY_MODE")
+out=$(ulimit -n 24 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fd24 "$B" -- /bin/true 2>&1 >"$W/a.fd24")
+is "ulimit -n 24: 125" "$?" 125
+check "... saying how many descriptors a run needs ($out)" grep -q "a run needs 128 file descriptors; the open-file limit is 24" <<<"$out"
+is "... on the record too" "$(field "$W/a.fd24" error .reason)" resources
+(ulimit -n 200 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fd200 "$B" -- \
+  /bin/sh -c 'ulimit -n') >"$W/a.fd200" 2>/dev/null
+is "a hard limit of 200: the run succeeds" "$?" 0
+is "... with the sandbox's nofile lowered to it" "$(cat "$W/default/fd200/logs/stdout.log")" 200
+check "... and a warning that says so" grep -q "nofile 1024 lowered to 200" "$W/a.fd200"
+(ulimit -Sn 50 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fd50 "$B" -- /bin/true) >/dev/null 2>&1
+is "a soft limit of 50 under a higher hard one: raised, the run succeeds" "$?" 0
+
 # ------------------------------------------------------ a full workspace
 # A workspace that fills up during the run (a 2 MiB tmpfs, in a mount
 # namespace of its own): the outputs do not fit, the record does, in the
