@@ -102,7 +102,6 @@ void sr_run_done(struct sr_run *run) {
   free(run->envp);
   free(run->bundle_path);
   free(run->would_refuse);
-  free(run->conf_notice);
 }
 
 /* ------------------------------------------------------------ start */
@@ -187,13 +186,6 @@ int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
               ? sr_json_string_lossy(run->ws.run_path, strlen(run->ws.run_path))
               : json_null()),
       err);
-  /* The platform's notice, held back so that the stream starts with
-   * execution_started. */
-  if (r >= 0 && run->conf_notice)
-    r = sr_audit_emit(
-        &run->audit, "warning",
-        json_pack("{s:s, s:s}", "source", "conf", "message", run->conf_notice),
-        err);
   return r;
 }
 
@@ -211,22 +203,8 @@ int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
   return 0;
 }
 
-/* A notice of the platform configuration: a warning event right after
- * execution_started, or stderr where there is no audit stream
- * (--explain). */
-static int conf_warning(struct sr_run *run, char **msg) {
-  if (!run->audit_open) {
-    sr_log_warning("%s", *msg);
-    return 0;
-  }
-  free(run->conf_notice);
-  run->conf_notice = TAKE_PTR(*msg);
-  return 0;
-}
-
 int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   const struct sr_args *a = run->args;
-  _cleanup_free_ char *warning = NULL;
   _cleanup_free_ char *resolved = NULL;
   struct sr_conf conf = {0}, prof = {0};
   int r;
@@ -235,12 +213,9 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "policy", "policy");
   run->policy_init = true;
-  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, &conf, &warning,
-                            err);
-  if (r < 0)
-    return r;
-  if (warning)
-    r = conf_warning(run, &warning);
+  /* An unsafe or (when named) missing skillrun.conf stops the run. */
+  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, a->conf != NULL,
+                            &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&run->policy, &conf, err);
   if (r >= 0)

@@ -38,8 +38,7 @@ struct sr_run {
   char started_at[32];
   struct sr_audit audit;
   bool audit_open;
-  bool started;      /* execution_started is on the record */
-  char *conf_notice; /* skillrun.conf's warning, for after it */
+  bool started; /* execution_started is on the record */
 
   /* configure from the platform (skillrun.conf, profile), then from the
    * skill (SKILL.md, flags, capability): const afterwards */

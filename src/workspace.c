@@ -575,29 +575,25 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
    * is not the place to learn otherwise. */
   if (sr_input_name_check(in->name, &why) < 0)
     return reject(st, "input_name", "name", NULL, "%s", why);
-  src =
-      open(in->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (src < 0 && errno == ELOOP)
-    return reject(st, "input_invalid", "regular-file", NULL,
-                  "%s: symbolic links are not accepted",
-                  sr_printable(in->path, (char[256]){0}, 256));
+  /* The one safe open of a file someone else may control the path of
+   * (sr_open_regular): a FIFO cannot hang the run, a link is refused; the
+   * sizes are checked below, by the input rules. */
+  src = sr_open_regular(AT_FDCWD, in->path, UINT64_MAX, &sb);
   /* skillrun's own shortage, not the caller's file. */
-  if (src < 0 && (errno == ENOMEM || errno == EMFILE || errno == ENFILE))
-    return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs", "input %s",
+  if (src == -ENOMEM || src == -EMFILE || src == -ENFILE)
+    return sr_error_set(st->err, SR_EXIT_FAILED, -src, "inputs", "input %s",
                         sr_printable(in->path, (char[256]){0}, 256));
-  /* Missing or unreadable: the same refusal as a directory or a device,
-   * and as a BUNDLE that is not there; nothing ran (skillrun(1)). */
+  /* Missing, unreadable, a link, a directory, a FIFO or a device: the same
+   * refusal as a BUNDLE that is not there; nothing ran (skillrun(1)). */
+  if (src == -ELOOP || src == -SR_ENOTREG) {
+    char why[128];
+    return reject(st, "input_invalid", "regular-file", NULL, "%s %s",
+                  sr_printable(in->path, (char[256]){0}, 256),
+                  sr_open_regular_why(src, &sb, UINT64_MAX, why, sizeof(why)));
+  }
   if (src < 0)
     return reject(st, "input_invalid", "regular-file", NULL, "%s: %s",
-                  sr_printable(in->path, (char[256]){0}, 256), strerror(errno));
-  if (fstat(src, &sb) < 0)
-    return sr_error_set(st->err, SR_EXIT_FAILED, errno, "input_invalid",
-                        "input %s",
-                        sr_printable(in->path, (char[256]){0}, 256));
-  if (!S_ISREG(sb.st_mode))
-    return reject(st, "input_invalid", "regular-file", NULL,
-                  "%s: not a regular file",
-                  sr_printable(in->path, (char[256]){0}, 256));
+                  sr_printable(in->path, (char[256]){0}, 256), strerror(-src));
   /* Refused before a byte is copied when the size says so already; the
    * copy enforces both again, for a file that grows. */
   if ((uint64_t)sb.st_size > ru->file_max)
