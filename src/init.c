@@ -78,6 +78,7 @@ static void forward(pid_t skill, int sig) {
 }
 
 _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
+  struct sr_mount_plan plan = sb->mount;
   struct sr_error err;
   struct sr_sync_msg m;
   sigset_t mask;
@@ -94,15 +95,22 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     _exit(SR_EXIT_FAILED);
   if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_GO)
     _exit(SR_EXIT_FAILED);
+  /* The run's staged objects, by identity: whatever is at their paths now
+   * must be what the supervisor's descriptors name.  Still with the
+   * caller's file-system ids, which own the directories on the way. */
+  if (sr_mount_pin(&plan, &err) < 0)
+    fail(sb, &err);
   /* Keep nothing of the supervisor's: not the audit stream, not the log
    * files, not the caller's terminal (a pipe held here would also keep the
    * caller waiting after the supervisor is gone). */
   {
-    int keep[4] = {sb->sync_fd, sb->stdout_w, sb->stderr_w, sb->stdin_r};
+    int keep[7] = {sb->sync_fd,    sb->stdout_w,   sb->stderr_w,
+                   plan.bundle_fd, plan.inputs_fd, plan.metadata_fd,
+                   sb->stdin_r};
     int nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(nullfd, 1) < 0 ||
         dup2(nullfd, 2) < 0 ||
-        sr_close_all_fds_except(3, keep, sb->stdin_r >= 0 ? 4 : 3) < 0) {
+        sr_close_all_fds_except(3, keep, sb->stdin_r >= 0 ? 7 : 6) < 0) {
       sr_error_layer(&err, "fds", errno, "cannot close the supervisor's fds");
       fail(sb, &err);
     }
@@ -160,7 +168,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   safe_close(sb->stderr_w);
   safe_close(sb->stdin_r); /* the skill's alone: its end's close is EOF */
 
-  if (sr_mount_build(&sb->mount, &outputs_fd, &err) < 0)
+  if (sr_mount_build(&plan, &outputs_fd, &err) < 0)
     fail(sb, &err);
   if (sb->new_netns) {
     int n;

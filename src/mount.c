@@ -310,6 +310,79 @@ static int write_new_file(struct ctx *c, int dirfd, const char *name,
   return 0;
 }
 
+/* ------------------------------------------------------------ pinning */
+
+static bool same_object(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+         (a->st_mode & S_IFMT) == (b->st_mode & S_IFMT);
+}
+
+/* *fd (the supervisor's) replaced by the object at path when it is the
+ * same one; flags: how to open it.  No path or no fd: nothing to pin. */
+static int pin_one(int *fd, const char *path, int flags, const char *what,
+                   struct sr_error *err) {
+  struct stat want, got;
+  int own;
+
+  if (*fd < 0 || !path)
+    return 0;
+  if (fstat(*fd, &want) < 0)
+    return sr_error_layer(err, "mount", errno, "%s: stat the staged copy",
+                          what);
+  own = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+  if (own < 0)
+    return sr_error_layer(err, "mount", errno, "open %s %s", what, path);
+  if (fstat(own, &got) < 0 || !same_object(&want, &got)) {
+    safe_close(own);
+    return sr_error_layer(err, "mount", 0,
+                          "%s %s is not what skillrun staged and verified "
+                          "(replaced after verification): refusing to mount "
+                          "it",
+                          what, path);
+  }
+  *fd = own; /* the inherited one is closed with the supervisor's others */
+  return 0;
+}
+
+int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err) {
+  int r;
+
+  if (plan->bundle_fd < 0 || !plan->bundle_dir)
+    return sr_error_layer(err, "mount", EINVAL, "no staged bundle");
+  r = pin_one(&plan->bundle_fd, plan->bundle_dir, O_PATH | O_DIRECTORY,
+              "the bundle", err);
+  if (r >= 0)
+    r = pin_one(&plan->inputs_fd, plan->inputs_dir, O_RDONLY | O_DIRECTORY,
+                "the staged inputs", err);
+  if (r >= 0)
+    r = pin_one(&plan->metadata_fd, plan->metadata_file, O_PATH, "metadata",
+                err);
+  return r;
+}
+
+static void plan_unpin(struct sr_mount_plan *plan) {
+  plan->bundle_fd = safe_close(plan->bundle_fd);
+  plan->inputs_fd = safe_close(plan->inputs_fd);
+  plan->metadata_fd = safe_close(plan->metadata_fd);
+}
+
+/* After the bind: what the skill will see at dst is the pinned object. */
+static int check_bound(struct ctx *c, int src_fd, const char *dst,
+                       const char *what) {
+  _cleanup_close_ int fd = -1;
+  struct stat want, got;
+
+  fd = sys_openat2(c->root_fd, dst + 1, O_PATH, RESOLVE_NEW);
+  if (fd < 0)
+    return sr_error_layer(c->err, "mount", -fd, "open %s", dst);
+  if (fstat(src_fd, &want) < 0 || fstat(fd, &got) < 0)
+    return sr_error_layer(c->err, "mount", errno, "stat %s", dst);
+  if (!same_object(&want, &got))
+    return sr_error_layer(c->err, "mount", 0,
+                          "%s on %s is not the staged object", what, dst);
+  return 0;
+}
+
 /* ------------------------------------------------------------- builders */
 
 static int build_root(struct ctx *c, const struct sr_view_entry *e) {
@@ -328,39 +401,49 @@ static const char *skill_dir(const struct ctx *c) {
   return c->pol->skill_dir ? c->pol->skill_dir : SR_VIEW_SKILLS "/bundle";
 }
 
+/* The run's own object, pinned by sr_mount_pin, bound on dst by its fd and
+ * checked there once bound. */
+static int bind_pinned(struct ctx *c, int src_fd, const char *dst, bool noexec,
+                       const char *what) {
+  _cleanup_close_ int dfd = -1;
+  struct stat st;
+  int r;
+
+  if (fstat(src_fd, &st) < 0)
+    return sr_error_layer(c->err, "mount", errno, "stat %s", what);
+  r = make_path(c->root_fd, dst, S_ISDIR(st.st_mode), &dfd);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "create mount point %s", dst);
+  r = bind_fd(src_fd, dfd, noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "mount %s on %s", what, dst);
+  return check_bound(c, src_fd, dst, what);
+}
+
 static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
   const struct sr_mount_plan *p = c->plan;
   const char *dst = e->per_skill ? skill_dir(c) : e->dst;
-  const char *src = NULL;
   int r;
 
   switch (e->source) {
   case SR_VIEW_SRC_HOST:
-    src = e->host;
     break;
   case SR_VIEW_SRC_BUNDLE:
-    src = p->bundle_dir;
-    if (!src)
+    if (p->bundle_fd < 0)
       return sr_error_layer(c->err, "mount", EINVAL, "no bundle directory");
-    break;
+    return bind_pinned(c, p->bundle_fd, dst, e->noexec, "the bundle");
   case SR_VIEW_SRC_METADATA:
-    src = p->metadata_file;
-    if (!src)
+    if (p->metadata_fd < 0)
       return 0; /* a run without one */
-    break;
+    return bind_pinned(c, p->metadata_fd, dst, e->noexec, "metadata.json");
   case SR_VIEW_SRC_INPUTS:
   case SR_VIEW_SRC_NONE:
-    break;
-  }
-  if (!src)
     return sr_error_layer(c->err, "mount", EINVAL, "%s: no source", dst);
-  r = bind_host(c, src, dst, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+  }
+  r = bind_host(c, e->host, dst,
+                e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
   if (r > 0 && e->optional)
     return 0;
-  if (r > 0 && e->source == SR_VIEW_SRC_BUNDLE)
-    return sr_error_layer(c->err, "mount", ENOENT, "bundle %s", src);
-  if (r > 0 && e->source == SR_VIEW_SRC_METADATA)
-    return sr_error_layer(c->err, "mount", ENOENT, "metadata %s", src);
   if (r > 0)
     return sr_error_layer(c->err, "mount", ENOENT, "bind %s: host has none",
                           dst);
@@ -808,19 +891,16 @@ static int finish_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
   _cleanup_close_ int inputs = -1, src = -1;
   int r;
 
-  if (p->inputs_dir) {
+  if (p->inputs_fd >= 0) {
     inputs =
         sys_openat2(c->root_fd, e->dst + 1, O_PATH | O_DIRECTORY, RESOLVE_NEW);
     if (inputs < 0)
       return sr_error_layer(c->err, "mount", -inputs, "open %s", e->dst);
-    if (!sr_valid_abs_path(p->inputs_dir))
-      return sr_error_layer(c->err, "mount", EINVAL, "inputs %s",
-                            p->inputs_dir);
-    src = sys_openat2(c->host_fd, p->inputs_dir, O_RDONLY | O_DIRECTORY,
-                      RESOLVE_HOST);
+    /* The directory sr_mount_pin checked; the files below it are opened
+     * relative to it, never by a path looked up again. */
+    src = fcntl(p->inputs_fd, F_DUPFD_CLOEXEC, 3);
     if (src < 0)
-      return sr_error_layer(c->err, "mount", -src, "open inputs %s",
-                            p->inputs_dir);
+      return sr_error_layer(c->err, "mount", errno, "dup");
     r = bind_staged_inputs(c, src, inputs, e->dst,
                            e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND, 0);
     if (r < 0)
@@ -1090,7 +1170,7 @@ static void ctx_done(struct ctx *c) {
   c->root_fd = safe_close(c->root_fd);
 }
 
-int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
+int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err) {
   _cleanup_close_ int outputs = -1;
   _cleanup_(restore_umask) mode_t old_umask = umask(022);
@@ -1121,6 +1201,7 @@ int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
     return sr_error_layer(err, "mount", errno, "open %s", SR_VIEW_OUTPUTS);
 
   ctx_done(&c); /* nothing of the old root may stay open */
+  plan_unpin(plan);
   r = enter_newroot(err);
   if (r < 0)
     return r;

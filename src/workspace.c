@@ -145,6 +145,7 @@ void sr_workspace_init(struct sr_workspace *ws) {
   ws->root_fd = ws->tenant_fd = ws->run_fd = -1;
   ws->active_fd = ws->staging_fd = ws->bundle_fd = ws->inputs_fd = -1;
   ws->staging_parent_fd = ws->logs_fd = ws->outputs_fd = -1;
+  ws->metadata_fd = -1;
 }
 
 static int path_join(char **out, const char *a, const char *b) {
@@ -686,9 +687,10 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
   return 0;
 }
 
-/* meta as indented JSON in dirfd/name, created with O_EXCL, mode 0644. */
+/* meta as indented JSON in dirfd/name, created with O_EXCL, with `mode`;
+ * *ret_fd (when not NULL) receives an O_PATH fd of the file written. */
 static int write_json(int dirfd, const char *name, const json_t *meta,
-                      struct sr_error *err) {
+                      mode_t mode, int *ret_fd, struct sr_error *err) {
   _cleanup_free_ char *text = NULL;
   _cleanup_close_ int fd = -1;
   int r;
@@ -697,15 +699,24 @@ static int write_json(int dirfd, const char *name, const json_t *meta,
   if (!text)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
   fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0644);
+              mode);
   if (fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");
   r = sr_write_all(fd, text, strlen(text));
   if (r >= 0)
     r = sr_write_all(fd, "\n", 1);
-  if (r >= 0 && fchmod(fd, 0644) < 0)
+  if (r >= 0 && fchmod(fd, mode) < 0)
     r = -errno;
+  if (r >= 0 && ret_fd) {
+    /* The very file written (not a name looked up again), for init to
+     * check what it binds against (sandbox.h). */
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    *ret_fd = open(self, O_PATH | O_CLOEXEC);
+    if (*ret_fd < 0)
+      r = -errno;
+  }
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
                         "cannot write metadata.json");
@@ -720,7 +731,9 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   if (ws->staging_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "metadata",
                         "no staging directory for metadata.json");
-  r = write_json(ws->staging_fd, "metadata.json", meta, err);
+  ws->metadata_fd = safe_close(ws->metadata_fd);
+  r = write_json(ws->staging_fd, "metadata.json", meta, 0644, &ws->metadata_fd,
+                 err);
   if (r < 0)
     return r;
   free(ws->metadata_path);
@@ -734,7 +747,7 @@ int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
   int r;
 
   (void)unlinkat(ws->run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  r = write_json(ws->run_fd, "metadata.json.tmp", meta, err);
+  r = write_json(ws->run_fd, "metadata.json.tmp", meta, 0644, NULL, err);
   if (r < 0)
     return r;
   if (renameat(ws->run_fd, "metadata.json.tmp", ws->run_fd, "metadata.json") <
@@ -983,6 +996,7 @@ void sr_workspace_done(struct sr_workspace *ws) {
   safe_close(ws->staging_parent_fd);
   safe_close(ws->bundle_fd);
   safe_close(ws->inputs_fd);
+  safe_close(ws->metadata_fd);
   safe_close(ws->logs_fd);
   safe_close(ws->outputs_fd);
   safe_close(ws->active_fd);

@@ -43,6 +43,7 @@ struct sr_workspace {
   int logs_fd;         /* {run}/logs */
   int outputs_fd;      /* {run}/outputs, from sr_workspace_make_outputs */
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
+  int metadata_fd;     /* O_PATH of it, once written; else -1 */
 };
 
 /* An empty workspace (every fd -1), safe to pass to sr_workspace_done. */

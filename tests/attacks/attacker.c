@@ -21,6 +21,8 @@
  *   attacker host-mq create|check|remove NAME   POSIX mqueue bait
  *   attacker host-listen-unix NAME FILE   abstract-socket listener that
  *                                    appends one line per connection to FILE
+ *   attacker host-swap RUNDIR FAKE   once RUNDIR's staging is complete,
+ *                                    renames RUNDIR away and FAKE in
  *
  * Only libc: it must run wherever /usr is bound.
  */
@@ -67,6 +69,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -1491,6 +1494,31 @@ static int host_listen_unix(const char *name, const char *file) {
   }
 }
 
+/* The racing local user of issue 14, item 1: waits (polling, for at most
+ * 30 s) until RUNDIR/staging/metadata.json exists, which skillrun writes
+ * last before it launches the sandbox, then renames RUNDIR away and FAKE
+ * into its place, so that whatever resolves RUNDIR's path from then on
+ * finds the attacker's staging tree.  Prints "swapped" or "missed". */
+static int host_swap(const char *rundir, const char *fake) {
+  char *probe = join(rundir, "/staging/metadata.json");
+  char *moved = join(rundir, ".moved");
+  struct timespec nap = {0, 20000};
+
+  for (long i = 0; i < 30L * 1000 * 1000 / 20; i++) {
+    if (access(probe, F_OK) == 0) {
+      if (rename(rundir, moved) < 0 || rename(fake, rundir) < 0) {
+        printf("swap failed: %s\n", ename(errno));
+        return 1;
+      }
+      printf("swapped\n");
+      return 0;
+    }
+    nanosleep(&nap, NULL);
+  }
+  printf("missed\n");
+  return 0;
+}
+
 /* ------------------------------------------------------- dispatch */
 
 static const struct {
@@ -1552,6 +1580,8 @@ int main(int argc, char **argv) {
     return host_mq(argv[2], argv[3]);
   if (argc == 4 && strcmp(argv[1], "host-listen-unix") == 0)
     return host_listen_unix(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "host-swap") == 0)
+    return host_swap(argv[2], argv[3]);
 
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 1; i < argc; i++) {
