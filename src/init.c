@@ -97,7 +97,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     _exit(SR_EXIT_FAILED);
   /* The run's staged objects, by identity: whatever is at their paths now
    * must be what the supervisor's descriptors name.  Still with the
-   * caller's file-system ids, which own the directories on the way. */
+   * caller's file-system ids, which own the 0700 directories on the way. */
   if (sr_mount_pin(&plan, &err) < 0)
     fail(sb, &err);
   /* Keep nothing of the supervisor's: not the audit stream, not the log

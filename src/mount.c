@@ -897,7 +897,7 @@ static int finish_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
     if (inputs < 0)
       return sr_error_layer(c->err, "mount", -inputs, "open %s", e->dst);
     /* The directory sr_mount_pin checked; the files below it are opened
-     * relative to it, never by a path looked up again. */
+     * relative to it (the sandbox user owns it, workspace.h). */
     src = fcntl(p->inputs_fd, F_DUPFD_CLOEXEC, 3);
     if (src < 0)
       return sr_error_layer(c->err, "mount", errno, "dup");

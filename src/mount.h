@@ -37,8 +37,9 @@ struct sr_mount_plan {
  * inode), replacing that descriptor in the plan; any other object (the run
  * directory renamed after verification and a new one put in its place) is
  * a "mount" layer failure.  init calls it while it still has the caller's
- * file-system ids (the paths lead through the caller's directories),
- * sr_mount_build binds the pinned fds and closes them.
+ * file-system ids (the staging directories are 0700: the sandbox user
+ * could not look the paths up), sr_mount_build binds the pinned fds and
+ * closes them.
  */
 int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err);
 

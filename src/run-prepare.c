@@ -220,6 +220,8 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = acquire_host(run, err);
   if (r >= 0)
+    r = sr_workspace_give_inputs(&run->ws, run->host.uid, run->host.gid, err);
+  if (r >= 0)
     r = emit_policy_resolved(run, err);
   if (r >= 0)
     r = write_sandbox_metadata(run, err);

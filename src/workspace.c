@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,48 +79,71 @@ static int mkdir_parents(const char *path, mode_t mode) {
   return 0;
 }
 
-/* Every directory from / to path has the search bit for others. */
-static int check_traversable(const char *path) {
-  char buf[PATH_MAX];
-  size_t n = strlen(path);
-
-  if (n >= sizeof(buf))
-    return -ENAMETOOLONG;
-  memcpy(buf, path, n + 1);
-  for (;;) {
-    struct stat st;
-    char *slash;
-
-    if (stat(buf[0] ? buf : "/", &st) < 0)
-      return -errno;
-    if (!(st.st_mode & S_IXOTH))
-      return -EACCES;
-    slash = strrchr(buf, '/');
-    if (!slash || slash == buf) {
-      if (buf[0] == '\0' || !strcmp(buf, "/"))
-        return 0;
-      buf[0] = '\0';
-      continue;
-    }
-    *slash = '\0';
-  }
-}
-
 static int open_or_make_dir_at(int dirfd, const char *name, mode_t mode) {
+  bool made = true;
   int fd;
 
-  if (mkdirat(dirfd, name, mode) < 0 && errno != EEXIST)
-    return -errno;
+  if (mkdirat(dirfd, name, mode) < 0) {
+    if (errno != EEXIST)
+      return -errno;
+    made = false;
+  }
   fd = openat(dirfd, name, OPEN_DIR_FLAGS);
-  return fd < 0 ? -errno : fd;
+  if (fd < 0)
+    return -errno;
+  /* mkdirat honours the umask (a root caller's 077 would do no harm here,
+   * but the mode is part of the contract); an existing directory keeps its
+   * own, which the caller checks. */
+  if (made && fchmod(fd, mode) < 0) {
+    int r = -errno;
+    safe_close(fd);
+    return r;
+  }
+  return fd;
+}
+
+/*
+ * The doas(1) rule for a directory of the workspace, on the opened fd: it
+ * belongs to the caller (or to root) and nobody else may write it, so no
+ * other user can rename, replace or plant anything in it.  The workspace
+ * root may be shared (writable by others) only with the sticky bit, as
+ * /tmp is: then nobody can rename or remove what another user made there.
+ */
+static int check_owned_dir(int fd, const char *path, const char *what,
+                           bool sticky_ok, struct sr_error *err) {
+  uid_t me = geteuid();
+  struct stat st;
+
+  if (fstat(fd, &st) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace", "%s %s", what,
+                        path);
+  if (st.st_uid != me && st.st_uid != 0) {
+    const struct passwd *pw = getpwuid(st.st_uid);
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                        "%s %s belongs to uid %u%s%s%s, not to you (uid %u) "
+                        "or root: refusing to run in a directory another user "
+                        "controls",
+                        what, path, (unsigned)st.st_uid, pw ? " (" : "",
+                        pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+      !(sticky_ok && (st.st_mode & S_ISVTX)))
+    return sr_error_set(
+        err, SR_EXIT_FAILED, 0, "workspace",
+        "%s %s is writable by %s (mode %04o)%s: refusing to "
+        "run in a directory others can change",
+        what, path, (st.st_mode & S_IWOTH) ? "others" : "its group",
+        (unsigned)(st.st_mode & 07777),
+        sticky_ok ? "; a shared root needs the sticky bit" : "");
+  return 0;
 }
 
 /* A new append-only record file of the run (audit.jsonl, the logs), mode
- * 0640: an fd, or -errno. */
+ * 0600, the caller's alone: an fd, or -errno. */
 static int create_record_file(int dirfd, const char *name) {
   int fd = openat(
       dirfd, name,
-      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0640);
+      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
   return fd < 0 ? -errno : fd;
 }
 
@@ -148,6 +172,11 @@ void sr_workspace_init(struct sr_workspace *ws) {
   ws->metadata_fd = -1;
 }
 
+static void closedirp(DIR **d) {
+  if (*d)
+    closedir(*d);
+}
+
 static int path_join(char **out, const char *a, const char *b) {
   if (asprintf(out, "%s/%s", a, b) < 0) {
     *out = NULL;
@@ -170,8 +199,9 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (root[0] != '/')
     return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
                         "workspace root '%s' must be an absolute path", root);
-  /* 0711: a pool uid inside the sandbox must traverse to its staging copy,
-   * but nobody lists other runs. */
+  /* The root itself is the administrator's or the caller's: its mode is
+   * theirs.  Below it everything is 0700: the sandbox reaches its staging
+   * copy by descriptor, never by path (init.c), so nobody else needs to. */
   r = mkdir_parents(root, 0711);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
@@ -179,38 +209,59 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (!realpath(root, resolved))
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot resolve workspace root %s", root);
-  /* As root the sandbox runs as an unprivileged host uid that must reach
-   * its staging copy: say so now rather than fail inside the sandbox. */
-  if (geteuid() == 0) {
-    r = check_traversable(resolved);
-    if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
-                          "workspace root %s: a directory on its path is not "
-                          "searchable by others (the sandbox user); give it "
-                          "mode 0711 or use another --workspace-root",
-                          resolved);
-  }
   ws->root = strdup(resolved);
   if (!ws->root)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
-  ws->root_fd = open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ws->root_fd = open(resolved, OPEN_DIR_FLAGS);
   if (ws->root_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot open workspace root %s", resolved);
+  r = check_owned_dir(ws->root_fd, resolved, "workspace root", true, err);
+  if (r < 0)
+    return r;
 
   /* Leftovers of runs whose supervisor was killed are cleaned by the next
    * run; a failure here must not stop this run. */
   (void)sr_workspace_gc(ws->root, false, NULL, NULL);
 
-  r = open_or_make_dir_at(ws->root_fd, tenant, 0711);
+  if (asprintf(&ws->run_path, "%s/%s", resolved, tenant) < 0) {
+    ws->run_path = NULL;
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  }
+  r = open_or_make_dir_at(ws->root_fd, tenant, 0700);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create tenant directory %s/%s", resolved,
-                        tenant);
+                        "cannot create tenant directory %s", ws->run_path);
   ws->tenant_fd = r;
+  /* A tenant directory another user made first (in a shared root) would
+   * let them rename this run's directory under it. */
+  r = check_owned_dir(ws->tenant_fd, ws->run_path, "tenant directory", false,
+                      err);
+  free(ws->run_path);
+  ws->run_path = NULL;
+  if (r < 0)
+    return r;
+
+  /* A marker per live run, so that gc need not scan every run ever made;
+   * checked before this run makes anything. */
+  r = open_or_make_dir_at(ws->root_fd, ".active", 0700);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                        "cannot create %s/.active", resolved);
+  active_dir = r;
+  /* Nobody else may plant, rename or remove a run's marker. */
+  {
+    _cleanup_free_ char *path = NULL;
+    if (asprintf(&path, "%s/.active", resolved) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
+                          "workspace");
+    r = check_owned_dir(active_dir, path, "run marker directory", false, err);
+    if (r < 0)
+      return r;
+  }
 
   /* The O_EXCL step: mkdir fails with EEXIST if this id ever ran. */
-  if (mkdirat(ws->tenant_fd, execution, 0711) < 0) {
+  if (mkdirat(ws->tenant_fd, execution, 0700) < 0) {
     if (errno == EEXIST)
       return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_replayed",
                           "execution id '%s' of tenant '%s' has already run; "
@@ -224,20 +275,18 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (ws->run_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot open run directory");
-  if (fchmod(ws->run_fd, 0711) < 0)
+  /* The run's data is its caller's alone (skillrun(1) SECURITY). */
+  if (fchmod(ws->run_fd, 0700) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot set the run directory's mode");
   if (asprintf(&ws->run_path, "%s/%s/%s", resolved, tenant, execution) < 0) {
     ws->run_path = NULL;
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   }
-
-  /* A marker per live run, so that gc need not scan every run ever made. */
-  r = open_or_make_dir_at(ws->root_fd, ".active", 0700);
+  r = check_owned_dir(ws->run_fd, ws->run_path, "run directory", false, err);
   if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create %s/.active", resolved);
-  active_dir = r;
+    return r;
+
   if (asprintf(&ws->active_name, "%s:%s", tenant, execution) < 0) {
     ws->active_name = NULL;
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
@@ -335,7 +384,8 @@ static int open_tmpfs_base(const struct tmpfs_base *b, bool create,
   fd = openat(parent, b->name, OPEN_DIR_FLAGS);
   if (fd < 0)
     return -errno;
-  /* 0711: as root, the sandbox's pool uid must traverse it. */
+  /* 0711: nobody lists the runs staged here; each run's own directory is
+   * 0700 (the sandbox reaches its copy by descriptor, not by path). */
   if (fstat(fd, &st) < 0 || st.st_uid != me || (st.st_mode & 022) ||
       !on_tmpfs(fd, need) ||
       ((st.st_mode & 07777) != 0711 && fchmod(fd, 0711) < 0)) {
@@ -374,7 +424,7 @@ static int staging_on_tmpfs(struct sr_workspace *ws, uint64_t bytes) {
 
     if (base < 0)
       continue;
-    dir = make_dir_at(base, name, 0711);
+    dir = make_dir_at(base, name, 0700);
     if (dir < 0) {
       safe_close(base);
       continue;
@@ -411,7 +461,7 @@ int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
         path_join(&ws->staging_path, ws->run_path, "staging") < 0)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
                           "workspace");
-    r = make_dir_at(ws->run_fd, "staging", 0711);
+    r = make_dir_at(ws->run_fd, "staging", 0700);
     if (r < 0) {
       free(ws->staging_name); /* nothing of ours to remove */
       ws->staging_name = NULL;
@@ -616,7 +666,7 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
   }
   /* Read back for the type check: O_RDWR, a file of our own. */
   dst = openat(parent, base, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-               0644);
+               0600);
   if (dst < 0)
     return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs",
                         "cannot stage input %s", in->name);
@@ -628,7 +678,12 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
     return sr_error_set(st->err, SR_EXIT_FAILED, -r, "inputs",
                         "cannot copy input %s",
                         sr_printable(in->path, (char[256]){0}, 256));
-  (void)fchmod(dst, 0644); /* umask; the mode only matters for readability */
+  /* The copy keeps the source's restriction (a 0600 input stays 0600, the
+   * set-id bits go), and its owner may always read it: the sandbox user,
+   * who is its owner (sr_workspace_give_inputs for root runs). */
+  if (fchmod(dst, (sb.st_mode & 0755) | 0400) < 0)
+    return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs",
+                        "cannot set the mode of input %s", in->name);
   sr_hex(md, sizeof(md), hex);
   *item = json_pack("{s:s, s:I, s:s}", "name", in->name, "size",
                     (json_int_t)size, "sha256", hex);
@@ -654,7 +709,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
   if (!list)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "inputs", "inputs");
   if (n_inputs > 0 && ws->inputs_fd < 0) {
-    r = make_dir_at(ws->staging_fd, "inputs", 0755);
+    r = make_dir_at(ws->staging_fd, "inputs", 0700);
     if (r < 0) {
       json_decref(list);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
@@ -684,6 +739,67 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
     return r;
   }
   *ret_inputs = list;
+  return 0;
+}
+
+/* Gives the directory dfd and everything below it (regular files and
+ * directories: nothing else is staged) to uid:gid, never following a link,
+ * at most 32 levels down. */
+static int chown_tree(int dfd, uid_t uid, gid_t gid, unsigned depth) {
+  _cleanup_(closedirp) DIR *d = NULL;
+  struct dirent *de;
+  int dup;
+
+  if (depth > 32)
+    return -ELOOP;
+  if (fchown(dfd, uid, gid) < 0)
+    return -errno;
+  dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+  if (dup < 0)
+    return -errno;
+  d = fdopendir(dup);
+  if (!d) {
+    safe_close(dup);
+    return -errno;
+  }
+  rewinddir(d);
+  while ((errno = 0, de = readdir(d))) {
+    struct stat st;
+    int r;
+
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      return -errno;
+    if (S_ISDIR(st.st_mode)) {
+      _cleanup_close_ int sub = openat(dfd, de->d_name, OPEN_DIR_FLAGS);
+      if (sub < 0)
+        return -errno;
+      r = chown_tree(sub, uid, gid, depth + 1);
+    } else if (S_ISREG(st.st_mode)) {
+      r = fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+                                                                       : 0;
+    } else {
+      r = -EINVAL;
+    }
+    if (r < 0)
+      return r;
+  }
+  return errno ? -errno : 0;
+}
+
+int sr_workspace_give_inputs(struct sr_workspace *ws, uid_t uid, gid_t gid,
+                             struct sr_error *err) {
+  int r;
+
+  if (ws->inputs_fd < 0 || (uid == geteuid() && gid == getegid()))
+    return 0;
+  r = chown_tree(ws->inputs_fd, uid, gid, 0);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "inputs",
+                        "cannot give the staged inputs to the sandbox user "
+                        "%u:%u",
+                        (unsigned)uid, (unsigned)gid);
   return 0;
 }
 
@@ -731,6 +847,8 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   if (ws->staging_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "metadata",
                         "no staging directory for metadata.json");
+  /* 0644 in a 0700 staging directory: the sandbox user reads it through
+   * its bind mount only. */
   ws->metadata_fd = safe_close(ws->metadata_fd);
   r = write_json(ws->staging_fd, "metadata.json", meta, 0644, &ws->metadata_fd,
                  err);
@@ -747,7 +865,7 @@ int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
   int r;
 
   (void)unlinkat(ws->run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  r = write_json(ws->run_fd, "metadata.json.tmp", meta, 0644, NULL, err);
+  r = write_json(ws->run_fd, "metadata.json.tmp", meta, 0600, NULL, err);
   if (r < 0)
     return r;
   if (renameat(ws->run_fd, "metadata.json.tmp", ws->run_fd, "metadata.json") <
@@ -934,7 +1052,7 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
 }
 
 int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err) {
-  int r = make_dir_at(ws->run_fd, "outputs", 0755);
+  int r = make_dir_at(ws->run_fd, "outputs", 0700);
 
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "harvest",

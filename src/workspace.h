@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -17,7 +18,12 @@ struct sr_type_list;
  * run lives, staging/bundle (the verified copy), staging/inputs, logs/,
  * outputs/, metadata.json and audit.jsonl; afterwards everything but
  * staging.  Every path is opened relative to directory fds created here,
- * never following a symlink.
+ * never following a symlink.  The tenant and run directories, staging,
+ * logs/ and outputs/ are 0700 and the record files 0600: a run's data is
+ * its caller's alone, and the sandbox reaches its staged objects through
+ * the descriptors kept here (bundle_fd, inputs_fd, metadata_fd), which
+ * init checks before it binds them (sandbox.h), never by a path someone
+ * else could traverse or rename.
  */
 struct sr_workspace {
   char *root; /* absolute workspace root */
@@ -120,6 +126,13 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
                               struct sr_audit *audit, json_t **ret_inputs,
                               json_t **rejected, struct sr_error *err);
 
+/* Root runs: gives the staged inputs to the sandbox user's host ids (their
+ * modes stay the sources'), so that it can read a 0600 input by ownership,
+ * not by world permissions; init opens the files below the inputs
+ * directory as that user.  A no-op when the ids are the caller's own. */
+int sr_workspace_give_inputs(struct sr_workspace *ws, uid_t uid, gid_t gid,
+                             struct sr_error *err);
+
 /* Writes the sandbox's metadata.json (mounted read-only at
  * /workspace/metadata.json) into the staging directory and sets
  * metadata_path.  The run directory gets its own copy only after the run,
@@ -139,7 +152,7 @@ int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
                            struct sr_error *err);
 
-/* Creates {run}/outputs (mode 0755) for the harvest; done while the
+/* Creates {run}/outputs (mode 0700) for the harvest; done while the
  * sandbox is built, so that its cost is off the launch's path. */
 int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err);
 
