@@ -360,6 +360,13 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
   if (!a || a->fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, EBADF, "audit_write",
                         "audit: cannot write event '%s'", name);
+  /* Fail closed: NULL is what json_pack() returns when it could not build
+   * the fields (out of memory, or a string that is not UTF-8).  An event
+   * without them would say less than happened. */
+  if (!owned)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
+                        "audit: event '%s': its fields could not be built",
+                        name);
   event_ts(a, ts);
   r = format_checked(a, event, owned, ts, &line, err);
   if (r < 0)
@@ -389,7 +396,7 @@ static int anchor_message(const char *unsigned_line, size_t n,
 int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
                            json_t *fields, const struct sr_trust_key *key,
                            struct sr_error *err) {
-  _cleanup_json_ json_t *owned = fields ? fields : json_object();
+  _cleanup_json_ json_t *owned = fields;
   _cleanup_free_ char *plain = NULL, *line = NULL;
   const char *name = event ? event : "(null)";
   unsigned char sig[SR_SIG_BYTES];
@@ -399,9 +406,13 @@ int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
 
   if (!key)
     return sr_audit_emit(a, event, TAKE_PTR(owned), err);
-  if (!a || a->fd < 0 || !owned)
-    return sr_error_set(err, SR_EXIT_FAILED, owned ? EBADF : ENOMEM,
-                        "audit_write", "audit: cannot write event '%s'", name);
+  if (!owned)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
+                        "audit: event '%s': its fields could not be built",
+                        name);
+  if (!a || a->fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, EBADF, "audit_write",
+                        "audit: cannot write event '%s'", name);
   if (json_object_get(owned, "anchor"))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
                         "audit: event '%s' already has an anchor", name);

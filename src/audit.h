@@ -51,8 +51,10 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
 
 /*
- * Emits one event.  `fields` (may be NULL) is stolen; its keys are added
- * after the common ones (a field may not override a common key).
+ * Emits one event.  `fields` is stolen; its keys are added after the common
+ * ones (a field may not override a common key).  NULL fields (a json_pack
+ * that failed) are an error, reason audit_field: no event is ever written
+ * without its fields.  An event without fields takes json_object().
  */
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
                   struct sr_error *err);

@@ -259,20 +259,40 @@ static int mount_fs(struct ctx *c, const char *type, const char *where,
   return 0;
 }
 
+/*
+ * A tmpfs of `size` bytes and `inodes` inodes.  Every tmpfs skillrun mounts
+ * has both caps: empty files and directories cost no blocks but about 1 KiB
+ * of unreclaimable kernel memory each, so a size cap alone lets a skill pin
+ * gigabytes of the host's memory.  inodes 0: one per SR_TMPFS_BYTES_PER_INODE
+ * bytes of the size, at least SR_TMPFS_MIN_INODES (as many empty files as
+ * files of one page would fit).
+ */
+#define SR_TMPFS_BYTES_PER_INODE 4096
+#define SR_TMPFS_MIN_INODES 1024
 static int mount_sized_tmpfs(struct ctx *c, const char *where, uint64_t size,
-                             const char *mode, bool owned) {
-  char opts[128];
+                             uint64_t inodes, const char *mode, bool owned) {
+  char opts[160];
 
-  /* tmpfs treats size=0 as "no limit": never let that through. */
+  /* tmpfs treats size=0 and nr_inodes=0 as "no limit": never let that
+   * through. */
   if (size == 0)
     return sr_error_layer(c->err, "mount", EINVAL,
                           "mount tmpfs on %s: size 0 would be unlimited",
                           where);
+  if (inodes == 0) {
+    inodes = size / SR_TMPFS_BYTES_PER_INODE;
+    if (inodes < SR_TMPFS_MIN_INODES)
+      inodes = SR_TMPFS_MIN_INODES;
+  }
   if (owned)
-    snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s,uid=%u,gid=%u", size,
-             mode, (unsigned)c->plan->uid, (unsigned)c->plan->gid);
+    snprintf(opts, sizeof(opts),
+             "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%s,uid=%u,gid=%u",
+             size, inodes, mode, (unsigned)c->plan->uid,
+             (unsigned)c->plan->gid);
   else
-    snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s", size, mode);
+    snprintf(opts, sizeof(opts),
+             "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%s", size, inodes,
+             mode);
   return mount_fs(c, "tmpfs", where, MS_NOSUID | MS_NODEV, opts);
 }
 
@@ -683,7 +703,7 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
   if (r < 0)
     return r;
   /* noexec would break libraries that map shm executable; keep it off. */
-  r = mount_sized_tmpfs(c, "/dev/shm", c->pol->limits[SR_LIM_TMP_SIZE].value,
+  r = mount_sized_tmpfs(c, "/dev/shm", c->pol->limits[SR_LIM_TMP_SIZE].value, 0,
                         "1777", false);
   if (r < 0)
     return r;
@@ -762,16 +782,25 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
 static int build_tmpfs(struct ctx *c, const struct sr_view_entry *e) {
   _cleanup_close_ int fd = -1;
   int id = sr_limit_by_name(e->size_limit);
+  int ino = e->inode_limit ? sr_limit_by_name(e->inode_limit) : -1;
+  uint64_t inodes = 0;
   char mode[8];
   int r;
 
   if (id < 0)
     return sr_error_layer(c->err, "mount", EINVAL, "%s: no size limit", e->dst);
+  if (e->inode_limit && ino < 0)
+    return sr_error_layer(c->err, "mount", EINVAL, "%s: no inode limit",
+                          e->dst);
+  /* The limit counts entries below the root; the root is an inode too. */
+  if (ino >= 0)
+    inodes = c->pol->limits[ino].value + 1;
   r = make_path(c->root_fd, e->dst, true, &fd);
   if (r < 0)
     return sr_error_layer(c->err, "mount", -r, "mkdir %s", e->dst);
   snprintf(mode, sizeof(mode), "%04o", e->mode);
-  return mount_sized_tmpfs(c, e->dst, c->pol->limits[id].value, mode, e->owned);
+  return mount_sized_tmpfs(c, e->dst, c->pol->limits[id].value, inodes, mode,
+                           e->owned);
 }
 
 static int build_dir(struct ctx *c, const struct sr_view_entry *e) {

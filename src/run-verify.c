@@ -336,14 +336,18 @@ static int emit_verified(struct sr_run *run, struct sr_error *err) {
   return sr_audit_emit(
       &run->audit, "bundle_verified",
       json_pack(
-          "{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:b, s:s?}", "digest",
+          "{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:b, s:o}", "digest",
           run->bundle.digest, "files", (json_int_t)run->bundle.n_files, "dirs",
           (json_int_t)run->bundle.n_dirs, "bytes",
           (json_int_t)run->bundle.total_bytes, "pinned",
           run->args->expect_sha256 != NULL, "tier", sr_tier_name(run->tier),
           "key_id", signed_ ? json_string(run->statement.key_id) : json_null(),
           "signed_at", signed_ ? json_string(run->statement.time) : json_null(),
-          "capability", run->have_capability, "staging", run->ws.staging_path),
+          "capability", run->have_capability, "staging",
+          run->ws.staging_path
+              ? sr_json_string_lossy(run->ws.staging_path,
+                                     strlen(run->ws.staging_path))
+              : json_null()),
       err);
 }
 

@@ -179,9 +179,9 @@ int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
   r = sr_audit_emit(
       &run->audit, "execution_started",
       json_pack(
-          "{s:s, s:s, s:i, s:i, s:o}", "skillrun_version", PACKAGE_VERSION,
-          "bundle", a->bundle, "caller_uid", (int)getuid(), "pid",
-          (int)getpid(), "run_dir",
+          "{s:s, s:o, s:i, s:i, s:o}", "skillrun_version", PACKAGE_VERSION,
+          "bundle", sr_json_string_lossy(a->bundle, strlen(a->bundle)),
+          "caller_uid", (int)getuid(), "pid", (int)getpid(), "run_dir",
           run->ws.run_path
               ? sr_json_string_lossy(run->ws.run_path, strlen(run->ws.run_path))
               : json_null()),
@@ -413,6 +413,7 @@ static int collect_result(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = sr_workspace_harvest(&run->ws, run->sup.outputs_fd,
                              run->policy.limits[SR_LIM_OUTPUTS_SIZE].value,
+                             run->policy.limits[SR_LIM_OUTPUTS_FILES].value,
                              &run->audit, &run->artifacts, err);
   run->sup.outputs_fd = safe_close(run->sup.outputs_fd);
   return r;
@@ -551,8 +552,12 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
   struct sr_error ignored = {0};
   json_t *f;
 
+  /* The message may quote a path or a value from the caller in any bytes:
+   * recorded lossily rather than not at all. */
+  json_t *msg = sr_json_string_lossy(err->msg, strlen(err->msg));
+
   if (err->exit_code == SR_EXIT_REFUSED) {
-    f = json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg);
+    f = json_pack("{s:s, s:o}", "reason", err->reason, "message", msg);
     if (f && run->refusal_extra)
       json_object_update(f, run->refusal_extra);
     (void)sr_audit_emit(&run->audit,
@@ -560,17 +565,16 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
                                            : "bundle_rejected",
                         f, &ignored);
   } else if (err->layer[0]) {
-    (void)sr_audit_emit(&run->audit, "layer_failed",
-                        json_pack("{s:s, s:s, s:o}", "layer", err->layer,
-                                  "message", err->msg, "errno",
-                                  err->err
-                                      ? json_string(strerrorname_np(err->err))
-                                      : json_null()),
-                        &ignored);
+    (void)sr_audit_emit(
+        &run->audit, "layer_failed",
+        json_pack(
+            "{s:s, s:o, s:o}", "layer", err->layer, "message", msg, "errno",
+            err->err ? json_string(strerrorname_np(err->err)) : json_null()),
+        &ignored);
   } else {
     (void)sr_audit_emit(
         &run->audit, "error",
-        json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg),
+        json_pack("{s:s, s:o}", "reason", err->reason, "message", msg),
         &ignored);
   }
 }

@@ -266,6 +266,19 @@ bool sr_name_needs_escape(const char *s, size_t len) {
   return false;
 }
 
+bool sr_name_misleads(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t skip = 1;
+
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
+    if (n > 0 && name_escape_kind(p + i, n))
+      return true;
+    i += n > 0 ? n : 1;
+  }
+  return false;
+}
+
 char *sr_name_escape(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s;
   size_t skip = 1, o = 0;

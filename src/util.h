@@ -54,6 +54,9 @@ bool sr_utf8_valid(const char *s, size_t len);
  * terminal or a listing shows), it needs escaping (sr_name_escape).
  */
 bool sr_name_needs_escape(const char *s, size_t len);
+/* Whether such a name holds a control or a bidirectional formatting
+ * character (bytes that are not UTF-8 aside). */
+bool sr_name_misleads(const char *s, size_t len);
 /*
  * The display form of such a name, NUL-terminated and malloc'd (NULL on
  * ENOMEM): each byte that is not part of well-formed UTF-8, each C0 control

@@ -23,12 +23,12 @@
 #include "filetype.h"
 #include "magic.h"
 #include "sha256.h"
+#include "trust.h"
 #include "util.h"
 #include "workspace.h"
 
 #define OPEN_DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 #define HARVEST_MAX_DEPTH 32
-#define HARVEST_MAX_FILES 10000
 
 int sr_workspace_default_root(char **out, struct sr_error *err) {
   const char *base;
@@ -894,11 +894,50 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
   return 0;
 }
 
+/* What the harvest skips, for its warnings and their summary. */
+enum skip_kind {
+  SKIP_SYMLINK,
+  SKIP_FIFO,
+  SKIP_SOCKET,
+  SKIP_DEVICE,
+  SKIP_NAME,  /* a C0/C1 control or a bidi formatting character */
+  SKIP_DEPTH, /* a directory HARVEST_MAX_DEPTH levels down */
+  SKIP_GONE,  /* could not be read (it vanished, or the skill's modes) */
+  SKIP__MAX
+};
+static const char *const skip_names[SKIP__MAX] = {
+    [SKIP_SYMLINK] = "symlink", [SKIP_FIFO] = "fifo", [SKIP_SOCKET] = "socket",
+    [SKIP_DEVICE] = "device",   [SKIP_NAME] = "name", [SKIP_DEPTH] = "depth",
+    [SKIP_GONE] = "unreadable",
+};
+static const char *const skip_messages[SKIP__MAX] = {
+    [SKIP_SYMLINK] = "output skipped: a symbolic link (never followed)",
+    [SKIP_FIFO] = "output skipped: a FIFO",
+    [SKIP_SOCKET] = "output skipped: a socket",
+    [SKIP_DEVICE] = "output skipped: a device node",
+    [SKIP_NAME] = "output skipped: its name holds a control or bidirectional "
+                  "formatting character",
+    [SKIP_DEPTH] = "output skipped: a directory deeper than 32 levels, with "
+                   "everything below it",
+    [SKIP_GONE] = "output skipped: it could not be read",
+};
+
 struct harvest {
   struct sr_audit *audit;
-  uint64_t budget;
-  struct sr_artifacts *out;
-  bool stopped;
+  uint64_t budget;          /* bytes left of outputs-size */
+  uint64_t cap_bytes;       /* outputs-size */
+  uint64_t max_entries;     /* outputs-files */
+  uint64_t n_entries;       /* every entry seen, skipped ones too */
+  struct sr_artifacts *out; /* what was committed */
+  uint64_t deadline_ms;
+  uint64_t skipped[SKIP__MAX];
+  uint64_t n_skipped;
+  /* The cap that stopped the harvest (a key of skillrun.profile(5), or
+   * "harvest-deadline"), its value, and the entry it stopped at. */
+  const char *stop;
+  uint64_t stop_cap;
+  char *stop_path;
+  size_t stop_path_len;
   struct sr_error *err;
 };
 
@@ -933,6 +972,188 @@ static int list_artifact(struct sr_artifacts *a, const json_t *item,
   return 0;
 }
 
+/* The entry's path on the record: "path", and when it is not plain UTF-8
+ * text also "path_base64", its raw bytes (sr_name_needs_escape). */
+static int set_path_fields(json_t *o, const char *rel, size_t len) {
+  _cleanup_free_ char *shown = NULL, *b64 = NULL;
+
+  if (!o)
+    return -ENOMEM;
+  if (!sr_name_needs_escape(rel, len))
+    return json_object_set_new(o, "path", json_stringn(rel, len)) < 0 ? -ENOMEM
+                                                                      : 0;
+  shown = sr_name_escape(rel, len);
+  b64 = malloc(4 * ((len + 2) / 3) + 1);
+  if (!shown || !b64)
+    return -ENOMEM;
+  b64[sr_base64_encode((const unsigned char *)rel, len, false, b64)] = '\0';
+  if (json_object_set_new(o, "path", json_string(shown)) < 0 ||
+      json_object_set_new(o, "path_base64", json_string(b64)) < 0)
+    return -ENOMEM;
+  return 0;
+}
+
+/* An event about one entry: fields (stolen) plus its path fields; never
+ * written without them (sr_audit_emit refuses NULL fields). */
+static int emit_about(struct harvest *h, const char *event, json_t *fields,
+                      const char *rel) {
+  if (fields && set_path_fields(fields, rel, strlen(rel)) < 0) {
+    json_decref(fields);
+    fields = NULL;
+  }
+  return sr_audit_emit(h->audit, event, fields, h->err);
+}
+
+/* One skipped entry: counted; a warning for the first few only, so that a
+ * skill cannot grow the ledger by leaving links behind (the summary after
+ * the harvest counts the rest). */
+static int skip(struct harvest *h, enum skip_kind k, const char *rel) {
+  h->skipped[k]++;
+  if (h->n_skipped++ >= SR_HARVEST_MAX_WARNINGS)
+    return 0;
+  return emit_about(h, "warning",
+                    json_pack("{s:s, s:s}", "message", skip_messages[k],
+                              "skipped", skip_names[k]),
+                    rel);
+}
+
+static void stop(struct harvest *h, const char *key, uint64_t cap,
+                 const char *rel) {
+  h->stop = key;
+  h->stop_cap = cap;
+  free(h->stop_path);
+  h->stop_path = strdup(rel);
+}
+
+/* A harvested file or directory keeps the skill's restriction (never more
+ * than 0755, never the set-id bits) and is always the caller's to read. */
+static mode_t harvested_mode(mode_t src, bool dir) {
+  return (src & 0755) | (dir ? 0700 : 0600);
+}
+
+static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
+                        const char *name, const char *rel,
+                        const struct stat *st) {
+  _cleanup_close_ int s = -1, t = -1;
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
+  unsigned char md[SR_SHA256_LEN];
+  char hex[SR_SHA256_HEX_LEN + 1], mode[8];
+  uint64_t size = 0;
+  json_t *item;
+  int q;
+
+  s = openat(src_dir, name,
+             O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (s < 0)
+    return skip(h, SKIP_GONE, rel);
+  t = openat(dst_dir, name,
+             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (t < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot create outputs/%s", rel);
+  q = sr_sha256_copy(s, t, h->budget, NULL, &size, md, &step);
+  if (q < 0) {
+    /* Never left behind as if it were complete: a file cut at the cap,
+     * or by the host's disk filling up, is removed and named. */
+    (void)unlinkat(dst_dir, name, 0);
+    if (q == -EFBIG) {
+      stop(h, "outputs-size", h->cap_bytes, rel);
+      return 0;
+    }
+    return sr_error_set(
+        h->err, SR_EXIT_FAILED, -q, "harvest", "cannot copy outputs/%s (%s)",
+        rel, step == SR_SHA256_COPY_WRITE ? "writing the copy" : "reading it");
+  }
+  if (fchmod(t, harvested_mode(st->st_mode, false)) < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot set the mode of outputs/%s", rel);
+  sr_hex(md, sizeof(md), hex);
+  h->budget -= size;
+  h->out->files++;
+  h->out->bytes += size;
+  /* The mode the skill gave it, for what the copy's mode does not keep
+   * (a set-id bit). */
+  snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
+  item = json_object();
+  if (!item || set_path_fields(item, rel, strlen(rel)) < 0 ||
+      json_object_set_new(item, "size", json_integer((json_int_t)size)) < 0 ||
+      json_object_set_new(item, "sha256", json_string(hex)) < 0 ||
+      json_object_set_new(item, "mode", json_string(mode)) < 0 ||
+      list_artifact(h->out, item, rel) < 0) {
+    json_decref(item);
+    return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
+  }
+  return sr_audit_emit(h->audit, "artifact_committed", item, h->err);
+}
+
+static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
+                       const char *prefix, unsigned depth);
+
+static int harvest_subdir(struct harvest *h, int src_dir, int dst_dir,
+                          const char *name, const char *rel,
+                          const struct stat *st, unsigned depth) {
+  _cleanup_close_ int s = -1, t = -1;
+  _cleanup_free_ char *sub = NULL;
+
+  if (depth >= HARVEST_MAX_DEPTH)
+    return skip(h, SKIP_DEPTH, rel);
+  s = openat(src_dir, name, OPEN_DIR_FLAGS);
+  if (s < 0)
+    return skip(h, SKIP_GONE, rel);
+  if (mkdirat(dst_dir, name, 0700) < 0 && errno != EEXIST)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot create outputs/%s", rel);
+  t = openat(dst_dir, name, OPEN_DIR_FLAGS);
+  if (t < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot open outputs/%s", rel);
+  if (fchmod(t, harvested_mode(st->st_mode, true)) < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot set the mode of outputs/%s", rel);
+  if (asprintf(&sub, "%s/", rel) < 0) {
+    sub = NULL;
+    return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
+  }
+  return harvest_dir(h, s, t, sub, depth + 1);
+}
+
+/* One entry: counted against outputs-files whatever it is, checked against
+ * the deadline, then harvested or skipped. */
+static int harvest_entry(struct harvest *h, int src_dir, int dst_dir,
+                         const char *name, const char *rel, unsigned depth) {
+  struct stat st;
+
+  if (++h->n_entries > h->max_entries) {
+    stop(h, "outputs-files", h->max_entries, rel);
+    return 0;
+  }
+  if ((h->n_entries & 63) == 0 && sr_now_mono_ms() > h->deadline_ms) {
+    stop(h, "harvest-deadline", SR_HARVEST_DEADLINE_MS, rel);
+    return 0;
+  }
+  if (fstatat(src_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return skip(h, SKIP_GONE, rel);
+  /* A name that is not UTF-8 is harvested (and recorded with its bytes);
+   * one that would mislead a terminal or a listing is not created on the
+   * host at all. */
+  if (sr_name_misleads(name, strlen(name)))
+    return skip(h, SKIP_NAME, rel);
+  switch (st.st_mode & S_IFMT) {
+  case S_IFREG:
+    return harvest_file(h, src_dir, dst_dir, name, rel, &st);
+  case S_IFDIR:
+    return harvest_subdir(h, src_dir, dst_dir, name, rel, &st, depth);
+  case S_IFLNK:
+    return skip(h, SKIP_SYMLINK, rel);
+  case S_IFIFO:
+    return skip(h, SKIP_FIFO, rel);
+  case S_IFSOCK:
+    return skip(h, SKIP_SOCKET, rel);
+  default:
+    return skip(h, SKIP_DEVICE, rel);
+  }
+}
+
 static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
                        const char *prefix, unsigned depth) {
   DIR *d;
@@ -948,9 +1169,8 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
     return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest", "harvest");
   }
   rewinddir(d);
-  while (r >= 0 && !h->stopped && (de = readdir(d))) {
+  while (r >= 0 && !h->stop && (de = readdir(d))) {
     _cleanup_free_ char *rel = NULL;
-    struct stat st;
 
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
       continue;
@@ -959,93 +1179,7 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
       r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
       break;
     }
-    if (fstatat(src_dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-      continue;
-    if (sr_has_control_chars(de->d_name) ||
-        (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
-      json_t *w = json_pack("{s:s, s:s}", "message",
-                            "output skipped: not a regular file or directory, "
-                            "or a name with control characters",
-                            "path", rel);
-      r = sr_audit_emit(h->audit, "warning", w, h->err);
-      continue;
-    }
-    if (h->out->files >= HARVEST_MAX_FILES) {
-      h->stopped = true;
-      break;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      _cleanup_close_ int s = -1, t = -1;
-      _cleanup_free_ char *sub = NULL;
-      if (depth >= HARVEST_MAX_DEPTH)
-        continue;
-      s = openat(src_dir, de->d_name, OPEN_DIR_FLAGS);
-      if (s < 0)
-        continue;
-      if (mkdirat(dst_dir, de->d_name, 0755) < 0 && errno != EEXIST) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
-                         "cannot create outputs/%s", rel);
-        break;
-      }
-      t = openat(dst_dir, de->d_name, OPEN_DIR_FLAGS);
-      if (t < 0) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
-                         "cannot open outputs/%s", rel);
-        break;
-      }
-      if (asprintf(&sub, "%s/", rel) < 0) {
-        sub = NULL;
-        r = -ENOMEM;
-        break;
-      }
-      r = harvest_dir(h, s, t, sub, depth + 1);
-    } else {
-      _cleanup_close_ int s = -1, t = -1;
-      uint64_t size = 0;
-      unsigned char md[SR_SHA256_LEN];
-      char hex[SR_SHA256_HEX_LEN + 1], mode[8];
-      json_t *item;
-      int q;
-
-      s = openat(src_dir, de->d_name,
-                 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-      if (s < 0)
-        continue;
-      t = openat(dst_dir, de->d_name,
-                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (t < 0) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
-                         "cannot create outputs/%s", rel);
-        break;
-      }
-      q = sr_sha256_copy(s, t, h->budget, NULL, &size, md, NULL);
-      if (q == -EFBIG) {
-        /* Over the harvest cap: the partial copy is not an artifact. */
-        (void)unlinkat(dst_dir, de->d_name, 0);
-        h->stopped = true;
-        break;
-      }
-      if (q < 0) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, -q, "harvest",
-                         "cannot copy outputs/%s", rel);
-        break;
-      }
-      sr_hex(md, sizeof(md), hex);
-      h->budget -= size;
-      h->out->files++;
-      h->out->bytes += size;
-      /* The mode the skill gave it, for what the copy's mode does not
-       * keep (an executable bit). */
-      snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-      item = json_pack("{s:s, s:I, s:s, s:s}", "path", rel, "size",
-                       (json_int_t)size, "sha256", hex, "mode", mode);
-      if (!item || list_artifact(h->out, item, rel) < 0) {
-        json_decref(item);
-        r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
-        break;
-      }
-      r = sr_audit_emit(h->audit, "artifact_committed", item, h->err);
-    }
+    r = harvest_entry(h, src_dir, dst_dir, de->d_name, rel, depth);
   }
   closedir(d);
   return r;
@@ -1061,12 +1195,81 @@ int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err) {
   return 0;
 }
 
-int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
+/* The outputs tmpfs was full when the skill ended: the skill met ENOSPC
+ * (a file may be cut short) or could not create an entry.  Said before
+ * the artifacts, which are what the skill managed to write. */
+static int check_full(struct harvest *h, int outputs_fd) {
+  struct statfs sf;
+  const char *key = NULL;
+  uint64_t cap = 0;
+
+  if (fstatfs(outputs_fd, &sf) < 0)
+    return 0; /* the harvest itself reports what it cannot read */
+  if (sf.f_bavail == 0) {
+    key = "outputs-size";
+    cap = h->cap_bytes;
+  } else if (sf.f_ffree == 0) {
+    key = "outputs-files";
+    cap = h->max_entries;
+  }
+  if (!key)
+    return 0;
+  return sr_audit_emit(h->audit, "limit_exceeded",
+                       json_pack("{s:s, s:s, s:I, s:I, s:b}", "limit", "output",
+                                 "key", key, "cap", (json_int_t)cap, "files",
+                                 (json_int_t)0, "in_sandbox", true),
+                       h->err);
+}
+
+/* After the harvest: the summary of what was skipped beyond the warnings,
+ * and the cap that stopped it. */
+static int harvest_report(struct harvest *h) {
+  int r = 0;
+
+  if (h->n_skipped > SR_HARVEST_MAX_WARNINGS) {
+    json_t *counts = json_object();
+    for (int k = 0; counts && k < SKIP__MAX; k++)
+      if (h->skipped[k] &&
+          json_object_set_new(counts, skip_names[k],
+                              json_integer((json_int_t)h->skipped[k])) < 0) {
+        json_decref(counts);
+        counts = NULL;
+      }
+    r = sr_audit_emit(
+        h->audit, "warning",
+        json_pack("{s:s, s:s, s:I, s:o}", "message",
+                  "more outputs were skipped than are listed one by one",
+                  "reason", "outputs_skipped", "skipped_total",
+                  (json_int_t)h->n_skipped, "skipped", counts),
+        h->err);
+  }
+  if (r >= 0 && h->stop) {
+    json_t *f = json_pack("{s:s, s:s, s:I, s:I}", "limit", "output", "key",
+                          h->stop, "cap", (json_int_t)h->stop_cap, "files",
+                          (json_int_t)h->out->files);
+    if (h->stop_path)
+      r = emit_about(h, "limit_exceeded", f, h->stop_path);
+    else
+      r = sr_audit_emit(h->audit, "limit_exceeded", f, h->err);
+  }
+  return r;
+}
+
+int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
+                         uint64_t cap_bytes, uint64_t max_entries,
                          struct sr_audit *audit, struct sr_artifacts *out,
                          struct sr_error *err) {
-  struct harvest h = {.audit = audit, .budget = cap, .out = out, .err = err};
+  struct harvest h = {
+      .audit = audit,
+      .budget = cap_bytes,
+      .cap_bytes = cap_bytes,
+      .max_entries = max_entries,
+      .out = out,
+      .deadline_ms = sr_now_mono_ms() + SR_HARVEST_DEADLINE_MS,
+      .err = err,
+  };
   _cleanup_close_ int dst = -1;
-  int r;
+  int r = 0;
 
   /* Made by sr_workspace_make_outputs while the sandbox was built. */
   if (ws->outputs_fd < 0)
@@ -1074,19 +1277,15 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
                         "no outputs directory");
   dst = TAKE_FD(ws->outputs_fd);
   if (outputs_fd >= 0) {
-    r = harvest_dir(&h, outputs_fd, dst, "", 0);
-    if (r < 0)
-      return r;
-    if (h.stopped) {
-      r = sr_audit_emit(audit, "limit_exceeded",
-                        json_pack("{s:s, s:I, s:I}", "limit", "output", "cap",
-                                  (json_int_t)cap, "files",
-                                  (json_int_t)out->files),
-                        err);
-      if (r < 0)
-        return r;
-    }
+    r = check_full(&h, outputs_fd);
+    if (r >= 0)
+      r = harvest_dir(&h, outputs_fd, dst, "", 0);
+    if (r >= 0)
+      r = harvest_report(&h);
   }
+  free(h.stop_path);
+  if (r < 0)
+    return r;
   if (!out->list && !(out->list = json_array()))
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   return 0;

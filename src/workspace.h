@@ -176,12 +176,25 @@ void sr_artifacts_done(struct sr_artifacts *a);
 /* {files, bytes, list, truncated}: the list is [] before the harvest. */
 json_t *sr_artifacts_json(const struct sr_artifacts *a);
 
-/* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs
- * (made by sr_workspace_make_outputs before):
- * regular files and directories only, never following a link, each file
- * hashed while copied; one artifact_committed event per file; stops at the
- * cap with a limit_exceeded "output" event. */
-int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
+/*
+ * Copies the sandbox's outputs (the fd init handed over) into {run}/outputs
+ * (made by sr_workspace_make_outputs before): regular files and
+ * directories only, never following a link, each file hashed while copied,
+ * one artifact_committed event per file.  Bounded: every entry, skipped
+ * ones too, counts against max_entries (outputs-files), the bytes against
+ * cap_bytes (outputs-size), the whole against SR_HARVEST_DEADLINE_MS; the
+ * cap that stops it is named in a limit_exceeded "output" event (with the
+ * entry it stopped at), a file cut at it is removed.  Skipped entries
+ * (links, FIFOs, sockets, devices, misleading names, directories deeper
+ * than 32 levels) get a warning each for the first
+ * SR_HARVEST_MAX_WARNINGS, then one summary with counts.  A name that is
+ * not plain UTF-8 text is recorded escaped, with its bytes in base64.
+ * What was committed is added to *out.
+ */
+#define SR_HARVEST_MAX_WARNINGS 16
+#define SR_HARVEST_DEADLINE_MS 60000
+int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
+                         uint64_t cap_bytes, uint64_t max_entries,
                          struct sr_audit *audit, struct sr_artifacts *out,
                          struct sr_error *err);
 

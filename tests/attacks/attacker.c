@@ -1244,6 +1244,55 @@ static void case_diskfill(struct res *r, const char *arg) {
   free(path);
 }
 
+/* Inode flood: ARG KIND:N, N empty directories, files or symbolic links
+ * (to /etc/passwd) in /workspace/outputs/many.  Each one costs the host
+ * an inode and a harvest step; the outputs tmpfs's inode cap must say
+ * ENOSPC long before N (issue 14: 150,000 directories became 150,000 host
+ * directories).  Blocked when creation stopped early. */
+static void case_mkmany(struct res *r, const char *arg) {
+  const char *colon = strchr(arg, ':');
+  const char *base = "/workspace/outputs/many";
+  long n = colon ? atol(colon + 1) : 0, made = 0;
+  int dfd, e = 0;
+
+  if (!colon || n <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  if (mkdir(base, 0755) < 0 && errno != EEXIST) {
+    how(r, "mkdir:%s", ename(errno));
+    return;
+  }
+  dfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    how(r, "open:%s", ename(errno));
+    return;
+  }
+  for (; made < n; made++) {
+    char name[32];
+    int rc;
+    snprintf(name, sizeof(name), "%ld", made);
+    if (!strncmp(arg, "dirs:", 5))
+      rc = mkdirat(dfd, name, 0755);
+    else if (!strncmp(arg, "symlinks:", 9))
+      rc = symlinkat("/etc/passwd", dfd, name);
+    else {
+      rc = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (rc >= 0)
+        rc = close(rc);
+    }
+    if (rc < 0) {
+      e = errno;
+      break;
+    }
+  }
+  close(dfd);
+  if (made < n)
+    how(r, "%s after %ld", ename(e), made);
+  else
+    esc(r, "made all %ld", made);
+}
+
 /* Log flood: ARG MiB to stdout; the supervisor keeps only the log cap
  * (checked from outside).  Prints its line first, as the flood may be cut. */
 static void case_logflood(struct res *r, const char *arg) {
@@ -1563,6 +1612,7 @@ static const struct {
     {"forkbomb", case_forkbomb},
     {"memhog", case_memhog},
     {"diskfill", case_diskfill},
+    {"mkmany", case_mkmany},
     {"logflood", case_logflood},
     {"argv", case_argv},
     {"nofile", case_nofile},
