@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -77,6 +78,46 @@ static void forward(pid_t skill, int sig) {
   (void)kill(skill, sig);
 }
 
+/*
+ * init is a clone of the supervisor, without exec: its argument and
+ * environment areas are the supervisor's, and /proc/1/cmdline would show
+ * the skill the caller's command line (workspace root, tenant, ids, paths)
+ * for as long as the run lasts.  Both areas are overwritten in place (the
+ * kernel reads /proc/PID/cmdline and environ from them): the command line
+ * becomes "skillrun-init" (its comm stays "skillrun").  Nothing in init
+ * reads argv or its environment.
+ */
+static int scrub_args(struct sr_error *err) {
+  static const char name[] = "skillrun-init";
+  _cleanup_free_ char *stat = NULL;
+  unsigned long v[4];
+  char *p;
+  int r;
+
+  r = sr_read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &stat, NULL);
+  if (r < 0)
+    return sr_error_layer(err, "init", -r, "read /proc/self/stat");
+  /* proc(5): after the command's closing parenthesis come field 3 (state)
+   * and on; arg_start, arg_end, env_start and env_end are 48-51. */
+  p = strrchr(stat, ')');
+  for (int field = 2; p && field < 48; field++)
+    p = strchr(p + 1, ' ');
+  for (int i = 0; p && i < 4; i++) {
+    char *end;
+    errno = 0;
+    v[i] = strtoul(p + 1, &end, 10);
+    p = errno || end == p + 1 || (*end != ' ' && *end != '\n') ? NULL : end;
+  }
+  if (!p || v[1] <= v[0] || v[3] < v[2])
+    return sr_error_layer(err, "init", EIO,
+                          "cannot find the argument area in /proc/self/stat");
+  memset((void *)v[0], 0, v[1] - v[0]);
+  memcpy((void *)v[0], name,
+         v[1] - v[0] > sizeof(name) ? sizeof(name) : v[1] - v[0] - 1);
+  memset((void *)v[2], 0, v[3] - v[2]);
+  return 0;
+}
+
 _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_mount_plan plan = sb->mount;
   struct sr_error err;
@@ -115,9 +156,20 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
       fail(sb, &err);
     }
   }
+  if (scrub_args(&err) < 0)
+    fail(sb, &err);
 
   if (become_sandbox_user(&err) < 0)
     fail(sb, &err);
+  /* Not dumpable: the skill, which runs as the same user, can then read
+   * nothing of init's memory or environment through /proc (nor the
+   * supervisor's memory it was cloned with), whatever the ptrace rules
+   * of the host.  After the id change, which resets it (prctl(2)). */
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+      prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    sr_error_layer(&err, "init", errno, "PR_SET_DUMPABLE");
+    fail(sb, &err);
+  }
   /* A change of euid clears the parent-death signal (prctl(2)): arm it
    * again, then make sure the supervisor did not die in between (its end
    * of the sync socket would have hung up). */
