@@ -1122,6 +1122,66 @@ static void case_raw(struct res *r, const char *arg) {
     if_freenameindex(ifs);
 }
 
+/* Socket protocols beyond TCP and UDP (issue 14, item 8): the filter used
+ * to look at the family and type only, so UDP-Lite, MPTCP and SCTP
+ * sockets, each more kernel code, could be created.  The ordinary ones
+ * must still work: a refused TCP or UDP socket is reported as an escape
+ * too, since it means the filter is wrong. */
+static void case_sockproto(struct res *r, const char *arg) {
+  static const struct {
+    const char *name;
+    int family, type, protocol;
+    bool ok;
+  } t[] = {
+      {"tcp4", AF_INET, SOCK_STREAM, 0, true},
+      {"tcp4-explicit", AF_INET, SOCK_STREAM, IPPROTO_TCP, true},
+      {"udp6-explicit", AF_INET6, SOCK_DGRAM, IPPROTO_UDP, true},
+      {"udplite4", AF_INET, SOCK_DGRAM, 136 /* IPPROTO_UDPLITE */, false},
+      {"udplite6", AF_INET6, SOCK_DGRAM, 136, false},
+      {"mptcp4", AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */, false},
+      {"mptcp6", AF_INET6, SOCK_STREAM, 262, false},
+      {"sctp4", AF_INET, SOCK_STREAM, 132 /* IPPROTO_SCTP */, false},
+      {"sctp4-seq", AF_INET, SOCK_SEQPACKET, 132, false},
+      {"tcp-as-dgram", AF_INET, SOCK_DGRAM, IPPROTO_TCP, false},
+  };
+
+  (void)arg;
+  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    int fd = socket(t[i].family, t[i].type | SOCK_CLOEXEC, t[i].protocol);
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    if (t[i].ok && fd < 0)
+      esc(r, "%s refused (%s): the filter is wrong", t[i].name, ename(e));
+    else if (!t[i].ok) {
+      errno = e;
+      must_fail(r, t[i].name, fd);
+    }
+  }
+}
+
+/* Another process's resource limits (issue 14, item 8): prlimit64 on pid
+ * 1, init, which runs as the same user, used to succeed.  ARG: unused.
+ * The skill's own limits (pid 0) must still be readable and lowerable. */
+static void case_prlimit(struct res *r, const char *arg) {
+  struct rlimit cur, low;
+
+  (void)arg;
+  if (prlimit(0, RLIMIT_NOFILE, NULL, &cur) < 0) {
+    esc(r, "prlimit(0) refused (%s): the filter is wrong", ename(errno));
+    return;
+  }
+  low = cur;
+  if (low.rlim_cur > 64)
+    low.rlim_cur = 64;
+  if (prlimit(0, RLIMIT_NOFILE, &low, NULL) < 0)
+    esc(r, "lowering its own limit refused (%s)", ename(errno));
+  must_fail(r, "read1", prlimit(1, RLIMIT_NOFILE, NULL, &cur));
+  low.rlim_cur = low.rlim_max = 1;
+  must_fail(r, "set1", prlimit(1, RLIMIT_NOFILE, &low, NULL));
+  must_fail(r, "setself", prlimit(getpid(), RLIMIT_NOFILE, &low, NULL));
+}
+
 /* ------------------------------------------------------- IPC */
 
 /* SysV IPC and POSIX message queues created on the host (the classic
@@ -1607,6 +1667,8 @@ static const struct {
     {"unix_path", case_unix_path},
     {"tcp", case_tcp},
     {"raw", case_raw},
+    {"sockproto", case_sockproto},
+    {"prlimit", case_prlimit},
     {"sysv", case_sysv},
     {"mq", case_mq},
     {"forkbomb", case_forkbomb},

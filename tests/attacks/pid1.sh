@@ -4,8 +4,10 @@
 # pid 1 inside, is a clone of the supervisor, and /proc/1/cmdline used to
 # show the skill the caller's whole command line (workspace root, tenant,
 # execution id, bundle and input paths) for as long as the run lasted.
-# Now it reads "skillrun-init", and init's environment area is wiped.  As
-# root and as an unprivileged user.
+# Now it reads "skillrun-init", and init's environment area is wiped.  Nor
+# can the skill poke init: prlimit64 on pid 1 (init runs as the same
+# user) used to succeed; only a process's own limits (pid 0) may be read
+# or lowered now.  As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -29,6 +31,10 @@ for mode in root user; do
     check "$mode: ... '$leak' appears nowhere in pid 1's command line or environment" \
       not grep -qF -- "$leak" <<<"$out"
   done
+
+  attack $mode -- prlimit
+  run_ok $mode "prlimit on pid 1"
+  blocked $mode prlimit
 done
 host_unchanged pid1
 finish
