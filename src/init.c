@@ -161,15 +161,6 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
 
   if (become_sandbox_user(&err) < 0)
     fail(sb, &err);
-  /* Not dumpable: the skill, which runs as the same user, can then read
-   * nothing of init's memory or environment through /proc (nor the
-   * supervisor's memory it was cloned with), whatever the ptrace rules
-   * of the host.  After the id change, which resets it (prctl(2)). */
-  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
-      prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
-    sr_error_layer(&err, "init", errno, "PR_SET_DUMPABLE");
-    fail(sb, &err);
-  }
   /* A change of euid clears the parent-death signal (prctl(2)): arm it
    * again, then make sure the supervisor did not die in between (its end
    * of the sync socket would have hung up). */
