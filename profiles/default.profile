@@ -9,8 +9,8 @@
 # lower them.  The built-in caps are:
 #   memory 512MiB        cpu-seconds 60       timeout 5m       pids 512
 #   log-cap 10MiB        tmp-size 64MiB       scratch-size 256MiB
-#   outputs-size 256MiB  inputs-size 256MiB   inputs-max-size 1TiB
-#   nofile 1024          kill-grace 5s
+#   outputs-size 256MiB  outputs-files 10000  inputs-size 256MiB
+#   inputs-max-size 1TiB nofile 1024          kill-grace 5s
 
 # No network: the sandbox has only a loopback interface.  A profile must say
 # `network allow` before a skill's SKILL.md may ask for the host network.

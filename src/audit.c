@@ -29,46 +29,6 @@ static const char *const common_keys[] = {
 /* json_decrefp comes with jansson >= 2.9 and accepts NULL. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
-/*
- * Length of the well-formed UTF-8 sequence at p (Unicode table 3-7), or 0
- * with *skip set to the length of its maximal ill-formed subpart, so each
- * such subpart becomes exactly one U+FFFD (Unicode "best practice").
- */
-static size_t utf8_seq(const unsigned char *p, size_t n, size_t *skip) {
-  unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-  size_t need;
-
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    need = 1;
-  else if (c == 0xe0)
-    need = 2, lo = 0xa0;
-  else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
-    need = 2;
-  else if (c == 0xed) /* no UTF-16 surrogates */
-    need = 2, hi = 0x9f;
-  else if (c == 0xf0)
-    need = 3, lo = 0x90;
-  else if (c >= 0xf1 && c <= 0xf3)
-    need = 3;
-  else if (c == 0xf4) /* nothing above U+10FFFF */
-    need = 3, hi = 0x8f;
-  else {
-    *skip = 1;
-    return 0;
-  }
-  for (size_t i = 1; i <= need; i++) {
-    if (i >= n || p[i] < lo || p[i] > hi) {
-      *skip = i;
-      return 0;
-    }
-    lo = 0x80;
-    hi = 0xbf;
-  }
-  return need + 1;
-}
-
 json_t *sr_json_string_lossy(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s;
   _cleanup_free_ char *buf = NULL;
@@ -78,7 +38,7 @@ json_t *sr_json_string_lossy(const char *s, size_t len) {
   if (!s)
     return json_null();
   for (i = 0; i < len;) {
-    size_t n = utf8_seq(p + i, len - i, &skip);
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
     if (n == 0) {
       valid = false;
       break;
@@ -95,7 +55,7 @@ json_t *sr_json_string_lossy(const char *s, size_t len) {
   if (!buf)
     return NULL;
   for (i = 0; i < len;) {
-    size_t n = utf8_seq(p + i, len - i, &skip);
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
     if (n > 0) {
       memcpy(buf + o, p + i, n);
       o += n;
@@ -470,6 +430,13 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
   if (!a || a->fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, EBADF, "audit_write",
                         "audit: cannot write event '%s'", name);
+  /* Fail closed: NULL is what json_pack() returns when it could not build
+   * the fields (out of memory, or a string that is not UTF-8).  An event
+   * without them would say less than happened. */
+  if (!owned)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
+                        "audit: event '%s': its fields could not be built",
+                        name);
   event_ts(a, ts);
   r = format_checked(a, event, owned, ts, &line, err);
   if (r < 0)
@@ -499,7 +466,7 @@ static int anchor_message(const char *unsigned_line, size_t n,
 int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
                            json_t *fields, const struct sr_trust_key *key,
                            struct sr_error *err) {
-  _cleanup_json_ json_t *owned = fields ? fields : json_object();
+  _cleanup_json_ json_t *owned = fields;
   _cleanup_free_ char *plain = NULL, *line = NULL;
   const char *name = event ? event : "(null)";
   unsigned char sig[SR_SIG_BYTES];
@@ -509,9 +476,13 @@ int sr_audit_emit_anchored(struct sr_audit *a, const char *event,
 
   if (!key)
     return sr_audit_emit(a, event, TAKE_PTR(owned), err);
-  if (!a || a->fd < 0 || !owned)
-    return sr_error_set(err, SR_EXIT_FAILED, owned ? EBADF : ENOMEM,
-                        "audit_write", "audit: cannot write event '%s'", name);
+  if (!owned)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
+                        "audit: event '%s': its fields could not be built",
+                        name);
+  if (!a || a->fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, EBADF, "audit_write",
+                        "audit: cannot write event '%s'", name);
   if (json_object_get(owned, "anchor"))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "audit_field",
                         "audit: event '%s' already has an anchor", name);

@@ -87,8 +87,10 @@ static inline bool sr_audit_copy_ok(const struct sr_audit *a) {
 }
 
 /*
- * Emits one event.  `fields` (may be NULL) is stolen; its keys are added
- * after the common ones (a field may not override a common key).
+ * Emits one event.  `fields` is stolen; its keys are added after the common
+ * ones (a field may not override a common key).  NULL fields (a json_pack
+ * that failed) are an error, reason audit_field: no event is ever written
+ * without its fields.  An event without fields takes json_object().
  */
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
                   struct sr_error *err);

@@ -851,7 +851,7 @@ void sr_cli_help(FILE *f) {
       "stdout\n"
       "      --audit-file PATH     write audit events to a new file PATH\n"
       "      --log-passthrough     also copy the skill's kept output to "
-      "stderr\n"
+      "stderr, escaped\n"
       "      --stdin               give the skill this standard input "
       "(else /dev/null)\n"
       "      --digest              print the bundle digest and exit\n"

@@ -143,6 +143,13 @@ static int split_words(struct conf_ctx *ctx, const char *s, size_t n,
       }
     }
     word[wl] = '\0';
+    /* Values reach the audit record and the JSON of --explain: text that
+     * is not UTF-8 cannot be recorded faithfully, so it is refused here,
+     * where a file and line can be named. */
+    if (!sr_utf8_valid(word, wl)) {
+      r = conf_error(ctx, file, lineno, "not valid UTF-8");
+      goto fail;
+    }
     words[nw] = strdup(word);
     if (!words[nw]) {
       r = -ENOMEM;
@@ -328,21 +335,32 @@ static int parse_fd(struct conf_ctx *ctx, int fd, const char *name,
   return parse_framed(ctx, &f, buf, len, name, where);
 }
 
-static int open_conf(const char *path) {
-  /* O_NONBLOCK: a FIFO planted at the path must not hang us before fstat
-   * rejects it; it has no effect on regular files. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  return fd < 0 ? -errno : fd;
+/* The one way a configuration file is opened (sr_open_regular): no
+ * symbolic link as its last component, a FIFO or a device refused before
+ * it can block, at most SR_CONF_MAX_BYTES.  An fd or -errno (*st for the
+ * message). */
+static int open_conf(const char *path, struct stat *st) {
+  return sr_open_regular(AT_FDCWD, path, SR_CONF_MAX_BYTES, st);
+}
+
+static int open_error(struct conf_ctx *ctx, int r, const struct stat *st,
+                      const char *where, const char *path) {
+  char why[128];
+
+  return sr_error_set(
+      ctx->err, SR_EXIT_FAILED, sr_open_regular_errno(r), "config_invalid",
+      "%s%s %s", where, path,
+      sr_open_regular_why(r, st, SR_CONF_MAX_BYTES, why, sizeof(why)));
 }
 
 static int parse_path(struct conf_ctx *ctx, const char *path,
                       const char *where) {
   _cleanup_close_ int fd = -1;
+  struct stat st;
 
-  fd = open_conf(path);
+  fd = open_conf(path, &st);
   if (fd < 0)
-    return sr_error_set(ctx->err, SR_EXIT_FAILED, -fd, "config_invalid",
-                        "%sopen %s", where, path);
+    return open_error(ctx, fd, &st, where, path);
   return parse_fd(ctx, fd, path, where);
 }
 
@@ -429,11 +447,12 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
   for (size_t i = 0; i < dirs.n; i++) {
     _cleanup_free_ char *path = NULL;
     _cleanup_close_ int fd = -1;
+    struct stat st;
     int n;
 
     if (asprintf(&path, "%s/%s.profile", dirs.v[i], name_or_path) < 0)
       return -ENOMEM;
-    fd = open_conf(path);
+    fd = open_conf(path, &st);
     /* Like execvp(3): a directory we may not search (another user's $HOME
      * after su) does not stop the search, but the final message says so. */
     if (fd == -ENOENT || fd == -ENOTDIR || fd == -EACCES) {
@@ -444,11 +463,10 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
         used += (size_t)n;
       continue;
     }
-    /* Anything else (ELOOP, EIO...) is an error, not a reason to fall
-     * through to a later directory. */
+    /* Anything else (a symbolic link, a FIFO, EIO...) is an error, not a
+     * reason to fall through to a later directory. */
     if (fd < 0)
-      return sr_error_set(ctx->err, SR_EXIT_FAILED, -fd, "config_invalid",
-                          "%sopen %s", where, path);
+      return open_error(ctx, fd, &st, where, path);
     if (resolved) {
       *resolved = strdup(path);
       if (!*resolved)
@@ -519,7 +537,7 @@ int sr_conf_parse_file(const char *path, struct sr_conf *out,
   return finish(&tmp, path, out, r, err);
 }
 
-int sr_conf_load_platform(const char *path, struct sr_conf *out, char **warning,
+int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
                           struct sr_error *err) {
   _cleanup_close_ int fd = -1;
   struct conf_ctx ctx;
@@ -529,39 +547,29 @@ int sr_conf_load_platform(const char *path, struct sr_conf *out, char **warning,
 
   if (!path)
     path = SR_PLATFORM_CONF;
-  fd = open_conf(path);
-  if (fd == -ENOENT || fd == -ENOTDIR) {
-    memset(out, 0, sizeof(*out));
-    *warning = NULL;
-    return 0;
-  }
-  if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -fd, "config_invalid", "open %s",
-                        path);
-  if (fstat(fd, &st) < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid", "%s",
-                        path);
-  /* doas(1) rule: the file that sets the ceilings must be root's alone,
-   * checked on the opened fd so a rename race cannot swap it. */
-  if (S_ISREG(st.st_mode) &&
-      (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
-    char *w = NULL;
-    if (asprintf(&w,
-                 "ignoring %s: not owned by root or writable by group/others",
-                 path) < 0)
-      return -ENOMEM;
-    memset(out, 0, sizeof(*out));
-    *warning = w;
-    return 0;
-  }
-  /* No include: an included profile would not get the ownership check. */
+  memset(out, 0, sizeof(*out));
   ctx_init(&ctx, &tmp, false, err);
+  fd = open_conf(path, &st);
+  /* Only the default path may be absent: a --conf that names nothing is
+   * a mistake that must not silently mean the built-in caps. */
+  if ((fd == -ENOENT || fd == -ENOTDIR) && !named)
+    return 0;
+  if (fd < 0)
+    return open_error(&ctx, fd, &st, named ? "--conf " : "", path);
+  /* doas(1) rule: the file that sets the ceilings must be root's alone,
+   * checked on the opened fd so a rename race cannot swap it.  Fail
+   * closed: ignoring it would also drop what it requires (a capability,
+   * a signature) and the caps it lowers. */
+  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s is not root's alone (owner uid %u, mode %04o): "
+                        "the platform configuration must be owned by root "
+                        "and not writable by group or others",
+                        path, (unsigned)st.st_uid,
+                        (unsigned)(st.st_mode & 07777));
+  /* No include: an included profile would not get the ownership check. */
   r = parse_fd(&ctx, fd, path, "");
-  r = finish(&tmp, path, out, r, err);
-  if (r < 0)
-    return r;
-  *warning = NULL;
-  return 0;
+  return finish(&tmp, path, out, r, err);
 }
 
 int sr_conf_load_profile(const char *name_or_path, struct sr_conf *out,

@@ -43,11 +43,12 @@ int sr_conf_parse_file(const char *path, struct sr_conf *out,
 
 /*
  * Platform configuration: honoured only when owned by root and not group- or
- * world-writable (checked with fstat on the opened fd).  A missing file is
- * not an error (*out stays empty).  An unsafe one is ignored: *warning is set
- * to a malloc'd message for a `warning` audit event, and 0 is returned.
+ * world-writable (checked with fstat on the opened fd); one that is not is
+ * an error (exit 125), never ignored.  path NULL: the default path, which
+ * may be absent (*out stays empty).  named: the caller named the file
+ * (--conf), which must then exist.
  */
-int sr_conf_load_platform(const char *path, struct sr_conf *out, char **warning,
+int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
                           struct sr_error *err);
 
 /*

@@ -4,10 +4,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -199,6 +201,58 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
   if ((uint64_t)st.st_size > max)
     return -EFBIG;
   return sr_read_fd(fd, max, out, len);
+}
+
+int sr_open_regular(int dirfd, const char *path, uint64_t max,
+                    struct stat *st) {
+  _cleanup_close_ int fd = -1;
+  struct stat own;
+
+  if (!st)
+    st = &own;
+  fd = openat(dirfd, path,
+              O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, st) < 0)
+    return -errno;
+  if (!S_ISREG(st->st_mode))
+    return -SR_ENOTREG;
+  if ((uint64_t)st->st_size > max)
+    return -EFBIG;
+  return TAKE_FD(fd);
+}
+
+static const char *file_kind(mode_t mode) {
+  switch (mode & S_IFMT) {
+  case S_IFDIR:
+    return "a directory";
+  case S_IFIFO:
+    return "a FIFO";
+  case S_IFSOCK:
+    return "a socket";
+  case S_IFCHR:
+    return "a character device";
+  case S_IFBLK:
+    return "a block device";
+  default:
+    return "something else";
+  }
+}
+
+char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
+                          size_t len) {
+  if (r == -ELOOP)
+    snprintf(buf, len,
+             "is a symbolic link (not accepted: name the file itself)");
+  else if (r == -SR_ENOTREG && st)
+    snprintf(buf, len, "is %s, not a regular file", file_kind(st->st_mode));
+  else if (r == -EFBIG && st)
+    snprintf(buf, len, "is too large (%jd bytes, at most %ju)",
+             (intmax_t)st->st_size, (uintmax_t)max);
+  else
+    snprintf(buf, len, "cannot be opened");
+  return buf;
 }
 
 int sr_write_file_at(int dirfd, const char *path, const char *s) {

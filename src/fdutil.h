@@ -50,6 +50,32 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
 /* Reads an already open fd the same way. */
 int sr_read_fd(int fd, size_t max, char **out, size_t *len);
 
+/*
+ * Opens a file whose path someone else may control (a trust file: a
+ * signature, a capability, a key, skillrun.conf, a profile; an --input
+ * source) relative to dirfd, read-only, with O_NOFOLLOW (a symbolic link
+ * as the last component is refused: -ELOOP), O_NONBLOCK (a FIFO or a
+ * device cannot block the open) and O_CLOEXEC; then it must be a regular
+ * file (else -SR_ENOTREG) of at most max bytes (else -EFBIG).  Returns the
+ * fd, or -errno; *st (may be NULL) receives its fstat, also on
+ * -SR_ENOTREG and -EFBIG, for the message (sr_open_regular_why).  O_NONBLOCK
+ * stays set: it changes nothing for a regular file.
+ */
+/* No errno says "not a regular file"; open(2) never returns this one. */
+#define SR_ENOTREG EMEDIUMTYPE
+struct stat;
+int sr_open_regular(int dirfd, const char *path, uint64_t max, struct stat *st);
+/* What went wrong with sr_open_regular's result r (< 0), for a message
+ * "<what> <path> <why>": "is a FIFO, not a regular file", "is a symbolic
+ * link...", "is too large (N bytes, at most MAX)", else strerror's text.
+ * Returns buf. */
+char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
+                          size_t len);
+/* The errno to attach to that message: 0 when the text says it all. */
+static inline int sr_open_regular_errno(int r) {
+  return r == -ELOOP || r == -SR_ENOTREG || r == -EFBIG ? 0 : -r;
+}
+
 /* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */
 int sr_write_file_at(int dirfd, const char *path, const char *s);
 

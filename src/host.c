@@ -166,6 +166,7 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
   enf->by[SR_LIM_TMP_SIZE] = SR_ENF_TMPFS;
   enf->by[SR_LIM_SCRATCH_SIZE] = SR_ENF_TMPFS;
   enf->by[SR_LIM_OUTPUTS_SIZE] = SR_ENF_TMPFS;
+  enf->by[SR_LIM_OUTPUTS_FILES] = SR_ENF_TMPFS;
   enf->by[SR_LIM_NOFILE] = SR_ENF_RLIMIT;
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -85,7 +86,48 @@ static void forward(pid_t skill, int sig) {
   (void)kill(skill, sig);
 }
 
+/*
+ * init is a clone of the supervisor, without exec: its argument and
+ * environment areas are the supervisor's, and /proc/1/cmdline would show
+ * the skill the caller's command line (workspace root, tenant, ids, paths)
+ * for as long as the run lasts.  Both areas are overwritten in place (the
+ * kernel reads /proc/PID/cmdline and environ from them): the command line
+ * becomes "skillrun-init" (its comm stays "skillrun").  Nothing in init
+ * reads argv or its environment.
+ */
+static int scrub_args(struct sr_error *err) {
+  static const char name[] = "skillrun-init";
+  _cleanup_free_ char *stat = NULL;
+  unsigned long v[4];
+  char *p;
+  int r;
+
+  r = sr_read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &stat, NULL);
+  if (r < 0)
+    return sr_error_layer(err, "init", -r, "read /proc/self/stat");
+  /* proc(5): after the command's closing parenthesis come field 3 (state)
+   * and on; arg_start, arg_end, env_start and env_end are 48-51. */
+  p = strrchr(stat, ')');
+  for (int field = 2; p && field < 48; field++)
+    p = strchr(p + 1, ' ');
+  for (int i = 0; p && i < 4; i++) {
+    char *end;
+    errno = 0;
+    v[i] = strtoul(p + 1, &end, 10);
+    p = errno || end == p + 1 || (*end != ' ' && *end != '\n') ? NULL : end;
+  }
+  if (!p || v[1] <= v[0] || v[3] < v[2])
+    return sr_error_layer(err, "init", EIO,
+                          "cannot find the argument area in /proc/self/stat");
+  memset((void *)v[0], 0, v[1] - v[0]);
+  memcpy((void *)v[0], name,
+         v[1] - v[0] > sizeof(name) ? sizeof(name) : v[1] - v[0] - 1);
+  memset((void *)v[2], 0, v[3] - v[2]);
+  return 0;
+}
+
 _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
+  struct sr_mount_plan plan = sb->mount;
   struct sr_error err;
   struct sr_sync_msg m;
   sigset_t mask;
@@ -103,19 +145,28 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     _exit(SR_EXIT_FAILED);
   if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_GO)
     _exit(SR_EXIT_FAILED);
+  /* The run's staged objects, by identity: whatever is at their paths now
+   * must be what the supervisor's descriptors name.  Still with the
+   * caller's file-system ids, which own the 0700 directories on the way. */
+  if (sr_mount_pin(&plan, &err) < 0)
+    fail(sb, &err);
   /* Keep nothing of the supervisor's: not the audit stream, not the log
    * files, not the caller's terminal (a pipe held here would also keep the
    * caller waiting after the supervisor is gone). */
   {
-    int keep[4] = {sb->sync_fd, sb->stdout_w, sb->stderr_w, sb->stdin_r};
+    int keep[7] = {sb->sync_fd,    sb->stdout_w,   sb->stderr_w,
+                   plan.bundle_fd, plan.inputs_fd, plan.metadata_fd,
+                   sb->stdin_r};
     int nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(nullfd, 1) < 0 ||
         dup2(nullfd, 2) < 0 ||
-        sr_close_all_fds_except(3, keep, sb->stdin_r >= 0 ? 4 : 3) < 0) {
+        sr_close_all_fds_except(3, keep, sb->stdin_r >= 0 ? 7 : 6) < 0) {
       sr_error_layer(&err, "fds", errno, "cannot close the supervisor's fds");
       fail(sb, &err);
     }
   }
+  if (scrub_args(&err) < 0)
+    fail(sb, &err);
 
   if (become_sandbox_user(&err) < 0)
     fail(sb, &err);
@@ -169,7 +220,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   safe_close(sb->stderr_w);
   safe_close(sb->stdin_r); /* the skill's alone: its end's close is EOF */
 
-  if (sr_mount_build(&sb->mount, &outputs_fd, &err) < 0)
+  if (sr_mount_build(&plan, &outputs_fd, &err) < 0)
     fail(sb, &err);
   if (sb->new_netns) {
     int n;

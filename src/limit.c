@@ -118,6 +118,18 @@ const struct sr_limit_def sr_limit_defs[SR__LIM_MAX] = {
             .max = 1 * TiB,
             .layers = SR_LAYERS_PLATFORM,
         },
+    [SR_LIM_OUTPUTS_FILES] =
+        {
+            /* Entries in /workspace/outputs: its tmpfs's inode cap, and
+             * the most entries the harvest visits (files, directories and
+             * the entries it skips alike). */
+            .name = "outputs-files",
+            .kind = SR_KIND_COUNT,
+            .builtin = 10000,
+            .min = 1,
+            .max = 1000000,
+            .layers = SR_LAYERS_PLATFORM,
+        },
     [SR_LIM_INPUTS_SIZE] =
         {
             /* All --input files together. */

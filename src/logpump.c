@@ -22,6 +22,54 @@ void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
   lp->passthrough_fd = passthrough_fd;
 }
 
+/*
+ * --log-passthrough: stream s's kept bytes on the caller's terminal,
+ * escaped (sr_term_escape: no control sequence reaches it, neither an OSC
+ * 52 clipboard write nor a cursor movement) and each line prefixed with
+ * its stream, so that nothing the skill prints passes for a line of
+ * skillrun's own, such as a forged execution_completed event.  A closed
+ * terminal must not stop the run (the log has the bytes): write errors
+ * are ignored.
+ */
+#define PASS_SLICE 4096
+static void pass_through(struct sr_logpump *lp, int s, const char *buf,
+                         size_t n) {
+  static const char *const prefix[2] = {"[skill stdout] ", "[skill stderr] "};
+  char out[SR_TERM_ESCAPE_MAX(PASS_SLICE)];
+
+  /* The other stream's open line is ended first, and its continuation
+   * gets its prefix again: no line ever mixes the two. */
+  if (n > 0 && lp->mid_line[!s]) {
+    (void)sr_write_all(lp->passthrough_fd, "\n", 1);
+    lp->mid_line[!s] = false;
+  }
+  while (n > 0) {
+    const char *nl = memchr(buf, '\n', n < PASS_SLICE ? n : PASS_SLICE);
+    size_t k = nl ? (size_t)(nl - buf) + 1 : (n < PASS_SLICE ? n : PASS_SLICE);
+    size_t o;
+
+    if (!lp->mid_line[s])
+      (void)sr_write_all(lp->passthrough_fd, prefix[s], strlen(prefix[s]));
+    o = sr_term_escape(&lp->term[s], buf, k, out);
+    (void)sr_write_all(lp->passthrough_fd, out, o);
+    lp->mid_line[s] = !nl;
+    buf += k;
+    n -= k;
+  }
+}
+
+/* The end of stream s: what the escaping held, and the open line closed. */
+static void pass_through_end(struct sr_logpump *lp, int s) {
+  char out[SR_TERM_ESCAPE_MAX(0)];
+  size_t o = sr_term_escape_flush(&lp->term[s], out);
+
+  if (o > 0)
+    (void)sr_write_all(lp->passthrough_fd, out, o);
+  if (lp->mid_line[s])
+    (void)sr_write_all(lp->passthrough_fd, "\n", 1);
+  lp->mid_line[s] = false;
+}
+
 int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
   char buf[64 * 1024];
   int r;
@@ -41,6 +89,8 @@ int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
     }
     if (n == 0) {
       lp->in_fd[s] = safe_close(lp->in_fd[s]);
+      if (lp->passthrough_fd >= 0)
+        pass_through_end(lp, s);
       return 0;
     }
     room = lp->cap - (lp->kept[0] + lp->kept[1]);
@@ -50,8 +100,7 @@ int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
       if (r < 0)
         return r;
       if (lp->passthrough_fd >= 0)
-        (void)sr_write_all(lp->passthrough_fd, buf, (size_t)keep); /* a
-            closed terminal must not stop the run; the log has the bytes */
+        pass_through(lp, s, buf, (size_t)keep);
       lp->kept[s] += keep;
     }
     if (keep < (uint64_t)n) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "util.h"
 
 enum { SR_STREAM_STDOUT = 0, SR_STREAM_STDERR = 1 };
 
@@ -18,6 +19,8 @@ struct sr_logpump {
   int in_fd[2];       /* pipe read ends, O_NONBLOCK; -1 at EOF */
   int out_fd[2];      /* log files */
   int passthrough_fd; /* -1, or skillrun's stderr for --log-passthrough */
+  struct sr_term_escape term[2]; /* the passthrough's escaping, per stream */
+  bool mid_line[2];              /* ... and whether a line is open */
   uint64_t cap;
   uint64_t kept[2];
   uint64_t dropped[2];

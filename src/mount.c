@@ -259,20 +259,40 @@ static int mount_fs(struct ctx *c, const char *type, const char *where,
   return 0;
 }
 
+/*
+ * A tmpfs of `size` bytes and `inodes` inodes.  Every tmpfs skillrun mounts
+ * has both caps: empty files and directories cost no blocks but about 1 KiB
+ * of unreclaimable kernel memory each, so a size cap alone lets a skill pin
+ * gigabytes of the host's memory.  inodes 0: one per SR_TMPFS_BYTES_PER_INODE
+ * bytes of the size, at least SR_TMPFS_MIN_INODES (as many empty files as
+ * files of one page would fit).
+ */
+#define SR_TMPFS_BYTES_PER_INODE 4096
+#define SR_TMPFS_MIN_INODES 1024
 static int mount_sized_tmpfs(struct ctx *c, const char *where, uint64_t size,
-                             const char *mode, bool owned) {
-  char opts[128];
+                             uint64_t inodes, const char *mode, bool owned) {
+  char opts[160];
 
-  /* tmpfs treats size=0 as "no limit": never let that through. */
+  /* tmpfs treats size=0 and nr_inodes=0 as "no limit": never let that
+   * through. */
   if (size == 0)
     return sr_error_layer(c->err, "mount", EINVAL,
                           "mount tmpfs on %s: size 0 would be unlimited",
                           where);
+  if (inodes == 0) {
+    inodes = size / SR_TMPFS_BYTES_PER_INODE;
+    if (inodes < SR_TMPFS_MIN_INODES)
+      inodes = SR_TMPFS_MIN_INODES;
+  }
   if (owned)
-    snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s,uid=%u,gid=%u", size,
-             mode, (unsigned)c->plan->uid, (unsigned)c->plan->gid);
+    snprintf(opts, sizeof(opts),
+             "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%s,uid=%u,gid=%u",
+             size, inodes, mode, (unsigned)c->plan->uid,
+             (unsigned)c->plan->gid);
   else
-    snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s", size, mode);
+    snprintf(opts, sizeof(opts),
+             "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%s", size, inodes,
+             mode);
   return mount_fs(c, "tmpfs", where, MS_NOSUID | MS_NODEV, opts);
 }
 
@@ -310,6 +330,79 @@ static int write_new_file(struct ctx *c, int dirfd, const char *name,
   return 0;
 }
 
+/* ------------------------------------------------------------ pinning */
+
+static bool same_object(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+         (a->st_mode & S_IFMT) == (b->st_mode & S_IFMT);
+}
+
+/* *fd (the supervisor's) replaced by the object at path when it is the
+ * same one; flags: how to open it.  No path or no fd: nothing to pin. */
+static int pin_one(int *fd, const char *path, int flags, const char *what,
+                   struct sr_error *err) {
+  struct stat want, got;
+  int own;
+
+  if (*fd < 0 || !path)
+    return 0;
+  if (fstat(*fd, &want) < 0)
+    return sr_error_layer(err, "mount", errno, "%s: stat the staged copy",
+                          what);
+  own = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+  if (own < 0)
+    return sr_error_layer(err, "mount", errno, "open %s %s", what, path);
+  if (fstat(own, &got) < 0 || !same_object(&want, &got)) {
+    safe_close(own);
+    return sr_error_layer(err, "mount", 0,
+                          "%s %s is not what skillrun staged and verified "
+                          "(replaced after verification): refusing to mount "
+                          "it",
+                          what, path);
+  }
+  *fd = own; /* the inherited one is closed with the supervisor's others */
+  return 0;
+}
+
+int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err) {
+  int r;
+
+  if (plan->bundle_fd < 0 || !plan->bundle_dir)
+    return sr_error_layer(err, "mount", EINVAL, "no staged bundle");
+  r = pin_one(&plan->bundle_fd, plan->bundle_dir, O_PATH | O_DIRECTORY,
+              "the bundle", err);
+  if (r >= 0)
+    r = pin_one(&plan->inputs_fd, plan->inputs_dir, O_RDONLY | O_DIRECTORY,
+                "the staged inputs", err);
+  if (r >= 0)
+    r = pin_one(&plan->metadata_fd, plan->metadata_file, O_PATH, "metadata",
+                err);
+  return r;
+}
+
+static void plan_unpin(struct sr_mount_plan *plan) {
+  plan->bundle_fd = safe_close(plan->bundle_fd);
+  plan->inputs_fd = safe_close(plan->inputs_fd);
+  plan->metadata_fd = safe_close(plan->metadata_fd);
+}
+
+/* After the bind: what the skill will see at dst is the pinned object. */
+static int check_bound(struct ctx *c, int src_fd, const char *dst,
+                       const char *what) {
+  _cleanup_close_ int fd = -1;
+  struct stat want, got;
+
+  fd = sys_openat2(c->root_fd, dst + 1, O_PATH, RESOLVE_NEW);
+  if (fd < 0)
+    return sr_error_layer(c->err, "mount", -fd, "open %s", dst);
+  if (fstat(src_fd, &want) < 0 || fstat(fd, &got) < 0)
+    return sr_error_layer(c->err, "mount", errno, "stat %s", dst);
+  if (!same_object(&want, &got))
+    return sr_error_layer(c->err, "mount", 0,
+                          "%s on %s is not the staged object", what, dst);
+  return 0;
+}
+
 /* ------------------------------------------------------------- builders */
 
 static int build_root(struct ctx *c, const struct sr_view_entry *e) {
@@ -328,39 +421,49 @@ static const char *skill_dir(const struct ctx *c) {
   return c->pol->skill_dir ? c->pol->skill_dir : SR_VIEW_SKILLS "/bundle";
 }
 
+/* The run's own object, pinned by sr_mount_pin, bound on dst by its fd and
+ * checked there once bound. */
+static int bind_pinned(struct ctx *c, int src_fd, const char *dst, bool noexec,
+                       const char *what) {
+  _cleanup_close_ int dfd = -1;
+  struct stat st;
+  int r;
+
+  if (fstat(src_fd, &st) < 0)
+    return sr_error_layer(c->err, "mount", errno, "stat %s", what);
+  r = make_path(c->root_fd, dst, S_ISDIR(st.st_mode), &dfd);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "create mount point %s", dst);
+  r = bind_fd(src_fd, dfd, noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r, "mount %s on %s", what, dst);
+  return check_bound(c, src_fd, dst, what);
+}
+
 static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
   const struct sr_mount_plan *p = c->plan;
   const char *dst = e->per_skill ? skill_dir(c) : e->dst;
-  const char *src = NULL;
   int r;
 
   switch (e->source) {
   case SR_VIEW_SRC_HOST:
-    src = e->host;
     break;
   case SR_VIEW_SRC_BUNDLE:
-    src = p->bundle_dir;
-    if (!src)
+    if (p->bundle_fd < 0)
       return sr_error_layer(c->err, "mount", EINVAL, "no bundle directory");
-    break;
+    return bind_pinned(c, p->bundle_fd, dst, e->noexec, "the bundle");
   case SR_VIEW_SRC_METADATA:
-    src = p->metadata_file;
-    if (!src)
+    if (p->metadata_fd < 0)
       return 0; /* a run without one */
-    break;
+    return bind_pinned(c, p->metadata_fd, dst, e->noexec, "metadata.json");
   case SR_VIEW_SRC_INPUTS:
   case SR_VIEW_SRC_NONE:
-    break;
-  }
-  if (!src)
     return sr_error_layer(c->err, "mount", EINVAL, "%s: no source", dst);
-  r = bind_host(c, src, dst, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+  }
+  r = bind_host(c, e->host, dst,
+                e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
   if (r > 0 && e->optional)
     return 0;
-  if (r > 0 && e->source == SR_VIEW_SRC_BUNDLE)
-    return sr_error_layer(c->err, "mount", ENOENT, "bundle %s", src);
-  if (r > 0 && e->source == SR_VIEW_SRC_METADATA)
-    return sr_error_layer(c->err, "mount", ENOENT, "metadata %s", src);
   if (r > 0)
     return sr_error_layer(c->err, "mount", ENOENT, "bind %s: host has none",
                           dst);
@@ -600,7 +703,7 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
   if (r < 0)
     return r;
   /* noexec would break libraries that map shm executable; keep it off. */
-  r = mount_sized_tmpfs(c, "/dev/shm", c->pol->limits[SR_LIM_TMP_SIZE].value,
+  r = mount_sized_tmpfs(c, "/dev/shm", c->pol->limits[SR_LIM_TMP_SIZE].value, 0,
                         "1777", false);
   if (r < 0)
     return r;
@@ -679,16 +782,25 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
 static int build_tmpfs(struct ctx *c, const struct sr_view_entry *e) {
   _cleanup_close_ int fd = -1;
   int id = sr_limit_by_name(e->size_limit);
+  int ino = e->inode_limit ? sr_limit_by_name(e->inode_limit) : -1;
+  uint64_t inodes = 0;
   char mode[8];
   int r;
 
   if (id < 0)
     return sr_error_layer(c->err, "mount", EINVAL, "%s: no size limit", e->dst);
+  if (e->inode_limit && ino < 0)
+    return sr_error_layer(c->err, "mount", EINVAL, "%s: no inode limit",
+                          e->dst);
+  /* The limit counts entries below the root; the root is an inode too. */
+  if (ino >= 0)
+    inodes = c->pol->limits[ino].value + 1;
   r = make_path(c->root_fd, e->dst, true, &fd);
   if (r < 0)
     return sr_error_layer(c->err, "mount", -r, "mkdir %s", e->dst);
   snprintf(mode, sizeof(mode), "%04o", e->mode);
-  return mount_sized_tmpfs(c, e->dst, c->pol->limits[id].value, mode, e->owned);
+  return mount_sized_tmpfs(c, e->dst, c->pol->limits[id].value, inodes, mode,
+                           e->owned);
 }
 
 static int build_dir(struct ctx *c, const struct sr_view_entry *e) {
@@ -808,19 +920,16 @@ static int finish_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
   _cleanup_close_ int inputs = -1, src = -1;
   int r;
 
-  if (p->inputs_dir) {
+  if (p->inputs_fd >= 0) {
     inputs =
         sys_openat2(c->root_fd, e->dst + 1, O_PATH | O_DIRECTORY, RESOLVE_NEW);
     if (inputs < 0)
       return sr_error_layer(c->err, "mount", -inputs, "open %s", e->dst);
-    if (!sr_valid_abs_path(p->inputs_dir))
-      return sr_error_layer(c->err, "mount", EINVAL, "inputs %s",
-                            p->inputs_dir);
-    src = sys_openat2(c->host_fd, p->inputs_dir, O_RDONLY | O_DIRECTORY,
-                      RESOLVE_HOST);
+    /* The directory sr_mount_pin checked; the files below it are opened
+     * relative to it (the sandbox user owns it, workspace.h). */
+    src = fcntl(p->inputs_fd, F_DUPFD_CLOEXEC, 3);
     if (src < 0)
-      return sr_error_layer(c->err, "mount", -src, "open inputs %s",
-                            p->inputs_dir);
+      return sr_error_layer(c->err, "mount", errno, "dup");
     r = bind_staged_inputs(c, src, inputs, e->dst,
                            e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND, 0);
     if (r < 0)
@@ -1090,7 +1199,7 @@ static void ctx_done(struct ctx *c) {
   c->root_fd = safe_close(c->root_fd);
 }
 
-int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
+int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err) {
   _cleanup_close_ int outputs = -1;
   _cleanup_(restore_umask) mode_t old_umask = umask(022);
@@ -1121,6 +1230,7 @@ int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
     return sr_error_layer(err, "mount", errno, "open %s", SR_VIEW_OUTPUTS);
 
   ctx_done(&c); /* nothing of the old root may stay open */
+  plan_unpin(plan);
   r = enter_newroot(err);
   if (r < 0)
     return r;

@@ -6,8 +6,14 @@
 struct sr_error;
 struct sr_policy;
 
-/* What the run gives the sandbox view (view.h) to build from.  Host paths
- * are absolute. */
+/*
+ * What the run gives the sandbox view (view.h) to build from.  Host paths
+ * are absolute.  The run's own objects come with the supervisor's
+ * descriptor of each, inherited through the clone; init binds only what
+ * sr_mount_pin found at the path to be that very object (a descriptor from
+ * the host's mount namespace cannot be bound from the sandbox's, so the
+ * path is resolved again and its device and inode compared).
+ */
 struct sr_mount_plan {
   const struct sr_policy *policy;
   const char *bundle_dir;    /* verified staging copy -> the skill's directory,
@@ -15,11 +21,27 @@ struct sr_mount_plan {
   const char *inputs_dir;    /* staged --input files -> /workspace/inputs/NAME
                                 (ro); may be NULL */
   const char *metadata_file; /* -> /workspace/metadata.json (ro); may be NULL */
-  uid_t uid;                 /* inside ids, 1000 */
+  int bundle_fd;   /* the supervisor's fd of bundle_dir, then init's */
+  int inputs_fd;   /* ... of inputs_dir (O_RDONLY|O_DIRECTORY), or -1 */
+  int metadata_fd; /* ... of metadata_file (O_PATH), or -1 */
+  uid_t uid;       /* inside ids, 1000 */
   gid_t gid;
   const char *user_name; /* "skill": passwd/group entry */
   const char *home;      /* "/workspace/scratch" */
 };
+
+/*
+ * Pins the run's objects (bundle, inputs, metadata.json) before anything
+ * is mounted: opens each path of the plan anew and keeps the result only
+ * when it is the object the supervisor's descriptor names (same device and
+ * inode), replacing that descriptor in the plan; any other object (the run
+ * directory renamed after verification and a new one put in its place) is
+ * a "mount" layer failure.  init calls it while it still has the caller's
+ * file-system ids (the staging directories are 0700: the sandbox user
+ * could not look the paths up), sr_mount_build binds the pinned fds and
+ * closes them.
+ */
+int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err);
 
 /*
  * Builds the sandbox root and enters it.  Runs in pid 1 of the new pid
@@ -33,5 +55,5 @@ struct sr_mount_plan {
  * which harvests from it after every process of the run is dead (the fd
  * keeps the detached tmpfs alive).
  */
-int sr_mount_build(const struct sr_mount_plan *plan, int *ret_outputs_fd,
+int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err);

@@ -141,22 +141,23 @@ static json_t *leaves_json(const struct sr_cgroup *cg) {
   return a;
 }
 
+/* The policy as JSON must be complete: when it cannot be built, json_pack
+ * fails on the NULL and sr_audit_emit refuses the event (fail closed). */
 static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
   json_t *pj = sr_policy_to_json(&run->policy, &run->enf);
 
   return sr_audit_emit(
       &run->audit, "policy_resolved",
-      json_pack("{s:o, s:{s:s, s:s, s:i}, s:o, s:o, s:o, s:{s:i, s:i}}",
-                "policy", pj ? pj : json_null(), "seccomp", "policy",
-                sr_seccomp_kind(run->seccomp), "digest",
-                sr_seccomp_digest(run->seccomp), "instructions",
-                (int)sr_seccomp_insns(run->seccomp), "cgroup",
-                run->host.cgroup.active
-                    ? json_string(run->host.cgroup.leaf_path)
-                    : json_null(),
-                "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
-                sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid,
-                "gid", (int)run->host.gid),
+      json_pack(
+          "{s:o, s:{s:s, s:s, s:i}, s:o, s:o, s:o, s:{s:i, s:i}}", "policy", pj,
+          "seccomp", "policy", sr_seccomp_kind(run->seccomp), "digest",
+          sr_seccomp_digest(run->seccomp), "instructions",
+          (int)sr_seccomp_insns(run->seccomp), "cgroup",
+          run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
+                                  : json_null(),
+          "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
+          sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid, "gid",
+          (int)run->host.gid),
       err);
 }
 
@@ -219,6 +220,8 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
     r = build_env(run, err);
   if (r >= 0)
     r = acquire_host(run, err);
+  if (r >= 0)
+    r = sr_workspace_give_inputs(&run->ws, run->host.uid, run->host.gid, err);
   if (r >= 0)
     r = emit_policy_resolved(run, err);
   if (r >= 0)

@@ -12,6 +12,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,24 @@ static int resolve_bundle(struct sr_run *run, struct sr_error *err) {
     return sr_error_set(err, SR_EXIT_REFUSED, errno, "bundle_invalid",
                         "bundle %s", run->args->bundle);
   return 0;
+}
+
+/* A trust file the caller named (or BUNDLE.sig), opened the one safe way
+ * (sr_open_regular): anything but a regular file of at most max bytes is
+ * refused at once, a FIFO included.  An fd, or the refusal (exit 123,
+ * `reason`); with missing_ok, -ENOENT without an error. */
+static int open_trust_file(const char *path, const char *what, uint64_t max,
+                           bool missing_ok, const char *reason,
+                           struct sr_error *err) {
+  struct stat st;
+  char why[128];
+  int fd = sr_open_regular(AT_FDCWD, path, max, &st);
+
+  if (fd >= 0 || (fd == -ENOENT && missing_ok))
+    return fd;
+  return sr_error_set(err, SR_EXIT_REFUSED, sr_open_regular_errno(fd), reason,
+                      "%s %s %s", what, path,
+                      sr_open_regular_why(fd, &st, max, why, sizeof(why)));
 }
 
 /* ------------------------------------------------------------ admit */
@@ -53,10 +72,11 @@ static int check_capability(struct sr_run *run, struct sr_error *err) {
     /* own_fd is read by its _cleanup_close_ handler, which clang 14's
      * dead-store check does not model.
      * NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores) */
-    fd = own_fd = open(a->capability, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd = own_fd =
+        open_trust_file(a->capability, "capability", SR_CAPABILITY_MAX_BYTES,
+                        false, "capability_invalid", err);
     if (fd < 0)
-      return sr_error_set(err, SR_EXIT_REFUSED, errno, "capability_invalid",
-                          "cannot open capability %s", a->capability);
+      return fd;
   } else {
     if (fcntl(fd, F_GETFD) < 0)
       return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
@@ -217,14 +237,16 @@ static int read_statement(const struct sr_run *run, char **text, size_t *len,
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "statement");
     path = conventional;
   }
-  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0 && errno == ENOENT && !run->args->signature)
+  /* Whoever owns the bundle's parent can plant BUNDLE.sig: a FIFO there
+   * must not hang the run before any timer is armed. */
+  fd = open_trust_file(path, "statement", SR_STATEMENT_MAX_BYTES,
+                       !run->args->signature, "statement_invalid", err);
+  if (fd == -ENOENT && !run->args->signature)
     return 0;
   if (fd < 0)
-    return sr_error_set(err, SR_EXIT_REFUSED, errno, "statement_invalid",
-                        "cannot open statement %s", path);
-  /* One byte more than allowed, so that an oversized file is refused by
-   * the parser with its own message. */
+    return fd;
+  /* One byte more than allowed, so that a file that grew since the check
+   * is refused by the parser with its own message. */
   r = sr_read_fd(fd, SR_STATEMENT_MAX_BYTES + 1, text, len);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_REFUSED, -r, "statement_invalid",
@@ -314,14 +336,18 @@ static int emit_verified(struct sr_run *run, struct sr_error *err) {
   return sr_audit_emit(
       &run->audit, "bundle_verified",
       json_pack(
-          "{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:b, s:s?}", "digest",
+          "{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:o, s:b, s:o}", "digest",
           run->bundle.digest, "files", (json_int_t)run->bundle.n_files, "dirs",
           (json_int_t)run->bundle.n_dirs, "bytes",
           (json_int_t)run->bundle.total_bytes, "pinned",
           run->args->expect_sha256 != NULL, "tier", sr_tier_name(run->tier),
           "key_id", signed_ ? json_string(run->statement.key_id) : json_null(),
           "signed_at", signed_ ? json_string(run->statement.time) : json_null(),
-          "capability", run->have_capability, "staging", run->ws.staging_path),
+          "capability", run->have_capability, "staging",
+          run->ws.staging_path
+              ? sr_json_string_lossy(run->ws.staging_path,
+                                     strlen(run->ws.staging_path))
+              : json_null()),
       err);
 }
 

@@ -107,7 +107,6 @@ void sr_run_done(struct sr_run *run) {
   free(run->envp);
   free(run->bundle_path);
   free(run->would_refuse);
-  free(run->conf_notice);
 }
 
 /* ------------------------------------------------------------ start */
@@ -234,20 +233,13 @@ int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
   r = sr_audit_emit(
       &run->audit, "execution_started",
       json_pack(
-          "{s:s, s:s, s:i, s:i, s:o}", "skillrun_version", PACKAGE_VERSION,
-          "bundle", a->bundle, "caller_uid", (int)getuid(), "pid",
-          (int)getpid(), "run_dir",
+          "{s:s, s:o, s:i, s:i, s:o}", "skillrun_version", PACKAGE_VERSION,
+          "bundle", sr_json_string_lossy(a->bundle, strlen(a->bundle)),
+          "caller_uid", (int)getuid(), "pid", (int)getpid(), "run_dir",
           run->ws.run_path
               ? sr_json_string_lossy(run->ws.run_path, strlen(run->ws.run_path))
               : json_null()),
       err);
-  /* The platform's notice, held back so that the stream starts with
-   * execution_started. */
-  if (r >= 0 && run->conf_notice)
-    r = sr_audit_emit(
-        &run->audit, "warning",
-        json_pack("{s:s, s:s}", "source", "conf", "message", run->conf_notice),
-        err);
   return r;
 }
 
@@ -276,22 +268,8 @@ int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
   return 0;
 }
 
-/* A notice of the platform configuration: a warning event right after
- * execution_started, or stderr where there is no audit stream
- * (--explain). */
-static int conf_warning(struct sr_run *run, char **msg) {
-  if (!run->audit_open) {
-    sr_log_warning("%s", *msg);
-    return 0;
-  }
-  free(run->conf_notice);
-  run->conf_notice = TAKE_PTR(*msg);
-  return 0;
-}
-
 int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   const struct sr_args *a = run->args;
-  _cleanup_free_ char *warning = NULL;
   _cleanup_free_ char *resolved = NULL;
   struct sr_conf conf = {0}, prof = {0};
   int r;
@@ -300,12 +278,9 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "policy", "policy");
   run->policy_init = true;
-  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, &conf, &warning,
-                            err);
-  if (r < 0)
-    return r;
-  if (warning)
-    r = conf_warning(run, &warning);
+  /* An unsafe or (when named) missing skillrun.conf stops the run. */
+  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, a->conf != NULL,
+                            &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&run->policy, &conf, err);
   if (r >= 0)
@@ -513,6 +488,7 @@ static int collect_result(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = sr_workspace_harvest(&run->ws, run->sup.outputs_fd,
                              run->policy.limits[SR_LIM_OUTPUTS_SIZE].value,
+                             run->policy.limits[SR_LIM_OUTPUTS_FILES].value,
                              &run->audit, &run->artifacts, err);
   run->sup.outputs_fd = safe_close(run->sup.outputs_fd);
   return r;
@@ -665,8 +641,12 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
   struct sr_error ignored = {0};
   json_t *f;
 
+  /* The message may quote a path or a value from the caller in any bytes:
+   * recorded lossily rather than not at all. */
+  json_t *msg = sr_json_string_lossy(err->msg, strlen(err->msg));
+
   if (err->exit_code == SR_EXIT_REFUSED) {
-    f = json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg);
+    f = json_pack("{s:s, s:o}", "reason", err->reason, "message", msg);
     if (f && run->refusal_extra)
       json_object_update(f, run->refusal_extra);
     (void)sr_audit_emit(&run->audit,
@@ -674,17 +654,16 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
                                            : "bundle_rejected",
                         f, &ignored);
   } else if (err->layer[0]) {
-    (void)sr_audit_emit(&run->audit, "layer_failed",
-                        json_pack("{s:s, s:s, s:o}", "layer", err->layer,
-                                  "message", err->msg, "errno",
-                                  err->err
-                                      ? json_string(strerrorname_np(err->err))
-                                      : json_null()),
-                        &ignored);
+    (void)sr_audit_emit(
+        &run->audit, "layer_failed",
+        json_pack(
+            "{s:s, s:o, s:o}", "layer", err->layer, "message", msg, "errno",
+            err->err ? json_string(strerrorname_np(err->err)) : json_null()),
+        &ignored);
   } else {
     (void)sr_audit_emit(
         &run->audit, "error",
-        json_pack("{s:s, s:s}", "reason", err->reason, "message", err->msg),
+        json_pack("{s:s, s:o}", "reason", err->reason, "message", msg),
         &ignored);
   }
 }

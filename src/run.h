@@ -39,8 +39,7 @@ struct sr_run {
   int cancel_sig; /* a cancellation signal seen before the launch, or 0 */
   struct sr_audit audit;
   bool audit_open;
-  bool started;      /* execution_started is on the record */
-  char *conf_notice; /* skillrun.conf's warning, for after it */
+  bool started; /* execution_started is on the record */
 
   /* configure from the platform (skillrun.conf, profile), then from the
    * skill (SKILL.md, flags, capability): const afterwards */

@@ -15,6 +15,7 @@
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
@@ -80,7 +81,6 @@ static const char *const allow_process[] = {"execve",
                                             "pidfd_send_signal",
                                             "getrlimit",
                                             "setrlimit",
-                                            "prlimit64",
                                             "getrusage",
                                             "times",
                                             "getpriority",
@@ -363,9 +363,8 @@ static const struct {
   const char *call;
   const char *group;
 } filtered_calls[] = {
-    {"clone", "namespaces"},
-    {"socket", "sockets"},
-    {"ioctl", "tty"},
+    {"clone", "namespaces"},        {"socket", "sockets"},
+    {"prlimit64", "process"},       {"ioctl", "tty"},
     {"personality", "personality"},
 };
 
@@ -561,8 +560,9 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name,
   return 0;
 }
 
-/* clone, socket, personality: allowed only for the argument values ordinary
- * programs use; ioctl is allowed here and narrowed by the tty program. */
+/* clone, socket, prlimit64, personality: allowed only for the argument
+ * values ordinary programs use; ioctl is allowed here and narrowed by the
+ * tty program. */
 static int add_filtered_rules(scmp_filter_ctx ctx, const struct sr_policy *p,
                               struct sr_error *err) {
   int r;
@@ -587,22 +587,48 @@ static int add_filtered_rules(scmp_filter_ctx ctx, const struct sr_policy *p,
     const struct scmp_arg_cmp unix_any[] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX)};
     const struct scmp_arg_cmp netlink_route[] = {
         SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE)};
-    const int inet[] = {AF_INET, AF_INET6};
-    const int types[] = {SOCK_STREAM, SOCK_DGRAM};
+    /* TCP and UDP (protocol 0 is the family's default for the type), and
+     * the unprivileged ICMP echo socket ping uses; never another protocol
+     * of the same type (UDP-Lite, MPTCP, SCTP), each one more of the
+     * kernel's code reachable from the sandbox. */
+    static const struct {
+      int family, type, protocol;
+    } inet[] = {
+        {AF_INET, SOCK_STREAM, 0},
+        {AF_INET, SOCK_STREAM, IPPROTO_TCP},
+        {AF_INET, SOCK_DGRAM, 0},
+        {AF_INET, SOCK_DGRAM, IPPROTO_UDP},
+        {AF_INET, SOCK_DGRAM, IPPROTO_ICMP},
+        {AF_INET6, SOCK_STREAM, 0},
+        {AF_INET6, SOCK_STREAM, IPPROTO_TCP},
+        {AF_INET6, SOCK_DGRAM, 0},
+        {AF_INET6, SOCK_DGRAM, IPPROTO_UDP},
+        {AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6},
+    };
 
     r = add_rule(ctx, SCMP_ACT_ALLOW, "socket", 1, unix_any, err);
     if (r < 0)
       return r;
-    for (size_t i = 0; i < SR_ARRAY_SIZE(inet); i++)
-      for (size_t t = 0; t < SR_ARRAY_SIZE(types); t++) {
-        const struct scmp_arg_cmp c[] = {
-            SCMP_A0(SCMP_CMP_EQ, (uint64_t)inet[i]),
-            SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)types[t])};
-        r = add_rule(ctx, SCMP_ACT_ALLOW, "socket", 2, c, err);
-        if (r < 0)
-          return r;
-      }
+    for (size_t i = 0; i < SR_ARRAY_SIZE(inet); i++) {
+      const struct scmp_arg_cmp c[] = {
+          SCMP_A0(SCMP_CMP_EQ, (uint64_t)inet[i].family),
+          SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)inet[i].type),
+          SCMP_A2(SCMP_CMP_EQ, (uint64_t)inet[i].protocol)};
+      r = add_rule(ctx, SCMP_ACT_ALLOW, "socket", 3, c, err);
+      if (r < 0)
+        return r;
+    }
     r = add_rule(ctx, SCMP_ACT_ALLOW, "socket", 2, netlink_route, err);
+    if (r < 0)
+      return r;
+  }
+
+  if (!denied_by_profile(p, "prlimit64")) {
+    /* Its own limits only (pid 0, which is what glibc's getrlimit and
+     * setrlimit pass): never another process's, init's above all, which
+     * runs as the same user. */
+    struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, 0);
+    r = add_rule(ctx, SCMP_ACT_ALLOW, "prlimit64", 1, &c, err);
     if (r < 0)
       return r;
   }

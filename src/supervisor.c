@@ -201,6 +201,10 @@ static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->mount.bundle_dir = spec->ws->bundle_path;
   sb->mount.inputs_dir = spec->ws->inputs_path;
   sb->mount.metadata_file = spec->ws->metadata_path;
+  /* Inherited by init, which binds only what is still these objects. */
+  sb->mount.bundle_fd = spec->ws->bundle_fd;
+  sb->mount.inputs_fd = spec->ws->inputs_fd;
+  sb->mount.metadata_fd = spec->ws->metadata_fd;
   sb->mount.uid = SR_SANDBOX_UID;
   sb->mount.gid = SR_SANDBOX_GID;
   sb->mount.user_name = "skill";

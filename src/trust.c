@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fdutil.h"
 #include "ossl.h"
@@ -91,20 +92,32 @@ int sr_trust_key_load(const char *path, bool private_key,
                       struct sr_trust_key **out, struct sr_error *err) {
   _cleanup_free_ char *buf = NULL;
   _cleanup_close_ int fd = -1;
+  struct stat st;
+  char why[128];
   size_t len = 0;
   int r;
 
-  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  fd = sr_open_regular(AT_FDCWD, path, SR_KEY_MAX_BYTES, &st);
   if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "key_invalid",
-                        "cannot open key %s", path);
-  r = sr_read_fd(fd, SR_KEY_MAX_BYTES, &buf, &len);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid",
-                        "cannot read key %s", path);
-  r = sr_trust_key_from_pem(buf, len, private_key, path, out, err);
-  /* Private key bytes should not linger in freed memory. */
-  explicit_bzero(buf, len);
+    return sr_error_set(
+        err, SR_EXIT_FAILED, sr_open_regular_errno(fd), "key_invalid",
+        "key %s %s", path,
+        sr_open_regular_why(fd, &st, SR_KEY_MAX_BYTES, why, sizeof(why)));
+  /* One buffer of the largest size, never grown: a realloc would leave a
+   * copy of private key bytes in freed memory, which every later fork
+   * (the sandbox's init) would inherit. */
+  buf = malloc(SR_KEY_MAX_BYTES + 1);
+  if (!buf)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", path);
+  r = sr_read_full(fd, buf, SR_KEY_MAX_BYTES + 1, &len);
+  if (r >= 0 && len > SR_KEY_MAX_BYTES)
+    r = -EFBIG;
+  if (r >= 0)
+    r = sr_trust_key_from_pem(buf, len, private_key, path, out, err);
+  else
+    sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid", "cannot read key %s",
+                 path);
+  explicit_bzero(buf, SR_KEY_MAX_BYTES + 1);
   return r;
 }
 

@@ -174,6 +174,225 @@ bool sr_has_control_chars(const char *s) {
   return false;
 }
 
+size_t sr_utf8_seq(const unsigned char *p, size_t n, size_t *skip) {
+  unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+  size_t need;
+
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    need = 1;
+  else if (c == 0xe0)
+    need = 2, lo = 0xa0;
+  else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
+    need = 2;
+  else if (c == 0xed) /* no UTF-16 surrogates */
+    need = 2, hi = 0x9f;
+  else if (c == 0xf0)
+    need = 3, lo = 0x90;
+  else if (c >= 0xf1 && c <= 0xf3)
+    need = 3;
+  else if (c == 0xf4) /* nothing above U+10FFFF */
+    need = 3, hi = 0x8f;
+  else {
+    *skip = 1;
+    return 0;
+  }
+  for (size_t i = 1; i <= need; i++) {
+    if (i >= n || p[i] < lo || p[i] > hi) {
+      *skip = i;
+      return 0;
+    }
+    lo = 0x80;
+    hi = 0xbf;
+  }
+  return need + 1;
+}
+
+bool sr_utf8_valid(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t skip;
+
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
+    if (n == 0)
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+/* The code point of the well-formed sequence p[0..n). */
+static uint32_t utf8_code_point(const unsigned char *p, size_t n) {
+  static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  uint32_t cp = p[0] & lead_mask[n];
+
+  for (size_t i = 1; i < n; i++)
+    cp = (cp << 6) | (p[i] & 0x3f);
+  return cp;
+}
+
+static bool is_bidi_control(uint32_t cp) {
+  return cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+         (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* How the character at p (its sequence n bytes, 0 when ill-formed) is
+ * written in a name's display form: 0 as is, 'x' as \xHH per byte, 'u'
+ * as \uHHHH. */
+static char name_escape_kind(const unsigned char *p, size_t n) {
+  uint32_t cp;
+
+  if (n == 0)
+    return 'x';
+  cp = utf8_code_point(p, n);
+  if (cp < 0x20 || cp == 0x7f)
+    return 'x';
+  if ((cp >= 0x80 && cp <= 0x9f) || is_bidi_control(cp))
+    return 'u';
+  return 0;
+}
+
+bool sr_name_needs_escape(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t skip = 1;
+
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
+    if (name_escape_kind(p + i, n))
+      return true;
+    i += n;
+  }
+  return false;
+}
+
+bool sr_name_misleads(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t skip = 1;
+
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
+    if (n > 0 && name_escape_kind(p + i, n))
+      return true;
+    i += n > 0 ? n : 1;
+  }
+  return false;
+}
+
+char *sr_name_escape(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t skip = 1, o = 0;
+  char *out;
+
+  /* Each input byte becomes at most 4 bytes (\xHH), a 2-byte C1 control
+   * 6 (\uHHHH), a 3-byte bidi control 6. */
+  if (len > (SIZE_MAX - 1) / 4)
+    return NULL;
+  out = malloc(4 * len + 1);
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
+    switch (name_escape_kind(p + i, n)) {
+    case 'x':
+      o += (size_t)sprintf(out + o, "\\x%02x", p[i]);
+      i += 1;
+      break;
+    case 'u':
+      o += (size_t)sprintf(out + o, "\\u%04x",
+                           (unsigned)utf8_code_point(p + i, n));
+      i += n;
+      break;
+    default:
+      memcpy(out + o, p + i, n);
+      o += n;
+      i += n;
+      break;
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* One character of a terminal stream (n > 0 bytes, 0 when ill-formed: one
+ * byte), escaped into out; returns the bytes written. */
+static size_t term_escape_one(const unsigned char *p, size_t n, char *out) {
+  uint32_t cp;
+
+  if (n == 0)
+    return (size_t)sprintf(out, "\\x%02x", p[0]);
+  cp = utf8_code_point(p, n);
+  if (cp == '\n' || cp == '\t')
+    out[0] = (char)cp;
+  else if (cp < 0x20 || cp == 0x7f)
+    return (size_t)sprintf(out, "\\x%02x", (unsigned)cp);
+  else if (cp >= 0x80 && cp <= 0x9f)
+    return (size_t)sprintf(out, "\\u%04x", (unsigned)cp);
+  else
+    memcpy(out, p, n);
+  return n;
+}
+
+/* Whether p[0..n) could still become a well-formed sequence with more
+ * bytes: a lead byte and valid continuation bytes so far. */
+static bool utf8_incomplete(const unsigned char *p, size_t n, size_t skip) {
+  return skip == n && n < 4 && p[0] >= 0xc2 && p[0] <= 0xf4;
+}
+
+size_t sr_term_escape(struct sr_term_escape *st, const char *in, size_t n,
+                      char *out) {
+  const unsigned char *p = (const unsigned char *)in;
+  size_t o = 0, i = 0, skip = 1;
+
+  /* Complete what the last chunk left held, one byte at a time. */
+  while (st->n_held > 0 && i < n) {
+    size_t k;
+    st->held[st->n_held++] = p[i++];
+    k = sr_utf8_seq(st->held, st->n_held, &skip);
+    if (k == 0 && utf8_incomplete(st->held, st->n_held, skip))
+      continue;
+    if (k > 0) {
+      o += term_escape_one(st->held, k, out + o);
+      st->n_held = 0;
+    } else {
+      /* The held bytes are ill-formed: escape what is, and go on with
+       * the rest as new input. */
+      unsigned char rest[4];
+      size_t nrest = st->n_held - skip;
+      for (size_t j = 0; j < skip; j++)
+        o += term_escape_one(st->held + j, 0, out + o);
+      memcpy(rest, st->held + skip, nrest);
+      st->n_held = 0;
+      o += sr_term_escape(st, (const char *)rest, nrest, out + o);
+    }
+  }
+  while (i < n) {
+    size_t k = sr_utf8_seq(p + i, n - i, &skip);
+    if (k == 0 && i + skip == n && utf8_incomplete(p + i, n - i, skip)) {
+      memcpy(st->held, p + i, n - i);
+      st->n_held = n - i;
+      break;
+    }
+    if (k == 0) {
+      o += term_escape_one(p + i, 0, out + o);
+      i += 1;
+      continue;
+    }
+    o += term_escape_one(p + i, k, out + o);
+    i += k;
+  }
+  return o;
+}
+
+size_t sr_term_escape_flush(struct sr_term_escape *st, char *out) {
+  size_t o = 0;
+
+  for (size_t j = 0; j < st->n_held; j++)
+    o += term_escape_one(st->held + j, 0, out + o);
+  st->n_held = 0;
+  return o;
+}
+
 bool sr_valid_filename(const char *s) {
   size_t n;
 

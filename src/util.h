@@ -35,6 +35,56 @@ bool sr_valid_hex(const char *s, size_t len);
 bool sr_valid_filename(const char *s);
 /* True when s contains a byte < 0x20 or 0x7f. */
 bool sr_has_control_chars(const char *s);
+
+/*
+ * Length of the well-formed UTF-8 sequence at p (n > 0 bytes available,
+ * Unicode table 3-7: no overlong forms, no surrogates, nothing above
+ * U+10FFFF), or 0 with *skip set to the length of its maximal ill-formed
+ * subpart (Unicode's "best practice": each such subpart is one error).  A
+ * sequence cut short by the end of the buffer is ill-formed here.
+ */
+size_t sr_utf8_seq(const unsigned char *p, size_t n, size_t *skip);
+/* Whether s[0..len) is well-formed UTF-8. */
+bool sr_utf8_valid(const char *s, size_t len);
+
+/*
+ * A file name for the record: when it is not valid UTF-8, or holds a C0 or
+ * C1 control, DEL or a bidirectional formatting character (U+061C,
+ * U+200E, U+200F, U+202A..U+202E, U+2066..U+2069: they reorder what a
+ * terminal or a listing shows), it needs escaping (sr_name_escape).
+ */
+bool sr_name_needs_escape(const char *s, size_t len);
+/* Whether such a name holds a control or a bidirectional formatting
+ * character (bytes that are not UTF-8 aside). */
+bool sr_name_misleads(const char *s, size_t len);
+/*
+ * The display form of such a name, NUL-terminated and malloc'd (NULL on
+ * ENOMEM): each byte that is not part of well-formed UTF-8, each C0 control
+ * and DEL as \xHH; each C1 control and bidirectional formatting character
+ * as \uHHHH; everything else, backslash included, as is.  It is not
+ * reversible: the record carries the raw bytes beside it (base64).
+ */
+char *sr_name_escape(const char *s, size_t len);
+
+/*
+ * Bytes written to a terminal (--log-passthrough), escaped as a stream:
+ * '\n' and '\t' pass; every other C0 control (ESC, CR, BEL...), DEL and
+ * each byte that is not part of well-formed UTF-8 become \xHH, each C1
+ * control (U+0080..U+009F, which 8-bit terminals read as CSI, OSC...)
+ * \uHHHH.  A sequence cut by the end of one chunk is held (at most 3
+ * bytes) until the next; sr_term_escape_flush writes what is held.
+ */
+struct sr_term_escape {
+  unsigned char held[4];
+  size_t n_held;
+};
+/* Room out needs for n bytes of input: every byte may become 6. */
+#define SR_TERM_ESCAPE_MAX(n) (6 * ((n) + 4))
+/* Escapes in[0..n) into out (at least SR_TERM_ESCAPE_MAX(n) bytes, not
+ * NUL-terminated); returns the bytes written. */
+size_t sr_term_escape(struct sr_term_escape *st, const char *in, size_t n,
+                      char *out);
+size_t sr_term_escape_flush(struct sr_term_escape *st, char *out);
 /*
  * The one check of an absolute path that names something on the host or in
  * the sandbox (profile binds and /etc files, staged objects, conf paths):

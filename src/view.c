@@ -139,6 +139,7 @@ const struct sr_view_entry sr_view[] = {
      .owned = true,
      .mode = 0755,
      .size_limit = "outputs-size",
+     .inode_limit = "outputs-files",
      .reserve = SR_VIEW_RESERVE_TREE,
      .listed = true},
     {.dst = "/workspace/metadata.json",

@@ -75,6 +75,9 @@ struct sr_view_entry {
   const char *dst;        /* sandbox path; NULL for SR_VIEW_PROFILE_BINDS */
   const char *host;       /* SR_VIEW_SRC_HOST: absolute host path */
   const char *size_limit; /* the limit (policy.h) that sizes it, or NULL */
+  /* SR_VIEW_TMPFS: the limit that caps its inodes (entries below its
+   * root); NULL: one inode per 4 KiB of its size (mount.c). */
+  const char *inode_limit;
   enum sr_view_type type;
   enum sr_view_source source;
   unsigned mode; /* SR_VIEW_TMPFS: mode of its root */

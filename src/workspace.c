@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "magic.h"
 #include "reclaim.h"
 #include "sha256.h"
+#include "trust.h"
 #include "util.h"
 #include "workspace.h"
 
@@ -32,7 +34,6 @@
  * directory is in, when it is on one. */
 #define SR_STAGING_XATTR "user.skillrun.staging"
 #define HARVEST_MAX_DEPTH 32
-#define HARVEST_MAX_FILES 10000
 
 int sr_workspace_default_root(char **out, struct sr_error *err) {
   const char *base;
@@ -83,48 +84,71 @@ static int mkdir_parents(const char *path, mode_t mode) {
   return 0;
 }
 
-/* Every directory from / to path has the search bit for others. */
-static int check_traversable(const char *path) {
-  char buf[PATH_MAX];
-  size_t n = strlen(path);
-
-  if (n >= sizeof(buf))
-    return -ENAMETOOLONG;
-  memcpy(buf, path, n + 1);
-  for (;;) {
-    struct stat st;
-    char *slash;
-
-    if (stat(buf[0] ? buf : "/", &st) < 0)
-      return -errno;
-    if (!(st.st_mode & S_IXOTH))
-      return -EACCES;
-    slash = strrchr(buf, '/');
-    if (!slash || slash == buf) {
-      if (buf[0] == '\0' || !strcmp(buf, "/"))
-        return 0;
-      buf[0] = '\0';
-      continue;
-    }
-    *slash = '\0';
-  }
-}
-
 static int open_or_make_dir_at(int dirfd, const char *name, mode_t mode) {
+  bool made = true;
   int fd;
 
-  if (mkdirat(dirfd, name, mode) < 0 && errno != EEXIST)
-    return -errno;
+  if (mkdirat(dirfd, name, mode) < 0) {
+    if (errno != EEXIST)
+      return -errno;
+    made = false;
+  }
   fd = openat(dirfd, name, OPEN_DIR_FLAGS);
-  return fd < 0 ? -errno : fd;
+  if (fd < 0)
+    return -errno;
+  /* mkdirat honours the umask (a root caller's 077 would do no harm here,
+   * but the mode is part of the contract); an existing directory keeps its
+   * own, which the caller checks. */
+  if (made && fchmod(fd, mode) < 0) {
+    int r = -errno;
+    safe_close(fd);
+    return r;
+  }
+  return fd;
+}
+
+/*
+ * The doas(1) rule for a directory of the workspace, on the opened fd: it
+ * belongs to the caller (or to root) and nobody else may write it, so no
+ * other user can rename, replace or plant anything in it.  The workspace
+ * root may be shared (writable by others) only with the sticky bit, as
+ * /tmp is: then nobody can rename or remove what another user made there.
+ */
+static int check_owned_dir(int fd, const char *path, const char *what,
+                           bool sticky_ok, struct sr_error *err) {
+  uid_t me = geteuid();
+  struct stat st;
+
+  if (fstat(fd, &st) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace", "%s %s", what,
+                        path);
+  if (st.st_uid != me && st.st_uid != 0) {
+    const struct passwd *pw = getpwuid(st.st_uid);
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                        "%s %s belongs to uid %u%s%s%s, not to you (uid %u) "
+                        "or root: refusing to run in a directory another user "
+                        "controls",
+                        what, path, (unsigned)st.st_uid, pw ? " (" : "",
+                        pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+      !(sticky_ok && (st.st_mode & S_ISVTX)))
+    return sr_error_set(
+        err, SR_EXIT_FAILED, 0, "workspace",
+        "%s %s is writable by %s (mode %04o)%s: refusing to "
+        "run in a directory others can change",
+        what, path, (st.st_mode & S_IWOTH) ? "others" : "its group",
+        (unsigned)(st.st_mode & 07777),
+        sticky_ok ? "; a shared root needs the sticky bit" : "");
+  return 0;
 }
 
 /* A new append-only record file of the run (audit.jsonl, the logs), mode
- * 0640: an fd, or -errno. */
+ * 0600, the caller's alone: an fd, or -errno. */
 static int create_record_file(int dirfd, const char *name) {
   int fd = openat(
       dirfd, name,
-      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0640);
+      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
   return fd < 0 ? -errno : fd;
 }
 
@@ -150,6 +174,12 @@ void sr_workspace_init(struct sr_workspace *ws) {
   ws->root_fd = ws->tenant_fd = ws->run_fd = -1;
   ws->active_fd = ws->staging_fd = ws->bundle_fd = ws->inputs_fd = -1;
   ws->staging_parent_fd = ws->logs_fd = ws->outputs_fd = -1;
+  ws->metadata_fd = -1;
+}
+
+static void closedirp(DIR **d) {
+  if (*d)
+    closedir(*d);
 }
 
 static int path_join(char **out, const char *a, const char *b) {
@@ -199,8 +229,9 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (root[0] != '/')
     return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
                         "workspace root '%s' must be an absolute path", root);
-  /* 0711: a pool uid inside the sandbox must traverse to its staging copy,
-   * but nobody lists other runs. */
+  /* The root itself is the administrator's or the caller's: its mode is
+   * theirs.  Below it everything is 0700: the sandbox reaches its staging
+   * copy by descriptor, never by path (init.c), so nobody else needs to. */
   r = mkdir_parents(root, 0711);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
@@ -208,38 +239,59 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (!realpath(root, resolved))
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot resolve workspace root %s", root);
-  /* As root the sandbox runs as an unprivileged host uid that must reach
-   * its staging copy: say so now rather than fail inside the sandbox. */
-  if (geteuid() == 0) {
-    r = check_traversable(resolved);
-    if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
-                          "workspace root %s: a directory on its path is not "
-                          "searchable by others (the sandbox user); give it "
-                          "mode 0711 or use another --workspace-root",
-                          resolved);
-  }
   ws->root = strdup(resolved);
   if (!ws->root)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
-  ws->root_fd = open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ws->root_fd = open(resolved, OPEN_DIR_FLAGS);
   if (ws->root_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot open workspace root %s", resolved);
+  r = check_owned_dir(ws->root_fd, resolved, "workspace root", true, err);
+  if (r < 0)
+    return r;
 
   /* Leftovers of runs whose supervisor was killed are cleaned by the next
    * run; a failure here must not stop this run. */
   (void)sr_workspace_gc(ws->root, key, false, NULL, NULL);
 
-  r = open_or_make_dir_at(ws->root_fd, tenant, 0711);
+  if (asprintf(&ws->run_path, "%s/%s", resolved, tenant) < 0) {
+    ws->run_path = NULL;
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  }
+  r = open_or_make_dir_at(ws->root_fd, tenant, 0700);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create tenant directory %s/%s", resolved,
-                        tenant);
+                        "cannot create tenant directory %s", ws->run_path);
   ws->tenant_fd = r;
+  /* A tenant directory another user made first (in a shared root) would
+   * let them rename this run's directory under it. */
+  r = check_owned_dir(ws->tenant_fd, ws->run_path, "tenant directory", false,
+                      err);
+  free(ws->run_path);
+  ws->run_path = NULL;
+  if (r < 0)
+    return r;
+
+  /* A marker per live run, so that gc need not scan every run ever made;
+   * checked before this run makes anything. */
+  r = open_or_make_dir_at(ws->root_fd, ".active", 0700);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                        "cannot create %s/.active", resolved);
+  active_dir = r;
+  /* Nobody else may plant, rename or remove a run's marker. */
+  {
+    _cleanup_free_ char *path = NULL;
+    if (asprintf(&path, "%s/.active", resolved) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
+                          "workspace");
+    r = check_owned_dir(active_dir, path, "run marker directory", false, err);
+    if (r < 0)
+      return r;
+  }
 
   /* The O_EXCL step: mkdir fails with EEXIST if this id ever ran. */
-  if (mkdirat(ws->tenant_fd, execution, 0711) < 0) {
+  if (mkdirat(ws->tenant_fd, execution, 0700) < 0) {
     const int e = errno;
     if (e == EEXIST && was_abandoned(ws->tenant_fd, execution))
       return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_abandoned",
@@ -260,20 +312,18 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (ws->run_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot open run directory");
-  if (fchmod(ws->run_fd, 0711) < 0)
+  /* The run's data is its caller's alone (skillrun(1) SECURITY). */
+  if (fchmod(ws->run_fd, 0700) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot set the run directory's mode");
   if (asprintf(&ws->run_path, "%s/%s/%s", resolved, tenant, execution) < 0) {
     ws->run_path = NULL;
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   }
-
-  /* A marker per live run, so that gc need not scan every run ever made. */
-  r = open_or_make_dir_at(ws->root_fd, ".active", 0700);
+  r = check_owned_dir(ws->run_fd, ws->run_path, "run directory", false, err);
   if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create %s/.active", resolved);
-  active_dir = r;
+    return r;
+
   if (asprintf(&ws->active_name, "%s:%s", tenant, execution) < 0) {
     ws->active_name = NULL;
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
@@ -371,7 +421,8 @@ static int open_tmpfs_base(const struct tmpfs_base *b, bool create,
   fd = openat(parent, b->name, OPEN_DIR_FLAGS);
   if (fd < 0)
     return -errno;
-  /* 0711: as root, the sandbox's pool uid must traverse it. */
+  /* 0711: nobody lists the runs staged here; each run's own directory is
+   * 0700 (the sandbox reaches its copy by descriptor, not by path). */
   if (fstat(fd, &st) < 0 || st.st_uid != me || (st.st_mode & 022) ||
       !on_tmpfs(fd, need) ||
       ((st.st_mode & 07777) != 0711 && fchmod(fd, 0711) < 0)) {
@@ -426,7 +477,7 @@ static int staging_on_tmpfs(struct sr_workspace *ws, uint64_t bytes) {
       safe_close(base);
       return 0;
     }
-    dir = make_dir_at(base, name, 0711);
+    dir = make_dir_at(base, name, 0700);
     if (dir < 0) {
       safe_close(base);
       continue;
@@ -463,7 +514,7 @@ int sr_workspace_make_staging(struct sr_workspace *ws, uint64_t bundle_bytes,
         path_join(&ws->staging_path, ws->run_path, "staging") < 0)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace",
                           "workspace");
-    r = make_dir_at(ws->run_fd, "staging", 0711);
+    r = make_dir_at(ws->run_fd, "staging", 0700);
     if (r < 0) {
       free(ws->staging_name); /* nothing of ours to remove */
       ws->staging_name = NULL;
@@ -647,29 +698,25 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
    * is not the place to learn otherwise. */
   if (sr_input_name_check(in->name, &why) < 0)
     return reject(st, "input_name", "name", NULL, "%s", why);
-  src =
-      open(in->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (src < 0 && errno == ELOOP)
-    return reject(st, "input_invalid", "regular-file", NULL,
-                  "%s: symbolic links are not accepted",
-                  sr_printable(in->path, (char[256]){0}, 256));
+  /* The one safe open of a file someone else may control the path of
+   * (sr_open_regular): a FIFO cannot hang the run, a link is refused; the
+   * sizes are checked below, by the input rules. */
+  src = sr_open_regular(AT_FDCWD, in->path, UINT64_MAX, &sb);
   /* skillrun's own shortage, not the caller's file. */
-  if (src < 0 && (errno == ENOMEM || errno == EMFILE || errno == ENFILE))
-    return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs", "input %s",
+  if (src == -ENOMEM || src == -EMFILE || src == -ENFILE)
+    return sr_error_set(st->err, SR_EXIT_FAILED, -src, "inputs", "input %s",
                         sr_printable(in->path, (char[256]){0}, 256));
-  /* Missing or unreadable: the same refusal as a directory or a device,
-   * and as a BUNDLE that is not there; nothing ran (skillrun(1)). */
+  /* Missing, unreadable, a link, a directory, a FIFO or a device: the same
+   * refusal as a BUNDLE that is not there; nothing ran (skillrun(1)). */
+  if (src == -ELOOP || src == -SR_ENOTREG) {
+    char why[128];
+    return reject(st, "input_invalid", "regular-file", NULL, "%s %s",
+                  sr_printable(in->path, (char[256]){0}, 256),
+                  sr_open_regular_why(src, &sb, UINT64_MAX, why, sizeof(why)));
+  }
   if (src < 0)
     return reject(st, "input_invalid", "regular-file", NULL, "%s: %s",
-                  sr_printable(in->path, (char[256]){0}, 256), strerror(errno));
-  if (fstat(src, &sb) < 0)
-    return sr_error_set(st->err, SR_EXIT_FAILED, errno, "input_invalid",
-                        "input %s",
-                        sr_printable(in->path, (char[256]){0}, 256));
-  if (!S_ISREG(sb.st_mode))
-    return reject(st, "input_invalid", "regular-file", NULL,
-                  "%s: not a regular file",
-                  sr_printable(in->path, (char[256]){0}, 256));
+                  sr_printable(in->path, (char[256]){0}, 256), strerror(-src));
   /* Refused before a byte is copied when the size says so already; the
    * copy enforces both again, for a file that grows. */
   if ((uint64_t)sb.st_size > ru->file_max)
@@ -691,7 +738,7 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
   }
   /* Read back for the type check: O_RDWR, a file of our own. */
   dst = openat(parent, base, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-               0644);
+               0600);
   if (dst < 0)
     return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs",
                         "cannot stage input %s", in->name);
@@ -703,7 +750,12 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
     return sr_error_set(st->err, SR_EXIT_FAILED, -r, "inputs",
                         "cannot copy input %s",
                         sr_printable(in->path, (char[256]){0}, 256));
-  (void)fchmod(dst, 0644); /* umask; the mode only matters for readability */
+  /* The copy keeps the source's restriction (a 0600 input stays 0600, the
+   * set-id bits go), and its owner may always read it: the sandbox user,
+   * who is its owner (sr_workspace_give_inputs for root runs). */
+  if (fchmod(dst, (sb.st_mode & 0755) | 0400) < 0)
+    return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs",
+                        "cannot set the mode of input %s", in->name);
   sr_hex(md, sizeof(md), hex);
   *item = json_pack("{s:s, s:I, s:s}", "name", in->name, "size",
                     (json_int_t)size, "sha256", hex);
@@ -729,7 +781,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
   if (!list)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "inputs", "inputs");
   if (n_inputs > 0 && ws->inputs_fd < 0) {
-    r = make_dir_at(ws->staging_fd, "inputs", 0755);
+    r = make_dir_at(ws->staging_fd, "inputs", 0700);
     if (r < 0) {
       json_decref(list);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
@@ -762,11 +814,74 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
   return 0;
 }
 
-/* meta as indented JSON in dirfd/name, created with O_EXCL, mode 0644;
+/* Gives the directory dfd and everything below it (regular files and
+ * directories: nothing else is staged) to uid:gid, never following a link,
+ * at most 32 levels down. */
+static int chown_tree(int dfd, uid_t uid, gid_t gid, unsigned depth) {
+  _cleanup_(closedirp) DIR *d = NULL;
+  struct dirent *de;
+  int dup;
+
+  if (depth > 32)
+    return -ELOOP;
+  if (fchown(dfd, uid, gid) < 0)
+    return -errno;
+  dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+  if (dup < 0)
+    return -errno;
+  d = fdopendir(dup);
+  if (!d) {
+    safe_close(dup);
+    return -errno;
+  }
+  rewinddir(d);
+  while ((errno = 0, de = readdir(d))) {
+    struct stat st;
+    int r;
+
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      return -errno;
+    if (S_ISDIR(st.st_mode)) {
+      _cleanup_close_ int sub = openat(dfd, de->d_name, OPEN_DIR_FLAGS);
+      if (sub < 0)
+        return -errno;
+      r = chown_tree(sub, uid, gid, depth + 1);
+    } else if (S_ISREG(st.st_mode)) {
+      r = fchownat(dfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+                                                                       : 0;
+    } else {
+      r = -EINVAL;
+    }
+    if (r < 0)
+      return r;
+  }
+  return errno ? -errno : 0;
+}
+
+int sr_workspace_give_inputs(struct sr_workspace *ws, uid_t uid, gid_t gid,
+                             struct sr_error *err) {
+  int r;
+
+  if (ws->inputs_fd < 0 || (uid == geteuid() && gid == getegid()))
+    return 0;
+  r = chown_tree(ws->inputs_fd, uid, gid, 0);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "inputs",
+                        "cannot give the staged inputs to the sandbox user "
+                        "%u:%u",
+                        (unsigned)uid, (unsigned)gid);
+  return 0;
+}
+
+/* meta as indented JSON in dirfd/name, created with O_EXCL, with `mode`;
  * given to owner:group unless owner is (uid_t)-1 (by its fd: the directory
- * may be someone else's, who could swap the name for a link). */
+ * may be someone else's, who could swap the name for a link); *ret_fd
+ * (when not NULL) receives an O_PATH fd of the file written. */
 static int write_json(int dirfd, const char *name, const json_t *meta,
-                      uid_t owner, gid_t group, struct sr_error *err) {
+                      mode_t mode, uid_t owner, gid_t group, int *ret_fd,
+                      struct sr_error *err) {
   _cleanup_free_ char *text = NULL;
   _cleanup_close_ int fd = -1;
   int r;
@@ -775,17 +890,26 @@ static int write_json(int dirfd, const char *name, const json_t *meta,
   if (!text)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
   fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0644);
+              mode);
   if (fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");
   r = sr_write_all(fd, text, strlen(text));
   if (r >= 0)
     r = sr_write_all(fd, "\n", 1);
-  if (r >= 0 && fchmod(fd, 0644) < 0)
+  if (r >= 0 && fchmod(fd, mode) < 0)
     r = -errno;
   if (r >= 0 && owner != (uid_t)-1 && fchown(fd, owner, group) < 0)
     r = -errno;
+  if (r >= 0 && ret_fd) {
+    /* The very file written (not a name looked up again), for init to
+     * check what it binds against (sandbox.h). */
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    *ret_fd = open(self, O_PATH | O_CLOEXEC);
+    if (*ret_fd < 0)
+      r = -errno;
+  }
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
                         "cannot write metadata.json");
@@ -800,7 +924,11 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   if (ws->staging_fd < 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "metadata",
                         "no staging directory for metadata.json");
-  r = write_json(ws->staging_fd, "metadata.json", meta, (uid_t)-1, (gid_t)-1,
+  /* 0644 in a 0700 staging directory: the sandbox user reads it through
+   * its bind mount only. */
+  ws->metadata_fd = safe_close(ws->metadata_fd);
+  r = write_json(ws->staging_fd, "metadata.json", meta, 0644, (uid_t)-1,
+                 (gid_t)-1, &ws->metadata_fd,
                  err);
   if (r < 0)
     return r;
@@ -815,7 +943,8 @@ int sr_workspace_write_metadata_at(int run_fd, const json_t *meta, uid_t owner,
   int r;
 
   (void)unlinkat(run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  r = write_json(run_fd, "metadata.json.tmp", meta, owner, group, err);
+  r = write_json(run_fd, "metadata.json.tmp", meta, 0600, owner, group, NULL,
+                 err);
   if (r < 0)
     return r;
   if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
@@ -849,11 +978,50 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
   return 0;
 }
 
+/* What the harvest skips, for its warnings and their summary. */
+enum skip_kind {
+  SKIP_SYMLINK,
+  SKIP_FIFO,
+  SKIP_SOCKET,
+  SKIP_DEVICE,
+  SKIP_NAME,  /* a C0/C1 control or a bidi formatting character */
+  SKIP_DEPTH, /* a directory HARVEST_MAX_DEPTH levels down */
+  SKIP_GONE,  /* could not be read (it vanished, or the skill's modes) */
+  SKIP__MAX
+};
+static const char *const skip_names[SKIP__MAX] = {
+    [SKIP_SYMLINK] = "symlink", [SKIP_FIFO] = "fifo", [SKIP_SOCKET] = "socket",
+    [SKIP_DEVICE] = "device",   [SKIP_NAME] = "name", [SKIP_DEPTH] = "depth",
+    [SKIP_GONE] = "unreadable",
+};
+static const char *const skip_messages[SKIP__MAX] = {
+    [SKIP_SYMLINK] = "output skipped: a symbolic link (never followed)",
+    [SKIP_FIFO] = "output skipped: a FIFO",
+    [SKIP_SOCKET] = "output skipped: a socket",
+    [SKIP_DEVICE] = "output skipped: a device node",
+    [SKIP_NAME] = "output skipped: its name holds a control or bidirectional "
+                  "formatting character",
+    [SKIP_DEPTH] = "output skipped: a directory deeper than 32 levels, with "
+                   "everything below it",
+    [SKIP_GONE] = "output skipped: it could not be read",
+};
+
 struct harvest {
   struct sr_audit *audit;
-  uint64_t budget;
-  struct sr_artifacts *out;
-  bool stopped;
+  uint64_t budget;          /* bytes left of outputs-size */
+  uint64_t cap_bytes;       /* outputs-size */
+  uint64_t max_entries;     /* outputs-files */
+  uint64_t n_entries;       /* every entry seen, skipped ones too */
+  struct sr_artifacts *out; /* what was committed */
+  uint64_t deadline_ms;
+  uint64_t skipped[SKIP__MAX];
+  uint64_t n_skipped;
+  /* The cap that stopped the harvest (a key of skillrun.profile(5), or
+   * "harvest-deadline"), its value, and the entry it stopped at. */
+  const char *stop;
+  uint64_t stop_cap;
+  char *stop_path;
+  size_t stop_path_len;
   struct sr_error *err;
 };
 
@@ -888,6 +1056,188 @@ static int list_artifact(struct sr_artifacts *a, const json_t *item,
   return 0;
 }
 
+/* The entry's path on the record: "path", and when it is not plain UTF-8
+ * text also "path_base64", its raw bytes (sr_name_needs_escape). */
+static int set_path_fields(json_t *o, const char *rel, size_t len) {
+  _cleanup_free_ char *shown = NULL, *b64 = NULL;
+
+  if (!o)
+    return -ENOMEM;
+  if (!sr_name_needs_escape(rel, len))
+    return json_object_set_new(o, "path", json_stringn(rel, len)) < 0 ? -ENOMEM
+                                                                      : 0;
+  shown = sr_name_escape(rel, len);
+  b64 = malloc(4 * ((len + 2) / 3) + 1);
+  if (!shown || !b64)
+    return -ENOMEM;
+  b64[sr_base64_encode((const unsigned char *)rel, len, false, b64)] = '\0';
+  if (json_object_set_new(o, "path", json_string(shown)) < 0 ||
+      json_object_set_new(o, "path_base64", json_string(b64)) < 0)
+    return -ENOMEM;
+  return 0;
+}
+
+/* An event about one entry: fields (stolen) plus its path fields; never
+ * written without them (sr_audit_emit refuses NULL fields). */
+static int emit_about(struct harvest *h, const char *event, json_t *fields,
+                      const char *rel) {
+  if (fields && set_path_fields(fields, rel, strlen(rel)) < 0) {
+    json_decref(fields);
+    fields = NULL;
+  }
+  return sr_audit_emit(h->audit, event, fields, h->err);
+}
+
+/* One skipped entry: counted; a warning for the first few only, so that a
+ * skill cannot grow the ledger by leaving links behind (the summary after
+ * the harvest counts the rest). */
+static int skip(struct harvest *h, enum skip_kind k, const char *rel) {
+  h->skipped[k]++;
+  if (h->n_skipped++ >= SR_HARVEST_MAX_WARNINGS)
+    return 0;
+  return emit_about(h, "warning",
+                    json_pack("{s:s, s:s}", "message", skip_messages[k],
+                              "skipped", skip_names[k]),
+                    rel);
+}
+
+static void stop(struct harvest *h, const char *key, uint64_t cap,
+                 const char *rel) {
+  h->stop = key;
+  h->stop_cap = cap;
+  free(h->stop_path);
+  h->stop_path = strdup(rel);
+}
+
+/* A harvested file or directory keeps the skill's restriction (never more
+ * than 0755, never the set-id bits) and is always the caller's to read. */
+static mode_t harvested_mode(mode_t src, bool dir) {
+  return (src & 0755) | (dir ? 0700 : 0600);
+}
+
+static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
+                        const char *name, const char *rel,
+                        const struct stat *st) {
+  _cleanup_close_ int s = -1, t = -1;
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
+  unsigned char md[SR_SHA256_LEN];
+  char hex[SR_SHA256_HEX_LEN + 1], mode[8];
+  uint64_t size = 0;
+  json_t *item;
+  int q;
+
+  s = openat(src_dir, name,
+             O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (s < 0)
+    return skip(h, SKIP_GONE, rel);
+  t = openat(dst_dir, name,
+             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (t < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot create outputs/%s", rel);
+  q = sr_sha256_copy(s, t, h->budget, NULL, &size, md, &step);
+  if (q < 0) {
+    /* Never left behind as if it were complete: a file cut at the cap,
+     * or by the host's disk filling up, is removed and named. */
+    (void)unlinkat(dst_dir, name, 0);
+    if (q == -EFBIG) {
+      stop(h, "outputs-size", h->cap_bytes, rel);
+      return 0;
+    }
+    return sr_error_set(
+        h->err, SR_EXIT_FAILED, -q, "harvest", "cannot copy outputs/%s (%s)",
+        rel, step == SR_SHA256_COPY_WRITE ? "writing the copy" : "reading it");
+  }
+  if (fchmod(t, harvested_mode(st->st_mode, false)) < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot set the mode of outputs/%s", rel);
+  sr_hex(md, sizeof(md), hex);
+  h->budget -= size;
+  h->out->files++;
+  h->out->bytes += size;
+  /* The mode the skill gave it, for what the copy's mode does not keep
+   * (a set-id bit). */
+  snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
+  item = json_object();
+  if (!item || set_path_fields(item, rel, strlen(rel)) < 0 ||
+      json_object_set_new(item, "size", json_integer((json_int_t)size)) < 0 ||
+      json_object_set_new(item, "sha256", json_string(hex)) < 0 ||
+      json_object_set_new(item, "mode", json_string(mode)) < 0 ||
+      list_artifact(h->out, item, rel) < 0) {
+    json_decref(item);
+    return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
+  }
+  return sr_audit_emit(h->audit, "artifact_committed", item, h->err);
+}
+
+static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
+                       const char *prefix, unsigned depth);
+
+static int harvest_subdir(struct harvest *h, int src_dir, int dst_dir,
+                          const char *name, const char *rel,
+                          const struct stat *st, unsigned depth) {
+  _cleanup_close_ int s = -1, t = -1;
+  _cleanup_free_ char *sub = NULL;
+
+  if (depth >= HARVEST_MAX_DEPTH)
+    return skip(h, SKIP_DEPTH, rel);
+  s = openat(src_dir, name, OPEN_DIR_FLAGS);
+  if (s < 0)
+    return skip(h, SKIP_GONE, rel);
+  if (mkdirat(dst_dir, name, 0700) < 0 && errno != EEXIST)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot create outputs/%s", rel);
+  t = openat(dst_dir, name, OPEN_DIR_FLAGS);
+  if (t < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot open outputs/%s", rel);
+  if (fchmod(t, harvested_mode(st->st_mode, true)) < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot set the mode of outputs/%s", rel);
+  if (asprintf(&sub, "%s/", rel) < 0) {
+    sub = NULL;
+    return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
+  }
+  return harvest_dir(h, s, t, sub, depth + 1);
+}
+
+/* One entry: counted against outputs-files whatever it is, checked against
+ * the deadline, then harvested or skipped. */
+static int harvest_entry(struct harvest *h, int src_dir, int dst_dir,
+                         const char *name, const char *rel, unsigned depth) {
+  struct stat st;
+
+  if (++h->n_entries > h->max_entries) {
+    stop(h, "outputs-files", h->max_entries, rel);
+    return 0;
+  }
+  if ((h->n_entries & 63) == 0 && sr_now_mono_ms() > h->deadline_ms) {
+    stop(h, "harvest-deadline", SR_HARVEST_DEADLINE_MS, rel);
+    return 0;
+  }
+  if (fstatat(src_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return skip(h, SKIP_GONE, rel);
+  /* A name that is not UTF-8 is harvested (and recorded with its bytes);
+   * one that would mislead a terminal or a listing is not created on the
+   * host at all. */
+  if (sr_name_misleads(name, strlen(name)))
+    return skip(h, SKIP_NAME, rel);
+  switch (st.st_mode & S_IFMT) {
+  case S_IFREG:
+    return harvest_file(h, src_dir, dst_dir, name, rel, &st);
+  case S_IFDIR:
+    return harvest_subdir(h, src_dir, dst_dir, name, rel, &st, depth);
+  case S_IFLNK:
+    return skip(h, SKIP_SYMLINK, rel);
+  case S_IFIFO:
+    return skip(h, SKIP_FIFO, rel);
+  case S_IFSOCK:
+    return skip(h, SKIP_SOCKET, rel);
+  default:
+    return skip(h, SKIP_DEVICE, rel);
+  }
+}
+
 static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
                        const char *prefix, unsigned depth) {
   DIR *d;
@@ -903,9 +1253,8 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
     return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest", "harvest");
   }
   rewinddir(d);
-  while (r >= 0 && !h->stopped && (de = readdir(d))) {
+  while (r >= 0 && !h->stop && (de = readdir(d))) {
     _cleanup_free_ char *rel = NULL;
-    struct stat st;
 
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
       continue;
@@ -914,100 +1263,14 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
       r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
       break;
     }
-    if (fstatat(src_dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-      continue;
-    if (sr_has_control_chars(de->d_name) ||
-        (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
-      json_t *w = json_pack("{s:s, s:s}", "message",
-                            "output skipped: not a regular file or directory, "
-                            "or a name with control characters",
-                            "path", rel);
-      r = sr_audit_emit(h->audit, "warning", w, h->err);
-      continue;
-    }
-    if (h->out->files >= HARVEST_MAX_FILES) {
-      h->stopped = true;
-      break;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      _cleanup_close_ int s = -1, t = -1;
-      _cleanup_free_ char *sub = NULL;
-      if (depth >= HARVEST_MAX_DEPTH)
-        continue;
-      s = openat(src_dir, de->d_name, OPEN_DIR_FLAGS);
-      if (s < 0)
-        continue;
-      if (mkdirat(dst_dir, de->d_name, 0755) < 0 && errno != EEXIST) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
-                         "cannot create outputs/%s", rel);
-        break;
-      }
-      t = openat(dst_dir, de->d_name, OPEN_DIR_FLAGS);
-      if (t < 0) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
-                         "cannot open outputs/%s", rel);
-        break;
-      }
-      if (asprintf(&sub, "%s/", rel) < 0) {
-        sub = NULL;
-        r = -ENOMEM;
-        break;
-      }
-      r = harvest_dir(h, s, t, sub, depth + 1);
-    } else {
-      _cleanup_close_ int s = -1, t = -1;
-      uint64_t size = 0;
-      unsigned char md[SR_SHA256_LEN];
-      char hex[SR_SHA256_HEX_LEN + 1], mode[8];
-      json_t *item;
-      int q;
-
-      s = openat(src_dir, de->d_name,
-                 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-      if (s < 0)
-        continue;
-      t = openat(dst_dir, de->d_name,
-                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (t < 0) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
-                         "cannot create outputs/%s", rel);
-        break;
-      }
-      q = sr_sha256_copy(s, t, h->budget, NULL, &size, md, NULL);
-      if (q == -EFBIG) {
-        /* Over the harvest cap: the partial copy is not an artifact. */
-        (void)unlinkat(dst_dir, de->d_name, 0);
-        h->stopped = true;
-        break;
-      }
-      if (q < 0) {
-        r = sr_error_set(h->err, SR_EXIT_FAILED, -q, "harvest",
-                         "cannot copy outputs/%s", rel);
-        break;
-      }
-      sr_hex(md, sizeof(md), hex);
-      h->budget -= size;
-      h->out->files++;
-      h->out->bytes += size;
-      /* The mode the skill gave it, for what the copy's mode does not
-       * keep (an executable bit). */
-      snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-      item = json_pack("{s:s, s:I, s:s, s:s}", "path", rel, "size",
-                       (json_int_t)size, "sha256", hex, "mode", mode);
-      if (!item || list_artifact(h->out, item, rel) < 0) {
-        json_decref(item);
-        r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
-        break;
-      }
-      r = sr_audit_emit(h->audit, "artifact_committed", item, h->err);
-    }
+    r = harvest_entry(h, src_dir, dst_dir, de->d_name, rel, depth);
   }
   closedir(d);
   return r;
 }
 
 int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err) {
-  int r = make_dir_at(ws->run_fd, "outputs", 0755);
+  int r = make_dir_at(ws->run_fd, "outputs", 0700);
 
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "harvest",
@@ -1016,12 +1279,81 @@ int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err) {
   return 0;
 }
 
-int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
+/* The outputs tmpfs was full when the skill ended: the skill met ENOSPC
+ * (a file may be cut short) or could not create an entry.  Said before
+ * the artifacts, which are what the skill managed to write. */
+static int check_full(struct harvest *h, int outputs_fd) {
+  struct statfs sf;
+  const char *key = NULL;
+  uint64_t cap = 0;
+
+  if (fstatfs(outputs_fd, &sf) < 0)
+    return 0; /* the harvest itself reports what it cannot read */
+  if (sf.f_bavail == 0) {
+    key = "outputs-size";
+    cap = h->cap_bytes;
+  } else if (sf.f_ffree == 0) {
+    key = "outputs-files";
+    cap = h->max_entries;
+  }
+  if (!key)
+    return 0;
+  return sr_audit_emit(h->audit, "limit_exceeded",
+                       json_pack("{s:s, s:s, s:I, s:I, s:b}", "limit", "output",
+                                 "key", key, "cap", (json_int_t)cap, "files",
+                                 (json_int_t)0, "in_sandbox", true),
+                       h->err);
+}
+
+/* After the harvest: the summary of what was skipped beyond the warnings,
+ * and the cap that stopped it. */
+static int harvest_report(struct harvest *h) {
+  int r = 0;
+
+  if (h->n_skipped > SR_HARVEST_MAX_WARNINGS) {
+    json_t *counts = json_object();
+    for (int k = 0; counts && k < SKIP__MAX; k++)
+      if (h->skipped[k] &&
+          json_object_set_new(counts, skip_names[k],
+                              json_integer((json_int_t)h->skipped[k])) < 0) {
+        json_decref(counts);
+        counts = NULL;
+      }
+    r = sr_audit_emit(
+        h->audit, "warning",
+        json_pack("{s:s, s:s, s:I, s:o}", "message",
+                  "more outputs were skipped than are listed one by one",
+                  "reason", "outputs_skipped", "skipped_total",
+                  (json_int_t)h->n_skipped, "skipped", counts),
+        h->err);
+  }
+  if (r >= 0 && h->stop) {
+    json_t *f = json_pack("{s:s, s:s, s:I, s:I}", "limit", "output", "key",
+                          h->stop, "cap", (json_int_t)h->stop_cap, "files",
+                          (json_int_t)h->out->files);
+    if (h->stop_path)
+      r = emit_about(h, "limit_exceeded", f, h->stop_path);
+    else
+      r = sr_audit_emit(h->audit, "limit_exceeded", f, h->err);
+  }
+  return r;
+}
+
+int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
+                         uint64_t cap_bytes, uint64_t max_entries,
                          struct sr_audit *audit, struct sr_artifacts *out,
                          struct sr_error *err) {
-  struct harvest h = {.audit = audit, .budget = cap, .out = out, .err = err};
+  struct harvest h = {
+      .audit = audit,
+      .budget = cap_bytes,
+      .cap_bytes = cap_bytes,
+      .max_entries = max_entries,
+      .out = out,
+      .deadline_ms = sr_now_mono_ms() + SR_HARVEST_DEADLINE_MS,
+      .err = err,
+  };
   _cleanup_close_ int dst = -1;
-  int r;
+  int r = 0;
 
   /* Made by sr_workspace_make_outputs while the sandbox was built. */
   if (ws->outputs_fd < 0)
@@ -1029,19 +1361,15 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
                         "no outputs directory");
   dst = TAKE_FD(ws->outputs_fd);
   if (outputs_fd >= 0) {
-    r = harvest_dir(&h, outputs_fd, dst, "", 0);
-    if (r < 0)
-      return r;
-    if (h.stopped) {
-      r = sr_audit_emit(audit, "limit_exceeded",
-                        json_pack("{s:s, s:I, s:I}", "limit", "output", "cap",
-                                  (json_int_t)cap, "files",
-                                  (json_int_t)out->files),
-                        err);
-      if (r < 0)
-        return r;
-    }
+    r = check_full(&h, outputs_fd);
+    if (r >= 0)
+      r = harvest_dir(&h, outputs_fd, dst, "", 0);
+    if (r >= 0)
+      r = harvest_report(&h);
   }
+  free(h.stop_path);
+  if (r < 0)
+    return r;
   if (!out->list && !(out->list = json_array()))
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   return 0;
@@ -1069,6 +1397,7 @@ void sr_workspace_done(struct sr_workspace *ws) {
   safe_close(ws->staging_parent_fd);
   safe_close(ws->bundle_fd);
   safe_close(ws->inputs_fd);
+  safe_close(ws->metadata_fd);
   safe_close(ws->logs_fd);
   safe_close(ws->outputs_fd);
   safe_close(ws->active_fd);

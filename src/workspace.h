@@ -19,7 +19,12 @@ struct sr_trust_key;
  * run lives, staging/bundle (the verified copy), staging/inputs, logs/,
  * outputs/, metadata.json and audit.jsonl; afterwards everything but
  * staging.  Every path is opened relative to directory fds created here,
- * never following a symlink.
+ * never following a symlink.  The tenant and run directories, staging,
+ * logs/ and outputs/ are 0700 and the record files 0600: a run's data is
+ * its caller's alone, and the sandbox reaches its staged objects through
+ * the descriptors kept here (bundle_fd, inputs_fd, metadata_fd), which
+ * init checks before it binds them (sandbox.h), never by a path someone
+ * else could traverse or rename.
  */
 struct sr_workspace {
   char *root; /* absolute workspace root */
@@ -45,6 +50,7 @@ struct sr_workspace {
   int logs_fd;         /* {run}/logs */
   int outputs_fd;      /* {run}/outputs, from sr_workspace_make_outputs */
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
+  int metadata_fd;     /* O_PATH of it, once written; else -1 */
 };
 
 /* An empty workspace (every fd -1), safe to pass to sr_workspace_done. */
@@ -131,6 +137,13 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
                               struct sr_audit *audit, json_t **ret_inputs,
                               json_t **rejected, struct sr_error *err);
 
+/* Root runs: gives the staged inputs to the sandbox user's host ids (their
+ * modes stay the sources'), so that it can read a 0600 input by ownership,
+ * not by world permissions; init opens the files below the inputs
+ * directory as that user.  A no-op when the ids are the caller's own. */
+int sr_workspace_give_inputs(struct sr_workspace *ws, uid_t uid, gid_t gid,
+                             struct sr_error *err);
+
 /* Writes the sandbox's metadata.json (mounted read-only at
  * /workspace/metadata.json) into the staging directory and sets
  * metadata_path.  The run directory gets its own copy only after the run,
@@ -154,7 +167,7 @@ int sr_workspace_write_metadata_at(int run_fd, const json_t *meta, uid_t owner,
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
                            struct sr_error *err);
 
-/* Creates {run}/outputs (mode 0755) for the harvest; done while the
+/* Creates {run}/outputs (mode 0700) for the harvest; done while the
  * sandbox is built, so that its cost is off the launch's path. */
 int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err);
 
@@ -178,12 +191,25 @@ void sr_artifacts_done(struct sr_artifacts *a);
 /* {files, bytes, list, truncated}: the list is [] before the harvest. */
 json_t *sr_artifacts_json(const struct sr_artifacts *a);
 
-/* Copies the sandbox's outputs (the fd init handed over) into {run}/outputs
- * (made by sr_workspace_make_outputs before):
- * regular files and directories only, never following a link, each file
- * hashed while copied; one artifact_committed event per file; stops at the
- * cap with a limit_exceeded "output" event. */
-int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd, uint64_t cap,
+/*
+ * Copies the sandbox's outputs (the fd init handed over) into {run}/outputs
+ * (made by sr_workspace_make_outputs before): regular files and
+ * directories only, never following a link, each file hashed while copied,
+ * one artifact_committed event per file.  Bounded: every entry, skipped
+ * ones too, counts against max_entries (outputs-files), the bytes against
+ * cap_bytes (outputs-size), the whole against SR_HARVEST_DEADLINE_MS; the
+ * cap that stops it is named in a limit_exceeded "output" event (with the
+ * entry it stopped at), a file cut at it is removed.  Skipped entries
+ * (links, FIFOs, sockets, devices, misleading names, directories deeper
+ * than 32 levels) get a warning each for the first
+ * SR_HARVEST_MAX_WARNINGS, then one summary with counts.  A name that is
+ * not plain UTF-8 text is recorded escaped, with its bytes in base64.
+ * What was committed is added to *out.
+ */
+#define SR_HARVEST_MAX_WARNINGS 16
+#define SR_HARVEST_DEADLINE_MS 60000
+int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
+                         uint64_t cap_bytes, uint64_t max_entries,
                          struct sr_audit *audit, struct sr_artifacts *out,
                          struct sr_error *err);
 

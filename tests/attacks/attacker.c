@@ -21,6 +21,8 @@
  *   attacker host-mq create|check|remove NAME   POSIX mqueue bait
  *   attacker host-listen-unix NAME FILE   abstract-socket listener that
  *                                    appends one line per connection to FILE
+ *   attacker host-swap RUNDIR FAKE   once RUNDIR's staging is complete,
+ *                                    renames RUNDIR away and FAKE in
  *
  * Only libc: it must run wherever /usr is bound.
  */
@@ -67,6 +69,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -1119,6 +1122,66 @@ static void case_raw(struct res *r, const char *arg) {
     if_freenameindex(ifs);
 }
 
+/* Socket protocols beyond TCP and UDP (issue 14, item 8): the filter used
+ * to look at the family and type only, so UDP-Lite, MPTCP and SCTP
+ * sockets, each more kernel code, could be created.  The ordinary ones
+ * must still work: a refused TCP or UDP socket is reported as an escape
+ * too, since it means the filter is wrong. */
+static void case_sockproto(struct res *r, const char *arg) {
+  static const struct {
+    const char *name;
+    int family, type, protocol;
+    bool ok;
+  } t[] = {
+      {"tcp4", AF_INET, SOCK_STREAM, 0, true},
+      {"tcp4-explicit", AF_INET, SOCK_STREAM, IPPROTO_TCP, true},
+      {"udp6-explicit", AF_INET6, SOCK_DGRAM, IPPROTO_UDP, true},
+      {"udplite4", AF_INET, SOCK_DGRAM, 136 /* IPPROTO_UDPLITE */, false},
+      {"udplite6", AF_INET6, SOCK_DGRAM, 136, false},
+      {"mptcp4", AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */, false},
+      {"mptcp6", AF_INET6, SOCK_STREAM, 262, false},
+      {"sctp4", AF_INET, SOCK_STREAM, 132 /* IPPROTO_SCTP */, false},
+      {"sctp4-seq", AF_INET, SOCK_SEQPACKET, 132, false},
+      {"tcp-as-dgram", AF_INET, SOCK_DGRAM, IPPROTO_TCP, false},
+  };
+
+  (void)arg;
+  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    int fd = socket(t[i].family, t[i].type | SOCK_CLOEXEC, t[i].protocol);
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    if (t[i].ok && fd < 0)
+      esc(r, "%s refused (%s): the filter is wrong", t[i].name, ename(e));
+    else if (!t[i].ok) {
+      errno = e;
+      must_fail(r, t[i].name, fd);
+    }
+  }
+}
+
+/* Another process's resource limits (issue 14, item 8): prlimit64 on pid
+ * 1, init, which runs as the same user, used to succeed.  ARG: unused.
+ * The skill's own limits (pid 0) must still be readable and lowerable. */
+static void case_prlimit(struct res *r, const char *arg) {
+  struct rlimit cur, low;
+
+  (void)arg;
+  if (prlimit(0, RLIMIT_NOFILE, NULL, &cur) < 0) {
+    esc(r, "prlimit(0) refused (%s): the filter is wrong", ename(errno));
+    return;
+  }
+  low = cur;
+  if (low.rlim_cur > 64)
+    low.rlim_cur = 64;
+  if (prlimit(0, RLIMIT_NOFILE, &low, NULL) < 0)
+    esc(r, "lowering its own limit refused (%s)", ename(errno));
+  must_fail(r, "read1", prlimit(1, RLIMIT_NOFILE, NULL, &cur));
+  low.rlim_cur = low.rlim_max = 1;
+  must_fail(r, "set1", prlimit(1, RLIMIT_NOFILE, &low, NULL));
+  must_fail(r, "setself", prlimit(getpid(), RLIMIT_NOFILE, &low, NULL));
+}
+
 /* ------------------------------------------------------- IPC */
 
 /* SysV IPC and POSIX message queues created on the host (the classic
@@ -1239,6 +1302,55 @@ static void case_diskfill(struct res *r, const char *arg) {
   close(fd);
   (void)unlink(path);
   free(path);
+}
+
+/* Inode flood: ARG KIND:N, N empty directories, files or symbolic links
+ * (to /etc/passwd) in /workspace/outputs/many.  Each one costs the host
+ * an inode and a harvest step; the outputs tmpfs's inode cap must say
+ * ENOSPC long before N (issue 14: 150,000 directories became 150,000 host
+ * directories).  Blocked when creation stopped early. */
+static void case_mkmany(struct res *r, const char *arg) {
+  const char *colon = strchr(arg, ':');
+  const char *base = "/workspace/outputs/many";
+  long n = colon ? atol(colon + 1) : 0, made = 0;
+  int dfd, e = 0;
+
+  if (!colon || n <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  if (mkdir(base, 0755) < 0 && errno != EEXIST) {
+    how(r, "mkdir:%s", ename(errno));
+    return;
+  }
+  dfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    how(r, "open:%s", ename(errno));
+    return;
+  }
+  for (; made < n; made++) {
+    char name[32];
+    int rc;
+    snprintf(name, sizeof(name), "%ld", made);
+    if (!strncmp(arg, "dirs:", 5))
+      rc = mkdirat(dfd, name, 0755);
+    else if (!strncmp(arg, "symlinks:", 9))
+      rc = symlinkat("/etc/passwd", dfd, name);
+    else {
+      rc = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (rc >= 0)
+        rc = close(rc);
+    }
+    if (rc < 0) {
+      e = errno;
+      break;
+    }
+  }
+  close(dfd);
+  if (made < n)
+    how(r, "%s after %ld", ename(e), made);
+  else
+    esc(r, "made all %ld", made);
 }
 
 /* Log flood: ARG MiB to stdout; the supervisor keeps only the log cap
@@ -1491,6 +1603,31 @@ static int host_listen_unix(const char *name, const char *file) {
   }
 }
 
+/* The racing local user of issue 14, item 1: waits (polling, for at most
+ * 30 s) until RUNDIR/staging/metadata.json exists, which skillrun writes
+ * last before it launches the sandbox, then renames RUNDIR away and FAKE
+ * into its place, so that whatever resolves RUNDIR's path from then on
+ * finds the attacker's staging tree.  Prints "swapped" or "missed". */
+static int host_swap(const char *rundir, const char *fake) {
+  char *probe = join(rundir, "/staging/metadata.json");
+  char *moved = join(rundir, ".moved");
+  struct timespec nap = {0, 20000};
+
+  for (long i = 0; i < 30L * 1000 * 1000 / 20; i++) {
+    if (access(probe, F_OK) == 0) {
+      if (rename(rundir, moved) < 0 || rename(fake, rundir) < 0) {
+        printf("swap failed: %s\n", ename(errno));
+        return 1;
+      }
+      printf("swapped\n");
+      return 0;
+    }
+    nanosleep(&nap, NULL);
+  }
+  printf("missed\n");
+  return 0;
+}
+
 /* ------------------------------------------------------- dispatch */
 
 static const struct {
@@ -1530,11 +1667,14 @@ static const struct {
     {"unix_path", case_unix_path},
     {"tcp", case_tcp},
     {"raw", case_raw},
+    {"sockproto", case_sockproto},
+    {"prlimit", case_prlimit},
     {"sysv", case_sysv},
     {"mq", case_mq},
     {"forkbomb", case_forkbomb},
     {"memhog", case_memhog},
     {"diskfill", case_diskfill},
+    {"mkmany", case_mkmany},
     {"logflood", case_logflood},
     {"argv", case_argv},
     {"nofile", case_nofile},
@@ -1552,6 +1692,8 @@ int main(int argc, char **argv) {
     return host_mq(argv[2], argv[3]);
   if (argc == 4 && strcmp(argv[1], "host-listen-unix") == 0)
     return host_listen_unix(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "host-swap") == 0)
+    return host_swap(argv[2], argv[3]);
 
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 1; i < argc; i++) {

@@ -3,7 +3,9 @@
 # Attack regression suite, IPC and network classes: abstract and path unix
 # sockets of the host, SysV shared memory, message queues and semaphores and
 # a POSIX message queue created on the host, and network reach with the
-# network denied (the host's 127.0.0.1, its LAN address, the Internet).
+# network denied (the host's 127.0.0.1, its LAN address, the Internet), and
+# socket protocols beyond TCP and UDP (UDP-Lite, MPTCP, SCTP: issue 14,
+# item 8).
 # As root and as an unprivileged user; every case BLOCKED, the host
 # listeners got nothing and the host IPC objects are untouched.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -41,7 +43,7 @@ cases=(
   "abstract:$ABSTRACT" abstract:/tmp/.X11-unix/X0 "unix_path:$T/host.sock"
   unix_path:/run/dbus/system_bus_socket unix_path:/var/run/docker.sock
   unix_path:/run/systemd/private unix_path:/run/containerd/containerd.sock
-  "tcp:127.0.0.1:$PORT" tcp:1.1.1.1:53 tcp:10.0.2.2:22 raw
+  "tcp:127.0.0.1:$PORT" tcp:1.1.1.1:53 tcp:10.0.2.2:22 raw sockproto
   "sysv:$IPC_IDS" "mq:$MQ"
 )
 [ -n "$HOST_IP" ] && cases+=("tcp:$HOST_IP:$PORT")

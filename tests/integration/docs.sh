@@ -83,12 +83,19 @@ done
 # skillrun.conf says).  Which layers may set each one is asked of the binary
 # too: --KEY VALUE either parses or is an unknown option, and SKILL.md's
 # sandbox.KEY either parses or is an unknown sandbox key.
-NOCONF="$tmp/absent.conf"
+# An empty conf of root's stands for "no conf" (a --conf that does not
+# exist is an error); an ordinary user's own conf would be refused, so
+# without root the host's default path is used (absent on a build host).
+NOCONF=()
+if [ "$(id -u)" -eq 0 ]; then
+  install -m 0644 /dev/null "$tmp/empty.conf"
+  NOCONF=(--conf "$tmp/empty.conf")
+fi
 PLAIN="$tmp/plain"
 PROBE="$tmp/probe"
 mkbundle "$PLAIN"
 mkbundle "$PROBE"
-"$SKILLRUN" --conf "$NOCONF" --explain "$PLAIN" >"$tmp/explain.json" 2>"$tmp/explain.err"
+"$SKILLRUN" "${NOCONF[@]}" --explain "$PLAIN" >"$tmp/explain.json" 2>"$tmp/explain.err"
 rc=$?
 check "--explain of a plain bundle exits 0 (got $rc)" test "$rc" -eq 0
 "$JQ" -r '.limits | keys[]' "$tmp/explain.json" >"$tmp/limits" 2>/dev/null
@@ -109,7 +116,7 @@ limit_value() { # KEY
 # Prints flag, none, or what went wrong.
 probe_flag() { # KEY VALUE
   local out rc
-  out=$("$SKILLRUN" --conf "$NOCONF" --explain "--$1" "$2" "$PLAIN" 2>&1 >/dev/null)
+  out=$("$SKILLRUN" "${NOCONF[@]}" --explain "--$1" "$2" "$PLAIN" 2>&1 >/dev/null)
   rc=$?
   if [ "$rc" -eq 0 ]; then
     echo flag
@@ -131,7 +138,7 @@ metadata:
   sandbox.$1: "$2"
 ---
 EOS
-  out=$("$SKILLRUN" --conf "$NOCONF" --explain "$PROBE" 2>&1 >/dev/null)
+  out=$("$SKILLRUN" "${NOCONF[@]}" --explain "$PROBE" 2>&1 >/dev/null)
   rc=$?
   if [ "$rc" -eq 0 ]; then
     echo manifest

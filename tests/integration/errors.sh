@@ -67,11 +67,11 @@ for mode in $MODES; do
   r "$B" -- scripts/bad-interp.py
   exec_line "a script whose interpreter is missing" 127 ENOENT \
     "bad interpreter: '/usr/bin/python9' \\(its #! line\\) is not in the sandbox" $?
-  # Inputs are staged 0644, on a noexec mount besides.
+  # Inputs keep their mode (this one 0755), but are on a noexec mount.
   printf '#!/bin/sh\necho hi\n' >"$W/tool.sh"
   chmod 755 "$W/tool.sh"
   r -i "$W/tool.sh" "$B" -- /workspace/inputs/tool.sh
-  exec_line "an input" 126 EACCES "'/workspace/inputs/tool.sh': not executable \\(mode 0644\\)" $?
+  exec_line "an input" 126 EACCES "'/workspace/inputs/tool.sh': on a mount that does not allow execution \\(noexec\\)" $?
 
   # Warnings: on the record always, on stderr with --verbose (stderr here
   # is a file, not a terminal).

@@ -21,6 +21,9 @@ T=$(tmpdir)
 SAMPLE=$TOP_SRCDIR/data/skillrun.conf
 B=$TOP_SRCDIR/examples/hello
 
+# An empty conf of root's: the built-in caps, whatever this host's own
+# skillrun.conf says (a --conf that does not exist is an error).
+install -m 0644 /dev/null "$T/none.conf"
 explain() { # CONF-OR-EMPTY: the resolved policy with that conf (and no other)
   if [ -n "$1" ]; then "$SKILLRUN" --conf "$1" --explain "$B"; else
     "$SKILLRUN" --conf "$T/none.conf" --explain "$B"; fi

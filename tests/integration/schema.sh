@@ -135,11 +135,11 @@ sources() { "$JQ" -r 'select(.event == "warning" and has("source")) | .source' "
 # A limit above the platform cap: a policy warning.
 r --memory 4G "$B" -- /bin/true
 is "a limit above the cap: warning from the policy" "$(sources "$A")" policy
-# A skillrun.conf that is not root's alone: a conf warning.
+# A skillrun.conf that is not root's alone: an error, never ignored.
 printf 'memory 256M\n' >"$T/lax.conf"
 [ "$(id -u)" -ne 0 ] || chown "$NOBODY" "$T/lax.conf"
 r --conf "$T/lax.conf" "$B" -- /bin/true
-is "an ignored skillrun.conf: warning from conf" "$(sources "$A")" conf
+is "an unsafe skillrun.conf: error config_invalid" "$(field "$A" error .reason)" config_invalid
 # Nothing to run: an error event.
 r "$B"
 is "no command and no entrypoint: error usage" "$(field "$A" error .reason)" usage

@@ -169,9 +169,9 @@ static void test_null_ids(void **state) {
   (void)state;
   assert_int_equal(sr_audit_init(&a, fd, false, NULL, NULL), 0);
   a.fixed_ts = TS;
-  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "execution_started", json_object());
   /* Not execution_completed: nothing may follow that one. */
-  emit_ok(&a, "state_changed", NULL);
+  emit_ok(&a, "state_changed", json_object());
   sr_audit_done(&a);
   buf = slurp(fd, &len);
   assert_non_null(strstr(buf, "\"execution_id\":null,\"tenant_id\":null"));
@@ -183,7 +183,7 @@ static void test_null_ids(void **state) {
   a.fixed_ts = TS;
   memcpy(a.prev, head, sizeof(a.prev));
   a.seq = 2;
-  emit_ok(&a, "x", NULL);
+  emit_ok(&a, "x", json_object());
   sr_audit_done(&a);
   bad = slurp(fd, &len);
   mixed = memfd_with(bad, len);
@@ -330,8 +330,8 @@ static void test_backlog_then_copy(void **state) {
 
   (void)state;
   audit_on(&a, fd);
-  emit_ok(&a, "execution_started", NULL);
-  emit_ok(&a, "bundle_verified", NULL);
+  emit_ok(&a, "execution_started", json_object());
+  emit_ok(&a, "bundle_verified", json_object());
   assert_true(a.backlog_len > 0);
   assert_int_equal(sr_audit_attach_copy(&a, copy, &err), 0);
   assert_int_equal(a.backlog_len, 0);
@@ -370,7 +370,21 @@ static void test_common_key_rejected(void **state) {
   }
   {
     struct sr_error err = {0};
-    assert_int_equal(sr_audit_emit(&a, "", NULL, &err), -EINVAL);
+    assert_int_equal(sr_audit_emit(&a, "", json_object(), &err), -EINVAL);
+  }
+  {
+    /* Fields a json_pack could not build (here: a string that is not
+     * UTF-8) are never replaced by an event without them. */
+    struct sr_error err = {0};
+    json_t *f = json_pack("{s:s}", "path", "caf\xe9");
+    assert_null(f);
+    assert_true(sr_audit_emit(&a, "artifact_committed", f, &err) < 0);
+    assert_string_equal(err.reason, "audit_field");
+    assert_non_null(strstr(err.msg, "artifact_committed"));
+    memset(&err, 0, sizeof(err));
+    assert_true(sr_audit_emit_anchored(&a, "execution_completed", NULL, NULL,
+                                       &err) < 0);
+    assert_string_equal(err.reason, "audit_field");
   }
   /* Nothing written, chain untouched. */
   assert_int_equal(lseek(fd, 0, SEEK_END), 0);
@@ -395,7 +409,8 @@ static void test_write_failures(void **state) {
   assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
   close(pipefd[0]);
   assert_int_equal(sr_audit_init(&a, pipefd[1], true, EID, "acme"), 0);
-  assert_int_equal(sr_audit_emit(&a, "execution_started", NULL, &err), -EPIPE);
+  assert_int_equal(sr_audit_emit(&a, "execution_started", json_object(), &err),
+                   -EPIPE);
   assert_int_equal(err.exit_code, SR_EXIT_FAILED);
   assert_int_equal(err.err, EPIPE);
   assert_string_equal(err.reason, "audit_write");
@@ -404,7 +419,7 @@ static void test_write_failures(void **state) {
   assert_false(sr_audit_primary_ok(&a));
   assert_int_equal(a.seq, 1);
   assert_non_null(strstr(a.backlog, "execution_started"));
-  emit_ok(&a, "error", NULL);
+  emit_ok(&a, "error", json_object());
   assert_int_equal(a.seq, 2);
   sr_audit_done(&a); /* owned: closes pipefd[1] */
   assert_int_equal(fcntl(pipefd[1], F_GETFD), -1);
@@ -415,13 +430,13 @@ static void test_write_failures(void **state) {
   assert_int_equal(sr_audit_init(&a, full, false, EID, "acme"), 0);
   a.copy_fd = fcntl(full, F_DUPFD_CLOEXEC, 3);
   assert_true(a.copy_fd >= 0);
-  assert_int_equal(sr_audit_emit(&a, "execution_started", NULL, &err), -ENOSPC);
+  assert_int_equal(sr_audit_emit(&a, "execution_started", json_object(), &err), -ENOSPC);
   assert_string_equal(err.reason, "audit_write");
   assert_non_null(strstr(err.msg, "audit.jsonl")); /* the first failure */
   assert_int_equal(a.seq, 0);
   assert_string_equal(a.prev, ZERO64);
   memset(&err, 0, sizeof(err));
-  assert_int_equal(sr_audit_emit(&a, "error", NULL, &err), -EIO);
+  assert_int_equal(sr_audit_emit(&a, "error", json_object(), &err), -EIO);
   assert_int_equal(a.seq, 0);
   sr_audit_done(&a);
 
@@ -429,18 +444,19 @@ static void test_write_failures(void **state) {
    * line. */
   memset(&err, 0, sizeof(err));
   audit_on(&a, ok);
-  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "execution_started", json_object());
   assert_int_equal(sr_audit_attach_copy(&a, full, &err), -ENOSPC);
   assert_string_equal(err.reason, "audit_write");
   assert_int_equal(a.copy_fd, -1); /* caller keeps its fd on failure */
   memset(&err, 0, sizeof(err));
   a.copy_fd = fcntl(full, F_DUPFD_CLOEXEC, 3);
   assert_true(a.copy_fd >= 0);
-  assert_int_equal(sr_audit_emit(&a, "bundle_verified", NULL, &err), -ENOSPC);
+  assert_int_equal(sr_audit_emit(&a, "bundle_verified", json_object(), &err),
+                   -ENOSPC);
   assert_string_equal(err.reason, "audit_write");
   assert_int_equal(a.seq, 2);
   assert_false(sr_audit_copy_ok(&a));
-  emit_ok(&a, "execution_completed", NULL);
+  emit_ok(&a, "execution_completed", json_object());
   assert_int_equal(a.seq, 3);
   sr_audit_done(&a);
 }
@@ -462,11 +478,11 @@ static void test_copy_outlives_primary(void **state) {
   assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
   assert_int_equal(sr_audit_init(&a, pipefd[1], true, EID, "acme"), 0);
   a.fixed_ts = TS;
-  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "execution_started", json_object());
   copy_dup = fcntl(copy, F_DUPFD_CLOEXEC, 3);
   assert_int_equal(sr_audit_attach_copy(&a, copy_dup, &err), 0);
   close(pipefd[0]);
-  assert_int_equal(sr_audit_emit(&a, "bundle_verified", NULL, &err), -EPIPE);
+  assert_int_equal(sr_audit_emit(&a, "bundle_verified", json_object(), &err), -EPIPE);
   sr_audit_closing(&a);
   emit_ok(&a, "error", json_pack("{s:s}", "reason", "audit_write"));
   emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "error"));
@@ -511,7 +527,7 @@ static void test_primary_stall_budget(void **state) {
   assert_true(spent >= 250 && spent < 2000);
   /* The copy has the line that timed out, and what follows at once. */
   t0 = sr_now_mono_ms();
-  emit_ok(&a, "execution_completed", NULL);
+  emit_ok(&a, "execution_completed", json_object());
   assert_true(sr_now_mono_ms() - t0 < 100);
   assert_int_equal(a.seq, (uint64_t)n + 2);
   assert_int_equal(a.copy_len, (uint64_t)lseek(copy, 0, SEEK_END));
@@ -533,7 +549,7 @@ static void test_copy_reserve(void **state) {
   memset(text, 'r', sizeof(text) - 1);
   text[sizeof(text) - 1] = '\0';
   audit_on(&a, primary);
-  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "execution_started", json_object());
   assert_int_equal(
       sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
   if (a.copy_reserved == 0) {
@@ -563,7 +579,7 @@ static char *good_stream(size_t *len) {
   char *buf;
 
   audit_on(&a, fd);
-  emit_ok(&a, "execution_started", NULL);
+  emit_ok(&a, "execution_started", json_object());
   assert_int_equal(sr_audit_set_skill(&a, "pdf-tools", NULL), 0);
   emit_ok(&a, "bundle_verified", json_pack("{s:s}", "digest", "sha256:ab"));
   emit_ok(&a, "policy_resolved", json_pack("{s:s}", "network", "deny"));
@@ -757,14 +773,14 @@ static void test_verify_execution_id_constant(void **state) {
 
   (void)state;
   audit_on(&a, fd);
-  emit_ok(&a, "execution_started", NULL);
-  emit_ok(&a, "warning", NULL);
+  emit_ok(&a, "execution_started", json_object());
+  emit_ok(&a, "warning", json_object());
   /* A second stream that continues the chain under another id. */
   assert_int_equal(sr_audit_init(&b, fd, false, "another-id", "acme"), 0);
   b.fixed_ts = TS;
   b.seq = a.seq;
   memcpy(b.prev, a.prev, sizeof(b.prev));
-  emit_ok(&b, "execution_completed", NULL);
+  emit_ok(&b, "execution_completed", json_object());
   buf = slurp(fd, &len);
   expect_bad(buf, len, 3, "execution_id");
   sr_audit_done(&a);

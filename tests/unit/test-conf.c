@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -190,6 +191,23 @@ static void test_control_chars(void **state) {
   expect_buffer_error("a b\x01\n", 5, "t.profile:1: control character");
   expect_buffer_error("a\nb \"\x1b\"", 7, "t.profile:2: control character");
   expect_buffer_error("a\0b\n", 4, "t.profile:1: NUL byte");
+}
+
+/* A value that is not UTF-8 is refused with file:line (it could not be
+ * recorded in the audit); a comment may hold anything printable. */
+static void test_not_utf8(void **state) {
+  struct sr_error err = {0};
+  struct sr_conf c = {0};
+  (void)state;
+  expect_buffer_error("hostname caf\xe9\n", 14, "t.profile:1: not valid UTF-8");
+  expect_buffer_error("a\nsetenv X \"\xc0\xaf\"\n", 18,
+                      "t.profile:2: not valid UTF-8");
+  expect_buffer_error("k \xed\xa0\x80\n", 6, "t.profile:1: not valid UTF-8");
+  assert_int_equal(
+      sr_conf_parse_buffer("hostname caf\xc3\xa9 # \xe9\n", 19, "t", &c, &err),
+      0);
+  assert_string_equal(c.lines[0].args[0], "caf\xc3\xa9");
+  sr_conf_done(&c);
 }
 
 static void test_include(void **state) {
@@ -388,7 +406,7 @@ static void test_file_too_large(void **state) {
   sr_conf_done(&c);
   write_file(p, big, SR_CONF_MAX_BYTES + 1, 0644);
   assert_true(sr_conf_parse_file(p, &c, &err) < 0);
-  assert_non_null(strstr(err.msg, "file too large"));
+  assert_non_null(strstr(err.msg, "is too large"));
   sr_error_clear(&err);
   assert_true(sr_conf_parse_buffer(big, SR_CONF_MAX_BYTES + 1, "b", &c, &err) <
               0);
@@ -421,70 +439,86 @@ static void test_embedded_default(void **state) {
 static void test_platform_conf(void **state) {
   struct sr_error err = {0};
   struct sr_conf c = {0};
-  char *warning = (char *)"unset";
-  char p[4300];
+  char p[4300], want[4400];
   (void)state;
 
-  /* Missing: not an error, empty. */
+  /* The default path missing: not an error, empty. */
   snprintf(p, sizeof(p), "%s/missing.conf", tmpdir);
-  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
-  assert_null(warning);
+  assert_int_equal(sr_conf_load_platform(p, false, &c, &err), 0);
   assert_int_equal(c.n_lines, 0);
+  assert_false(sr_error_is_set(&err));
+  /* A --conf that names nothing stops the run. */
+  assert_true(sr_conf_load_platform(p, true, &c, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_non_null(strstr(err.msg, "--conf "));
+  assert_non_null(strstr(err.msg, "No such file"));
+  assert_int_equal(err.err, ENOENT);
+  sr_error_clear(&err);
 
-  /* Group-writable: ignored with a warning, whoever owns it. */
+  /* Group-writable: an error naming the file, whoever owns it, the
+   * default path included (it is never silently replaced). */
   snprintf(p, sizeof(p), "%s/gw.conf", tmpdir);
   write_file(p, "memory 1G\n", 10, 0664);
-  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
-  assert_non_null(warning);
-  {
-    char want[4400];
+  for (int named = 0; named < 2; named++) {
+    assert_true(sr_conf_load_platform(p, named, &c, &err) < 0);
     snprintf(want, sizeof(want),
-             "ignoring %s: not owned by root or writable by group/others", p);
-    assert_string_equal(warning, want);
+             "%s is not root's alone (owner uid %u, mode "
+             "0664)",
+             p, (unsigned)geteuid());
+    assert_int_equal(strncmp(err.msg, want, strlen(want)), 0);
+    assert_int_equal(c.n_lines, 0);
+    sr_error_clear(&err);
   }
-  assert_int_equal(c.n_lines, 0);
-  free(warning);
-  assert_false(sr_error_is_set(&err));
 
   /* World-writable: same. */
   write_file(p, "memory 1G\n", 10, 0646);
-  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
-  assert_non_null(warning);
-  free(warning);
+  assert_true(sr_conf_load_platform(p, false, &c, &err) < 0);
+  assert_non_null(strstr(err.msg, "mode 0646"));
+  sr_error_clear(&err);
 
   /* 0644: honoured only when we are root (the file is then root's). */
   snprintf(p, sizeof(p), "%s/ok.conf", tmpdir);
   write_file(p, "memory 1G\nnetwork deny\n", 23, 0644);
-  assert_int_equal(sr_conf_load_platform(p, &c, &warning, &err), 0);
   if (geteuid() == 0) {
-    assert_null(warning);
+    assert_int_equal(sr_conf_load_platform(p, true, &c, &err), 0);
     assert_int_equal(c.n_lines, 2);
     assert_string_equal(c.lines[0].file, p);
     sr_conf_done(&c);
   } else {
-    assert_non_null(warning);
+    assert_true(sr_conf_load_platform(p, true, &c, &err) < 0);
     assert_int_equal(c.n_lines, 0);
-    free(warning);
+    sr_error_clear(&err);
   }
+
+  /* A symbolic link is refused, even to a good file. */
+  snprintf(want, sizeof(want), "%s/link.conf", tmpdir);
+  assert_int_equal(symlink(p, want), 0);
+  assert_true(sr_conf_load_platform(want, true, &c, &err) < 0);
+  assert_non_null(strstr(err.msg, "is a symbolic link"));
+  sr_error_clear(&err);
 
   /* include is refused in skillrun.conf (an included file would escape
    * the ownership check); checked as root only, where the file counts. */
   if (geteuid() == 0) {
     snprintf(p, sizeof(p), "%s/inc.conf", tmpdir);
     write_file(p, "memory 1G\ninclude default\n", 26, 0644);
-    assert_true(sr_conf_load_platform(p, &c, &warning, &err) < 0);
-    {
-      char want[4400];
-      snprintf(want, sizeof(want),
-               "%s:2: include is not allowed in skillrun.conf", p);
-      assert_string_equal(err.msg, want);
-    }
+    assert_true(sr_conf_load_platform(p, true, &c, &err) < 0);
+    snprintf(want, sizeof(want),
+             "%s:2: include is not allowed in skillrun.conf", p);
+    assert_string_equal(err.msg, want);
     sr_error_clear(&err);
   }
 
-  /* A directory is not a config file. */
-  assert_true(sr_conf_load_platform(tmpdir, &c, &warning, &err) < 0);
+  /* A directory (or a FIFO) is not a config file. */
+  assert_true(sr_conf_load_platform(tmpdir, false, &c, &err) < 0);
   assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_non_null(strstr(err.msg, "is a directory, not a regular file"));
+  sr_error_clear(&err);
+  snprintf(p, sizeof(p), "%s/fifo.conf", tmpdir);
+  assert_int_equal(mkfifo(p, 0644), 0);
+  assert_true(sr_conf_load_platform(p, true, &c, &err) < 0);
+  assert_non_null(strstr(err.msg, "is a FIFO, not a regular file"));
+  sr_error_clear(&err);
 }
 
 static int setup(void **state) {
@@ -512,6 +546,7 @@ int main(void) {
       cmocka_unit_test(test_unterminated_quote),
       cmocka_unit_test(test_line_and_word_caps),
       cmocka_unit_test(test_control_chars),
+      cmocka_unit_test(test_not_utf8),
       cmocka_unit_test(test_include),
       cmocka_unit_test(test_include_cycle),
       cmocka_unit_test(test_include_depth),

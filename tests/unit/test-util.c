@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -9,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fdutil.h"
@@ -899,6 +903,122 @@ static void test_now_mono_ms(void **state) {
   assert_true(c - b < 3600 * 1000);
 }
 
+/* UTF-8 validity: the well-formed forms only. */
+static void test_utf8_valid(void **state) {
+  (void)state;
+  assert_true(sr_utf8_valid("", 0));
+  assert_true(sr_utf8_valid("abc", 3));
+  assert_true(sr_utf8_valid("caf\xc3\xa9", 5));
+  assert_true(sr_utf8_valid("\xf0\x9f\x98\x80", 4));
+  assert_false(sr_utf8_valid("caf\xe9", 4));          /* Latin-1 */
+  assert_false(sr_utf8_valid("\xc0\xaf", 2));         /* overlong '/' */
+  assert_false(sr_utf8_valid("\xed\xa0\x80", 3));     /* surrogate */
+  assert_false(sr_utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
+  assert_false(sr_utf8_valid("\xe2\x82", 2));         /* cut short */
+}
+
+/* Names for the record: what needs escaping, and how it is shown. */
+static void test_name_escape(void **state) {
+  static const struct {
+    const char *in;
+    size_t len;
+    bool needs;
+    const char *shown;
+  } cases[] = {
+      {"report.txt", 10, false, "report.txt"},
+      {"caf\xc3\xa9 a\\b", 9, false, "caf\xc3\xa9 a\\b"},
+      {"caf\xe9", 4, true, "caf\\xe9"},
+      {"a\nb", 3, true, "a\\x0ab"},
+      {"\x1b[2J", 4, true, "\\x1b[2J"},
+      {"x\x7f", 2, true, "x\\x7f"},
+      {"\xc2\x9b"
+       "1m",
+       4, true, "\\u009b1m"},
+      {"evil\xe2\x80\xaetxt.exe", 14, true, "evil\\u202etxt.exe"},
+      {"\xe2\x81\xa6x", 4, true, "\\u2066x"},
+      {"\xff\xfe", 2, true, "\\xff\\xfe"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *e = sr_name_escape(cases[i].in, cases[i].len);
+    assert_int_equal(sr_name_needs_escape(cases[i].in, cases[i].len),
+                     cases[i].needs);
+    assert_non_null(e);
+    assert_string_equal(e, cases[i].shown);
+    assert_true(sr_utf8_valid(e, strlen(e)));
+    free(e);
+  }
+}
+
+/* Terminal escaping: controls and C1 never pass raw, whatever the chunk
+ * boundaries; newlines and tabs do. */
+static void test_term_escape(void **state) {
+  static const char in[] = "ok\tline\n\x1b]52;c;cHduZWQ=\x07\r"
+                           "\xc2\x9b"
+                           "2J caf\xc3\xa9 \xe2\x82\xac \xff\xc3";
+  static const char want[] = "ok\tline\n\\x1b]52;c;cHduZWQ=\\x07\\x0d"
+                             "\\u009b2J caf\xc3\xa9 \xe2\x82\xac \\xff\\xc3";
+  const size_t n = sizeof(in) - 1;
+  (void)state;
+  /* Every way of cutting the input into two chunks gives the same text. */
+  for (size_t cut = 0; cut <= n; cut++) {
+    struct sr_term_escape st = {0};
+    char out[SR_TERM_ESCAPE_MAX(sizeof(in)) * 2];
+    size_t o = sr_term_escape(&st, in, cut, out);
+    o += sr_term_escape(&st, in + cut, n - cut, out + o);
+    o += sr_term_escape_flush(&st, out + o);
+    out[o] = '\0';
+    assert_string_equal(out, want);
+  }
+  /* One byte at a time, too. */
+  {
+    struct sr_term_escape st = {0};
+    char out[SR_TERM_ESCAPE_MAX(sizeof(in)) * 2];
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+      o += sr_term_escape(&st, in + i, 1, out + o);
+    o += sr_term_escape_flush(&st, out + o);
+    out[o] = '\0';
+    assert_string_equal(out, want);
+  }
+}
+
+/* A trust file is opened only when it is a regular file within bounds. */
+static void test_open_regular(void **state) {
+  char dir[] = "/tmp/skillrun-test-open.XXXXXX", p[64], q[64], why[128];
+  struct stat st;
+  int fd;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(p, sizeof(p), "%s/f", dir);
+  fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, "12345", 5), 5);
+  close(fd);
+  fd = sr_open_regular(AT_FDCWD, p, 5, &st);
+  assert_true(fd >= 0);
+  assert_int_equal(st.st_size, 5);
+  close(fd);
+  assert_int_equal(sr_open_regular(AT_FDCWD, p, 4, &st), -EFBIG);
+  assert_non_null(strstr(sr_open_regular_why(-EFBIG, &st, 4, why, sizeof(why)),
+                         "too large (5 bytes, at most 4)"));
+  snprintf(q, sizeof(q), "%s/l", dir);
+  assert_int_equal(symlink(p, q), 0);
+  assert_int_equal(sr_open_regular(AT_FDCWD, q, 5, NULL), -ELOOP);
+  assert_int_equal(sr_open_regular_errno(-ELOOP), 0);
+  snprintf(q, sizeof(q), "%s/p", dir);
+  assert_int_equal(mkfifo(q, 0600), 0);
+  assert_int_equal(sr_open_regular(AT_FDCWD, q, 5, &st), -SR_ENOTREG);
+  assert_string_equal(
+      sr_open_regular_why(-SR_ENOTREG, &st, 5, why, sizeof(why)),
+      "is a FIFO, not a regular file");
+  assert_int_equal(sr_open_regular(AT_FDCWD, dir, 5, &st), -SR_ENOTREG);
+  snprintf(q, sizeof(q), "%s/none", dir);
+  assert_int_equal(sr_open_regular(AT_FDCWD, q, 5, NULL), -ENOENT);
+  assert_int_equal(sr_open_regular_errno(-ENOENT), ENOENT);
+  assert_int_equal(sr_rm_rf_at(AT_FDCWD, dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_size_plain),
@@ -925,6 +1045,10 @@ int main(void) {
       cmocka_unit_test(test_input_name_check),
       cmocka_unit_test(test_printable),
       cmocka_unit_test(test_has_control_chars),
+      cmocka_unit_test(test_utf8_valid),
+      cmocka_unit_test(test_name_escape),
+      cmocka_unit_test(test_term_escape),
+      cmocka_unit_test(test_open_regular),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
       cmocka_unit_test(test_strndup_safe),

@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, the harvest (issue 14, item 4): what a skill
+# leaves in /workspace/outputs is bounded and attested.  Every entry counts
+# against outputs-files (the outputs tmpfs's inode cap and the harvest's
+# entry cap), directories and skipped links too: 150,000 empty directories
+# used to become 150,000 host directories (590 MB) and 40,000 links 40,000
+# warnings.  Warnings about skipped entries are capped, with one summary.
+# A name that is not UTF-8 is recorded escaped with its raw bytes; a name
+# with a control or bidi character is skipped and said so; entries below
+# the depth limit, a file cut at outputs-size and a tmpfs the skill filled
+# (ENOSPC) are each reported, never dropped silently or committed as if
+# complete.  As root and as an unprivileged user.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+printf 'include default\noutputs-size 2M\n' >"$T/small.profile"
+chmod 644 "$T/small.profile"
+MAXW=16 # SR_HARVEST_MAX_WARNINGS
+
+# skill MODE [SKILLRUN-OPTION...] -- COMMAND...: like attack, for a shell
+# command instead of the attacker.
+skill() {
+  local mode=$1 opts=() w pre=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    opts+=("$1")
+    shift
+  done
+  shift
+  _run_n=$((_run_n + 1))
+  if [ "$mode" = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
+    w=$WS_root pre=(env); fi
+  RUN_ID=a$_run_n AUDIT=$w/a$_run_n.audit ERR=$w/a$_run_n.err STDOUT=$w/a$_run_n.stdout
+  OUT=$w/default/$RUN_ID/logs/stdout.log
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
+    --audit-file "$AUDIT" "${opts[@]}" "$B" -- "$@" >"$STDOUT" 2>"$ERR"
+  rc=$?
+}
+
+# warnings FILE: the harvest's warnings (path- or summary-shaped).
+warnings() { "$JQ" -c 'select(.event == "warning" and (has("path") or .reason == "outputs_skipped"))' "$1"; }
+host_entries() { find "$1" -mindepth 1 2>/dev/null | wc -l; }
+run_dir() { dirname "$(dirname "$OUT")"; }
+
+for mode in root user; do
+  # 150,000 empty directories.
+  t0=$(date +%s)
+  attack $mode -- mkmany:dirs:150000
+  el=$(($(date +%s) - t0))
+  run_ok $mode "150,000 directories"
+  blocked $mode mkmany:dirs:150000
+  check "$mode: ... stopped by the inode cap: $(result mkmany:dirs:150000)" \
+    grep -q "^mkmany:dirs:150000=BLOCKED:ENOSPC after 999[0-9]" "$OUT"
+  n=$(host_entries "$(run_dir)/outputs")
+  check "$mode: ... the host got at most outputs-files (10000) entries ($n)" [ "$n" -le 10000 ]
+  check "$mode: ... in bounded time ($el s)" [ "$el" -lt 120 ]
+  is "$mode: ... the full tmpfs is on the record" \
+    "$("$JQ" -r 'select(.event == "limit_exceeded") | "\(.key) \(.in_sandbox)"' "$AUDIT" | head -n 1)" \
+    "outputs-files true"
+
+  # 40,000 symbolic links: never followed, counted, the warnings capped.
+  t0=$(date +%s)
+  attack $mode -- mkmany:symlinks:40000
+  el=$(($(date +%s) - t0))
+  run_ok $mode "40,000 symbolic links"
+  blocked $mode mkmany:symlinks:40000
+  nw=$(warnings "$AUDIT" | wc -l)
+  is "$mode: ... $MAXW warnings and one summary" "$nw" $((MAXW + 1))
+  made=$(sed -n 's/.*ENOSPC after \([0-9]*\).*/\1/p' <<<"$(result mkmany:symlinks:40000)")
+  is "$mode: ... the summary counts every link" \
+    "$(warnings "$AUDIT" | "$JQ" -r 'select(.reason == "outputs_skipped") | .skipped.symlink')" \
+    "${made:-none}"
+  check "$mode: ... the ledger stays small ($(stat -c %s "$AUDIT") bytes)" \
+    [ "$(stat -c %s "$AUDIT")" -lt 65536 ]
+  check "$mode: ... in bounded time ($el s)" [ "$el" -lt 120 ]
+  is "$mode: ... no link reached the host" "$(find "$(run_dir)/outputs" -type l | wc -l)" 0
+
+  # Names: not UTF-8 (harvested, recorded escaped with its bytes), an
+  # escape sequence and a right-to-left override (skipped, recorded).
+  skill $mode -- /bin/sh -c '
+    cd /workspace/outputs
+    printf "latin-1\n" >"$(printf "caf\351.txt")"
+    printf "x\n" >"$(printf "\033[2Jclear")"
+    printf "x\n" >"$(printf "evil\342\200\256txt.exe")"
+    d=.; for i in $(seq 40); do d=$d/d$i; done; mkdir -p "$d" && : >"$d/deep"
+  '
+  run_ok $mode "names and depth"
+  art=$("$JQ" -c 'select(.event == "artifact_committed")' "$AUDIT")
+  is "$mode: a Latin-1 name is committed with its escaped path" \
+    "$("$JQ" -r .path <<<"$art")" 'caf\xe9.txt'
+  is "$mode: ... and its raw bytes" "$("$JQ" -r .path_base64 <<<"$art")" \
+    "$(printf 'caf\351.txt' | base64)"
+  is "$mode: ... with the size and sha256 of its content" \
+    "$("$JQ" -r '"\(.size) \(.sha256)"' <<<"$art")" "8 $(printf 'latin-1\n' | sha256sum | cut -d' ' -f1)"
+  check "$mode: ... and is on the host under its own name" \
+    test -f "$(run_dir)/outputs/$(printf 'caf\351.txt')"
+  skipped=$(warnings "$AUDIT" | "$JQ" -r 'select(.skipped == "name") | .path' | sort | tr '\n' ' ')
+  is "$mode: names with an escape sequence or a bidi override are skipped and named" \
+    "$skipped" '\x1b[2Jclear evil\u202etxt.exe '
+  is "$mode: ... not created on the host" \
+    "$(find "$(run_dir)/outputs" -name '*clear' -o -name 'evil*' | wc -l)" 0
+  check "$mode: a directory below the depth limit is reported" \
+    sh -c "warnings() { \"$JQ\" -r 'select(.event == \"warning\" and .skipped == \"depth\") | .path' \"\$1\"; }; warnings '$AUDIT' | grep -q '^d1/d2/.*/d33\$'"
+
+  # A sparse file over outputs-size: stopped at the cap, named, removed.
+  skill $mode -p "$T/small.profile" -- /bin/sh -c \
+    'printf "first\n" >/workspace/outputs/a.txt; truncate -s 1G /workspace/outputs/z-sparse'
+  run_ok $mode "a sparse file over outputs-size"
+  lim=$("$JQ" -c 'select(.event == "limit_exceeded")' "$AUDIT")
+  is "$mode: ... limit_exceeded names the cap and the file" \
+    "$("$JQ" -r '"\(.limit) \(.key) \(.cap) \(.path)"' <<<"$lim")" "output outputs-size 2097152 z-sparse"
+  check "$mode: ... which is not left on the host" test ! -e "$(run_dir)/outputs/z-sparse"
+
+  # The skill fills the outputs tmpfs: ENOSPC inside is on the record.
+  skill $mode -p "$T/small.profile" -- /bin/sh -c \
+    'head -c 8M /dev/zero >/workspace/outputs/fill; echo "head: $?"'
+  run_ok $mode "a skill that fills its outputs"
+  check "$mode: ... the skill met ENOSPC" grep -q "head: 1" "$OUT"
+  is "$mode: a full outputs tmpfs is reported (in_sandbox)" \
+    "$("$JQ" -r 'select(.event == "limit_exceeded") | "\(.key) \(.in_sandbox)"' "$AUDIT")" \
+    "outputs-size true"
+  host_unchanged $mode
+done
+finish

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, the workspace is owned, not trusted (issue 14,
+# item 2): the workspace root, the tenant directory and the run directory
+# are checked the way doas(1) checks its configuration: owned by the
+# caller (or root), not writable by group or others; a shared root needs
+# the sticky bit.  Another user who pre-creates a tenant directory (and so
+# could rename a run's directory under it later) or the run markers'
+# directory .active is refused by name.  As
+# root and as an unprivileged user; a refused run leaves nothing behind.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+OTHER=$((NOBODY - 1)) # another unprivileged uid, for the user mode
+
+n=0
+# try MODE ROOT [SKILLRUN-OPTION...]: one run in workspace root ROOT.
+try() {
+  local mode=$1 w=$2 pre=()
+  shift 2
+  n=$((n + 1))
+  [ "$mode" = user ] && pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  ERR=$T/o$n.err AUDIT=$T/o$n.audit
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "o$n" --audit-file "$AUDIT" \
+    "$@" "$B" -- /bin/true >/dev/null 2>"$ERR"
+  rc=$?
+}
+chmod 777 "$T" # the audit and error files of both modes
+
+for mode in root user; do
+  if [ $mode = user ]; then me=$NOBODY other=$OTHER; else me=0 other=$NOBODY; fi
+  owner_name=$(getent passwd "$other" | cut -d: -f1)
+
+  # A tenant directory another user made first.
+  W=$(tmpdir)
+  chown "$me" "$W"
+  mkdir "$W/acme"
+  chown "$other" "$W/acme"
+  try $mode "$W" --tenant acme
+  is "$mode: a tenant directory of uid $other is refused (125)" "$rc" 125
+  check "$mode: ... the message names the path and its owner" \
+    grep -q "tenant directory $W/acme belongs to uid $other${owner_name:+ ($owner_name)}" "$ERR"
+  is "$mode: ... and nothing was made in it" "$(ls -A "$W/acme")" ""
+  is "$mode: ... recorded as an error (workspace)" "$(field "$AUDIT" error .reason)" workspace
+
+  # A tenant directory of the caller's that others may write.
+  mkdir "$W/open"
+  chown "$me" "$W/open"
+  chmod 777 "$W/open"
+  try $mode "$W" --tenant open
+  is "$mode: a tenant directory writable by others is refused (125)" "$rc" 125
+  check "$mode: ... saying so" grep -q "tenant directory $W/open is writable by others (mode 0777)" "$ERR"
+  chmod 770 "$W/open"
+  try $mode "$W" --tenant open
+  check "$mode: ... and by its group" grep -q "is writable by its group (mode 0770)" "$ERR"
+
+  # A workspace root of another user's.
+  W=$(tmpdir)
+  chown "$other" "$W"
+  try $mode "$W"
+  is "$mode: a workspace root of uid $other is refused (125)" "$rc" 125
+  check "$mode: ... naming its owner" grep -q "workspace root $W belongs to uid $other" "$ERR"
+
+  # A marker directory (.active) another user made: they could remove a
+  # live run's marker, or plant one.
+  W=$(tmpdir)
+  chown "$me" "$W"
+  mkdir "$W/.active"
+  chown "$other" "$W/.active"
+  try $mode "$W" --tenant acme
+  is "$mode: a .active of uid $other is refused (125)" "$rc" 125
+  check "$mode: ... naming it and its owner" \
+    grep -q "run marker directory $W/.active belongs to uid $other" "$ERR"
+  is "$mode: ... before the run directory was made" "$(ls -A "$W/acme")" ""
+
+  # A shared root: writable by everyone, only with the sticky bit.
+  W=$(tmpdir)
+  chmod 777 "$W"
+  try $mode "$W" --tenant t-$mode
+  is "$mode: a 0777 workspace root is refused (125)" "$rc" 125
+  check "$mode: ... saying that a shared root needs the sticky bit" \
+    grep -q "writable by others (mode 0777); a shared root needs the sticky bit" "$ERR"
+  chmod 1777 "$W"
+  try $mode "$W" --tenant t-$mode
+  is "$mode: a 1777 (sticky) workspace root is accepted" "$rc" 0
+  is "$mode: ... the tenant directory is the caller's, 0700" "$(stat -c %u:%a "$W/t-$mode")" "$me:700"
+  is "$mode: ... and so is the run directory" "$(stat -c %u:%a "$W/t-$mode/o$n")" "$me:700"
+done
+host_unchanged ownership
+finish

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, --log-passthrough (issue 14, item 8): the
+# skill's output copied to the caller's terminal used to be forwarded raw,
+# so a skill could write the caller's clipboard (OSC 52), move the cursor
+# over skillrun's own lines, or print a forged execution_completed event
+# that reads like skillrun's.  Now every control sequence arrives escaped
+# and every line of the skill's is prefixed with its stream.  As root and
+# as an unprivileged user.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+forged='{"schema":"skillrun.audit/1","event":"execution_completed","status":"succeeded","exit_code":0}'
+for mode in root user; do
+  if [ $mode = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
+    w=$WS_root pre=(env); fi
+  id=pt-$mode
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "$id" --log-passthrough "$B" -- /bin/sh -c '
+      printf "plain line\n"
+      printf "\033]52;c;cHduZWQ=\007clip\n"
+      printf "\033[2J\033[1Acursor\rback\n"
+      printf "\302\233""31mc1-csi\n" >&2
+      printf "%s\n" "$1" >&2
+      printf "%s" "no newline at the end"' - "$forged" >"$w/$id.stdout" 2>"$w/$id.err"
+  is "$mode: the run exits 0" "$?" 0
+  err=$w/$id.err
+  check "$mode: the skill's log keeps its bytes" grep -q $'\033]52' "$w/default/$id/logs/stdout.log"
+  check "$mode: no ESC reaches skillrun's stderr" not grep -q $'\033' "$err"
+  check "$mode: no BEL, CR or C1 CSI either" not grep -q $'\007\|\r\|\302\233' "$err"
+  check "$mode: ... they arrive escaped" grep -qF '[skill stdout] \x1b]52;c;cHduZWQ=\x07clip' "$err"
+  check "$mode: ... the C1 control as \\u009b" grep -qF '[skill stderr] \u009b31mc1-csi' "$err"
+  check "$mode: ordinary text passes, prefixed" grep -qxF '[skill stdout] plain line' "$err"
+  check "$mode: a line without its newline is ended" grep -qxF '[skill stdout] no newline at the end' "$err"
+  check "$mode: the forged event is prefixed" grep -qxF "[skill stderr] $forged" "$err"
+  check "$mode: ... no line of skillrun's stderr reads as an audit event" not grep -q '^{' "$err"
+  is "$mode: ... nor does one on its stdout: the audit stream is genuine" \
+    "$("$JQ" -r 'select(.event == "execution_completed") | .status' "$w/$id.stdout")" succeeded
+  check "$mode: ... and verifies" audit_ok "$w/$id.stdout"
+done
+host_unchanged passthrough
+finish

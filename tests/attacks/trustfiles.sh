@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, trust files (issue 14, item 5): BUNDLE.sig,
+# --signature, --capability, --conf, profiles and --input sources are
+# opened with O_NOFOLLOW|O_NONBLOCK and must be regular files of bounded
+# size.  Whoever owns the directory a bundle sits in can plant a FIFO named
+# BUNDLE.sig; before the fix it hung a root run forever, before any timer
+# was armed.  Each planted FIFO, device, symbolic link or oversized file
+# must be refused within seconds with a message that says what it is, as
+# root and as an unprivileged user.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+S=$T/sig-skill
+mkbundle "$S"
+mkfifo "$S.sig" # BUNDLE.sig, planted beside the bundle
+mkdir -p "$T/bait"
+mkfifo "$T/bait/fifo"
+printf 'memory 64M\n' >"$T/bait/real.profile"
+ln -s "$T/bait/real.profile" "$T/bait/link.profile"
+ln -s /etc/passwd "$T/bait/link"
+head -c $((20 << 20)) /dev/zero >"$T/bait/huge"
+chmod -R a+rX "$T"
+
+# quick MODE LABEL WANT-RC WANT-TEXT SKILLRUN-ARGS...: the run ends with
+# WANT-RC within 5 seconds (a hang is cut at 20), and skillrun's stderr
+# says WANT-TEXT.
+n=0
+quick() {
+  local mode=$1 label=$2 want=$3 text=$4 w pre=() t0 rc el
+  shift 4
+  n=$((n + 1))
+  if [ "$mode" = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
+    w=$WS_root pre=(env); fi
+  t0=$(date +%s%N)
+  timeout 20 "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "t$n" \
+    --audit-file "$w/t$n.audit" "$@" >/dev/null 2>"$w/t$n.err"
+  rc=$?
+  el=$((($(date +%s%N) - t0) / 1000000))
+  is "$mode: $label: exit $want" "$rc" "$want"
+  check "$mode: ... within 5 s (took $el ms)" [ "$el" -lt 5000 ]
+  if grep -q -- "$text" "$w/t$n.err"; then pass "$mode: ... saying '$text'"; else
+    fail "$mode: ... saying '$text'"
+    diag "  stderr: $(head -c 300 "$w/t$n.err")"
+  fi
+  AUDIT=$w/t$n.audit
+}
+
+for mode in root user; do
+  quick $mode "a FIFO named BUNDLE.sig" 123 "is a FIFO, not a regular file" \
+    "$S" -- /bin/true
+  is "$mode: ... recorded as statement_invalid" \
+    "$(field "$AUDIT" bundle_rejected .reason)" statement_invalid
+  check "$mode: ... and the run has its terminal record" \
+    test "$(field "$AUDIT" execution_completed .status)" = refused
+  quick $mode "--signature FIFO" 123 "is a FIFO" --signature "$T/bait/fifo" "$B" -- /bin/true
+  quick $mode "--signature /dev/zero" 123 "is a character device" \
+    --signature /dev/zero "$B" -- /bin/true
+  quick $mode "--signature a 20 MiB file" 123 "is too large" \
+    --signature "$T/bait/huge" "$B" -- /bin/true
+  quick $mode "--signature a symbolic link" 123 "is a symbolic link" \
+    --signature "$T/bait/link" "$B" -- /bin/true
+  quick $mode "--capability FIFO" 123 "is a FIFO" --capability "$T/bait/fifo" "$B" -- /bin/true
+  quick $mode "--capability a symbolic link" 123 "is a symbolic link" \
+    --capability "$T/bait/link" "$B" -- /bin/true
+  quick $mode "--conf FIFO" 125 "is a FIFO" --conf "$T/bait/fifo" "$B" -- /bin/true
+  quick $mode "--conf /dev/zero" 125 "is a character device" --conf /dev/zero "$B" -- /bin/true
+  quick $mode "-p FIFO" 125 "is a FIFO" -p "$T/bait/fifo" "$B" -- /bin/true
+  quick $mode "-p a symbolic link" 125 "is a symbolic link" \
+    -p "$T/bait/link.profile" "$B" -- /bin/true
+  quick $mode "--input FIFO" 123 "is a FIFO" -i "$T/bait/fifo" "$B" -- /bin/true
+  quick $mode "--input /dev/zero" 123 "is a character device" -i /dev/zero:z "$B" -- /bin/true
+  quick $mode "--input a symbolic link" 123 "is a symbolic link" -i "$T/bait/link" "$B" -- /bin/true
+done
+host_unchanged trustfiles
+finish
