@@ -928,8 +928,7 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
    * its bind mount only. */
   ws->metadata_fd = safe_close(ws->metadata_fd);
   r = write_json(ws->staging_fd, "metadata.json", meta, 0644, (uid_t)-1,
-                 (gid_t)-1, &ws->metadata_fd,
-                 err);
+                 (gid_t)-1, &ws->metadata_fd, err);
   if (r < 0)
     return r;
   free(ws->metadata_path);

@@ -430,7 +430,8 @@ static void test_write_failures(void **state) {
   assert_int_equal(sr_audit_init(&a, full, false, EID, "acme"), 0);
   a.copy_fd = fcntl(full, F_DUPFD_CLOEXEC, 3);
   assert_true(a.copy_fd >= 0);
-  assert_int_equal(sr_audit_emit(&a, "execution_started", json_object(), &err), -ENOSPC);
+  assert_int_equal(sr_audit_emit(&a, "execution_started", json_object(), &err),
+                   -ENOSPC);
   assert_string_equal(err.reason, "audit_write");
   assert_non_null(strstr(err.msg, "audit.jsonl")); /* the first failure */
   assert_int_equal(a.seq, 0);
@@ -482,7 +483,8 @@ static void test_copy_outlives_primary(void **state) {
   copy_dup = fcntl(copy, F_DUPFD_CLOEXEC, 3);
   assert_int_equal(sr_audit_attach_copy(&a, copy_dup, &err), 0);
   close(pipefd[0]);
-  assert_int_equal(sr_audit_emit(&a, "bundle_verified", json_object(), &err), -EPIPE);
+  assert_int_equal(sr_audit_emit(&a, "bundle_verified", json_object(), &err),
+                   -EPIPE);
   sr_audit_closing(&a);
   emit_ok(&a, "error", json_pack("{s:s}", "reason", "audit_write"));
   emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "error"));
