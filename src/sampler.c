@@ -674,7 +674,8 @@ int sr_sampler_sample(struct sr_sampler *s, struct sr_sample *out) {
   }
   /* A pid listed twice (reparented between two children reads) counts
    * once. */
-  qsort(s->next, s->n_next, sizeof(*s->next), cmp_proc);
+  if (s->n_next > 1)
+    qsort(s->next, s->n_next, sizeof(*s->next), cmp_proc);
   s->n_shm = 0;
   for (size_t i = 0; i < s->n_next; i++) {
     struct sr_sampler_proc *pr = &s->next[i];
@@ -695,7 +696,8 @@ int sr_sampler_sample(struct sr_sampler *s, struct sr_sample *out) {
     }
   }
   /* Each shmem object once, at its largest mapping. */
-  qsort(s->shm, s->n_shm, sizeof(*s->shm), cmp_shm);
+  if (s->n_shm > 1) /* qsort(NULL, 0, ...) is undefined */
+    qsort(s->shm, s->n_shm, sizeof(*s->shm), cmp_shm);
   for (size_t i = 0; i < s->n_shm; i++)
     if (i == 0 || s->shm[i].ino != s->shm[i - 1].ino)
       shm += s->shm[i].len;
