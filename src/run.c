@@ -409,7 +409,7 @@ json_t *sr_run_metadata_json(const struct sr_run *run) {
   for (size_t i = 0; known && tools && i < m->allowed_tools.n; i++)
     json_array_append_new(tools, json_string(m->allowed_tools.v[i]));
   meta = json_pack(
-      "{s:s, s:s, s:s, s:{s:s?, s:o, s:s?, s:o}, s:o, s:s?, s:O, s:s, s:n}",
+      "{s:s, s:s, s:s, s:{s:s?, s:o, s:s?, s:o}, s:o, s:s?, s:o, s:s, s:n}",
       "schema", "skillrun.metadata/1", "execution_id", run->execution_id,
       "tenant_id", run->tenant, "skill", "name", known ? m->name : NULL,
       "version", known && m->version ? json_string(m->version) : json_null(),
@@ -417,8 +417,9 @@ json_t *sr_run_metadata_json(const struct sr_run *run) {
       "allowed_tools", tools ? tools : json_array(), "limits",
       run->policy_final ? limits_json(&run->policy) : json_null(), "network",
       run->policy_final ? sr_network_mode_name(run->policy.network) : NULL,
-      "inputs", run->inputs ? run->inputs : json_array(), "started_at",
-      run->started_at, "result");
+      /* "o" steals: a reference of its own, or the new empty list's */
+      "inputs", run->inputs ? json_incref(run->inputs) : json_array(),
+      "started_at", run->started_at, "result");
   /* The tier and key that vouched for the bundle (skillrun(1)). */
   if (meta && json_object_set_new(meta, "trust",
                                   run->verified ? sr_run_trust_json(run)
