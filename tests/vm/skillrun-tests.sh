@@ -37,7 +37,7 @@ description: Exercises skillrun's cgroup limits in the VM tier.
 Runs the command given after `--`.
 EOF
 chmod -R a+rX "$BUNDLE"
-chmod 0777 "$WS"
+chmod 1777 "$WS" # shared by root and uid 65534: sticky, as skillrun requires
 
 # The value of a field of the execution_completed event.
 completed() { # completed AUDIT FIELD
