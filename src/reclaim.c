@@ -225,7 +225,12 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   if (fstat(ledger, &st) == 0)
     (void)sr_fd_unreserve(ledger, (uint64_t)st.st_size, RESERVE_PUNCH);
 
-  if (faccessat(run_fd, "metadata.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+  /* A metadata.json stays when the ledger was already closed.  When this
+   * call closed it, one written by the run's collect (killed before its
+   * final event) says what the ledger does not: it is replaced, so that
+   * both say abandoned. */
+  if (!appended &&
+      faccessat(run_fd, "metadata.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return appended;
   /* The ledger as it is now, with its last line. */
   r = lseek(ledger, 0, SEEK_SET) < 0 ? -errno : 0;
