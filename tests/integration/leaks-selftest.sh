@@ -45,7 +45,8 @@ start() {
   sup=$!
   SUPS+=("$sup")
   local p
-  for _ in $(seq 100); do
+  # Up to 20 s: a loaded host or a sanitizer build starts runs slowly.
+  for _ in $(seq 400); do
     for p in $(pgrep -f "^/bin/sleep $4\$"); do
       _pid_root "$p"
       if [ "$_root" = "$1" ]; then
