@@ -12,6 +12,9 @@
 # (ENOSPC) are each reported, never dropped silently or committed as if
 # complete.  As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 printf 'include default\noutputs-size 2M\n' >"$T/small.profile"

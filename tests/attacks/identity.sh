@@ -12,6 +12,9 @@
 # root and as an unprivileged user (the racer has the caller's uid: the
 # tenant directory is the caller's own, item 2).
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 RUNS=${SKILLRUN_ATTACK_SWAP_RUNS:-100}

@@ -9,6 +9,9 @@
 # directory .active is refused by name.  As
 # root and as an unprivileged user; a refused run leaves nothing behind.
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 OTHER=$((NOBODY - 1)) # another unprivileged uid, for the user mode

@@ -8,6 +8,9 @@
 # and every line of the skill's is prefixed with its stream.  As root and
 # as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 forged='{"schema":"skillrun.audit/1","event":"execution_completed","status":"succeeded","exit_code":0}'

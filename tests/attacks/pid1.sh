@@ -9,6 +9,9 @@
 # user) used to succeed; only a process's own limits (pid 0) may be read
 # or lowered now.  As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 echo "input" >"$T/input-$$.txt"

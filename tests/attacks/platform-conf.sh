@@ -9,6 +9,9 @@
 # the policy from the audit ("policy": null).  As root and as an
 # unprivileged user; in every refused case the skill never ran.
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 printf 'require-capability yes\nmemory 64M\n' >"$T/lax.conf"

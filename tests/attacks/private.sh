@@ -10,6 +10,9 @@
 # during the run and after it; the skill itself reads its 0600 input.  A
 # root caller with umask 077 still runs on the first use of a new tenant.
 . "$(dirname "$0")/../integration/lib.sh"
+# It plays the caller as root and as uid 65534 against another local user
+# (files chowned, setpriv): only root can set that up.
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to play root, uid $NOBODY and another local user"
 . "$(dirname "$0")/common.sh"
 
 P=$T/private-skill
