@@ -72,7 +72,7 @@ static void round_trip(const uint8_t *data, size_t size) {
     abort();
   fields = json_pack("{s:o, s:I}", "message", value, "bytes", (json_int_t)size);
   if (!fields || sr_audit_emit(&a, "warning", fields, &err) < 0 ||
-      sr_audit_emit(&a, "log_truncated", NULL, &err) < 0)
+      sr_audit_emit(&a, "log_truncated", json_object(), &err) < 0)
     abort();
   if (lseek(fd, 0, SEEK_SET) < 0 ||
       sr_audit_verify_fd(fd, "round-trip", head, &n, &err) < 0 || n != 2 ||
