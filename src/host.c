@@ -23,21 +23,29 @@ void sr_host_init(struct sr_host *h) {
   sr_cgroup_init(&h->cgroup);
 }
 
-/* The leaf is named "TENANT.EXECUTION" (an id itself, so cgroupfs and
- * --gc can parse it); an id pair too long for that is shortened with a
- * hash of both.  A clash only makes the second run fail to create its leaf:
- * closed, not open. */
-static int leaf_name(const char *tenant, const char *exec, char **out) {
-  char hex[SR_SHA256_HEX_LEN + 1];
+/* The leaf is named "TENANT.EXECUTION.ROOT" (an id itself, as cgroupfs
+ * and --gc need), ROOT the first 8 hex digits of the workspace root's
+ * SHA-256: two workspace roots on one host (two workers, two test suites)
+ * may run the same execution ids at once.  An id pair too long for that
+ * is shortened with a hash of both.  A clash that remains only makes the
+ * second run fail to create its leaf: closed, not open. */
+#define SR_LEAF_BASE_MAX 55 /* 64 less ".ROOT" */
+static int leaf_name(const char *root, const char *tenant, const char *exec,
+                     char **out) {
+  char hex[SR_SHA256_HEX_LEN + 1], root_hex[SR_SHA256_HEX_LEN + 1];
   _cleanup_free_ char *both = NULL;
 
-  if (strlen(tenant) + 1 + strlen(exec) <= 64)
-    return asprintf(out, "%s.%s", tenant, exec) < 0 ? -ENOMEM : 0;
+  if (sr_sha256_hex(root, strlen(root), root_hex) < 0)
+    return -EIO;
+  if (strlen(tenant) + 1 + strlen(exec) <= SR_LEAF_BASE_MAX)
+    return asprintf(out, "%s.%s.%.8s", tenant, exec, root_hex) < 0 ? -ENOMEM
+                                                                   : 0;
   if (asprintf(&both, "%s:%s", tenant, exec) < 0)
     return -ENOMEM;
   if (sr_sha256_hex(both, strlen(both), hex) < 0)
     return -EIO;
-  return asprintf(out, "%.40s.%.16s", exec, hex) < 0 ? -ENOMEM : 0;
+  return asprintf(out, "%.38s.%.16s.%.8s", exec, hex, root_hex) < 0 ? -ENOMEM
+                                                                    : 0;
 }
 
 /* The caller's own ids as an ordinary user; as root a free uid-pool slot,
@@ -113,9 +121,10 @@ static void whole_run_limits(const struct sr_cgroup *cg,
 }
 
 int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
-                    const char *cgroup_parent, const char *tenant,
-                    const char *execution, struct sr_enforcement *enf,
-                    char **fallback_why, struct sr_error *err) {
+                    const char *cgroup_parent, const char *root,
+                    const char *tenant, const char *execution,
+                    struct sr_enforcement *enf, char **fallback_why,
+                    struct sr_error *err) {
   _cleanup_free_ char *why = NULL;
   _cleanup_free_ char *name = NULL;
   const char *parent = cgroup_parent;
@@ -131,7 +140,7 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
      * run (gc skips locked, populated and young leaves); a failure here
      * must not stop this run. */
     (void)sr_cgroup_gc(cgroup_parent, NULL);
-    r = leaf_name(tenant, execution, &name);
+    r = leaf_name(root, tenant, execution, &name);
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
     /* Here a delegated cgroup v2 subtree obtained for an ordinary caller

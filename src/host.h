@@ -29,7 +29,8 @@ void sr_host_init(struct sr_host *h);
 /*
  * Picks the host ids (the caller's own as an ordinary user, a free uid-pool
  * slot as root, waiting a bounded time when all are taken), sets up the
- * cgroup leaf "TENANT.EXECUTION" (v2, else v1) as the policy asks (`cgroup
+ * cgroup leaf "TENANT.EXECUTION.ROOT" (v2, else v1; ROOT: 8 hex digits of
+ * the workspace root's SHA-256) as the policy asks (`cgroup
  * require` or `strict`: no cgroup is an error, layer "cgroup"), and fills
  * *enf with what enforces each limit.  When no cgroup holds the memory,
  * pids and CPU limits (the supervisor's sampler and RLIMIT_NPROC do),
@@ -37,9 +38,10 @@ void sr_host_init(struct sr_host *h);
  * caller records; NULL when a cgroup enforces them.
  */
 int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
-                    const char *cgroup_parent, const char *tenant,
-                    const char *execution, struct sr_enforcement *enf,
-                    char **fallback_why, struct sr_error *err);
+                    const char *cgroup_parent, const char *root,
+                    const char *tenant, const char *execution,
+                    struct sr_enforcement *enf, char **fallback_why,
+                    struct sr_error *err);
 
 /* Removes the cgroup leaf (left to --gc when it cannot be removed now) and
  * frees the uid-pool slot.  Nothing of the run may be alive. */

@@ -96,7 +96,8 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
   int r;
 
   r = sr_host_acquire(&run->host, &run->policy, run->args->cgroup_parent,
-                      run->tenant, run->execution_id, &run->enf, &why, err);
+                      run->ws.root, run->tenant, run->execution_id, &run->enf,
+                      &why, err);
   if (r >= 0 && run->enf.by[SR_LIM_MEMORY] == SR_ENF_SUPERVISOR)
     r = sr_seccomp_refuse_unsampled(run->seccomp, err);
   if (r < 0 || !why)

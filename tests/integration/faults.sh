@@ -89,7 +89,8 @@ for mode in $MODES; do
       esac
       if [ $ok = 0 ]; then
         bad_status=$((bad_status + 1))
-        diag "f$i: SIG${sig_of[$i]}, exit ${rc_of[$i]}, recorded $status $code"
+        diag "f$i: SIG${sig_of[$i]}, exit ${rc_of[$i]}, recorded $status $code:" \
+          "$("$JQ" -r 'select(.event == "error" or .event == "layer_failed") | .message' "$d/audit.jsonl" 2>/dev/null | head -n 1)"
       fi
     else
       # Killed before its run directory existed: the stream may stop short,

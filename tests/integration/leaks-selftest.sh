@@ -125,8 +125,9 @@ for _ in $(seq 50); do kill -0 "$f1_sleeper" 2>/dev/null || break; sleep 0.1; do
 echo "run default f3" >>"$F/ledger"
 echo "run default f4" >>"$F/ledger"
 echo "run default f5" >>"$F/ledger"
-mkdir "$T/cgroup/run-default.f1" "$T/cgroup/run-default.f3" "$T/cgroup/run-default.f4" \
-  "$T/cgroup/run-default.f5" "$T/cgroup/run-default.other"
+mkdir "$T/cgroup/run-default.f1.0123abcd" "$T/cgroup/run-default.f3.0123abcd" \
+  "$T/cgroup/run-default.f4.0123abcd" "$T/cgroup/run-default.f5.0123abcd" \
+  "$T/cgroup/run-default.other.0123abcd"
 # hold DIR TEST-ROOT: a process of that test holding DIR locked, as a
 # supervisor holds its leaf; $holder.  hold_fd: the lock taken by flock(1)
 # on a descriptor the process keeps (/proc/locks then names a dead pid).
@@ -142,10 +143,10 @@ hold_fd() {
   holder=$!
   SUPS+=("$holder")
 }
-hold_fd "$T/cgroup/run-default.f3" "$GT"
-hold_fd "$T/cgroup/run-default.f4" "$FT"
+hold_fd "$T/cgroup/run-default.f3.0123abcd" "$GT"
+hold_fd "$T/cgroup/run-default.f4.0123abcd" "$FT"
 f4_holder=$holder
-hold "$T/cgroup/run-default.f5" "$FT"
+hold "$T/cgroup/run-default.f5.0123abcd" "$FT"
 f5_holder=$holder
 SUPS+=("$f4_holder")
 # A directory a test of F's made outside the suite's directory.
@@ -154,8 +155,8 @@ echo "dir $outside $FT" >>"$F/ledger"
 # Until the locks are taken (proc(5) /proc/locks names the inode).
 locked() { grep -q ":$(stat -c %i "$1") " /proc/locks; }
 for _ in $(seq 50); do
-  locked "$T/cgroup/run-default.f3" && locked "$T/cgroup/run-default.f4" &&
-    locked "$T/cgroup/run-default.f5" && break
+  locked "$T/cgroup/run-default.f3.0123abcd" && locked "$T/cgroup/run-default.f4.0123abcd" &&
+    locked "$T/cgroup/run-default.f5.0123abcd" && break
   sleep 0.1
 done
 leaks "$F"
@@ -168,12 +169,12 @@ check "F killed: the processes of F's holding locks are reported" has "$P" "[$f5
 check "F killed: ... also the one holding a lock flock(1) took" has "$P" "[$f4_holder]"
 check "F killed: its staging is still reported" has "$S" "$f1_staging "
 check "F killed: ... and not the foreign runs'" not has "$S" "$GT"
-check "F killed: the unlocked leaf of F's run is reported" has "$C" "run-default.f1"
-check "F killed: ... and one a process of F's holds" has "$C" "run-default.f5"
+check "F killed: the unlocked leaf of F's run is reported" has "$C" "run-default.f1.0123abcd"
+check "F killed: ... and one a process of F's holds" has "$C" "run-default.f5.0123abcd"
 check "F killed: ... and one a process of F's holds by a descriptor flock(1) locked" \
-  has "$C" "run-default.f4"
-check "F killed: ... not one of F's ids a foreign process holds" not has "$C" "run-default.f3"
-check "F killed: ... nor one of no run of F's" not has "$C" "run-default.other"
+  has "$C" "run-default.f4.0123abcd"
+check "F killed: ... not one of F's ids a foreign process holds" not has "$C" "run-default.f3.0123abcd"
+check "F killed: ... nor one of no run of F's" not has "$C" "run-default.other.0123abcd"
 check "F killed: a directory F made elsewhere is reported" has "$D" "$outside"
 if needs_root "F killed: uid-pool slots (only root runs take them)"; then
   check "F killed: the uid-pool slot is free again" not failed "$U"
@@ -186,7 +187,7 @@ check "--gc removed F's staging" [ ! -e "$f1_staging" ]
 kill9 "$f4_holder"
 kill9 "$f5_holder"
 rm -rf "$FT" "$outside"
-rmdir "$T/cgroup/run-default.f1" "$T/cgroup/run-default.f4" "$T/cgroup/run-default.f5"
+rmdir "$T/cgroup/run-default.f1.0123abcd" "$T/cgroup/run-default.f4.0123abcd" "$T/cgroup/run-default.f5.0123abcd"
 leaks "$F"
 diag "leaks.sh for F once F cleaned up, G still active:"
 sed 's/^/#   /' <<<"$out"

@@ -122,14 +122,15 @@ for f in /run/skillrun/uid-pool/*; do
 done
 is "no uid-pool slot is held by the suite" "$held" ""
 
-# cgroup leaves "run-<tenant>.<execution>" (supervisor.c leaf_name) named
-# after one of the suite's runs.  A live run keeps its leaf locked: one
-# locked by someone else's process is theirs (another suite may use the
-# same ids).  An unlocked one is a leak, ours when no one else removes it
-# within a second (a run unlocks its leaf just before removing it).
-leaf_of() { # TENANT EXECUTION: the leaf's name
-  if [ $((${#1} + 1 + ${#2})) -le 64 ]; then echo "run-$1.$2"; else
-    echo "run-${2:0:40}.$(printf '%s:%s' "$1" "$2" | sha256sum | cut -c1-16)"
+# cgroup leaves "run-<tenant>.<execution>.<root>" (host.c leaf_name; root:
+# 8 hex digits of the workspace root's SHA-256) named after one of the
+# suite's runs.  A live run keeps its leaf locked: one locked by someone
+# else's process is theirs (another suite may use the same ids).  An
+# unlocked one is a leak, ours when no one else removes it within a second
+# (a run unlocks its leaf just before removing it).
+leaf_of() { # TENANT EXECUTION: the leaf's name without its ".<root>"
+  if [ $((${#1} + 1 + ${#2})) -le 55 ]; then echo "run-$1.$2"; else
+    echo "run-${2:0:38}.$(printf '%s:%s' "$1" "$2" | sha256sum | cut -c1-16)"
   fi
 }
 declare -A leafnames=()
@@ -147,10 +148,11 @@ if [ -z "${LEAKS_CGROUP_DIRS:-}" ] && [ "$(id -u)" -ne 0 ]; then
   for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do cgroup_dirs="$cgroup_dirs $m$own"; done
 fi
 leaf_leaks() {
-  local dir l p k mine out=""
+  local dir l n p k mine out=""
   for dir in $cgroup_dirs; do
     for l in "$dir"/run-*; do
-      [ -d "$l" ] && [ -n "${leafnames[${l##*/}]+x}" ] || continue
+      n=${l##*/}
+      [ -d "$l" ] && [[ $n =~ \.[0-9a-f]{8}$ ]] && [ -n "${leafnames[${n%.*}]+x}" ] || continue
       k=$(lockkey "$l")
       mine=maybe
       for p in $(holders "$k" "$l"); do

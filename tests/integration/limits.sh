@@ -127,7 +127,7 @@ if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
     sleep 0.05
   done
   is "cgroup1: a leaf in each of the memory, pids and cpuacct hierarchies" \
-    "$(printf '%s\n' "${leaves[@]}" | sed 's|^/sys/fs/cgroup/\([^/]*\)/skillrun/run-default\.v1$|\1|' | sort | tr '\n' ' ')" \
+    "$(printf '%s\n' "${leaves[@]}" | sed -E 's|^/sys/fs/cgroup/([^/]*)/skillrun/run-default\.v1\.[0-9a-f]{8}$|\1|' | sort | tr '\n' ' ')" \
     "cpuacct memory pids "
   mem=${leaves[0]}
   is "cgroup1: memory.limit_in_bytes holds --memory" "$(cat "$mem/memory.limit_in_bytes" 2>/dev/null)" $((48 * 1048576))
@@ -145,6 +145,26 @@ if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
   gone=0
   for l in "${leaves[@]}"; do [ -e "$l" ] || gone=$((gone + 1)); done
   is "cgroup1: every leaf is removed after the run" "$gone" 3
+
+  # Two workspace roots (two workers, two test suites) running the same
+  # execution id at once: each run has its own leaves.
+  W2=$(tmpdir) W3=$(tmpdir)
+  pids=()
+  for w in "$W2" "$W3"; do
+    "$SKILLRUN" --workspace-root "$w" --execution-id same --audit-file "$w/a" \
+      "$B" -- /bin/sleep 1 2>"$w/err" &
+    pids+=($!)
+  done
+  wait "${pids[0]}"
+  rc2=$?
+  wait "${pids[1]}"
+  rc3=$?
+  is "cgroup1: one execution id in two workspace roots at once: both run ($(head -n 1 "$W2/err") $(head -n 1 "$W3/err"))" \
+    "$rc2 $rc3" "0 0"
+  l2=$(field "$W2/a" policy_resolved '.cgroup_leaves[0]')
+  l3=$(field "$W3/a" policy_resolved '.cgroup_leaves[0]')
+  check "cgroup1: ... in leaves of their own ($l2, $l3)" \
+    test -n "$l2" -a -n "$l3" -a "$l2" != "$l3"
 
   # A leaf left by a run whose supervisor died: --gc removes it once it is
   # older than 2 s (a young one may be a run between mkdir and flock).
