@@ -13,7 +13,8 @@
 #   inputs-max-size 1TiB nofile 1024          kill-grace 5s
 
 # No network: the sandbox has only a loopback interface.  A profile must say
-# `network allow` before a skill's SKILL.md may ask for the host network.
+# `network allowlist` (with `network-allow` lines) or `network host` before
+# a skill's SKILL.md may ask for that (skillrun.profile(5), NETWORK).
 network deny
 
 # Use a cgroup for memory, CPU-seconds and pids when one can be created;

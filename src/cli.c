@@ -514,7 +514,9 @@ static int handle_option(struct sr_args *a, int c, const char *val,
   case OPT_NETWORK: {
     char q[SR_QUOTE_MAX + 4];
     if (sr_network_mode_from_name(val, &a->layer.network) < 0)
-      return usage_error(err, "invalid --network '%s': use deny or allow",
+      return usage_error(err,
+                         "invalid --network '%s': use deny, allowlist or "
+                         "host (allow is host)",
                          quote(val, q));
     return 0;
   }
@@ -845,8 +847,7 @@ void sr_cli_help(FILE *f) {
     fprintf(f, "      --%-20s%s\n", opt, d->help);
   }
   fputs(
-      "      --network deny|allow  network (allow: skill and profile must "
-      "agree)\n"
+      "      --network MODE        deny, allowlist or host (only narrows)\n"
       "      --audit-fd N          write audit events to fd N instead of "
       "stdout\n"
       "      --audit-file PATH     write audit events to a new file PATH\n"

@@ -174,6 +174,32 @@ const struct sr_limit_def sr_limit_defs[SR__LIM_MAX] = {
             .max = 10 * MIN,
             .layers = SR_LAYERS_PLATFORM,
         },
+    [SR_LIM_NET_CONNECTIONS] =
+        {
+            /* Connections open through the egress proxy at one time
+             * (network allowlist); the largest cap is the proxy's own
+             * SR_PROXY_MAX_CONNECTIONS (proxy.h). */
+            .name = "net-connections",
+            .kind = SR_KIND_COUNT,
+            .builtin = 64,
+            .min = 1,
+            .max = 4096,
+            .layers = SR_LAYERS_PLATFORM | SR_LAYER(SR_SRC_MANIFEST),
+            .example = "16",
+            .counted = "connections",
+        },
+    [SR_LIM_NET_EGRESS] =
+        {
+            /* Bytes the sandbox sends through the egress proxy, all
+             * connections together (network allowlist). */
+            .name = "net-egress",
+            .kind = SR_KIND_SIZE,
+            .builtin = 1 * GiB,
+            .min = 0,
+            .max = 1 * TiB,
+            .layers = SR_LAYERS_PLATFORM | SR_LAYER(SR_SRC_MANIFEST),
+            .example = "100M",
+        },
 };
 
 const char *sr_source_name(enum sr_source s) {
@@ -255,7 +281,8 @@ const char *sr_limit_metavar(enum sr_limit_kind kind) {
 static const char *const network_mode_names[SR__NET_MAX] = {
     [SR_NET_UNSET] = NULL,
     [SR_NET_DENY] = "deny",
-    [SR_NET_HOST] = "allow",
+    [SR_NET_ALLOWLIST] = "allowlist",
+    [SR_NET_HOST] = "host",
 };
 
 const char *sr_network_mode_name(enum sr_network_mode m) {
@@ -263,6 +290,10 @@ const char *sr_network_mode_name(enum sr_network_mode m) {
 }
 
 int sr_network_mode_from_name(const char *s, enum sr_network_mode *out) {
+  if (s && !strcmp(s, "allow")) {
+    *out = SR_NET_HOST; /* the name of host before the allowlist existed */
+    return 0;
+  }
   for (size_t i = 0; s && i < SR_ARRAY_SIZE(network_mode_names); i++)
     if (network_mode_names[i] && !strcmp(network_mode_names[i], s)) {
       *out = (enum sr_network_mode)i;

@@ -20,7 +20,7 @@ enum sr_source {
   SR_SRC_PROFILE,     /* the profile (and its includes) */
   SR_SRC_MANIFEST,    /* SKILL.md metadata sandbox.* */
   SR_SRC_FLAG,        /* command line */
-  SR_SRC_CAPABILITY,  /* the execution capability (network deny only) */
+  SR_SRC_CAPABILITY,  /* the execution capability (its network field) */
   SR__SRC_MAX
 };
 const char *sr_source_name(enum sr_source s); /* "builtin", "conf", ... */
@@ -48,6 +48,8 @@ enum sr_limit_id {
   SR_LIM_INPUTS_MAX_SIZE,
   SR_LIM_NOFILE,
   SR_LIM_KILL_GRACE,
+  SR_LIM_NET_CONNECTIONS,
+  SR_LIM_NET_EGRESS,
   SR__LIM_MAX
 };
 
@@ -100,17 +102,19 @@ const char *sr_limit_metavar(enum sr_limit_kind kind);
 /*
  * The network a run gets, widening in this order: each layer may only
  * narrow it.  The request of a layer that does not say is SR_NET_UNSET.
- * (Another mode, an egress allowlist, belongs between the two.)
  */
 enum sr_network_mode {
   SR_NET_UNSET = 0, /* a layer that does not ask (never the effective mode) */
   SR_NET_DENY,      /* the sandbox's own network namespace, only `lo` */
-  SR_NET_HOST,      /* the host's network namespace, spelled "allow" */
+  SR_NET_ALLOWLIST, /* the same, plus the egress proxy to listed places */
+  SR_NET_HOST,      /* the host's network namespace ("allow" is a synonym) */
   SR__NET_MAX
 };
-/* "deny", "allow"; NULL for SR_NET_UNSET. */
+/* "deny", "allowlist", "host"; NULL for SR_NET_UNSET. */
 const char *sr_network_mode_name(enum sr_network_mode m);
-/* The inverse of sr_network_mode_name: 0, or -EINVAL for any other text. */
+/* The inverse of sr_network_mode_name, and "allow" for SR_NET_HOST (the
+ * spelling of existing profiles, SKILL.md files and tokens): 0, or -EINVAL
+ * for any other text. */
 int sr_network_mode_from_name(const char *s, enum sr_network_mode *out);
 
 /* A value a layer gives or not. */

@@ -583,6 +583,43 @@ static int not_tools(struct sr_manifest *m, const struct node *v,
                      v->line);
 }
 
+/* A WebFetch(domain:NAME) tool joins the destinations the skill asks for
+ * (skillrun-skill(5) "NETWORK").  allowed-tools is the specification's
+ * field, not skillrun's: a malformed one is a warning, not a refusal. */
+static int tools_network(struct sr_manifest *m, const struct node *v,
+                         struct sr_error *err) {
+  for (size_t i = 0; i < m->allowed_tools.n; i++) {
+    const char *tool = m->allowed_tools.v[i];
+    /* A list's items are the strings, in order; a string has one line. */
+    unsigned line =
+        v->kind == NODE_SEQUENCE && i < v->n ? v->items[i]->line : v->line;
+    struct sr_netallow_entry e;
+    char why[256], where[32];
+    int r;
+
+    snprintf(where, sizeof(where), "SKILL.md:%u", line);
+    r = sr_netallow_parse_tool(tool, &e, why, sizeof(why));
+    if (r == 0)
+      continue;
+    if (r < 0) {
+      r = add_warning(m, err, "SKILL.md:%u: allowed-tools '%s': %s (ignored)",
+                      line, SHOWN(tool), why);
+      if (r < 0)
+        return r;
+      continue;
+    }
+    (void)snprintf(e.where, sizeof(e.where), "%s", where);
+    memcpy(e.bound_where, e.where, sizeof(e.where));
+    r = sr_netallow_add(&m->network_allow, &e);
+    if (r == -E2BIG)
+      return INVALID(err, line, "more than %d network destinations",
+                     SR_NETALLOW_MAX);
+    if (r < 0)
+      return oom(err);
+  }
+  return 0;
+}
+
 static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
                                struct sr_error *err) {
   bool too_many = false;
@@ -615,7 +652,7 @@ static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
   if (too_many)
     return INVALID(err, v->line, "allowed-tools has more than %d entries",
                    SR_MAX_TOOLS);
-  return 0;
+  return tools_network(m, v, err);
 }
 
 /* "sandbox.entrypoint, sandbox.network, sandbox.memory, ...": the keys
@@ -624,7 +661,8 @@ static void sandbox_keys(char *buf, size_t len) {
   size_t used;
 
   snprintf(buf, len,
-           "sandbox.entrypoint, sandbox.network, sandbox.inputs-types");
+           "sandbox.entrypoint, sandbox.network, sandbox.network-allow, "
+           "sandbox.inputs-types");
   for (int id = 0; id < SR__LIM_MAX; id++) {
     if (!sr_limit_settable(id, SR_SRC_MANIFEST))
       continue;
@@ -691,7 +729,8 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
   if (!strcmp(key, "sandbox.network")) {
     if (sr_network_mode_from_name(s, &m->network) < 0)
       return INVALID(err, v->line,
-                     "sandbox.network is '%s': use 'deny' or 'allow'",
+                     "sandbox.network is '%s': use 'deny', 'allowlist' or "
+                     "'host' ('allow' is 'host')",
                      SHOWN(s));
     m->network_line = v->line;
     return 0;
@@ -709,6 +748,25 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
     if (r < 0)
       return INVALID(err, v->line, "sandbox.inputs-types: %s", why);
     m->inputs_types_line = v->line;
+    return 0;
+  }
+  if (!strcmp(key, "sandbox.network-allow")) {
+    char why[256], where[32];
+    int r;
+
+    snprintf(where, sizeof(where), "SKILL.md:%u", v->line);
+    /* Names only: an address or a range is the platform's to permit. */
+    r = sr_netallow_parse_list(s, 0, SR_NETALLOW_ORIGIN_MANIFEST, where,
+                               &m->network_allow, why, sizeof(why));
+    if (r == -EINVAL)
+      return INVALID(err, v->line, "sandbox.network-allow: %s", why);
+    if (r == -E2BIG)
+      return INVALID(err, v->line,
+                     "sandbox.network-allow has more than %d destinations",
+                     SR_NETALLOW_MAX);
+    if (r < 0)
+      return oom(err);
+    m->network_allow_line = v->line;
     return 0;
   }
   /* is_sandbox_key also lets a bare "sandbox" through. */
@@ -826,6 +884,17 @@ static int check_name_matches_dir(struct sr_manifest *m, unsigned line,
                      line, SHOWN(m->name), SHOWN(dirname));
 }
 
+/* Destinations beside a mode that has no use for them. */
+static int check_network(struct sr_manifest *m, struct sr_error *err) {
+  if (m->network_allow_line == 0 ||
+      (m->network != SR_NET_DENY && m->network != SR_NET_HOST))
+    return 0;
+  return add_warning(m, err,
+                     "SKILL.md:%u: sandbox.network-allow has no effect with "
+                     "sandbox.network %s (ignored)",
+                     m->network_allow_line, sr_network_mode_name(m->network));
+}
+
 static int check_top(struct sr_manifest *m, const struct node *root,
                      const char *dirname, struct sr_error *err) {
   const struct node *name = NULL, *description = NULL;
@@ -885,6 +954,9 @@ static int check_top(struct sr_manifest *m, const struct node *root,
     if (r < 0)
       return r;
   }
+  r = check_network(m, err);
+  if (r < 0)
+    return r;
   if (dirname)
     return check_name_matches_dir(m, name->line, dirname, err);
   return 0;
@@ -965,6 +1037,7 @@ void sr_manifest_done(struct sr_manifest *m) {
   free(m->metadata);
   sr_strv_done(&m->entrypoint);
   sr_strv_done(&m->inputs_types);
+  sr_netallow_done(&m->network_allow);
   sr_strv_done(&m->warnings);
   *m = (struct sr_manifest){0};
 }

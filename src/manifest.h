@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "limit.h"
+#include "netallow.h"
 #include "util.h"
 
 #define SR_MANIFEST_MAX_BYTES (1024 * 1024)
@@ -50,6 +51,11 @@ struct sr_manifest {
    * empty if absent. */
   struct sr_strv inputs_types;
   unsigned inputs_types_line;
+  /* The destinations the skill asks for: sandbox.network-allow (origin
+   * manifest) and allowed-tools WebFetch(domain:NAME) (origin
+   * allowed-tools), each with "SKILL.md:LINE" as where; names only. */
+  struct sr_netallow network_allow;
+  unsigned network_allow_line; /* sandbox.network-allow; 0: absent */
   /* sandbox.<name> of the limits SKILL.md may set (sr_limit_defs),
    * indexed by enum sr_limit_id. */
   struct sr_manifest_limit limits[SR__LIM_MAX];

@@ -43,11 +43,23 @@
 
 const char *sr_enforcer_name(enum sr_enforcer e) {
   static const char *const names[SR__ENF_MAX] = {
-      [SR_ENF_NONE] = NULL,       [SR_ENF_CGROUP2] = "cgroup2",
-      [SR_ENF_RLIMIT] = "rlimit", [SR_ENF_SUPERVISOR] = "supervisor",
-      [SR_ENF_TMPFS] = "tmpfs",   [SR_ENF_CGROUP1] = "cgroup1",
+      [SR_ENF_NONE] = NULL,         [SR_ENF_CGROUP2] = "cgroup2",
+      [SR_ENF_RLIMIT] = "rlimit",   [SR_ENF_SUPERVISOR] = "supervisor",
+      [SR_ENF_CGROUP1] = "cgroup1", [SR_ENF_TMPFS] = "tmpfs",
+      [SR_ENF_PROXY] = "proxy",
   };
   return (unsigned)e < SR__ENF_MAX ? names[e] : NULL;
+}
+
+const char *sr_net_enforcer_name(enum sr_net_enforcer e) {
+  static const char *const names[SR__NETENF_MAX] = {
+      [SR_NETENF_UNDECIDED] = NULL,
+      [SR_NETENF_NETNS] = "netns",
+      [SR_NETENF_PROXY] = "proxy",
+      [SR_NETENF_LANDLOCK_SCOPE] = "landlock-scope",
+      [SR_NETENF_NONE] = "none",
+  };
+  return (unsigned)e < SR__NETENF_MAX ? names[e] : NULL;
 }
 
 static const char *const cgroup_mode_names[SR__CGROUP_MAX] = {
@@ -160,6 +172,10 @@ void sr_policy_done(struct sr_policy *p) {
   free(p->capability_key);
   free(p->placement_id);
   free(p->audit_key);
+  sr_netallow_done(&p->net_permitted);
+  sr_netallow_done(&p->net_request);
+  sr_netallow_done(&p->net_allow);
+  free(p->net_hosts);
   sr_strv_done(&p->warnings);
   memset(p, 0, sizeof(*p));
 }
@@ -241,6 +257,7 @@ enum {
   K_PLACEMENT_ID,
   K_REQUIRE_PLACEMENT,
   K_INPUTS_TYPES,
+  K_NETWORK_HOSTS,
   K__SCALAR_MAX,
   K_BIND_RO = K__SCALAR_MAX,
   K_BIND_RO_TRY,
@@ -251,6 +268,7 @@ enum {
   K_SECCOMP_ALLOW,
   K_SECCOMP_DENY,
   K_TRUST_KEY,
+  K_NETWORK_ALLOW,
   K__MAX,
 };
 
@@ -288,6 +306,8 @@ static const struct {
     [K_SECCOMP_ALLOW - SR__LIM_MAX] = {"seccomp-allow", IN_PROFILE},
     [K_SECCOMP_DENY - SR__LIM_MAX] = {"seccomp-deny", IN_PROFILE},
     [K_TRUST_KEY - SR__LIM_MAX] = {"trust-key", IN_CONF},
+    [K_NETWORK_HOSTS - SR__LIM_MAX] = {"network-hosts", IN_CONF},
+    [K_NETWORK_ALLOW - SR__LIM_MAX] = {"network-allow", IN_CONF | IN_PROFILE},
 };
 
 static int key_by_name(const char *name) {
@@ -313,8 +333,31 @@ struct layer {
   struct sr_limit base[SR__LIM_MAX];     /* limits before this layer */
   enum sr_network_mode network;          /* UNSET when the layer is silent */
   const struct sr_conf_line *network_at; /* where it was set */
+  struct sr_netallow allow;              /* its network-allow lines */
+  const struct sr_conf_line *allow_at;   /* the first of them */
   struct sr_error *err;
 };
+
+static void layer_done(struct layer *L) {
+  sr_netallow_done(&L->allow);
+}
+
+/* The key an entry of this origin was written with, for warnings. */
+static const char *entry_key(enum sr_netallow_origin o) {
+  switch (o) {
+  case SR_NETALLOW_ORIGIN_CONF:
+  case SR_NETALLOW_ORIGIN_PROFILE:
+    return "network-allow";
+  case SR_NETALLOW_ORIGIN_MANIFEST:
+    return "sandbox.network-allow";
+  case SR_NETALLOW_ORIGIN_TOOL:
+    return "allowed-tools WebFetch(domain:...)";
+  case SR_NETALLOW_ORIGIN_CAPABILITY:
+    return "capability network";
+  default:
+    return "network";
+  }
+}
 
 static int line_error(struct layer *L, const struct sr_conf_line *l,
                       const char *fmt, ...) _printf_(3, 4);
@@ -831,6 +874,45 @@ static int apply_inputs_types(struct layer *L, const struct sr_conf_line *l) {
   return set_input_types(L->p, L->src, &list, where);
 }
 
+/* "python.profile:12": where an entry was listed, for --explain. */
+static void line_where(const struct sr_conf_line *l, char *buf, size_t len) {
+  const char *base = strrchr(l->file, '/');
+
+  snprintf(buf, len, "%s:%u", base ? base + 1 : l->file, l->line);
+}
+
+/* `network-allow ENTRY...`: names, `*.suffix`, and here (unlike SKILL.md)
+ * IP addresses and ranges, each with an optional port (netallow.h). */
+static int apply_network_allow(struct layer *L, const struct sr_conf_line *l) {
+  enum sr_netallow_origin origin = L->src == SR_SRC_CONF
+                                       ? SR_NETALLOW_ORIGIN_CONF
+                                       : SR_NETALLOW_ORIGIN_PROFILE;
+  char where[SR_NETALLOW_WHERE_MAX];
+  int r;
+
+  r = want_args(L, l, 1, SIZE_MAX, "ENTRY...");
+  if (r < 0)
+    return r;
+  line_where(l, where, sizeof(where));
+  for (size_t i = 0; i < l->n_args; i++) {
+    struct sr_netallow_entry e;
+    char why[256];
+
+    if (sr_netallow_parse_entry(l->args[i], SR_NETALLOW_LITERALS, origin, where,
+                                &e, why, sizeof(why)) < 0)
+      return line_error(L, l, "network-allow: '%s': %s", l->args[i], why);
+    r = sr_netallow_add(&L->allow, &e);
+    if (r == -E2BIG)
+      return line_error(L, l, "network-allow: more than %d entries",
+                        SR_NETALLOW_MAX);
+    if (r < 0)
+      return r;
+  }
+  if (!L->allow_at)
+    L->allow_at = l;
+  return 0;
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = SR_LAYER(L->src);
@@ -863,13 +945,23 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
 
   switch (k) {
   case K_NETWORK:
-    r = want_args(L, l, 1, 1, "deny|allow");
+    r = want_args(L, l, 1, 1, "deny|allowlist|host");
     if (r < 0)
       return r;
     if (sr_network_mode_from_name(l->args[0], &L->network) < 0)
-      return line_error(L, l, "network: '%s' is not deny or allow", l->args[0]);
+      return line_error(L, l,
+                        "network: '%s' is not deny, allowlist or host "
+                        "(allow is host)",
+                        l->args[0]);
     L->network_at = l;
     return 0;
+  case K_NETWORK_ALLOW:
+    return apply_network_allow(L, l);
+  case K_NETWORK_HOSTS:
+    r = want_args(L, l, 1, 1, "PATH");
+    if (r < 0)
+      return r;
+    return set_path(L, l, l->args[0], &p->net_hosts);
   case K_CGROUP: {
     int m;
     r = want_args(L, l, 1, 1, "require|prefer|off");
@@ -1043,7 +1135,8 @@ static int apply_lines(struct layer *L, const struct sr_conf *c) {
 
 int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
                          struct sr_error *err) {
-  struct layer L = {.p = p, .src = SR_SRC_CONF, .err = err};
+  _cleanup_(layer_done) struct layer L = {
+      .p = p, .src = SR_SRC_CONF, .err = err};
   int r;
 
   r = apply_lines(&L, c);
@@ -1062,12 +1155,60 @@ int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
     p->network = SR_NET_DENY;
     p->network_source = SR_SRC_CONF;
   }
+  if (L.allow.n > 0) {
+    /* The bound of every profile's list. */
+    sr_netallow_done(&p->net_permitted);
+    p->net_permitted = L.allow;
+    L.allow = (struct sr_netallow){0};
+    p->net_bounded = true;
+  }
   return 0;
+}
+
+/* A warning for each entry of `dropped`: "<who> ENTRY <why>; dropped". */
+static int warn_dropped(struct sr_policy *p, const struct sr_netallow *dropped,
+                        const char *why) {
+  for (size_t i = 0; i < dropped->n; i++) {
+    const struct sr_netallow_entry *e = &dropped->v[i];
+    char text[SR_NETALLOW_FORMAT_MAX];
+    int r;
+
+    sr_netallow_format(e, text, sizeof(text));
+    r = push_warning(p, "%s%s%s %s %s; dropped", e->where,
+                     e->where[0] ? ": " : "", entry_key(e->origin), text, why);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+/* A profile's network-allow lines, within skillrun.conf's. */
+static int bound_profile_allow(struct sr_policy *p, struct layer *L) {
+  _cleanup_netallow_ struct sr_netallow out = {0}, dropped = {0};
+  int r;
+
+  if (L->allow.n == 0)
+    return 0;
+  if (!p->net_bounded) {
+    p->net_permitted = L->allow;
+    L->allow = (struct sr_netallow){0};
+    p->net_bounded = true;
+    return 0;
+  }
+  /* Both may name addresses: a range within a range narrows it. */
+  r = sr_netallow_intersect(&L->allow, &p->net_permitted, 0, &out, &dropped);
+  if (r < 0)
+    return r;
+  sr_netallow_done(&p->net_permitted);
+  p->net_permitted = out;
+  out = (struct sr_netallow){0};
+  return warn_dropped(p, &dropped, "is not permitted by skillrun.conf");
 }
 
 int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
                             struct sr_error *err) {
-  struct layer L = {.p = p, .src = SR_SRC_PROFILE, .err = err};
+  _cleanup_(layer_done) struct layer L = {
+      .p = p, .src = SR_SRC_PROFILE, .err = err};
   enum sr_network_mode conf_max = p->network_max;
   enum sr_network_mode asked;
   unsigned conf_tiers = p->tiers_allowed;
@@ -1104,7 +1245,7 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
       return r;
   }
 
-  /* No `network allow` in the profile means deny (doas: no rule, no); what
+  /* No `network` line in the profile means deny (doas: no rule, no); what
    * it permits stays within what skillrun.conf does. */
   asked = L.network == SR_NET_UNSET ? SR_NET_DENY : L.network;
   p->network = SR_NET_DENY;
@@ -1112,15 +1253,24 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
   if (L.network != SR_NET_UNSET)
     p->network_source = SR_SRC_PROFILE;
   if (asked > conf_max) {
-    r = push_warning(p,
-                     "profile %s:%u: network %s is forbidden by "
-                     "skillrun.conf; network stays denied",
-                     L.network_at->file, L.network_at->line,
-                     sr_network_mode_name(asked));
+    r = push_warning(
+        p,
+        "profile %s:%u: network %s is forbidden by "
+        "skillrun.conf; network stays %s",
+        L.network_at->file, L.network_at->line, sr_network_mode_name(asked),
+        conf_max == SR_NET_DENY ? "denied" : sr_network_mode_name(conf_max));
     if (r < 0)
       return r;
   }
-  return 0;
+  if (L.allow_at && asked == SR_NET_DENY) {
+    r = push_warning(p,
+                     "profile %s:%u: network-allow has no effect without "
+                     "network allowlist",
+                     L.allow_at->file, L.allow_at->line);
+    if (r < 0)
+      return r;
+  }
+  return bound_profile_allow(p, &L);
 }
 
 /*
@@ -1147,6 +1297,96 @@ static int lower_from(struct sr_policy *p, enum sr_limit_id id, uint64_t value,
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "%s", who);
   return 0;
+}
+
+/*
+ * The effective allowlist, once the mode is allowlist: the skill's request
+ * within what is permitted.  A requested entry that nothing permits is
+ * dropped with a warning, or refused under a strict profile.  The
+ * permitted address ranges stay: the request cannot name addresses, and
+ * they unblock the private addresses names may resolve to.
+ */
+static int resolve_allowlist(struct sr_policy *p, struct sr_error *err) {
+  _cleanup_netallow_ struct sr_netallow dropped = {0};
+  size_t names = 0;
+  int r;
+
+  sr_netallow_done(&p->net_allow);
+  if (!p->net_bounded) {
+    r = sr_netallow_copy(&p->net_allow, &p->net_request);
+    /* Nothing bounded them: no entry of a profile to name. */
+    for (size_t i = 0; r >= 0 && i < p->net_allow.n; i++) {
+      p->net_allow.v[i].bound_origin = SR_NETALLOW_ORIGIN_NONE;
+      p->net_allow.v[i].bound_where[0] = '\0';
+    }
+  } else {
+    r = sr_netallow_intersect(&p->net_request, &p->net_permitted,
+                              SR_NETALLOW_KEEP_RANGES, &p->net_allow, &dropped);
+  }
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "network allowlist");
+  if (p->strict && dropped.n > 0) {
+    const struct sr_netallow_entry *e = &dropped.v[0];
+    char text[SR_NETALLOW_FORMAT_MAX];
+
+    sr_netallow_format(e, text, sizeof(text));
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_strict",
+                        "%s: %s %s is not permitted by the profile or "
+                        "skillrun.conf (refused by strict profile)",
+                        e->where[0] ? e->where : "SKILL.md",
+                        entry_key(e->origin), text);
+  }
+  r = warn_dropped(p, &dropped,
+                   "is not permitted by the profile or skillrun.conf");
+  for (size_t i = 0; r >= 0 && i < p->net_allow.n; i++)
+    if (p->net_allow.v[i].kind != SR_NETALLOW_RANGE)
+      names++;
+  if (r >= 0 && names == 0)
+    r = push_warning(p, "network allowlist: no destination the skill names "
+                        "is permitted; every connection will be refused");
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "network allowlist");
+  return 0;
+}
+
+/* SKILL.md's network request: sandbox.network, or, when it is silent,
+ * allowlist as soon as it names a destination (sandbox.network-allow, a
+ * WebFetch(domain:) tool). */
+static int apply_manifest_network(struct sr_policy *p,
+                                  const struct sr_manifest *m,
+                                  struct sr_error *err) {
+  enum sr_network_mode asked = m->network;
+  int r;
+
+  if (asked == SR_NET_UNSET && m->network_allow.n > 0)
+    asked = SR_NET_ALLOWLIST;
+  if (asked == SR_NET_UNSET)
+    return 0;
+  r = sr_netallow_copy(&p->net_request, &m->network_allow);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid", "SKILL.md");
+  if (asked > p->network_max) {
+    if (m->network != SR_NET_UNSET)
+      r = push_warning(p,
+                       "SKILL.md:%u: sandbox.network %s is not permitted "
+                       "by the profile or skillrun.conf; network stays denied",
+                       m->network_line, sr_network_mode_name(asked));
+    else
+      r = push_warning(p,
+                       "%s: the skill names network destinations, but the "
+                       "profile or skillrun.conf permit no network allowlist; "
+                       "network stays denied",
+                       m->network_allow.v[0].where);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                          "SKILL.md");
+    return 0;
+  }
+  p->network = asked;
+  p->network_source = SR_SRC_MANIFEST;
+  return asked == SR_NET_ALLOWLIST ? resolve_allowlist(p, err) : 0;
 }
 
 int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
@@ -1209,39 +1449,85 @@ int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
     }
   }
 
-  if (m->network == SR_NET_UNSET)
-    return 0;
-  if (m->network > p->network_max) {
-    r = push_warning(p,
-                     "SKILL.md:%u: sandbox.network %s is not permitted "
-                     "by the profile or skillrun.conf; network stays denied",
-                     m->network_line, sr_network_mode_name(m->network));
-    if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
-                          "SKILL.md");
-    return 0;
-  }
-  p->network = m->network;
-  p->network_source = SR_SRC_MANIFEST;
+  return apply_manifest_network(p, m, err);
+}
+
+/* A later layer narrows host to allowlist: the skill's request within what
+ * is permitted becomes the list. */
+static int narrow_to_allowlist(struct sr_policy *p, enum sr_source src,
+                               struct sr_error *err) {
+  p->network = SR_NET_ALLOWLIST;
+  p->network_source = src;
+  return resolve_allowlist(p, err);
+}
+
+/* The capability's own list: the effective names within it; the permitted
+ * address ranges stay (a token names no address). */
+static int narrow_by_capability(struct sr_policy *p, const char *allow,
+                                struct sr_error *err) {
+  _cleanup_netallow_ struct sr_netallow cap = {0}, names = {0}, out = {0},
+                                        dropped = {0};
+  char why[256];
+  int r;
+
+  r = sr_netallow_parse_list(allow, 0, SR_NETALLOW_ORIGIN_CAPABILITY,
+                             "capability", &cap, why, sizeof(why));
+  if (r == -EINVAL)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "capability_invalid",
+                        "capability: network allowlist: %s", why);
+  for (size_t i = 0; r >= 0 && i < p->net_allow.n; i++)
+    if (p->net_allow.v[i].kind != SR_NETALLOW_RANGE)
+      r = sr_netallow_add(&names, &p->net_allow.v[i]);
+  if (r >= 0)
+    r = sr_netallow_intersect(&names, &cap, 0, &out, &dropped);
+  for (size_t i = 0; r >= 0 && i < p->net_allow.n; i++)
+    if (p->net_allow.v[i].kind == SR_NETALLOW_RANGE)
+      r = sr_netallow_add(&out, &p->net_allow.v[i]);
+  if (r >= 0)
+    r = warn_dropped(p, &dropped,
+                     "is not permitted by the execution "
+                     "capability");
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "capability");
+  sr_netallow_done(&p->net_allow);
+  p->net_allow = out;
+  out = (struct sr_netallow){0};
   return 0;
 }
 
-int sr_policy_limit_network(struct sr_policy *p, bool allow_max,
-                            struct sr_error *err) {
-  int r;
+int sr_policy_limit_network(struct sr_policy *p, enum sr_network_mode max,
+                            const char *allow, struct sr_error *err) {
+  int r = 0;
 
-  if (allow_max)
-    return 0;
-  if (p->network != SR_NET_DENY) {
-    r = push_warning(p, "the execution capability allows only network deny; "
-                        "network denied");
-    if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
-                          "capability");
+  if (max == SR_NET_HOST || max == SR_NET_UNSET)
+    return 0; /* `network: allow` (host): nothing to narrow */
+  if (max == SR_NET_DENY) {
+    if (p->network != SR_NET_DENY)
+      r = push_warning(p, "the execution capability allows only network "
+                          "deny; network denied");
+    p->network = SR_NET_DENY;
+    p->network_max = SR_NET_DENY;
+    p->network_source = SR_SRC_CAPABILITY;
+    sr_netallow_done(&p->net_allow);
+  } else {
+    if (p->network_max > SR_NET_ALLOWLIST)
+      p->network_max = SR_NET_ALLOWLIST;
+    if (p->network == SR_NET_HOST) {
+      r = push_warning(p, "the execution capability allows at most network "
+                          "allowlist; network host narrowed to allowlist");
+      if (r >= 0) {
+        int q = narrow_to_allowlist(p, SR_SRC_CAPABILITY, err);
+        if (q < 0)
+          return q;
+      }
+    }
+    if (r >= 0 && p->network == SR_NET_ALLOWLIST && allow && *allow)
+      return narrow_by_capability(p, allow, err);
   }
-  p->network = SR_NET_DENY;
-  p->network_max = SR_NET_DENY;
-  p->network_source = SR_SRC_CAPABILITY;
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "capability");
   return 0;
 }
 
@@ -1265,14 +1551,26 @@ int sr_policy_apply_flags(struct sr_policy *p, const struct sr_flag_layer *f,
   if (f->network == SR_NET_DENY) {
     p->network = SR_NET_DENY;
     p->network_source = SR_SRC_FLAG;
+    sr_netallow_done(&p->net_allow);
+  } else if (f->network == SR_NET_ALLOWLIST && p->network == SR_NET_HOST) {
+    r = narrow_to_allowlist(p, SR_SRC_FLAG, err);
+    if (r < 0)
+      return r;
   } else if (f->network != SR_NET_UNSET && f->network > p->network) {
-    r = push_warning(p, "--network %s: %s; network stays denied",
+    char ask[64];
+
+    snprintf(ask, sizeof(ask),
+             "SKILL.md does not ask for it (sandbox.network: %s)",
+             sr_network_mode_name(f->network));
+    r = push_warning(p, "--network %s: %s; network stays %s",
                      sr_network_mode_name(f->network),
                      p->network_max >= f->network
-                         ? "SKILL.md does not ask for network "
-                           "(sandbox.network: allow)"
-                         : "network is not permitted by the profile or "
-                           "the platform configuration");
+                         ? ask
+                         : "it is not permitted by the profile or the "
+                           "platform configuration",
+                     p->network == SR_NET_DENY
+                         ? "denied"
+                         : sr_network_mode_name(p->network));
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
                           "--network");
@@ -1468,6 +1766,53 @@ static json_t *input_types_json(const struct sr_policy *p) {
   return a;
 }
 
+/* One allowlist entry: its text, who asked for it (origin, where) and
+ * what permitted it (null when nothing bounded the list). */
+static json_t *netallow_entry_json(const struct sr_netallow_entry *e) {
+  char text[SR_NETALLOW_FORMAT_MAX];
+  json_t *by = json_null();
+
+  sr_netallow_format(e, text, sizeof(text));
+  if (e->bound_origin != SR_NETALLOW_ORIGIN_NONE &&
+      (e->bound_origin != e->origin || strcmp(e->bound_where, e->where) != 0))
+    by = json_pack(
+        "{s:s, s:o}", "origin", sr_netallow_origin_name(e->bound_origin),
+        "where", e->bound_where[0] ? json_string(e->bound_where) : json_null());
+  return json_pack("{s:s, s:s, s:o, s:o, s:b}", "entry", text, "origin",
+                   sr_netallow_origin_name(e->origin), "where",
+                   e->where[0] ? json_string(e->where) : json_null(),
+                   "permitted_by", by, "narrowed", e->narrowed);
+}
+
+static json_t *netallow_json(const struct sr_netallow *l) {
+  json_t *a = json_array();
+
+  for (size_t i = 0; a && i < l->n; i++)
+    if (json_array_append_new(a, netallow_entry_json(&l->v[i])) < 0) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
+static json_t *network_json(const struct sr_policy *p,
+                            const struct sr_enforcement *enf) {
+  const char *by = enf ? sr_net_enforcer_name(enf->network) : NULL;
+  const struct sr_netallow none = {0};
+
+  return json_pack(
+      "{s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o}", "mode",
+      sr_network_mode_name(p->network), "permitted",
+      p->network_max > SR_NET_DENY, "permitted_mode",
+      sr_network_mode_name(p->network_max), "source",
+      sr_source_name(p->network_source), "allow",
+      netallow_json(p->network == SR_NET_ALLOWLIST ? &p->net_allow : &none),
+      "permitted_allow",
+      p->net_bounded ? netallow_json(&p->net_permitted) : json_null(),
+      "hosts_file", p->net_hosts ? json_string(p->net_hosts) : json_null(),
+      "enforced_by", by ? json_string(by) : json_null());
+}
+
 json_t *sr_policy_to_json(const struct sr_policy *p,
                           const struct sr_enforcement *enf) {
   json_t *env_set = json_object();
@@ -1484,12 +1829,10 @@ json_t *sr_policy_to_json(const struct sr_policy *p,
 
   /* "o" steals each reference; a NULL one makes json_pack fail as a whole. */
   o = json_pack(
-      "{s:o, s:o, s:{s:s, s:b, s:s}, s:s, s:s, s:b, s:o, s:o, s:o, s:o, "
+      "{s:o, s:o, s:o, s:s, s:s, s:b, s:o, s:o, s:o, s:o, "
       "s:{s:o, s:o}, s:{s:o, s:o}, s:o}",
       "profile", p->profile ? json_string(p->profile) : json_null(), "limits",
-      limits_json(p, enf), "network", "mode", sr_network_mode_name(p->network),
-      "permitted", p->network_max >= SR_NET_HOST, "source",
-      sr_source_name(p->network_source), "cgroup",
+      limits_json(p, enf), "network", network_json(p, enf), "cgroup",
       cgroup_mode_names[(unsigned)p->cgroup < SR__CGROUP_MAX ? p->cgroup : 0],
       "proc", proc_mode_names[(unsigned)p->proc < SR__PROC_MAX ? p->proc : 0],
       "strict", p->strict, "hostname",

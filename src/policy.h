@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "limit.h"
+#include "netallow.h"
 #include "tier.h"
 #include "util.h"
 
@@ -39,10 +40,24 @@ enum sr_enforcer {
                       * (memory, CPU) its sampler of the tree, sampler.h */
   SR_ENF_CGROUP1,    /* the run's cgroup v1 leaves: the whole tree */
   SR_ENF_TMPFS,      /* the size of a tmpfs mount */
+  SR_ENF_PROXY,      /* the egress proxy (network allowlist) */
   SR__ENF_MAX
 };
 /* "cgroup2", "rlimit", ...; NULL for SR_ENF_NONE. */
 const char *sr_enforcer_name(enum sr_enforcer e);
+
+/* What keeps the network mode ("network": {"enforced_by"}). */
+enum sr_net_enforcer {
+  SR_NETENF_UNDECIDED = 0,  /* --explain, before anything is prepared: null */
+  SR_NETENF_NETNS,          /* deny: the sandbox's own namespace, only lo */
+  SR_NETENF_PROXY,          /* allowlist: the same, egress by the proxy */
+  SR_NETENF_LANDLOCK_SCOPE, /* host: Landlock closes the host's abstract
+                             * unix sockets */
+  SR_NETENF_NONE,           /* host, where the kernel cannot scope them */
+  SR__NETENF_MAX
+};
+/* "netns", "proxy", "landlock-scope", "none"; NULL when undecided. */
+const char *sr_net_enforcer_name(enum sr_net_enforcer e);
 
 /*
  * What enforces each limit of one run: decided by the prepare stage once
@@ -52,6 +67,7 @@ const char *sr_enforcer_name(enum sr_enforcer e);
  */
 struct sr_enforcement {
   enum sr_enforcer by[SR__LIM_MAX];
+  enum sr_net_enforcer network;
 };
 
 enum sr_cgroup_mode {
@@ -114,6 +130,19 @@ struct sr_policy {
   enum sr_network_mode network_max; /* the widest skillrun.conf and the
                                        profile permit */
   enum sr_source network_source;
+  /* The allowlist (skillrun.profile(5) "NETWORK").  What skillrun.conf and
+   * the profile permit, their network-allow lines intersected; a layer
+   * without such lines does not bound it, and when none has any
+   * (net_bounded false) any name a skill asks for is permitted. */
+  bool net_bounded;
+  struct sr_netallow net_permitted;
+  /* What the skill asks for (SKILL.md sandbox.network-allow and WebFetch
+   * tools), and the effective list of an allowlist run: the request within
+   * what is permitted (and the permitted address ranges), each entry with
+   * who asked for it and what permitted it. */
+  struct sr_netallow net_request;
+  struct sr_netallow net_allow;
+  char *net_hosts; /* skillrun.conf network-hosts: the proxy's hosts file */
 
   enum sr_cgroup_mode cgroup;
   enum sr_proc_mode proc;
@@ -158,8 +187,8 @@ struct sr_policy {
   size_t n_trust_keys;
   char *capability_key;    /* public key checking --capability tokens */
   bool require_capability; /* every run needs a capability */
-  char *placement_id;      /* this host's placement; NULL: none named */
   bool require_placement;  /* a capability must name this placement */
+  char *placement_id;      /* this host's placement; NULL: none named */
   char *audit_key;         /* private key anchoring execution_completed */
 
   /* Clamping notices and other non-fatal findings, each one a `warning`
@@ -190,10 +219,16 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
  * profile to permit it.  Manifest warnings in strict mode are refusals. */
 int sr_policy_apply_manifest(struct sr_policy *p, const struct sr_manifest *m,
                              struct sr_error *err);
-/* An execution capability that allows only `network deny` lowers the
- * network decision (a warning when it was allow). */
-int sr_policy_limit_network(struct sr_policy *p, bool allow_max,
-                            struct sr_error *err);
+/*
+ * An execution capability's network field: `max` is the widest mode it
+ * allows (SR_NET_HOST: no narrowing, the old `network: allow`), `allow`
+ * (may be NULL) the space-separated destinations of `network: allowlist
+ * ...`, which narrow the effective list further.  A mode narrowed is a
+ * warning; a destination that does not parse is a refusal (exit 123,
+ * capability_invalid).
+ */
+int sr_policy_limit_network(struct sr_policy *p, enum sr_network_mode max,
+                            const char *allow, struct sr_error *err);
 /* Command-line flags (struct sr_args's layer); may only lower. */
 int sr_policy_apply_flags(struct sr_policy *p, const struct sr_flag_layer *f,
                           struct sr_error *err);
@@ -201,7 +236,9 @@ int sr_policy_apply_flags(struct sr_policy *p, const struct sr_flag_layer *f,
 /* The resolved policy as JSON (--explain; the policy_resolved event):
  * {"profile":..., "limits":{"memory":{"value":N,"cap":N,"source":"profile",
  *  "enforced_by":...,"human":...,"unit":...},...}, "network":{"mode":...,
- *  "permitted":...,"source":...}, "cgroup", "proc", "strict", "hostname",
+ *  "permitted":...,"permitted_mode":...,"source":...,"allow":[...],
+ *  "permitted_allow":[...]|null,"hosts_file":...,"enforced_by":...},
+ *  "cgroup", "proc", "strict", "hostname",
  *  "workspace_root", "uid_pool", "mounts":[...], "environment":{...},
  *  "seccomp":{...}, "trust":{...}, "warnings":[...]}.  enf NULL (as for
  * --explain, before anything is prepared): every enforced_by is null.  New

@@ -99,6 +99,7 @@ void sr_run_done(struct sr_run *run) {
   sr_trust_key_free(run->audit_key);
   sr_bundle_done(&run->bundle);
   sr_seccomp_free(run->seccomp);
+  sr_nethosts_done(&run->net_hosts);
   json_decref(run->inputs);
   json_decref(run->refusal_extra);
   sr_artifacts_done(&run->artifacts);
@@ -302,6 +303,19 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   return 0;
 }
 
+/* The widest network a capability lets the run have. */
+static enum sr_network_mode capability_network(const struct sr_capability *c) {
+  switch (c->network) {
+  case SR_CAP_NET_DENY:
+    return SR_NET_DENY;
+  case SR_CAP_NET_ALLOWLIST:
+    return SR_NET_ALLOWLIST;
+  case SR_CAP_NET_ALLOW:
+    break;
+  }
+  return SR_NET_HOST;
+}
+
 int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
   struct sr_policy *p = &run->policy;
   int r;
@@ -310,7 +324,8 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = sr_policy_apply_flags(p, &run->args->layer, err);
   if (r >= 0 && run->have_capability)
-    r = sr_policy_limit_network(p, run->capability.network == 1, err);
+    r = sr_policy_limit_network(p, capability_network(&run->capability),
+                                run->capability.network_allow, err);
   if (r >= 0 && clamp_nofile(p) < 0)
     r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "policy", "policy");
   /* The policy is final: its notices go on the record once. */

@@ -78,6 +78,8 @@ struct sr_run {
   size_t n_envp;
   struct sr_host host;
   struct sr_enforcement enf;
+  struct sr_nethosts net_hosts; /* skillrun.conf network-hosts, read */
+  bool have_net_hosts;
   struct sr_launch launch;
 
   /* launch, supervise */

@@ -772,11 +772,18 @@ int sr_capability_parse(const char *buf, size_t len, struct sr_capability *out,
   if ((r = next_field(&c, "network", &v, &n)) < 0)
     return r;
   if (n == 4 && !memcmp(v, "deny", 4))
-    cap.network = 0;
+    cap.network = SR_CAP_NET_DENY;
   else if (n == 5 && !memcmp(v, "allow", 5))
-    cap.network = 1;
-  else
-    return bad(&c, "network: expected deny or allow");
+    cap.network = SR_CAP_NET_ALLOW;
+  else if (n >= 9 && !memcmp(v, "allowlist", 9) && (n == 9 || v[9] == ' ')) {
+    cap.network = SR_CAP_NET_ALLOWLIST;
+    for (size_t i = 9; i < n; i++)
+      if (v[i] < 0x20 || v[i] > 0x7e)
+        return bad(&c, "network: allowlist entries must be printable ASCII");
+    /* The payload is at most 1024 bytes: it fits. */
+    memcpy(cap.network_allow, v + (n > 9 ? 10 : 9), n > 9 ? n - 10 : 0);
+  } else
+    return bad(&c, "network: expected deny, allow or allowlist [ENTRY...]");
   if ((r = next_field(&c, "issued", &v, &n)) < 0 ||
       (r = parse_i64(&c, "issued", v, n, &cap.issued)) < 0)
     return r;
@@ -868,19 +875,30 @@ int sr_capability_check_digest(const struct sr_capability *c,
 
 int sr_capability_mint(const struct sr_trust_key *k, const char *tenant,
                        const char *execution, const char *placement,
-                       const char *digest, int network, int64_t issued,
+                       const char *digest, enum sr_capability_network network,
+                       const char *network_allow, int64_t issued,
                        int64_t expires, char **out, struct sr_error *err) {
   unsigned char sig[SR_SIG_BYTES];
+  static const char *const net[] = {
+      [SR_CAP_NET_DENY] = "deny",
+      [SR_CAP_NET_ALLOW] = "allow",
+      [SR_CAP_NET_ALLOWLIST] = "allowlist",
+  };
   char payload[1024], p64[1400], s64[100];
+  bool list =
+      network == SR_CAP_NET_ALLOWLIST && network_allow && *network_allow;
   int n, r;
 
+  if ((unsigned)network >= SR_ARRAY_SIZE(net))
+    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "capability", "network");
   n = snprintf(payload, sizeof(payload),
                SR_CAPABILITY_MAGIC "\ntenant: %s\nexecution: %s\ndigest: %s\n"
-                                   "network: %s\nissued: %" PRId64
+                                   "network: %s%s%s\nissued: %" PRId64
                                    "\nexpires: %" PRId64 "\n%s%s%s",
-               tenant, execution, digest, network ? "allow" : "deny", issued,
-               expires, placement ? "placement: " : "",
-               placement ? placement : "", placement ? "\n" : "");
+               tenant, execution, digest, net[network], list ? " " : "",
+               list ? network_allow : "", issued, expires,
+               placement ? "placement: " : "", placement ? placement : "",
+               placement ? "\n" : "");
   if (n < 0 || (size_t)n >= sizeof(payload))
     return sr_error_set(err, SR_EXIT_FAILED, E2BIG, "capability", "payload");
   r = sr_trust_sign(k, payload, (size_t)n, sig);

@@ -141,7 +141,7 @@ int sr_statement_sign(const struct sr_trust_key *k, int tier,
  *   tenant: ID\n
  *   execution: ID\n
  *   digest: sha256:HEX64\n
- *   network: deny|allow\n
+ *   network: deny|allow|allowlist[ ENTRY...]\n
  *   issued: UNIX-SECONDS\n
  *   expires: UNIX-SECONDS\n
  *   placement: ID\n              (optional: the host it may run on)
@@ -152,11 +152,24 @@ int sr_statement_sign(const struct sr_trust_key *k, int tier,
 #define SR_CAPABILITY_MAX_LIFETIME 120 /* seconds from issued to expires */
 #define SR_CAPABILITY_SKEW 15          /* clock-skew tolerance, seconds */
 
+/* A capability's network field: the widest network the run may have.
+ * `allow` (host) narrows nothing, as before the allowlist existed;
+ * `allowlist` narrows host to allowlist, and with entries (names, as in
+ * SKILL.md's sandbox.network-allow) narrows the effective list too. */
+enum sr_capability_network {
+  SR_CAP_NET_DENY = 0,
+  SR_CAP_NET_ALLOW,
+  SR_CAP_NET_ALLOWLIST,
+};
+
 struct sr_capability {
   char tenant[65];
   char execution[65];
   char digest[72];
-  int network;        /* 0 deny, 1 allow */
+  enum sr_capability_network network;
+  /* SR_CAP_NET_ALLOWLIST: the entries after the word (space-separated,
+   * printable ASCII, unchecked here: the policy parses them), or "". */
+  char network_allow[1024];
   char placement[65]; /* "" when the token names none */
   int64_t issued, expires;
   char payload[1024];
@@ -195,5 +208,6 @@ int sr_capability_check_digest(const struct sr_capability *c,
  * placement NULL: a token without a placement line. */
 int sr_capability_mint(const struct sr_trust_key *k, const char *tenant,
                        const char *execution, const char *placement,
-                       const char *digest, int network, int64_t issued,
+                       const char *digest, enum sr_capability_network network,
+                       const char *network_allow, int64_t issued,
                        int64_t expires, char **out, struct sr_error *err);

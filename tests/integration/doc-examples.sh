@@ -268,6 +268,20 @@ for l in real:
     mkdir -p "$T/etc-profiles"
     sed 1d "$BLOCKS/$id" >"$T/etc-profiles/etl.profile"
     ;;
+  pypi-profile)
+    # The text after it: a skill asking for pypi.org and
+    # *.pythonhosted.org gets both names, the wildcard cut down, and not
+    # api.example.com.
+    sed 1d "$BLOCKS/$id" >"$T/pypi.profile"
+    mkdir -p "$T/pypi-skill"
+    printf -- '---\nname: pypi-skill\ndescription: Fetches packages.\nmetadata:\n  sandbox.network: allowlist\n  sandbox.network-allow: "pypi.org *.pythonhosted.org"\n---\n' \
+      >"$T/pypi-skill/SKILL.md"
+    "$SKILLRUN" --explain -p "$T/pypi.profile" "$T/pypi-skill" >"$T/pypi.json" 2>"$T/err"
+    is "$id: skillrun takes it" "$?" 0
+    is "$id: ... the list the text says" \
+      "$("$JQ" -r '[.network.mode, (.network.allow[] | "\(.entry)/\(.narrowed)"), .limits["net-connections"].value, .limits["net-egress"].value] | join(" ")' "$T/pypi.json")" \
+      "allowlist pypi.org:443/false files.pythonhosted.org:443/true 16 67108864"
+    ;;
   platform-conf)
     sed 1d "$BLOCKS/$id" >"$T/platform.conf"
     chmod 644 "$T/platform.conf"

@@ -45,9 +45,48 @@ check "the clamp is reported as a warning" grep -q 'memory' <<<"$(jq -r '.warnin
 P=$T/netok.profile
 printf 'include default\nnetwork allow\n' >"$P"
 out=$("$SKILLRUN" --explain -p "$P" "$B")
-is "profile permits + manifest asks: network allow" "$(jq -r .network.mode <<<"$out")" allow
+is "profile permits + manifest asks: network host (allow is its old name)" \
+  "$(jq -r .network.mode <<<"$out")" host
 out=$("$SKILLRUN" --explain -p "$P" --network deny "$B")
 is "--network deny wins" "$(jq -r .network.mode <<<"$out")" deny
+
+# The allowlist: the request (sandbox.network-allow, WebFetch tools) within
+# the profile's list, each entry with where it came from.
+AB=$T/allow-skill
+mkbundle "$AB"
+cat >"$AB/SKILL.md" <<'EOS'
+---
+name: allow-skill
+description: Names its destinations.
+allowed-tools: Read WebFetch(domain:docs.test)
+metadata:
+  sandbox.network: allowlist
+  sandbox.network-allow: "api.test *.files.test:8443 evil.test"
+---
+EOS
+AP=$T/allow.profile
+printf 'include default\nnetwork allowlist\nnetwork-allow api.test docs.test\nnetwork-allow x.files.test:8443 10.0.0.0/8:443\n' >"$AP"
+out=$("$SKILLRUN" --explain -p "$AP" "$AB")
+is "allowlist: the mode" "$(jq -r .network.mode <<<"$out")" allowlist
+is "allowlist: each entry, who asked for it and what permitted it" \
+  "$(jq -r '.network.allow[] | "\(.entry) \(.origin) \(.where) \(.permitted_by.where // "-") \(.narrowed)"' <<<"$out")" \
+  "docs.test:443 allowed-tools SKILL.md:4 allow.profile:3 false
+api.test:443 manifest SKILL.md:7 allow.profile:3 false
+x.files.test:8443 manifest SKILL.md:7 allow.profile:4 true
+10.0.0.0/8:443 profile allow.profile:4 - false"
+is "allowlist: what the profile permits" \
+  "$(jq -r '[.network.permitted_allow[].entry] | join(" ")' <<<"$out")" \
+  "api.test:443 docs.test:443 x.files.test:8443 10.0.0.0/8:443"
+check "allowlist: what falls outside is dropped with a warning" \
+  grep -qx 'SKILL.md:7: sandbox.network-allow evil.test:443 is not permitted by the profile or skillrun.conf; dropped' \
+  <<<"$(jq -r '.warnings[]' <<<"$out")"
+out=$("$SKILLRUN" --explain -p "$AP" --network deny "$AB")
+is "allowlist: --network deny empties it" "$(jq -c '[.network.mode, .network.allow]' <<<"$out")" '["deny",[]]'
+{ cat "$AP" && echo 'strict yes'; } >"$T/allow-strict.profile"
+"$SKILLRUN" --explain -p "$T/allow-strict.profile" "$AB" >/dev/null 2>"$T/strict.err"
+is "allowlist: under a strict profile an entry outside is a refusal (exit 123)" "$?" 123
+is "... naming the entry and where it was asked" "$(cat "$T/strict.err")" \
+  "skillrun: SKILL.md:7: sandbox.network-allow evil.test:443 is not permitted by the profile or skillrun.conf (refused by strict profile)"
 
 C=$T/skillrun.conf
 printf 'memory 32M\n' >"$C"

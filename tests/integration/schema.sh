@@ -55,7 +55,7 @@ cp "$GOOD" "$X/good.jsonl"
 line_of() { grep -n "\"event\":\"$2\"" "$1" | head -n 1 | cut -d: -f1; }
 L_IN=$(line_of "$GOOD" input_staged)
 L_END=$(line_of "$GOOD" execution_completed)
-sed "${L_IN}s/\"event\":\"input_staged\"/\"event\":\"network_connect\"/" "$GOOD" >"$X/event.jsonl"
+sed "${L_IN}s/\"event\":\"input_staged\"/\"event\":\"network_connected\"/" "$GOOD" >"$X/event.jsonl"
 sed "${L_END}s/\"status\":/\"surprise\":1,\"status\":/" "$GOOD" >"$X/key.jsonl"
 sed "${L_END}s/\"exit_code\":0,/\"exit_code\":\"0\",/" "$GOOD" >"$X/type.jsonl"
 printf '%s\n' '{"schema":"skillrun.audit/1","event":"execution_started"' >"$X/cut.jsonl"
@@ -78,7 +78,7 @@ reported() {
 check "the unchanged audit validates (the control for what follows)" \
   not grep -q "^$X/good.jsonl:" <<<"$audit_out"
 reported "$audit_out" "an unknown event is rejected, naming FILE:LINE" \
-  "^$X/event.jsonl:$L_IN: network_connect: event: 'network_connect' is not one of"
+  "^$X/event.jsonl:$L_IN: network_connected: event: 'network_connected' is not one of"
 reported "$audit_out" "an unknown key is rejected, naming FILE:LINE" \
   "^$X/key.jsonl:$L_END: execution_completed: .*'surprise' was unexpected"
 reported "$audit_out" "a wrong type is rejected, naming FILE:LINE" \
@@ -170,7 +170,8 @@ r -p "$T/small-outputs.profile" "$B" -- /bin/sh -c \
   'head -c 700000 /dev/zero >/workspace/outputs/a && ln /workspace/outputs/a /workspace/outputs/b'
 is "outputs over outputs-size: limit_exceeded output" \
   "$(event "$A" limit_exceeded | "$JQ" -r '[.limit, .cap, .files] | @tsv')" "output	1048576	1"
-# Network allowed by every layer: metadata.json says allow.
+# Network allowed by every layer ("allow", the old name of host):
+# metadata.json says host.
 N=$T/net-skill
 mkdir -p "$N"
 printf -- '---\nname: net-skill\ndescription: Asks for the network.\nmetadata:\n  sandbox.network: allow\n---\n' \
@@ -178,6 +179,6 @@ printf -- '---\nname: net-skill\ndescription: Asks for the network.\nmetadata:\n
 chmod -R a+rX "$N"
 printf 'network allow\n' >"$T/net.profile"
 r -p "$T/net.profile" --network allow "$N" -- /bin/true
-is "network allowed: metadata.json network allow" "$("$JQ" -r .network "$W/default/s$n/metadata.json")" allow
+is "network allowed: metadata.json network host" "$("$JQ" -r .network "$W/default/s$n/metadata.json")" host
 
 finish

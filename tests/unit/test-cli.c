@@ -340,8 +340,9 @@ static void test_limits(void **state) {
   EXPECT_ERROR("invalid --pids value '4194305'", "--pids", "4194305", "b");
   EXPECT_ERROR("invalid --pids value '+3'", "--pids", "+3", "b");
   EXPECT_ERROR("invalid --pids value ''", "--pids", "", "b");
-  EXPECT_ERROR("invalid --network 'Allow': use deny or allow", "--network",
-               "Allow", "b");
+  EXPECT_ERROR("invalid --network 'Allow': use deny, allowlist or host "
+               "(allow is host)",
+               "--network", "Allow", "b");
 }
 
 /* Every limit of the table the command line may set is an option --<name>
@@ -805,7 +806,7 @@ static void test_help_text(void **state) {
         "--timeout",
         "--pids",
         "--log-cap",
-        "--network deny|allow",
+        "--network MODE",
         "--audit-fd",
         "--audit-file",
         "--log-passthrough",

@@ -265,6 +265,79 @@ static void test_tools(void **state) {
   sr_manifest_done(&m);
 }
 
+/* The destinations a skill names: sandbox.network-allow (names only) and
+ * WebFetch(domain:NAME) tools, each with its SKILL.md line. */
+static void test_network_allow(void **state) {
+  struct sr_manifest m;
+  char text[SR_NETALLOW_FORMAT_MAX];
+
+  (void)state;
+  parse_good(
+      "---\nname: x\ndescription: d\nallowed-tools: Read "
+      "WebFetch(domain:docs.python.org) WebFetch Bash(curl:*)\n"
+      "metadata:\n  sandbox.network: allowlist\n"
+      "  sandbox.network-allow: \"API.Example.com. *.pythonhosted.org:443 "
+      "x.test:8080\"\n---\n",
+      NULL, &m);
+  assert_int_equal(m.network, SR_NET_ALLOWLIST);
+  assert_int_equal(m.network_allow_line, 7);
+  assert_int_equal(m.network_allow.n, 4);
+  sr_netallow_format(&m.network_allow.v[0], text, sizeof(text));
+  assert_string_equal(text, "docs.python.org:443");
+  assert_int_equal(m.network_allow.v[0].origin, SR_NETALLOW_ORIGIN_TOOL);
+  assert_string_equal(m.network_allow.v[0].where, "SKILL.md:4");
+  sr_netallow_format(&m.network_allow.v[1], text, sizeof(text));
+  assert_string_equal(text, "api.example.com:443");
+  assert_int_equal(m.network_allow.v[1].origin, SR_NETALLOW_ORIGIN_MANIFEST);
+  assert_string_equal(m.network_allow.v[1].where, "SKILL.md:7");
+  sr_netallow_format(&m.network_allow.v[3], text, sizeof(text));
+  assert_string_equal(text, "x.test:8080");
+  assert_int_equal(m.warnings.n, 0);
+  sr_manifest_done(&m);
+
+  /* A list of tools: each item's own line; a bad WebFetch only warns. */
+  parse_good("---\nname: x\ndescription: d\nallowed-tools:\n  - Read\n"
+             "  - WebFetch(domain:a.test:8443)\n  - WebFetch(domain:*)\n---\n",
+             NULL, &m);
+  assert_int_equal(m.network, SR_NET_UNSET);
+  assert_int_equal(m.network_allow.n, 1);
+  assert_string_equal(m.network_allow.v[0].where, "SKILL.md:6");
+  assert_int_equal(m.warnings.n, 1);
+  assert_non_null(strstr(m.warnings.v[0],
+                         "SKILL.md:7: allowed-tools 'WebFetch(domain:*)'"));
+  assert_non_null(strstr(m.warnings.v[0], "(ignored)"));
+  sr_manifest_done(&m);
+
+  /* Destinations beside deny or host have no use: a warning. */
+  parse_good("---\nname: x\ndescription: d\nmetadata:\n"
+             "  sandbox.network: host\n  sandbox.network-allow: a.test\n---\n",
+             NULL, &m);
+  assert_int_equal(m.network, SR_NET_HOST);
+  assert_int_equal(m.warnings.n, 1);
+  assert_string_equal(m.warnings.v[0],
+                      "SKILL.md:6: sandbox.network-allow has no effect with "
+                      "sandbox.network host (ignored)");
+  sr_manifest_done(&m);
+
+  /* "allow" is host, as before. */
+  parse_good("---\nname: x\ndescription: d\nmetadata:\n"
+             "  sandbox.network: allow\n---\n",
+             NULL, &m);
+  assert_int_equal(m.network, SR_NET_HOST);
+  sr_manifest_done(&m);
+
+  /* An address is the platform's to permit, never the skill's. */
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.network-allow: \"a.test 10.0.0.1:443\"\n---\n",
+            SIZE_MAX, "SKILL.md:5: ",
+            "sandbox.network-allow: '10.0.0.1:443': IP addresses and ranges "
+            "are allowed only in a profile or skillrun.conf");
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.network-allow: \"https://a.test/x\"\n---\n",
+            SIZE_MAX,
+            "SKILL.md:5: ", "sandbox.network-allow: 'https://a.test/x'");
+}
+
 static void test_warnings(void **state) {
   struct sr_manifest m;
 
@@ -490,8 +563,9 @@ static const struct bad_fixture bad_fixtures[] = {
      "unknown sandbox key 'sandbox.memroy' in metadata (did you mean "
      "'sandbox.memory'?)"},
     {"bad-memory", "SKILL.md:5: ", "sandbox.memory is 'lots': use a size"},
-    {"bad-network",
-     "SKILL.md:5: ", "sandbox.network is 'yes': use 'deny' or 'allow'"},
+    {"bad-network", "SKILL.md:5: ",
+     "sandbox.network is 'yes': use 'deny', 'allowlist' or 'host' ('allow' "
+     "is 'host')"},
     {"bad-cpu-seconds", "SKILL.md:5: ", "sandbox.cpu-seconds is '1.5'"},
     {"bad-timeout", "SKILL.md:5: ", "sandbox.timeout is '5 minutes'"},
     {"bad-pids", "SKILL.md:5: ", "sandbox.pids is '0'"},
@@ -680,7 +754,8 @@ static void test_misc_invalid(void **state) {
  * its kind's syntax; the table's other limits are unknown sandbox keys,
  * and the list of known keys in that error is the table's. */
 static void test_limit_table_keys(void **state) {
-  char known[512] = "sandbox.entrypoint, sandbox.network, sandbox.inputs-types";
+  char known[512] = "sandbox.entrypoint, sandbox.network, "
+                    "sandbox.network-allow, sandbox.inputs-types";
   int settable = 0;
 
   (void)state;
@@ -781,6 +856,7 @@ int main(void) {
       cmocka_unit_test(test_limit_table_keys),
       cmocka_unit_test(test_unicode_name),
       cmocka_unit_test(test_tools),
+      cmocka_unit_test(test_network_allow),
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_scalars),
       cmocka_unit_test(test_entrypoint),

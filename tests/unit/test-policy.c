@@ -84,11 +84,6 @@ static void flags_init(struct sr_flag_layer *f) {
   memset(f, 0, sizeof(*f));
 }
 
-/* -1 absent, 0 deny, 1 allow: the matrix's index as a request. */
-static enum sr_network_mode net_request(int i) {
-  return i < 0 ? SR_NET_UNSET : i == 0 ? SR_NET_DENY : SR_NET_HOST;
-}
-
 static void assert_warning(const struct sr_policy *p, const char *want) {
   for (size_t i = 0; i < p->warnings.n; i++)
     if (!strcmp(p->warnings.v[i], want))
@@ -209,10 +204,16 @@ static void test_limit_table(void **state) {
     assert_int_equal(sr_network_mode_from_name(sr_network_mode_name(i), &m), 0);
     assert_int_equal(m, i);
   }
-  assert_string_equal(sr_network_mode_name(SR_NET_HOST), "allow");
+  assert_string_equal(sr_network_mode_name(SR_NET_DENY), "deny");
+  assert_string_equal(sr_network_mode_name(SR_NET_ALLOWLIST), "allowlist");
+  assert_string_equal(sr_network_mode_name(SR_NET_HOST), "host");
+  /* Existing profiles, SKILL.md files and tokens say "allow". */
   m = SR_NET_DENY;
-  assert_int_equal(sr_network_mode_from_name("host", &m), -EINVAL);
+  assert_int_equal(sr_network_mode_from_name("allow", &m), 0);
+  assert_int_equal(m, SR_NET_HOST);
+  m = SR_NET_DENY;
   assert_int_equal(sr_network_mode_from_name("Allow", &m), -EINVAL);
+  assert_int_equal(sr_network_mode_from_name("allowlist ", &m), -EINVAL);
   assert_int_equal(sr_network_mode_from_name(NULL, &m), -EINVAL);
   assert_int_equal(m, SR_NET_DENY);
 }
@@ -509,9 +510,11 @@ static void test_scalar_values(void **state) {
   expect_error(false, "strict perhaps\n",
                "t.profile:1: strict: 'perhaps' is not yes or no");
   expect_error(false, "network maybe\n",
-               "t.profile:1: network: 'maybe' is not deny or allow");
+               "t.profile:1: network: 'maybe' is not deny, allowlist or host "
+               "(allow is host)");
   expect_error(true, "network\n",
-               "skillrun.conf:1: network: expected 'network deny|allow'");
+               "skillrun.conf:1: network: expected 'network "
+               "deny|allowlist|host'");
   expect_error(false, "cgroup\n",
                "t.profile:1: cgroup: expected 'cgroup require|prefer|off'");
   static const char *const bad_hosts[] = {"-a",  "a-",  "a..b", ".a",
@@ -976,61 +979,322 @@ static void test_flag_layer(void **state) {
 
 /* conf {none,deny,allow} x profile {none,deny,allow} x manifest
  * {absent,deny,allow} x flag {none,deny,allow}. */
+/*
+ * Every combination of the four layers' network modes (absent, deny,
+ * allowlist, host), against a model of the rule: skillrun.conf and the
+ * profile bound the mode (an absent conf line permits host, an absent
+ * profile line denies), SKILL.md asks for it, a flag narrows it (host to
+ * allowlist too); whatever is asked and not granted is a warning.
+ */
 static void test_network_matrix(void **state) {
-  static const char *const conf_text[] = {NULL, "network deny\n",
-                                          "network allow\n"};
-  static const char *const prof_text[] = {"hostname h\n", "network deny\n",
-                                          "network allow\n"};
+  static const enum sr_network_mode modes[] = {SR_NET_UNSET, SR_NET_DENY,
+                                               SR_NET_ALLOWLIST, SR_NET_HOST};
+  static const char *const text[] = {NULL, "network deny\n",
+                                     "network allowlist\n", "network allow\n"};
   (void)state;
 
-  for (int ci = 0; ci < 3; ci++)
-    for (int pi = 0; pi < 3; pi++)
-      for (int mi = -1; mi <= 1; mi++)
-        for (int fi = -1; fi <= 1; fi++) {
-          bool conf_ok = ci != 1, prof_ok = pi == 2;
-          bool want = conf_ok && prof_ok && mi == 1 && fi != 0;
+  for (int ci = 0; ci < 4; ci++)
+    for (int pi = 0; pi < 4; pi++)
+      for (int mi = 0; mi < 4; mi++)
+        for (int fi = 0; fi < 4; fi++) {
+          enum sr_network_mode conf = ci ? modes[ci] : SR_NET_HOST;
+          enum sr_network_mode prof = pi ? modes[pi] : SR_NET_DENY;
+          enum sr_network_mode max = conf < prof ? conf : prof;
+          enum sr_network_mode asked = modes[mi], flag = modes[fi];
+          enum sr_network_mode want = SR_NET_DENY;
           struct sr_policy p;
           struct sr_manifest m;
           struct sr_flag_layer f;
           struct sr_error err = {0};
           bool warned_manifest = false, warned_flag = false;
           bool warned_profile = false;
+          char mwant[96], fwant[32];
 
-          build(&p, conf_text[ci], prof_text[pi]);
+          if (asked != SR_NET_UNSET && asked <= max)
+            want = asked;
+          if (flag == SR_NET_DENY ||
+              (flag == SR_NET_ALLOWLIST && want == SR_NET_HOST))
+            want = flag;
+
+          build(&p, text[ci], pi ? text[pi] : "hostname h\n");
           assert_int_equal(p.network, SR_NET_DENY);
-          if ((p.network_max == SR_NET_HOST) != (conf_ok && prof_ok))
+          if (p.network_max != max)
             fail_msg("conf %d profile %d: network_max %d", ci, pi,
                      (int)p.network_max);
           manifest_init(&m);
-          m.network = net_request(mi);
+          m.network = asked;
           m.network_line = 6;
           assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
           flags_init(&f);
-          f.network = net_request(fi);
+          f.network = flag;
           assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
-          if ((p.network == SR_NET_HOST) != want)
-            fail_msg("conf %d profile %d manifest %d flag %d: network=%d", ci,
-                     pi, mi, fi, (int)p.network);
+          if (p.network != want)
+            fail_msg("conf %d profile %d manifest %d flag %d: network=%d, "
+                     "want %d",
+                     ci, pi, mi, fi, (int)p.network, (int)want);
 
+          snprintf(mwant, sizeof(mwant), "SKILL.md:6: sandbox.network %s ",
+                   sr_network_mode_name(asked));
+          snprintf(fwant, sizeof(fwant),
+                   "--network %s: ", sr_network_mode_name(flag));
           for (size_t i = 0; i < p.warnings.n; i++) {
-            if (strstr(p.warnings.v[i], "SKILL.md:6: sandbox.network allow"))
+            if (asked != SR_NET_UNSET && strstr(p.warnings.v[i], mwant))
               warned_manifest = true;
-            if (!strncmp(p.warnings.v[i], "--network allow", 15))
+            if (flag != SR_NET_UNSET &&
+                !strncmp(p.warnings.v[i], fwant, strlen(fwant)))
               warned_flag = true;
-            if (strstr(p.warnings.v[i], "network allow is forbidden by "
-                                        "skillrun.conf"))
+            if (strstr(p.warnings.v[i], "is forbidden by skillrun.conf"))
               warned_profile = true;
           }
           /* Every request that is not granted is reported. */
-          assert_int_equal(warned_profile, ci == 1 && pi == 2);
-          assert_int_equal(warned_manifest, mi == 1 && !(conf_ok && prof_ok));
-          assert_int_equal(warned_flag, fi == 1 && p.network != SR_NET_HOST);
-          if (fi == 0)
+          assert_int_equal(warned_profile, pi > 0 && prof > conf);
+          assert_int_equal(warned_manifest, asked > max);
+          assert_int_equal(warned_flag, flag > p.network);
+          if (flag == SR_NET_DENY ||
+              (flag == SR_NET_ALLOWLIST && p.network == SR_NET_ALLOWLIST &&
+               asked == SR_NET_HOST && max == SR_NET_HOST))
             assert_int_equal(p.network_source, SR_SRC_FLAG);
-          else if (want)
+          else if (want != SR_NET_DENY)
             assert_int_equal(p.network_source, SR_SRC_MANIFEST);
           sr_policy_done(&p);
         }
+}
+
+/* The manifest's request as sr_manifest_parse gives it. */
+static void request(struct sr_manifest *m, const char *mode,
+                    const char *allow) {
+  char why[256];
+
+  manifest_init(m);
+  if (mode)
+    assert_int_equal(sr_network_mode_from_name(mode, &m->network), 0);
+  m->network_line = 6;
+  if (allow) {
+    if (sr_netallow_parse_list(allow, 0, SR_NETALLOW_ORIGIN_MANIFEST,
+                               "SKILL.md:7", &m->network_allow, why,
+                               sizeof(why)) < 0)
+      fail_msg("request %s: %s", allow, why);
+    m->network_allow_line = 7;
+  }
+}
+
+/* The effective list as text, "a:443 b:80" (entries in order). */
+static void allow_text(const struct sr_netallow *l, char *buf, size_t len) {
+  buf[0] = '\0';
+  for (size_t i = 0; i < l->n; i++) {
+    char e[SR_NETALLOW_FORMAT_MAX];
+    sr_netallow_format(&l->v[i], e, sizeof(e));
+    snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? " " : "", e);
+  }
+}
+
+static void assert_allow(const struct sr_policy *p, const char *want) {
+  char got[2048];
+  allow_text(&p->net_allow, got, sizeof(got));
+  if (strcmp(got, want) != 0)
+    fail_msg("allowlist '%s', want '%s'", got, want);
+}
+
+/* The allowlist's layering: skillrun.conf bounds the profile's list, the
+ * profile's list bounds the skill's request, the capability narrows it
+ * further; whatever is dropped is a warning naming where it was asked. */
+static void test_network_allowlist(void **state) {
+  struct sr_policy p;
+  struct sr_manifest m;
+  struct sr_flag_layer f;
+  struct sr_error err = {0};
+  (void)state;
+
+  /* No list anywhere: what the skill names is what it gets. */
+  build(&p, NULL, "network allowlist\n");
+  assert_false(p.net_bounded);
+  request(&m, "allowlist", "api.example.com *.pythonhosted.org:443 x.test:80");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_int_equal(p.network, SR_NET_ALLOWLIST);
+  assert_allow(&p, "api.example.com:443 *.pythonhosted.org:443 x.test:80");
+  assert_int_equal(p.net_allow.v[0].origin, SR_NETALLOW_ORIGIN_MANIFEST);
+  assert_string_equal(p.net_allow.v[0].where, "SKILL.md:7");
+  assert_int_equal(p.net_allow.v[0].bound_origin, SR_NETALLOW_ORIGIN_NONE);
+  assert_int_equal(p.warnings.n, 0);
+  sr_netallow_done(&m.network_allow);
+  sr_policy_done(&p);
+
+  /* The profile's list bounds the request: the intersection, a wildcard
+   * cut down to the permitted name, the profile's ranges kept; what falls
+   * outside is dropped with a warning. */
+  build(&p, NULL,
+        "network allowlist\n"
+        "network-allow api.example.com files.pythonhosted.org\n"
+        "network-allow 10.0.0.0/8:443 *.internal.test:8080\n");
+  assert_true(p.net_bounded);
+  request(&m, NULL,
+          "api.example.com *.pythonhosted.org:443 x.test:80 "
+          "a.internal.test:8080 api.example.com:80");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  /* No sandbox.network, but destinations: allowlist. */
+  assert_int_equal(p.network, SR_NET_ALLOWLIST);
+  assert_int_equal(p.network_source, SR_SRC_MANIFEST);
+  assert_allow(&p, "api.example.com:443 files.pythonhosted.org:443 "
+                   "a.internal.test:8080 10.0.0.0/8:443");
+  assert_false(p.net_allow.v[0].narrowed);
+  assert_true(p.net_allow.v[1].narrowed);
+  assert_int_equal(p.net_allow.v[1].bound_origin, SR_NETALLOW_ORIGIN_PROFILE);
+  assert_string_equal(p.net_allow.v[1].bound_where, "t.profile:2");
+  assert_int_equal(p.net_allow.v[3].origin, SR_NETALLOW_ORIGIN_PROFILE);
+  assert_warning(&p, "SKILL.md:7: sandbox.network-allow x.test:80 is not "
+                     "permitted by the profile or skillrun.conf; dropped");
+  assert_warning(&p, "SKILL.md:7: sandbox.network-allow api.example.com:80 "
+                     "is not permitted by the profile or skillrun.conf; "
+                     "dropped");
+  assert_int_equal(p.warnings.n, 2);
+  sr_policy_done(&p);
+
+  /* ... refused under a strict profile. */
+  build(&p, NULL,
+        "strict yes\nnetwork allowlist\nnetwork-allow api.example.com\n");
+  assert_true(sr_policy_apply_manifest(&p, &m, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_string_equal(err.reason, "manifest_strict");
+  assert_string_equal(err.msg,
+                      "SKILL.md:7: sandbox.network-allow "
+                      "*.pythonhosted.org:443 is not permitted by the "
+                      "profile or skillrun.conf (refused by strict profile)");
+  sr_error_clear(&err);
+  sr_policy_done(&p);
+
+  /* skillrun.conf bounds the profile's list the same way. */
+  build(&p,
+        "network-allow *.example.com 10.0.0.0/8:443\n"
+        "network-allow 192.168.0.0/16:443\n",
+        "network allowlist\n"
+        "network-allow api.example.com other.test 10.1.0.0/16:443\n");
+  assert_true(p.net_bounded);
+  {
+    char got[256];
+    allow_text(&p.net_permitted, got, sizeof(got));
+    assert_string_equal(got, "api.example.com:443 10.1.0.0/16:443");
+  }
+  assert_warning(&p, "t.profile:2: network-allow other.test:443 is not "
+                     "permitted by skillrun.conf; dropped");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_allow(&p, "api.example.com:443 10.1.0.0/16:443");
+  sr_policy_done(&p);
+
+  /* A profile without network allowlist: its list has no effect. */
+  build(&p, NULL, "network-allow api.example.com\n");
+  assert_warning(&p, "profile t.profile:1: network-allow has no effect "
+                     "without network allowlist");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_int_equal(p.network, SR_NET_DENY);
+  assert_warning(&p, "SKILL.md:7: the skill names network destinations, but "
+                     "the profile or skillrun.conf permit no network "
+                     "allowlist; network stays denied");
+  sr_policy_done(&p);
+
+  /* Nothing named is permitted: allowlist with nothing but ranges. */
+  build(&p, NULL, "network allowlist\nnetwork-allow 10.0.0.0/8:443\n");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_allow(&p, "10.0.0.0/8:443");
+  assert_warning(&p, "network allowlist: no destination the skill names is "
+                     "permitted; every connection will be refused");
+  sr_policy_done(&p);
+  sr_netallow_done(&m.network_allow);
+
+  /* --network allowlist narrows host: the request within what is
+   * permitted becomes the list. */
+  build(&p, NULL, "network host\nnetwork-allow a.test b.test\n");
+  request(&m, "host", "a.test c.test");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_int_equal(p.network, SR_NET_HOST);
+  assert_int_equal(p.net_allow.n, 0);
+  flags_init(&f);
+  f.network = SR_NET_ALLOWLIST;
+  assert_int_equal(sr_policy_apply_flags(&p, &f, &err), 0);
+  assert_int_equal(p.network, SR_NET_ALLOWLIST);
+  assert_int_equal(p.network_source, SR_SRC_FLAG);
+  assert_allow(&p, "a.test:443");
+  sr_policy_done(&p);
+  sr_netallow_done(&m.network_allow);
+}
+
+/* The capability's network field: deny and allow as before, allowlist
+ * narrows host to allowlist and, with entries, the list. */
+static void test_network_capability(void **state) {
+  struct sr_policy p;
+  struct sr_manifest m;
+  struct sr_error err = {0};
+  (void)state;
+
+  request(&m, "allowlist", "a.test b.test *.c.test");
+  build(&p, NULL,
+        "network host\nnetwork-allow a.test b.test x.c.test "
+        "10.0.0.0/8:443\n");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_allow(&p, "a.test:443 b.test:443 x.c.test:443 10.0.0.0/8:443");
+  /* allow: nothing changes (old tokens). */
+  assert_int_equal(sr_policy_limit_network(&p, SR_NET_HOST, NULL, &err), 0);
+  assert_int_equal(p.network, SR_NET_ALLOWLIST);
+  /* allowlist with entries: the names within them, the ranges kept. */
+  assert_int_equal(
+      sr_policy_limit_network(&p, SR_NET_ALLOWLIST, "b.test *.c.test", &err),
+      0);
+  assert_allow(&p, "b.test:443 x.c.test:443 10.0.0.0/8:443");
+  assert_int_equal(p.net_allow.v[0].bound_origin,
+                   SR_NETALLOW_ORIGIN_CAPABILITY);
+  assert_warning(&p, "SKILL.md:7: sandbox.network-allow a.test:443 is not "
+                     "permitted by the execution capability; dropped");
+  assert_int_equal(p.network_max, SR_NET_ALLOWLIST);
+  /* An entry that does not parse refuses the run. */
+  assert_true(sr_policy_limit_network(&p, SR_NET_ALLOWLIST, "10.0.0.1", &err) <
+              0);
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_string_equal(err.reason, "capability_invalid");
+  sr_error_clear(&err);
+  /* deny: denied. */
+  assert_int_equal(sr_policy_limit_network(&p, SR_NET_DENY, NULL, &err), 0);
+  assert_int_equal(p.network, SR_NET_DENY);
+  assert_int_equal(p.network_source, SR_SRC_CAPABILITY);
+  assert_warning(&p, "the execution capability allows only network deny; "
+                     "network denied");
+  sr_policy_done(&p);
+  sr_netallow_done(&m.network_allow);
+
+  /* allowlist narrows a host run. */
+  request(&m, "host", "a.test");
+  build(&p, NULL, "network host\n");
+  assert_int_equal(sr_policy_apply_manifest(&p, &m, &err), 0);
+  assert_int_equal(p.network, SR_NET_HOST);
+  assert_int_equal(sr_policy_limit_network(&p, SR_NET_ALLOWLIST, NULL, &err),
+                   0);
+  assert_int_equal(p.network, SR_NET_ALLOWLIST);
+  assert_int_equal(p.network_source, SR_SRC_CAPABILITY);
+  assert_allow(&p, "a.test:443");
+  assert_warning(&p, "the execution capability allows at most network "
+                     "allowlist; network host narrowed to allowlist");
+  sr_policy_done(&p);
+  sr_netallow_done(&m.network_allow);
+}
+
+/* The keys' syntax errors name the line and the entry. */
+static void test_network_keys(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  expect_error(false, "network-allow\n",
+               "t.profile:1: network-allow: expected 'network-allow "
+               "ENTRY...'");
+  expect_error(false, "network-allow http://x.test\n",
+               "t.profile:1: network-allow: 'http://x.test': a URL is not "
+               "an entry: write the host name only (and :PORT)");
+  expect_error(false, "network-hosts /etc/hosts\n",
+               "t.profile:1: key 'network-hosts' is only allowed in "
+               "skillrun.conf");
+  expect_error(true, "network-hosts etc/hosts\n",
+               "skillrun.conf:1: network-hosts: 'etc/hosts' must be an "
+               "absolute, normalised path");
+  build(&p, "network-hosts /etc/skillrun/hosts\n", NULL);
+  assert_string_equal(p.net_hosts, "/etc/skillrun/hosts");
+  sr_policy_done(&p);
 }
 
 static void test_strict_refuses_manifest_warnings(void **state) {
@@ -1068,7 +1332,9 @@ static void test_strict_refuses_manifest_warnings(void **state) {
 /* One name per enforcement kind; --explain (no record) shows none. */
 static void test_enforcement(void **state) {
   static const char *const names[SR__ENF_MAX] = {
-      NULL, "cgroup2", "rlimit", "supervisor", "cgroup1", "tmpfs"};
+      NULL, "cgroup2", "rlimit", "supervisor", "cgroup1", "tmpfs", "proxy"};
+  static const char *const net_names[SR__NETENF_MAX] = {
+      NULL, "netns", "proxy", "landlock-scope", "none"};
   struct sr_enforcement enf = {0};
   struct sr_policy p;
   json_t *j, *lim;
@@ -1081,6 +1347,14 @@ static void test_enforcement(void **state) {
       assert_null(sr_enforcer_name((enum sr_enforcer)e));
   }
   assert_null(sr_enforcer_name(SR__ENF_MAX));
+  for (int e = 0; e < SR__NETENF_MAX; e++) {
+    if (net_names[e])
+      assert_string_equal(sr_net_enforcer_name((enum sr_net_enforcer)e),
+                          net_names[e]);
+    else
+      assert_null(sr_net_enforcer_name((enum sr_net_enforcer)e));
+  }
+  assert_null(sr_net_enforcer_name(SR__NETENF_MAX));
 
   assert_int_equal(sr_policy_init(&p), 0);
   enf.by[SR_LIM_PIDS] = SR_ENF_RLIMIT;
@@ -1316,6 +1590,9 @@ int main(void) {
       cmocka_unit_test(test_manifest_layer),
       cmocka_unit_test(test_flag_layer),
       cmocka_unit_test(test_network_matrix),
+      cmocka_unit_test(test_network_allowlist),
+      cmocka_unit_test(test_network_capability),
+      cmocka_unit_test(test_network_keys),
       cmocka_unit_test(test_strict_refuses_manifest_warnings),
       cmocka_unit_test(test_enforcement),
       cmocka_unit_test(test_to_json),

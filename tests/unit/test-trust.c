@@ -317,14 +317,16 @@ static void test_capability(void **state) {
 
   make_key(&priv, &pub);
   make_key(&opriv, &opub);
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 0,
-                                      NOW, NOW + 60, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_DENY, NULL, NOW, NOW + 60,
+                                      &tok, &err),
                    0);
   assert_non_null(strchr(tok, '.'));
   assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
   assert_string_equal(cap.tenant, "acme");
   assert_string_equal(cap.execution, "run-1");
-  assert_int_equal(cap.network, 0);
+  assert_int_equal(cap.network, SR_CAP_NET_DENY);
+  assert_string_equal(cap.network_allow, "");
 
 #define CHECK_AT(key, t, e, when, place, req)                                  \
   (memset(&err, 0, sizeof(err)),                                               \
@@ -363,35 +365,70 @@ static void test_capability(void **state) {
   assert_string_equal(err.reason, "capability_signature");
   free(tok);
 
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 1,
-                                      NOW, NOW + 121, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_ALLOW, NULL, NOW, NOW + 121,
+                                      &tok, &err),
                    0);
   assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
-  assert_int_equal(cap.network, 1);
+  assert_int_equal(cap.network, SR_CAP_NET_ALLOW);
   assert_true(CHECK(pub, "acme", "run-1", NOW) < 0);
   assert_string_equal(err.reason, "capability_lifetime");
+  free(tok);
+
+  /* network: allowlist, bare and with entries (kept as text for the
+   * policy, which parses them). */
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_ALLOWLIST, NULL, NOW, NOW + 60,
+                                      &tok, &err),
+                   0);
+  assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
+  assert_int_equal(cap.network, SR_CAP_NET_ALLOWLIST);
+  assert_string_equal(cap.network_allow, "");
+  assert_int_equal(CHECK(pub, "acme", "run-1", NOW), 0);
+  free(tok);
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_ALLOWLIST,
+                                      "api.example.com *.pypi.org:443", NOW,
+                                      NOW + 60, &tok, &err),
+                   0);
+  assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
+  assert_int_equal(cap.network, SR_CAP_NET_ALLOWLIST);
+  assert_string_equal(cap.network_allow, "api.example.com *.pypi.org:443");
+  assert_int_equal(CHECK(pub, "acme", "run-1", NOW), 0);
+  free(tok);
+  /* "allowlisted" is not a mode; a control character is not an entry. */
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_ALLOWLIST, "a\tb", NOW,
+                                      NOW + 60, &tok, &err),
+                   0);
+  memset(&err, 0, sizeof(err));
+  assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
+  assert_non_null(strstr(err.msg, "printable ASCII"));
   free(tok);
 
   /* Parser rejections. */
   memset(&err, 0, sizeof(err));
   assert_true(sr_capability_parse("abc", 3, &cap, &err) < 0);
   assert_string_equal(err.reason, "capability_invalid");
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 0,
-                                      NOW + 5, NOW, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_DENY, NULL, NOW + 5, NOW, &tok,
+                                      &err),
                    0);
   memset(&err, 0, sizeof(err));
   assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
   assert_non_null(strstr(err.msg, "expires must be after issued"));
   free(tok);
-  assert_true(sr_capability_mint(priv, "a b", "run-1", NULL, DIGEST, 0, NOW,
-                                 NOW + 5, &tok, &err) == 0);
+  assert_true(sr_capability_mint(priv, "a b", "run-1", NULL, DIGEST,
+                                 SR_CAP_NET_DENY, NULL, NOW, NOW + 5, &tok,
+                                 &err) == 0);
   assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
   free(tok);
 
   /* Placement: a token bound to one host runs there only; a token without
    * one runs anywhere unless the host requires one. */
   assert_int_equal(sr_capability_mint(priv, "acme", "run-1", "worker-7", DIGEST,
-                                      0, NOW, NOW + 60, &tok, &err),
+                                      SR_CAP_NET_DENY, NULL, NOW, NOW + 60,
+                                      &tok, &err),
                    0);
   assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
   assert_string_equal(cap.placement, "worker-7");
@@ -405,8 +442,9 @@ static void test_capability(void **state) {
   assert_true(CHECK_AT(pub, "acme", "run-1", NOW, NULL, false) < 0);
   assert_string_equal(err.reason, "capability_placement");
   free(tok);
-  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST, 0,
-                                      NOW, NOW + 60, &tok, &err),
+  assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                      SR_CAP_NET_DENY, NULL, NOW, NOW + 60,
+                                      &tok, &err),
                    0);
   assert_int_equal(sr_capability_parse(tok, strlen(tok), &cap, &err), 0);
   assert_string_equal(cap.placement, "");
