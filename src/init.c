@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +69,44 @@ static int become_sandbox_user(struct sr_error *err) {
   cap_free(caps);
   if (getuid() != SR_SANDBOX_UID || getgid() != SR_SANDBOX_GID)
     return sr_error_layer(err, "userns", 0, "sandbox ids did not take");
+  return 0;
+}
+
+/*
+ * Network allowlist: the egress proxy's listeners, made here in the
+ * sandbox's own network namespace (lo is up), passed to the supervisor,
+ * whose proxy accepts on them from the host's namespace.  The skill is
+ * released only once the supervisor says its proxy serves them, so a
+ * proxy that cannot start means no skill, not a skill without a network.
+ */
+static int start_proxy(const struct sr_sandbox *sb, struct sr_error *err) {
+  static const int families[] = {AF_INET, AF_INET6};
+  int fds[2] = {-1, -1};
+  struct sr_sync_msg m;
+  size_t n = 0;
+  int r = 0;
+
+  for (size_t i = 0; r >= 0 && i < SR_ARRAY_SIZE(families); i++) {
+    r = sr_net_listen_loopback(families[i], sb->proxy_port, &fds[n], NULL, err);
+    if (r >= 0)
+      n++;
+    else if (families[i] == AF_INET6 &&
+             (r == -EADDRNOTAVAIL || r == -EAFNOSUPPORT)) {
+      sr_error_clear(err); /* no ::1 here: IPv4 only */
+      r = 0;
+    }
+  }
+  for (size_t i = 0; r >= 0 && i < n; i++)
+    if (sr_sync_send(sb->sync_fd, SR_SYNC_PROXY_LISTENER, (int32_t)(n - 1 - i),
+                     NULL, fds[i]) < 0)
+      r = sr_error_layer(err, "proxy", errno, "passing the listener");
+  for (size_t i = 0; i < n; i++)
+    safe_close(fds[i]);
+  if (r < 0)
+    return r;
+  /* EOF: the supervisor could not start the proxy and says why itself. */
+  if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_PROXY_READY)
+    _exit(SR_EXIT_FAILED);
   return 0;
 }
 
@@ -232,6 +271,8 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
                      "unexpected network interfaces in the sandbox");
       fail(sb, &err);
     }
+    if (sb->proxy_port && start_proxy(sb, &err) < 0)
+      fail(sb, &err);
   }
   if (sethostname(sb->policy->hostname, strlen(sb->policy->hostname)) < 0) {
     sr_error_layer(&err, "uts", errno, "sethostname");

@@ -570,7 +570,12 @@ static void etc_content(struct ctx *c, enum sr_view_etc_file f, char *buf,
     snprintf(buf, len, "%s\n", host);
     return;
   case SR_ETC_NSSWITCH:
-    snprintf(buf, len, "passwd: files\ngroup: files\nhosts: files\n");
+    /* DNS only where there is a resolver to ask: with the host's network
+     * (and its resolv.conf, SR_VIEW_ETC_IF_HOST_NETWORK).  Otherwise names
+     * resolve from /etc/hosts at once, and an allowlist run's proxy
+     * resolves the names it is asked for on the host side. */
+    snprintf(buf, len, "passwd: files\ngroup: files\nhosts: files%s\n",
+             c->pol->network == SR_NET_HOST ? " dns" : "");
     return;
   case SR_ETC_LD_SO_CACHE:
   case SR_ETC_RESOLV_CONF:

@@ -9,14 +9,25 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "child.h"
+#include "fdutil.h"
+#include "netallow.h"
+#include "proxy.h"
+#include "proxyproto.h"
 #include "run.h"
 #include "sampler.h"
 #include "seccomp.h"
 #include "view.h"
+
+/* The largest network-hosts file read (SR_NETHOSTS_MAX lines of 256). */
+#define NET_HOSTS_MAX_BYTES (1024 * 1024)
 
 /* The command: everything after "--", else the manifest's entrypoint. */
 static int pick_command(struct sr_run *run, struct sr_error *err) {
@@ -82,8 +93,110 @@ static int build_env(struct sr_run *run, struct sr_error *err) {
   }
   for (size_t i = 0; i < p->n_setenv; i++)
     r |= push_env(run, p->setenv[i].name, p->setenv[i].value);
+  /* Last: in an allowlist run the proxy is the only way out, whatever the
+   * profile set or kept. */
+  if (p->network == SR_NET_ALLOWLIST) {
+    _cleanup_strv_ struct sr_strv pv = {0};
+
+    r |= sr_proxy_env(SR_PROXY_PORT, &pv);
+    for (size_t i = 0; r == 0 && i < pv.n; i++) {
+      char *eq = strchr(pv.v[i], '=');
+      if (!eq)
+        continue;
+      *eq = '\0';
+      r |= push_env(run, pv.v[i], eq + 1);
+    }
+  }
   return r ? sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "environment")
            : 0;
+}
+
+/*
+ * skillrun.conf's network-hosts, which the allowlist run's proxy resolves
+ * names with: root's alone, like the conf that names it (a file another
+ * user could write would route the skill's connections), opened without
+ * following a symbolic link and checked on the opened fd.
+ */
+static int load_net_hosts(struct sr_run *run, struct sr_error *err) {
+  const char *path = run->policy.net_hosts;
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *buf = NULL;
+  struct stat st;
+  size_t len = 0, line = 0;
+  char why[256];
+  int r;
+
+  if (!path || run->policy.network != SR_NET_ALLOWLIST)
+    return 0;
+  fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid",
+                        "network-hosts %s", path);
+  if (fstat(fd, &st) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid",
+                        "network-hosts %s", path);
+  if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "network-hosts %s: must be a regular file owned by "
+                        "root and not writable by group or others",
+                        path);
+  r = sr_read_fd(fd, NET_HOSTS_MAX_BYTES, &buf, &len);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "network-hosts %s", path);
+  r = sr_nethosts_parse(buf, len, &run->net_hosts, &line, why, sizeof(why));
+  if (r == -ENOMEM)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "network-hosts");
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid", "%s:%zu: %s",
+                        path, line, why);
+  run->have_net_hosts = true;
+  return 0;
+}
+
+/*
+ * What keeps the network mode, and the limits only the egress proxy
+ * enforces.  Host mode is on the record in every run, with what the
+ * kernel can still close: the host's abstract unix sockets, by Landlock
+ * scoping (ABI 6), which the skill's process applies.
+ */
+static int decide_network(struct sr_run *run, struct sr_error *err) {
+  const struct sr_policy *p = &run->policy;
+  struct sr_enforcement *enf = &run->enf;
+  const bool proxy = p->network == SR_NET_ALLOWLIST;
+  char msg[512];
+  int abi;
+
+  enf->by[SR_LIM_NET_CONNECTIONS] = proxy ? SR_ENF_PROXY : SR_ENF_NONE;
+  enf->by[SR_LIM_NET_EGRESS] = proxy ? SR_ENF_PROXY : SR_ENF_NONE;
+  if (p->network == SR_NET_DENY) {
+    enf->network = SR_NETENF_NETNS;
+    return 0;
+  }
+  if (proxy) {
+    enf->network = SR_NETENF_PROXY;
+    return 0;
+  }
+  abi = sr_landlock_abi();
+  enf->network =
+      abi >= SR_LANDLOCK_ABI_SCOPE ? SR_NETENF_LANDLOCK_SCOPE : SR_NETENF_NONE;
+  if (enf->network == SR_NETENF_LANDLOCK_SCOPE)
+    snprintf(msg, sizeof(msg),
+             "network host: the sandbox shares the host's network "
+             "namespace and reaches whatever the host reaches, its own "
+             "127.0.0.1 and its local network included; the host's "
+             "abstract unix sockets are closed (Landlock scoping)");
+  else
+    snprintf(msg, sizeof(msg),
+             "network host: the sandbox shares the host's network "
+             "namespace and reaches whatever the host reaches, its own "
+             "127.0.0.1, its local network and its abstract unix sockets "
+             "included (this kernel's Landlock ABI is %d: scoping needs %d)",
+             abi, SR_LANDLOCK_ABI_SCOPE);
+  return sr_audit_emit(
+      &run->audit, "warning",
+      json_pack("{s:s, s:s}", "source", "network", "message", msg), err);
 }
 
 /* The host ids and the cgroup leaf, and from them what enforces each
@@ -220,9 +333,13 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = build_env(run, err);
   if (r >= 0)
+    r = load_net_hosts(run, err);
+  if (r >= 0)
     r = acquire_host(run, err);
   if (r >= 0)
     r = sr_workspace_give_inputs(&run->ws, run->host.uid, run->host.gid, err);
+  if (r >= 0)
+    r = decide_network(run, err);
   if (r >= 0)
     r = emit_policy_resolved(run, err);
   if (r >= 0)
@@ -242,6 +359,11 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
       .host_gid = run->host.gid,
       .log_passthrough = a->log_passthrough,
       .forward_stdin = a->forward_stdin,
+      .net_allow = run->policy.network == SR_NET_ALLOWLIST
+                       ? &run->policy.net_allow
+                       : NULL,
+      .net_hosts = run->have_net_hosts ? &run->net_hosts : NULL,
+      .scope_abstract_unix = run->enf.network == SR_NETENF_LANDLOCK_SCOPE,
   };
   return 0;
 }

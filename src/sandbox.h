@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "mount.h"
 
@@ -27,4 +28,10 @@ struct sr_sandbox {
   int stderr_w;
   int stdin_r; /* --stdin: the pipe's read end, else -1 (/dev/null) */
   bool new_netns;
+  /* Network allowlist: init makes the egress proxy's listeners on this
+   * port of lo and waits for the supervisor's proxy; 0: none. */
+  uint16_t proxy_port;
+  /* Host network: the skill's process closes the host's abstract unix
+   * sockets with Landlock scoping (policy_resolved says so). */
+  bool scope_abstract_unix;
 };

@@ -26,9 +26,11 @@
 #include "cgroup.h"
 #include "fdutil.h"
 #include "init.h"
+#include "netallow.h"
 #include "ns.h"
 #include "policy.h"
 #include "sampler.h"
+#include "proxyproto.h"
 #include "sandbox.h"
 #include "status.h"
 #include "supervisor.h"
@@ -38,6 +40,9 @@
 
 /* How long init may take to exit after reporting the skill's status. */
 #define INIT_EXIT_GRACE_MS 5000
+/* How long the egress proxy may take to close its connections and report
+ * them once the skill has ended, before it is killed. */
+#define PROXY_STOP_MS 2000
 
 void sr_supervisor_init(struct sr_supervisor *s) {
   memset(s, 0, sizeof(*s));
@@ -45,6 +50,8 @@ void sr_supervisor_init(struct sr_supervisor *s) {
   s->sync_fd = s->signal_fd = s->timeout_fd = s->grace_fd = s->sample_fd = -1;
   s->outputs_fd = -1;
   sr_sampler_init(&s->sampler);
+  s->proxy_listen[0] = s->proxy_listen[1] = -1;
+  s->proxy = (struct sr_proxy)SR_PROXY_NULL;
   sr_logpump_init(&s->logs, -1, -1, -1, -1, 0, -1);
   sr_stdinpump_init(&s->stdin_pump);
 }
@@ -149,6 +156,11 @@ static void restore_signals(struct sr_supervisor *s) {
 }
 
 void sr_supervisor_done(struct sr_supervisor *s) {
+  /* Nothing of the run outlives it: the proxy neither (a stop that comes
+   * here has no one left to report to). */
+  (void)sr_proxy_stop(&s->proxy, 0, NULL, NULL);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(s->proxy_listen); i++)
+    s->proxy_listen[i] = safe_close(s->proxy_listen[i]);
   sr_supervisor_reap(s);
   restore_signals(s);
   sr_logpump_done(&s->logs);
@@ -216,6 +228,8 @@ static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->stderr_w = stderr_w;
   sb->stdin_r = stdin_r;
   sb->new_netns = p->network != SR_NET_HOST;
+  sb->proxy_port = spec->net_allow ? SR_PROXY_PORT : 0;
+  sb->scope_abstract_unix = spec->scope_abstract_unix;
 }
 
 /* Clones init; in the child this never returns.  The write ends are
@@ -402,6 +416,189 @@ static int open_sampler(struct sr_supervisor *s, struct sr_error *err) {
   return 0;
 }
 
+/* ------------------------------------------------------------ egress proxy */
+
+/* A warning about the network (source "network"). */
+static int net_warning(struct sr_supervisor *s, const char *msg,
+                       struct sr_error *err) {
+  return sr_audit_emit(
+      s->spec->audit, "warning",
+      json_pack("{s:s, s:s}", "source", "network", "message", msg), err);
+}
+
+static int emit_connection(struct sr_supervisor *s,
+                           const struct sr_proxy_event *ev,
+                           struct sr_error *err) {
+  struct sr_net_stats *n = &s->net;
+  json_t *f;
+
+  n->connections++;
+  n->denied += !ev->allowed;
+  n->bytes_out += ev->bytes_out;
+  n->bytes_in += ev->bytes_in;
+  /* A skill that opens connections in a loop must not flood the record:
+   * past the cap they are only counted. */
+  if (n->events >= SR_NET_EVENTS_MAX) {
+    n->suppressed++;
+    return 0;
+  }
+  n->events++;
+  f = sr_proxy_event_json(ev);
+  if (!f)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "audit",
+                        "network_connect");
+  return sr_audit_emit(s->spec->audit, "network_connect", f, err);
+}
+
+static int on_proxy_event(struct sr_supervisor *s,
+                          const struct sr_proxy_event *ev,
+                          struct sr_error *err) {
+  char msg[SR_PROXY_TEXT_MAX + 64];
+
+  switch (ev->type) {
+  case SR_PROXY_REC_CONNECTION:
+    return emit_connection(s, ev, err);
+  case SR_PROXY_REC_EGRESS_LIMIT:
+    return emit_limit(s, "egress", ev->limit, err);
+  case SR_PROXY_REC_SUMMARY:
+    /* The proxy's own totals also count what its records could not say. */
+    s->net.summary = true;
+    s->net.connections = ev->connections;
+    s->net.denied = ev->denied;
+    s->net.bytes_out = ev->total_out;
+    s->net.bytes_in = ev->total_in;
+    s->net.records_dropped = ev->dropped;
+    return 0;
+  case SR_PROXY_REC_FATAL:
+    snprintf(msg, sizeof(msg), "the egress proxy stopped: %s", ev->message);
+    return net_warning(s, msg, err);
+  default:
+    return 0;
+  }
+}
+
+/* sr_proxy_stop's callback: the records still to come. */
+static void proxy_record(const struct sr_proxy_event *ev, void *data) {
+  struct sr_supervisor *s = data;
+
+  if (!sr_error_is_set(&s->net_err))
+    (void)on_proxy_event(s, ev, &s->net_err);
+}
+
+/* The proxy ended, or said something that does not decode, while the
+ * skill runs: it is stopped (its listeners close with it, so the
+ * sandbox's connections are refused from now on) and the run goes on. */
+static int proxy_lost(struct sr_supervisor *s, int why, struct sr_error *err) {
+  char msg[160];
+
+  (void)sr_proxy_stop(&s->proxy, 0, proxy_record, s);
+  if (sr_error_is_set(&s->net_err)) {
+    *err = s->net_err;
+    return -EIO;
+  }
+  snprintf(msg, sizeof(msg),
+           "the egress proxy ended during the run (%s); the sandbox's "
+           "connections are refused from now on",
+           why == -EPIPE ? "it exited" : strerrorname_np(-why));
+  return net_warning(s, msg, err);
+}
+
+static int on_proxy(struct sr_supervisor *s, struct sr_error *err) {
+  for (;;) {
+    struct sr_proxy_event ev = {0};
+    int r = sr_proxy_recv(s->proxy.record_fd, &ev);
+
+    if (r == -EAGAIN)
+      return 0;
+    if (r < 0)
+      return proxy_lost(s, r, err);
+    r = on_proxy_event(s, &ev, err);
+    if (r < 0)
+      return r;
+  }
+}
+
+/* A socket init says is a listener of the proxy: a listening TCP socket. */
+static bool is_listener(int fd) {
+  int v = 0, dom = 0;
+  socklen_t len = sizeof(v), dlen = sizeof(dom);
+
+  return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v == 1 &&
+         getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dlen) == 0 &&
+         (dom == AF_INET || dom == AF_INET6);
+}
+
+/*
+ * A listener from init; after the last one (value 0), the proxy is started
+ * on them and init is told to release the skill.  The proxy keeps its own
+ * copies of the listeners: the supervisor closes its.
+ */
+static int on_proxy_listener(struct sr_supervisor *s, int32_t more, int *passed,
+                             struct sr_error *err) {
+  const struct sr_launch *spec = s->spec;
+  const struct sr_policy *p = spec->policy;
+  struct sr_proxy_config cfg;
+  int r;
+
+  if (!spec->net_allow || s->proxy_spawned || *passed < 0 ||
+      s->n_proxy_listen >= SR_ARRAY_SIZE(s->proxy_listen) || more < 0 ||
+      (size_t)more >= SR_ARRAY_SIZE(s->proxy_listen) - s->n_proxy_listen ||
+      !is_listener(*passed))
+    return sr_error_layer(err, "proxy", EPROTO,
+                          "unexpected egress proxy listener from the sandbox");
+  s->proxy_listen[s->n_proxy_listen++] = TAKE_FD(*passed);
+  if (more > 0)
+    return 0;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.allow = spec->net_allow;
+  cfg.hosts = spec->net_hosts;
+  cfg.listen_fds = s->proxy_listen;
+  cfg.n_listen = s->n_proxy_listen;
+  /* The table's largest cap is the proxy's (limit.c). */
+  cfg.max_connections =
+      p->limits[SR_LIM_NET_CONNECTIONS].value < SR_PROXY_MAX_CONNECTIONS
+          ? (unsigned)p->limits[SR_LIM_NET_CONNECTIONS].value
+          : SR_PROXY_MAX_CONNECTIONS;
+  cfg.max_egress_bytes = p->limits[SR_LIM_NET_EGRESS].value;
+  /* As root, the sandbox user's host ids (the run's uid-pool slot): the
+   * proxy holds nothing of root's. */
+  cfg.uid = geteuid() == 0 ? spec->host_uid : (uid_t)-1;
+  cfg.gid = geteuid() == 0 ? spec->host_gid : (gid_t)-1;
+  r = sr_proxy_spawn(&cfg, &s->proxy, err);
+  for (size_t i = 0; i < s->n_proxy_listen; i++)
+    s->proxy_listen[i] = safe_close(s->proxy_listen[i]);
+  if (r < 0)
+    return r;
+  s->proxy_spawned = true;
+  if (sr_sync_send(s->sync_fd, SR_SYNC_PROXY_READY, 0, NULL, -1) < 0)
+    return sr_error_layer(err, "sync", errno, "cannot release the sandbox");
+  return 0;
+}
+
+/* After the skill: the proxy closes what is open and reports it, then the
+ * totals (network_summary).  Before the run is collected. */
+static int stop_proxy(struct sr_supervisor *s, struct sr_error *err) {
+  const struct sr_net_stats *n = &s->net;
+
+  if (!s->proxy_spawned)
+    return 0;
+  s->proxy_spawned = false;
+  (void)sr_proxy_stop(&s->proxy, PROXY_STOP_MS, proxy_record, s);
+  if (sr_error_is_set(&s->net_err)) {
+    *err = s->net_err;
+    return -EIO;
+  }
+  return sr_audit_emit(
+      s->spec->audit, "network_summary",
+      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "connections",
+                (json_int_t)n->connections, "denied", (json_int_t)n->denied,
+                "bytes_out", (json_int_t)n->bytes_out, "bytes_in",
+                (json_int_t)n->bytes_in, "records_dropped",
+                (json_int_t)n->records_dropped, "events_suppressed",
+                (json_int_t)n->suppressed, "complete", n->summary),
+      err);
+}
+
 /* One message from init; 1 when there may be more. */
 static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
   struct sr_sync_msg m;
@@ -446,6 +643,13 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
     s->have_status = true;
     s->wait_status = m.value;
     s->exited_ns = m.mono_ns;
+    break;
+  case SR_SYNC_PROXY_LISTENER:
+    r = on_proxy_listener(s, m.value, &passed, err);
+    if (r < 0) {
+      safe_close(passed);
+      return r;
+    }
     break;
   default:
     break;
@@ -701,6 +905,7 @@ enum {
   EV_ERR,
   EV_STDIN_IN,
   EV_STDIN_OUT,
+  EV_PROXY,
   EV_SIGNAL,
   EV_TIMEOUT,
   EV_GRACE,
@@ -732,6 +937,8 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
                              .events = POLLOUT};
     kind[n++] = EV_STDIN_OUT;
   }
+  if (s->proxy.record_fd >= 0)
+    ADD(EV_PROXY, s->proxy.record_fd);
   ADD(EV_SIGNAL, s->signal_fd);
   ADD(EV_TIMEOUT, s->timeout_fd);
   ADD(EV_GRACE, s->grace_fd);
@@ -758,6 +965,8 @@ static int on_event(struct sr_supervisor *s, int kind, struct sr_error *err) {
   case EV_STDIN_OUT:
     sr_stdinpump_on_writable(&s->stdin_pump);
     return 0;
+  case EV_PROXY:
+    return on_proxy(s, err);
   case EV_PIDFD:
     (void)reap_init(&s->init, false);
     return 0;
@@ -803,6 +1012,14 @@ int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err) {
 
   if (r < 0)
     kill_and_reap(s);
+  /* The proxy outlives the skill only to report its last connections; a
+   * failure's own error is the one reported. */
+  if (r >= 0) {
+    r = stop_proxy(s, err);
+  } else {
+    struct sr_error ignored = {0};
+    (void)stop_proxy(s, &ignored);
+  }
   restore_signals(s);
   /* Whatever of --stdin was not forwarded stays unread. */
   if (s->stdin_pump.buf) {

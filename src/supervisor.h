@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "logpump.h"
+#include "proxy.h"
 #include "stdinpump.h"
 #include "sampler.h"
 
@@ -17,6 +18,8 @@ struct sr_outcome;
 struct sr_audit;
 struct sr_cgroup;
 struct sr_enforcement;
+struct sr_netallow;
+struct sr_nethosts;
 struct sr_policy;
 struct sr_seccomp;
 struct sr_workspace;
@@ -40,6 +43,23 @@ struct sr_launch {
   gid_t host_gid;
   bool log_passthrough; /* copy kept log bytes to skillrun's stderr */
   bool forward_stdin;   /* --stdin: the caller's stdin to the skill's */
+  /* Network allowlist: the effective list (NULL in any other mode) and the
+   * names of skillrun.conf's network-hosts (NULL: the proxy asks DNS). */
+  const struct sr_netallow *net_allow;
+  const struct sr_nethosts *net_hosts;
+  bool scope_abstract_unix; /* host network: Landlock scoping */
+};
+
+/* At most this many network_connect events per run; the rest are counted
+ * in network_summary. */
+#define SR_NET_EVENTS_MAX 1000
+
+/* What the egress proxy's records said (network_summary). */
+struct sr_net_stats {
+  uint64_t connections, denied, bytes_out, bytes_in;
+  uint64_t events, suppressed; /* network_connect written, and not */
+  uint64_t records_dropped;    /* by the proxy (its SUMMARY) */
+  bool summary;                /* the proxy sent its SUMMARY */
 };
 
 /* The sandbox's init, as the supervisor holds it. */
@@ -92,6 +112,14 @@ struct sr_supervisor {
   bool timed_out, cpu_exceeded, memory_exceeded, pids_exceeded, tree_killed;
   int cancel_sig;
   int outputs_fd; /* the sandbox's outputs tmpfs, handed over by init */
+  /* The egress proxy of an allowlist run: its listeners as init passes
+   * them, then the process; stopped before the run is collected. */
+  int proxy_listen[2];
+  size_t n_proxy_listen;
+  struct sr_proxy proxy;
+  bool proxy_spawned;
+  struct sr_net_stats net;
+  struct sr_error net_err; /* an audit write that failed in a callback */
 };
 
 /* An empty supervisor (fds -1), safe to pass to sr_supervisor_done. */

@@ -17,6 +17,9 @@ enum sr_sync_type {
                         * the sandbox), outputs dir fd attached */
   SR_SYNC_EXEC_FAILED, /* child -> supervisor: execve failed (value = errno) */
   SR_SYNC_EXITED,      /* init -> supervisor: skill wait status (value) */
+  SR_SYNC_PROXY_LISTENER, /* init -> supervisor: a listener of the egress
+                           * proxy attached (value = how many follow) */
+  SR_SYNC_PROXY_READY,    /* supervisor -> init: the proxy serves them */
 };
 
 struct sr_sync_msg {
