@@ -4,8 +4,10 @@ probes run inside the sandbox).
 
 Host side:
   dns ADDR PORT NAME=IPV4...   a DNS server over UDP that answers A queries
-                               for the names given, NOERROR with no answer
-                               for their other types, NXDOMAIN otherwise
+                               for the names given (TTL 0), NOERROR with no
+                               answer for their other types, NXDOMAIN
+                               otherwise; NAME=A,B answers A, then B, then
+                               A... (a rebinding name), NAME=A+B both at once
   wheel-index DIR NAME VERSION a tiny pure-Python wheel and a PEP 503
                                "simple" index for it under DIR
   abstract-listen NAME FILE    listen on the abstract unix socket @NAME;
@@ -30,10 +32,13 @@ def errname(e):
 
 
 def dns(addr, port, pairs):
-    table = {}
+    table, turn = {}, {}
     for p in pairs:
-        name, ip = p.split("=", 1)
-        table[name.lower().rstrip(".")] = socket.inet_aton(ip)
+        name, ips = p.split("=", 1)
+        # A list of answers, each a list of addresses.
+        table[name.lower().rstrip(".")] = [
+            [socket.inet_aton(ip) for ip in alt.split("+")]
+            for alt in ips.split(",")]
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((addr, int(port)))
     while True:
@@ -59,9 +64,13 @@ def dns(addr, port, pairs):
         if name not in table:
             rcode, an = 3, 0
         elif qtype == 1:
-            rcode, an = 0, 1
-            answers = (b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) +
-                       table[name])
+            alts = table[name]
+            k = turn.get(name, 0)
+            turn[name] = k + 1
+            addrs = alts[k % len(alts)]
+            rcode, an = 0, len(addrs)
+            answers = b"".join(b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) +
+                               a for a in addrs)
         else:
             rcode, an = 0, 0
         head = struct.pack("!HHHHHH", qid, 0x8180 | rcode, 1, an, 0, 0)
