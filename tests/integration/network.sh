@@ -40,7 +40,10 @@ if [ "${SKILLRUN_NETWORK_NS:-}" != 1 ]; then
     bash "$0" "$@"
 fi
 . "$(dirname "$0")/lib.sh"
-"$PYTHON3" -m pip --version >/dev/null 2>&1 || skip_all "python3-pip is not installed"
+# The sandbox's python3 is the system's (the default profile binds /usr),
+# which may not be the $PYTHON3 of the tests.
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 ||
+  skip_all "python3-pip is not installed (/usr/bin/python3 -m pip)"
 
 HELPER=$TOP_SRCDIR/tests/integration/network-helper.py
 CLIENT=$TOP_SRCDIR/tests/integration/proxy-client.py
