@@ -220,7 +220,7 @@ check "... naming file:line" grep -q "badt.conf:1: trust-key: a key of tier tena
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
 mint() { # mint OUT TENANT EXEC DIGEST ISSUED EXPIRES [KEY [PLACEMENT]]
   printf 'skillrun-capability/1\ntenant: %s\nexecution: %s\n' "$2" "$3" >"$T/cap"
-  printf 'digest: %s\nnetwork: deny\nissued: %s\nexpires: %s\n' "$4" "$5" "$6" >>"$T/cap"
+  printf 'digest: %s\nnetwork: %s\nissued: %s\nexpires: %s\n' "$4" "${CAP_NET:-deny}" "$5" "$6" >>"$T/cap"
   [ -z "${8:-}" ] || printf 'placement: %s\n' "$8" >>"$T/cap"
   openssl pkeyutl -sign -inkey "${7:-$T/control.key}" -rawin -in "$T/cap" -out "$T/cap.sig"
   echo "$(b64url <"$T/cap").$(b64url <"$T/cap.sig")" >"$1"
@@ -288,6 +288,25 @@ refused "a placement that is not an id" capability_invalid "$CONF_W7" --tenant a
 CONF_BADP=$(conf badp.conf "${BASE[@]}" "require-placement yes")
 run "$CONF_BADP" "$B" -- /bin/true
 is "require-placement yes without placement-id is a configuration error" "$rc" 125
+
+# A capability's `network: allowlist ENTRY...` narrows the effective list
+# of an allowlist run: only the entries within it stay, each dropped one is
+# a warning.
+NB=$T/net-skill
+mkdir -p "$NB"
+printf -- '---\nname: net-skill\ndescription: Names destinations.\nmetadata:\n  sandbox.network: allowlist\n  sandbox.network-allow: "a.test b.test:8443"\n---\n' >"$NB/SKILL.md"
+printf 'include default\nnetwork allowlist\n' >"$T/allowlist.profile"
+nd=$("$SKILLRUN" --digest "$NB" | cut -d' ' -f1)
+CAP_NET="allowlist a.test *.c.test" mint "$T/net.cap" acme run-11 "$nd" "$now" $((now + 60))
+run "$CONF_CAP" -p "$T/allowlist.profile" --tenant acme --execution-id run-11 --capability "$T/net.cap" "$NB" -- /bin/true
+is "a capability's allowlist narrows the effective list" \
+  "$rc $(field "$A" policy_resolved '[.policy.network.mode, [.policy.network.allow[].entry]]' | "$JQ" -c .)" \
+  '0 ["allowlist",["a.test:443"]]'
+check "... and says what it dropped" grep -q 'b.test:8443 is not permitted by the execution capability; dropped' \
+  <<<"$("$JQ" -r 'select(.event == "warning") | .message' "$A")"
+CAP_NET="allowlist a.test bad/entry" mint "$T/net.cap" acme run-12 "$nd" "$now" $((now + 60))
+refused "a capability allowlist entry that does not parse" capability_invalid "$CONF_CAP" \
+  -p "$T/allowlist.profile" --tenant acme --execution-id run-12 --capability "$T/net.cap" "$NB" -- /bin/true
 
 # ------------------------------------------------------ audit anchoring
 run "$CONF" --signature "$T/st-hello.sig" "$B" -- /bin/true
