@@ -268,7 +268,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
   struct sr_error err;
   sigset_t all;
   int keep[2];
-  int nullfd, e;
+  int nullfd, e, listener = -1;
+  bool fell_back = false;
 
   memset(&err, 0, sizeof(err));
   /* The root and cwd follow init's pivot_root(2)s only where they point at
@@ -347,8 +348,24 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     fail(sb, &err);
   }
   /* Last, so that nothing above runs under the filter's constraints. */
-  if (sr_seccomp_load(sb->seccomp, &err) < 0)
+  if (sr_seccomp_load(sb->seccomp, &listener, &fell_back, &err) < 0)
     fail(sb, &err);
+  /* The listener goes to the supervisor, which answers every refused call
+   * with EPERM; the skill must never hold it (it could answer its own
+   * refused calls), so it is closed here, before anything of the skill's
+   * runs.  Until the supervisor reads it, a refused call waits. */
+  if (listener >= 0) {
+    e = sr_sync_send(sb->sync_fd, SR_SYNC_SECCOMP_LISTENER, 0, NULL, listener);
+    safe_close(listener);
+    if (e < 0) {
+      sr_error_layer(&err, "seccomp", -e, "cannot hand over the listener");
+      fail(sb, &err);
+    }
+  } else if (fell_back && (e = sr_sync_send(sb->sync_fd, SR_SYNC_SECCOMP_PLAIN,
+                                            0, NULL, -1)) < 0) {
+    sr_error_layer(&err, "seccomp", -e, "sync");
+    fail(sb, &err);
+  }
 
   e = exec_command(bundle, sb->argv, sb->envp);
   exec_failure(bundle, sb->argv[0], e, &err);

@@ -262,16 +262,18 @@ static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
 
   return sr_audit_emit(
       &run->audit, "policy_resolved",
-      json_pack(
-          "{s:o, s:{s:s, s:s, s:i}, s:o, s:o, s:o, s:{s:i, s:i}}", "policy", pj,
-          "seccomp", "policy", sr_seccomp_kind(run->seccomp), "digest",
-          sr_seccomp_digest(run->seccomp), "instructions",
-          (int)sr_seccomp_insns(run->seccomp), "cgroup",
-          run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
-                                  : json_null(),
-          "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
-          sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid, "gid",
-          (int)run->host.gid),
+      json_pack("{s:o, s:{s:s, s:s, s:i, s:b}, s:o, s:o, s:o, s:{s:i, s:i}}",
+                "policy", pj ? pj : json_null(), "seccomp", "policy",
+                sr_seccomp_kind(run->seccomp), "digest",
+                sr_seccomp_digest(run->seccomp), "instructions",
+                (int)sr_seccomp_insns(run->seccomp), "denials_reported",
+                sr_seccomp_reports(run->seccomp), "cgroup",
+                run->host.cgroup.active
+                    ? json_string(run->host.cgroup.leaf_path)
+                    : json_null(),
+                "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
+                sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid,
+                "gid", (int)run->host.gid),
       err);
 }
 
@@ -327,7 +329,8 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
 
   r = pick_command(run, err);
   if (r >= 0)
-    r = sr_seccomp_build(&run->policy, &run->seccomp, err);
+    r = sr_seccomp_build(&run->policy, sr_seccomp_notify_available(),
+                         &run->seccomp, err);
   if (r >= 0)
     r = stage_inputs(run, err);
   if (r >= 0)

@@ -587,6 +587,13 @@ static const char *measured_by(const struct sr_run *run) {
   return sr_enforcer_name(run->enf.by[SR_LIM_MEMORY]) ?: "supervisor";
 }
 
+/* Whether this run's refused system calls were reported to the
+ * supervisor (and so counted). */
+static bool reported_denials(const struct sr_run *run) {
+  return run->seccomp && sr_seccomp_reports(run->seccomp) &&
+         !run->sup.seccomp_plain;
+}
+
 static json_t *completed_json(const struct sr_run *run, const char *status,
                               int exit_code, bool ran) {
   const struct sr_verdict *v = &run->verdict;
@@ -634,6 +641,12 @@ static json_t *completed_json(const struct sr_run *run, const char *status,
                                   (json_int_t)run->sup.stdin_pump.bytes,
                                   "sha256", run->sup.stdin_sha256, "complete",
                                   run->sup.stdin_complete));
+  /* Every call the seccomp filter refused (syscall_denied itemises them);
+   * null when they were not reported. */
+  json_object_set_new(f, "syscalls_denied",
+                      reported_denials(run)
+                          ? json_integer((json_int_t)run->sup.denials.total)
+                          : json_null());
   return f;
 }
 

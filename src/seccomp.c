@@ -377,19 +377,45 @@ static const struct {
 
 #define SR_DIGEST_LEN (sizeof("sha256:") - 1 + 64)
 
-/* Two programs, loaded in this order; the digest covers both. */
+/* libseccomp builds two programs (build_tty, build_main); link_programs()
+ * makes them the one that is loaded.  A run whose memory the supervisor
+ * samples gets a third, built by hand, in front of the two
+ * (sr_seccomp_refuse_unsampled). */
 enum { SR_PROG_TTY = 0, SR_PROG_MAIN, SR__PROG_MAX };
 
+/* What every refusal of the programs libseccomp builds returns; in the
+ * program loaded with a listener it becomes SECCOMP_RET_USER_NOTIF
+ * (to_notify()). */
+#define SR_RET_DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+/* What the refusals of a sampled run's memfd_create and shmget return
+ * (sr_seccomp_refuse_unsampled). */
+#define SR_RET_NOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
+
 struct sr_seccomp {
+  struct sock_filter *prog; /* the program loaded */
+  unsigned short len;
+  char digest[SR_DIGEST_LEN + 1];
+  /* With notify: the same program answering itself (EPERM, or ENOSYS in
+   * the unsampled prefix), for a kernel that refuses a second listener
+   * (EBUSY, sr_seccomp_load). */
+  struct sock_filter *plain;
+  char plain_digest[SR_DIGEST_LEN + 1];
+  /* The first instructions of both: sr_seccomp_refuse_unsampled's, or 0 */
+  unsigned short unsampled_len;
+  bool adjusted; /* the profile's seccomp-allow/seccomp-deny changed it */
+  bool notify;   /* refusals go to the supervisor (SECCOMP_RET_USER_NOTIF) */
+};
+
+/* The programs as libseccomp exports them, before link_programs(). */
+struct sr_seccomp_parts {
   struct sock_filter *prog[SR__PROG_MAX];
   unsigned short len[SR__PROG_MAX];
-  /* sr_seccomp_refuse_unsampled's program, loaded between the two (it is
-   * built here, not by libseccomp, and not part of the generated default). */
-  struct sock_filter *unsampled;
-  unsigned short unsampled_len;
-  char digest[SR_DIGEST_LEN + 1];
-  bool adjusted; /* the profile's seccomp-allow/seccomp-deny changed it */
 };
+
+static void parts_done(struct sr_seccomp_parts *pp) {
+  for (size_t i = 0; i < SR__PROG_MAX; i++)
+    free(pp->prog[i]);
+}
 
 /*
  * The default filter (no seccomp-allow, no seccomp-deny) compiled to BPF at
@@ -401,10 +427,15 @@ struct sr_seccomp {
 extern const uint32_t sr_seccomp_default_arch __attribute__((weak));
 /* The generator's ELF machine, class and data encoding (elf_abi()). */
 extern const uint32_t sr_seccomp_default_abi __attribute__((weak));
-extern const uint16_t sr_seccomp_default_len[SR__PROG_MAX]
-    __attribute__((weak));
+/* The linked program in its plain form (refusals answer EPERM). */
+extern const uint16_t sr_seccomp_default_len __attribute__((weak));
 extern const struct sock_filter sr_seccomp_default_insns[]
     __attribute__((weak));
+/* The native architecture's system call names by number (NULL where a
+ * number has none), so that a run reporting a refused call need not load
+ * libseccomp to name it. */
+extern const uint16_t sr_seccomp_default_n_names __attribute__((weak));
+extern const char *const sr_seccomp_default_names[] __attribute__((weak));
 
 /*
  * libseccomp, opened on first use (dlib.h): with the default filter
@@ -418,6 +449,7 @@ extern const struct sock_filter sr_seccomp_default_insns[]
   X(seccomp_rule_add_array)                                                    \
   X(seccomp_export_bpf)                                                        \
   X(seccomp_syscall_resolve_name)                                              \
+  X(seccomp_syscall_resolve_num_arch)                                          \
   X(seccomp_arch_native)                                                       \
   X(seccomp_version)
 static struct { SR_SCMP_FUNCTIONS(SR_DLIB_MEMBER) } scmp;
@@ -712,7 +744,7 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
  * the upper 32 bits (TIOCSTI | 1<<32 is TIOCSTI).  libseccomp refuses a
  * rule whose action equals the default action, so this lives in its own
  * default-allow program; the kernel applies the stricter of the two. */
-static int build_tty(struct sr_seccomp *f, struct sr_error *err) {
+static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
   const unsigned long cmds[] = {TIOCSTI, TIOCLINUX};
   int r;
@@ -726,7 +758,7 @@ static int build_tty(struct sr_seccomp *f, struct sr_error *err) {
     if (r < 0)
       return r;
   }
-  return export_bpf(ctx, &f->prog[SR_PROG_TTY], &f->len[SR_PROG_TTY], err);
+  return export_bpf(ctx, &pp->prog[SR_PROG_TTY], &pp->len[SR_PROG_TTY], err);
 }
 
 static int check_profile_names(const struct sr_policy *p,
@@ -774,7 +806,7 @@ static int check_profile_names(const struct sr_policy *p,
   return 0;
 }
 
-static int build_main(const struct sr_policy *p, struct sr_seccomp *f,
+static int build_main(const struct sr_policy *p, struct sr_seccomp_parts *pp,
                       struct sr_error *err) {
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
   int r;
@@ -806,85 +838,191 @@ static int build_main(const struct sr_policy *p, struct sr_seccomp *f,
   r = add_filtered_rules(ctx, p, err);
   if (r < 0)
     return r;
-  return export_bpf(ctx, &f->prog[SR_PROG_MAIN], &f->len[SR_PROG_MAIN], err);
+  return export_bpf(ctx, &pp->prog[SR_PROG_MAIN], &pp->len[SR_PROG_MAIN], err);
 }
 
-static int digest(struct sr_seccomp *f, struct sr_error *err) {
+static int digest(const struct sock_filter *prog, unsigned short len,
+                  char out[SR_DIGEST_LEN + 1], struct sr_error *err) {
   unsigned char md[SR_SHA256_LEN];
   char hex[SR_SHA256_HEX_LEN + 1];
   struct sr_sha256 c;
   int r = sr_sha256_init(&c);
 
-  /* In load order: tty, the refusals of a sampled run, main. */
   if (r == 0)
-    r = sr_sha256_update(&c, f->prog[SR_PROG_TTY],
-                         f->len[SR_PROG_TTY] * sizeof(struct sock_filter));
-  if (r == 0 && f->unsampled_len)
-    r = sr_sha256_update(&c, f->unsampled,
-                         f->unsampled_len * sizeof(struct sock_filter));
-  for (size_t i = SR_PROG_TTY + 1; r == 0 && i < SR__PROG_MAX; i++)
-    r = sr_sha256_update(&c, f->prog[i],
-                         f->len[i] * sizeof(struct sock_filter));
+    r = sr_sha256_update(&c, prog, len * sizeof(struct sock_filter));
   if (r == 0)
     r = sr_sha256_final(&c, md);
   if (r < 0)
     return sr_error_layer(err, "seccomp", -r, "SHA-256 of the filter failed");
   sr_hex(md, sizeof(md), hex);
-  snprintf(f->digest, sizeof(f->digest), "sha256:%s", hex);
+  snprintf(out, SR_DIGEST_LEN + 1, "sha256:%s", hex);
   return 0;
+}
+
+static bool is_ret_k(const struct sock_filter *insn) {
+  return insn->code == (BPF_RET | BPF_K);
+}
+
+/*
+ * One program from the two: the tty program, whose every "allow" becomes a
+ * jump to the main program placed after it.  The kernel then runs one
+ * filter per system call instead of two, and a single filter can carry the
+ * listener (a task may have only one).  Both programs are libseccomp's:
+ * each starts by loading what it tests from seccomp_data and ends in
+ * returns of constants, so the main program does not depend on where it
+ * was entered from.
+ */
+static int link_programs(const struct sr_seccomp_parts *pp,
+                         struct sock_filter **out, unsigned short *out_len,
+                         struct sr_error *err) {
+  size_t tty = pp->len[SR_PROG_TTY], total = tty + pp->len[SR_PROG_MAIN];
+  struct sock_filter *prog;
+
+  if (!pp->prog[SR_PROG_TTY] || !pp->prog[SR_PROG_MAIN] || tty == 0 ||
+      pp->len[SR_PROG_MAIN] == 0)
+    return sr_error_layer(err, "seccomp", EPROTO, "an empty BPF program");
+  if (total > BPF_MAXINSNS)
+    return sr_error_layer(err, "seccomp", E2BIG,
+                          "the filter has %zu instructions (at most %d)", total,
+                          BPF_MAXINSNS);
+  prog = malloc(total * sizeof(*prog));
+  if (!prog)
+    return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
+  memcpy(prog, pp->prog[SR_PROG_TTY], tty * sizeof(*prog));
+  memcpy(prog + tty, pp->prog[SR_PROG_MAIN],
+         pp->len[SR_PROG_MAIN] * sizeof(*prog));
+  for (size_t i = 0; i < total; i++) {
+    if (BPF_CLASS(prog[i].code) == BPF_RET && !is_ret_k(&prog[i])) {
+      free(prog);
+      return sr_error_layer(err, "seccomp", EPROTO,
+                            "unexpected BPF return at %zu", i);
+    }
+    if (i < tty && is_ret_k(&prog[i]) && prog[i].k == SECCOMP_RET_ALLOW)
+      prog[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA,
+                                             (uint32_t)(tty - i - 1), 0, 0);
+  }
+  *out = prog;
+  *out_len = (unsigned short)total;
+  return 0;
+}
+
+/* A copy of the plain program whose refusals go to the listener: the
+ * default action (every call not allowed, the argument-filtered calls
+ * whose arguments are not), the tty ioctls, and the ENOSYS of the
+ * unsampled prefix (its first `prefix` instructions), which the
+ * supervisor answers ENOSYS in turn (sr_seccomp_refusal_errno).  clone3's
+ * ENOSYS, in the main program, and the other ABIs' kill stay what they
+ * are. */
+static struct sock_filter *to_notify(const struct sock_filter *plain,
+                                     unsigned short len,
+                                     unsigned short prefix) {
+  struct sock_filter *prog = malloc(len * sizeof(*prog));
+
+  if (!prog)
+    return NULL;
+  memcpy(prog, plain, len * sizeof(*prog));
+  for (size_t i = 0; i < len; i++)
+    if (is_ret_k(&prog[i]) &&
+        (prog[i].k == SR_RET_DENY || (i < prefix && prog[i].k == SR_RET_NOSYS)))
+      prog[i].k = SECCOMP_RET_USER_NOTIF;
+  return prog;
+}
+
+/* f's programs from the plain one (taken over, freed on failure): the one
+ * loaded and, with notify, the plain one kept for EBUSY; both digests. */
+static int set_programs(struct sr_seccomp *f, struct sock_filter *plain,
+                        unsigned short len, unsigned short prefix,
+                        struct sr_error *err) {
+  struct sock_filter *prog = plain;
+  int r = 0;
+
+  if (f->notify) {
+    prog = to_notify(plain, len, prefix);
+    if (!prog) {
+      free(plain);
+      return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
+    }
+  }
+  free(f->prog);
+  free(f->plain);
+  f->prog = prog;
+  f->plain = f->notify ? plain : NULL;
+  f->len = len;
+  f->unsampled_len = prefix;
+  if (f->notify)
+    r = digest(f->plain, len, f->plain_digest, err);
+  if (r >= 0)
+    r = digest(f->prog, len, f->digest, err);
+  return r;
 }
 
 /* 1 when the build-time program was taken, 0 when it does not apply (a
  * profile changed the lists, another architecture, no generated file). */
-static int use_precomputed(const struct sr_policy *p, struct sr_seccomp *f,
-                           struct sr_error *err) {
-  const struct sock_filter *src = sr_seccomp_default_insns;
+static int use_precomputed(const struct sr_policy *p, struct sock_filter **prog,
+                           unsigned short *len, struct sr_error *err) {
+  size_t bytes;
 
   if (p->seccomp_allow.n > 0 || p->seccomp_deny.n > 0)
     return 0;
   if (!&sr_seccomp_default_arch || !&sr_seccomp_default_abi ||
-      !sr_seccomp_default_len || !src)
+      !&sr_seccomp_default_len || !sr_seccomp_default_insns)
     return 0;
-  if (sr_seccomp_default_abi == 0 || sr_seccomp_default_abi != elf_abi())
+  if (sr_seccomp_default_abi == 0 || sr_seccomp_default_abi != elf_abi() ||
+      sr_seccomp_default_len == 0)
     return 0;
-  for (size_t i = 0; i < SR__PROG_MAX; i++)
-    if (sr_seccomp_default_len[i] == 0)
-      return 0;
-  for (size_t i = 0; i < SR__PROG_MAX; i++) {
-    size_t bytes = sr_seccomp_default_len[i] * sizeof(struct sock_filter);
-
-    f->prog[i] = malloc(bytes);
-    if (!f->prog[i])
-      return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
-    memcpy(f->prog[i], src, bytes);
-    f->len[i] = sr_seccomp_default_len[i];
-    src += sr_seccomp_default_len[i];
-  }
+  bytes = sr_seccomp_default_len * sizeof(struct sock_filter);
+  *prog = malloc(bytes);
+  if (!*prog)
+    return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
+  memcpy(*prog, sr_seccomp_default_insns, bytes);
+  *len = sr_seccomp_default_len;
   return 1;
 }
 
-int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
-                     struct sr_error *err) {
+/* The plain program: the build-time one, or libseccomp's two linked. */
+static int build_plain(const struct sr_policy *p, struct sock_filter **prog,
+                       unsigned short *len, struct sr_error *err) {
+  struct sr_seccomp_parts pp = {0};
+  int r = use_precomputed(p, prog, len, err);
+
+  if (r != 0)
+    return r < 0 ? r : 0;
+  r = sr_seccomp_lib_load(err);
+  if (r >= 0)
+    r = build_tty(&pp, err);
+  if (r >= 0)
+    r = build_main(p, &pp, err);
+  if (r >= 0)
+    r = link_programs(&pp, prog, len, err);
+  parts_done(&pp);
+  return r;
+}
+
+int sr_seccomp_build(const struct sr_policy *p, bool notify,
+                     struct sr_seccomp **out, struct sr_error *err) {
   struct sr_seccomp *f;
+  struct sock_filter *plain = NULL;
+  unsigned short len = 0;
   int r;
 
   r = check_profile_names(p, err);
   if (r < 0)
     return r;
-  f = calloc(1, sizeof(*f));
-  if (!f)
-    return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
-  f->adjusted = p->seccomp_allow.n > 0 || p->seccomp_deny.n > 0;
-  r = use_precomputed(p, f, err);
-  if (r == 0)
-    r = sr_seccomp_lib_load(err);
-  if (r == 0) {
-    r = build_tty(f, err);
-    if (r >= 0)
-      r = build_main(p, f, err);
+  r = build_plain(p, &plain, &len, err);
+  if (r < 0)
+    return r;
+  if (!plain || len == 0) { /* build_plain makes neither */
+    free(plain);
+    return sr_error_layer(err, "seccomp", EPROTO, "an empty BPF program");
   }
-  if (r >= 0)
-    r = digest(f, err);
+  f = calloc(1, sizeof(*f));
+  if (!f) {
+    free(plain);
+    return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
+  }
+  f->adjusted = p->seccomp_allow.n > 0 || p->seccomp_deny.n > 0;
+  f->notify = notify;
+  r = set_programs(f, plain, len, 0, err);
   if (r < 0) {
     sr_seccomp_free(f);
     return r;
@@ -901,12 +1039,12 @@ const char *sr_seccomp_kind(const struct sr_seccomp *f) {
   return f->adjusted ? "profile-allowlist" : "default-allowlist";
 }
 
-unsigned sr_seccomp_insns(const struct sr_seccomp *f) {
-  unsigned n = f->unsampled_len;
+bool sr_seccomp_reports(const struct sr_seccomp *f) {
+  return f->notify;
+}
 
-  for (size_t i = 0; i < SR__PROG_MAX; i++)
-    n += f->len[i];
-  return n;
+unsigned sr_seccomp_insns(const struct sr_seccomp *f) {
+  return f->len;
 }
 
 /* "Seccomp:\t2" in /proc/self/status.  Without a readable /proc (or with a
@@ -943,9 +1081,41 @@ static int verify_mode(struct sr_error *err) {
   return 0;
 }
 
-int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err) {
+/* seccomp(2) with prog; the listener's fd when flags ask for one. */
+static long load_prog(const struct sock_filter *prog, unsigned short len,
+                      unsigned long flags) {
+  struct sock_fprog fp = {.len = len, .filter = (struct sock_filter *)prog};
+
+  return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fp);
+}
+
+/* Listener and TSYNC together: TSYNC_ESRCH makes a thread that cannot be
+ * synchronised an ESRCH, since the return value is the listener's fd
+ * (Linux 5.7). */
+#define SR_NOTIFY_FLAGS                                                        \
+  (SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_NEW_LISTENER |              \
+   SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+
+bool sr_seccomp_notify_available(void) {
+  uint32_t action = SECCOMP_RET_USER_NOTIF;
+
+  if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
+    return false;
+  /* The kernel checks the flags before it reads the program: with none to
+   * read, flags it knows and accepts together fail with EFAULT, others with
+   * EINVAL.  Nothing is installed either way. */
+  return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SR_NOTIFY_FLAGS, NULL) <
+             0 &&
+         errno == EFAULT;
+}
+
+int sr_seccomp_load(const struct sr_seccomp *f, int *listener, bool *fell_back,
+                    struct sr_error *err) {
+  long q;
   int r;
 
+  *listener = -1;
+  *fell_back = false;
   /* Without no_new_privs the kernel would demand CAP_SYS_ADMIN; with it
    * missing an earlier layer did not run, and the order is the contract. */
   r = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
@@ -955,46 +1125,69 @@ int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err) {
     return sr_error_layer(err, "seccomp", EPERM,
                           "no_new_privs is not set before seccomp");
 
-  /* The tty program and the refusals first: once the main one is in,
-   * seccomp(2) itself is refused.  Loading the exported bytes ourselves
-   * means the kernel gets exactly what sr_seccomp_digest() hashed. */
-  for (size_t i = 0; i <= SR__PROG_MAX; i++) {
-    /* i == 1: the refusals of a sampled run, when there are any */
-    size_t k = i == 0 ? SR_PROG_TTY : i - 1;
-    struct sock_fprog prog = {.len = f->len[k], .filter = f->prog[k]};
-    long q;
-
-    if (i == 1) {
-      if (!f->unsampled_len)
-        continue;
-      prog =
-          (struct sock_fprog){.len = f->unsampled_len, .filter = f->unsampled};
+  /* Loading the exported bytes ourselves means the kernel gets exactly
+   * what sr_seccomp_digest() hashed. */
+  if (f->notify) {
+    q = load_prog(f->prog, f->len, SR_NOTIFY_FLAGS);
+    /* EBUSY: a filter above us (skillrun inside a sandbox that intercepts
+     * system calls itself) has the one listener a task may have. */
+    if (q < 0 && errno == EBUSY) {
+      *fell_back = true;
+      q = load_prog(f->plain, f->len, SECCOMP_FILTER_FLAG_TSYNC);
+    } else if (q >= 0) {
+      *listener = (int)q;
+      q = 0;
     }
-    q = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
-                &prog);
-    if (q < 0)
-      return sr_error_layer(err, "seccomp", errno,
-                            "seccomp(SECCOMP_SET_MODE_FILTER)");
-    /* TSYNC: a positive return is a thread that could not be synced. */
-    if (q > 0)
-      return sr_error_layer(err, "seccomp", EAGAIN,
-                            "seccomp TSYNC failed for thread %ld", q);
+  } else {
+    q = load_prog(f->prog, f->len, SECCOMP_FILTER_FLAG_TSYNC);
   }
-  return verify_mode(err);
+  if (q < 0)
+    return sr_error_layer(err, "seccomp", errno,
+                          "seccomp(SECCOMP_SET_MODE_FILTER)");
+  /* TSYNC without a listener: a positive return is a thread that could not
+   * be synced. */
+  if (q > 0)
+    return sr_error_layer(err, "seccomp", EAGAIN,
+                          "seccomp TSYNC failed for thread %ld", q);
+  r = verify_mode(err);
+  if (r < 0)
+    *listener = safe_close(*listener);
+  return r;
+}
+
+const char *sr_seccomp_plain_digest(const struct sr_seccomp *f) {
+  return f->notify ? f->plain_digest : f->digest;
+}
+
+char *sr_seccomp_syscall_name(int nr) {
+  struct sr_error e = {0};
+
+  if (nr < 0)
+    return NULL;
+  /* The build-time table, for the architecture it was made for. */
+  if (&sr_seccomp_default_n_names && sr_seccomp_default_names &&
+      &sr_seccomp_default_abi && sr_seccomp_default_abi == elf_abi()) {
+    if (nr >= sr_seccomp_default_n_names || !sr_seccomp_default_names[nr])
+      return NULL;
+    return strdup(sr_seccomp_default_names[nr]);
+  }
+  if (sr_seccomp_lib_load(&e) < 0)
+    return NULL;
+  return scmp.seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 }
 
 void sr_seccomp_free(struct sr_seccomp *f) {
   if (!f)
     return;
-  for (size_t i = 0; i < SR__PROG_MAX; i++)
-    free(f->prog[i]);
-  free(f->unsampled);
+  free(f->prog);
+  free(f->plain);
   free(f);
 }
 
 /* The native architecture as seccomp_data.arch names it; 0 when this file
- * does not know it (the refusals then match the number alone: the main
- * program kills every foreign architecture anyway). */
+ * does not know it (the refusals then match the number alone, and a
+ * foreign architecture's call of the same number is refused with ENOSYS
+ * rather than killed by the main program: refused all the same). */
 #if defined(__x86_64__) && !defined(__ILP32__)
 #define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__) && defined(__AARCH64EL__)
@@ -1008,6 +1201,15 @@ void sr_seccomp_free(struct sr_seccomp *f) {
 #endif
 
 static const char *const unsampled_calls[] = {"memfd_create", "shmget", NULL};
+/* Their numbers, where this architecture has them. */
+static const uint32_t unsampled_nrs[] = {
+#ifdef SYS_memfd_create
+    SYS_memfd_create,
+#endif
+#ifdef SYS_shmget
+    SYS_shmget,
+#endif
+};
 
 const char *const *sr_seccomp_unsampled_calls(void) {
   return unsampled_calls;
@@ -1016,71 +1218,131 @@ const char *const *sr_seccomp_unsampled_calls(void) {
 int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err) {
   /* ENOSYS, as a kernel without them: programs fall back to a file in
    * /dev/shm or /tmp, which the sampler counts. */
-  const uint32_t nrs[] = {
-#ifdef SYS_memfd_create
-      SYS_memfd_create,
-#endif
-#ifdef SYS_shmget
-      SYS_shmget,
-#endif
-  };
-  const size_t n_nrs = SR_ARRAY_SIZE(nrs);
+  const size_t n_nrs = SR_ARRAY_SIZE(unsampled_nrs);
+  const struct sock_filter *old = f->notify ? f->plain : f->prog;
   struct sock_filter *p;
-  unsigned short len = 0;
+  unsigned short n = 0;
+  size_t total;
 
   if (f->unsampled_len)
     return 0;
-  p = calloc(n_nrs + 6, sizeof(*p));
+  /* A prefix in front of the linked program (tty, then main): a call it
+   * does not refuse falls through to the tty part's first instruction
+   * (libseccomp's programs load what they test themselves).  The tty
+   * ioctls and these calls are distinct, so being before the tty part
+   * rather than after it changes no answer, and in front it need not know
+   * where the build-time program's tty part ends.  Part of the one
+   * program, its refusals go to the listener too (to_notify) and the
+   * digests and the instruction count cover it. */
+  total = n_nrs + 4 + f->len;
+  if (total > BPF_MAXINSNS)
+    return sr_error_layer(err, "seccomp", E2BIG,
+                          "the filter has %zu instructions (at most %d)", total,
+                          BPF_MAXINSNS);
+  p = calloc(total, sizeof(*p));
   if (!p)
     return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
   if (NATIVE_AUDIT_ARCH) {
-    /* Another architecture: not this program's business (allow), the main
-     * program's (kill). */
-    p[len++] = (struct sock_filter)BPF_STMT(
-        BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-    p[len++] = (struct sock_filter)BPF_JUMP(
-        BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 0, (uint8_t)(n_nrs + 1));
+    /* Another architecture: not this prefix's business, the main
+     * program's (kill); jump past the compares and the return. */
+    p[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                          offsetof(struct seccomp_data, arch));
+    p[n++] = (struct sock_filter)BPF_JUMP(
+        BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 0, (uint8_t)(n_nrs + 2));
   }
-  p[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                          offsetof(struct seccomp_data, nr));
+  p[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                        offsetof(struct seccomp_data, nr));
   for (size_t i = 0; i < n_nrs; i++)
-    /* match: jump over the remaining compares and the ALLOW */
-    p[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nrs[i],
-                                            (uint8_t)(n_nrs - i), 0);
-  p[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-  p[len++] = (struct sock_filter)BPF_STMT(
-      BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
-  f->unsampled = p;
-  f->unsampled_len = len;
-  return digest(f, err);
+    /* match: on to the return after the last compare; no match after the
+     * last: over it */
+    p[n++] = (struct sock_filter)BPF_JUMP(
+        BPF_JMP | BPF_JEQ | BPF_K, unsampled_nrs[i], (uint8_t)(n_nrs - i - 1),
+        (uint8_t)(i + 1 == n_nrs ? 1 : 0));
+  p[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SR_RET_NOSYS);
+  memcpy(p + n, old, f->len * sizeof(*p));
+  return set_programs(f, p, (unsigned short)(n + f->len), n, err);
+}
+
+int sr_seccomp_refusal_errno(const struct sr_seccomp *f, uint32_t arch,
+                             int nr) {
+  /* As the prefix matches: any notification of these numbers on this
+   * architecture comes from it, since it runs first. */
+  if (f && f->unsampled_len &&
+      (!NATIVE_AUDIT_ARCH || arch == NATIVE_AUDIT_ARCH))
+    for (size_t i = 0; i < SR_ARRAY_SIZE(unsampled_nrs); i++)
+      if (nr >= 0 && (uint32_t)nr == unsampled_nrs[i])
+        return ENOSYS;
+  return EPERM;
 }
 
 #ifdef SR_SECCOMP_GENERATOR
+/* The highest system call number the name table covers: above every
+ * native number of the architectures skillrun builds for (x86_64 and
+ * aarch64 are below 500). */
+#define SR_NAMES_MAX 1024
+
+/* The native architecture's names by number, as a C array; returns how
+ * many entries it printed. */
+static unsigned print_names(void) {
+  unsigned n = 0;
+
+  for (int nr = 0; nr < SR_NAMES_MAX; nr++) {
+    char *name = scmp.seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name) {
+      n = (unsigned)nr + 1;
+      free(name);
+    }
+  }
+  printf("const uint16_t sr_seccomp_default_n_names = %u;\n"
+         "const char *const sr_seccomp_default_names[%u] = {\n",
+         n, n ? n : 1);
+  for (unsigned nr = 0; nr < n; nr++) {
+    char *name =
+        scmp.seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, (int)nr);
+    /* Printed as they are: only names that need no escaping. */
+    bool plain = name && !name[strspn(name, "abcdefghijklmnopqrstuvwxyz"
+                                            "0123456789_")];
+
+    if (plain)
+      printf("    [%u] = \"%s\",\n", nr, name);
+    else if (name)
+      fprintf(stderr,
+              "seccomp-gen: warning: system call %u has an odd "
+              "name, left out\n",
+              nr);
+    free(name);
+  }
+  printf("};\n");
+  return n;
+}
+
 /*
  * Build-time generator: prints src/seccomp-default.c, the default filter's
- * programs as C arrays.  If libseccomp cannot build the filter on the build
- * machine, it prints empty programs and a warning; the binary then builds
- * the filter at run time, where a failure stops the run.
+ * program (plain: refusals answer EPERM; the listener's variant is made
+ * from it at run time) and the names of the native system calls.  If
+ * libseccomp cannot build the filter on the build machine, it prints empty
+ * tables and a warning; the binary then builds the filter at run time,
+ * where a failure stops the run.
  */
 int main(void) {
   struct sr_policy p;
   struct sr_error err = {0};
   struct sr_seccomp *f = NULL;
-  unsigned total = 0;
 
   memset(&p, 0, sizeof(p));
   printf("/* Generated by src/seccomp-gen from src/seccomp.c; do not edit. */\n"
          "#include <linux/filter.h>\n#include <stdint.h>\n\n");
-  if (sr_seccomp_build(&p, &f, &err) < 0) {
+  if (sr_seccomp_build(&p, false, &f, &err) < 0) {
     fprintf(stderr,
             "seccomp-gen: warning: %s; the filter will be built at run "
             "time\n",
             err.msg);
     printf("const uint32_t sr_seccomp_default_arch = 0;\n"
            "const uint32_t sr_seccomp_default_abi = 0;\n"
-           "const uint16_t sr_seccomp_default_len[%d] = {0};\n"
-           "const struct sock_filter sr_seccomp_default_insns[1];\n",
-           SR__PROG_MAX);
+           "const uint16_t sr_seccomp_default_len = 0;\n"
+           "const struct sock_filter sr_seccomp_default_insns[1];\n"
+           "const uint16_t sr_seccomp_default_n_names = 0;\n"
+           "const char *const sr_seccomp_default_names[1];\n");
     return ferror(stdout) ? 1 : 0;
   }
   printf("/* %s, %u instructions */\n", sr_seccomp_digest(f),
@@ -1088,18 +1350,13 @@ int main(void) {
   printf("const uint32_t sr_seccomp_default_arch = 0x%08xu;\n",
          scmp.seccomp_arch_native());
   printf("const uint32_t sr_seccomp_default_abi = 0x%08xu;\n", elf_abi());
-  printf("const uint16_t sr_seccomp_default_len[%d] = {", SR__PROG_MAX);
-  for (size_t i = 0; i < SR__PROG_MAX; i++) {
-    printf("%s%u", i ? ", " : "", f->len[i]);
-    total += f->len[i];
-  }
-  printf("};\nconst struct sock_filter sr_seccomp_default_insns[%u] = {\n",
-         total);
-  for (size_t i = 0; i < SR__PROG_MAX; i++)
-    for (unsigned k = 0; k < f->len[i]; k++)
-      printf("    {0x%04x, %u, %u, 0x%08xu},\n", f->prog[i][k].code,
-             f->prog[i][k].jt, f->prog[i][k].jf, f->prog[i][k].k);
+  printf("const uint16_t sr_seccomp_default_len = %u;\n", f->len);
+  printf("const struct sock_filter sr_seccomp_default_insns[%u] = {\n", f->len);
+  for (unsigned k = 0; k < f->len; k++)
+    printf("    {0x%04x, %u, %u, 0x%08xu},\n", f->prog[k].code, f->prog[k].jt,
+           f->prog[k].jf, f->prog[k].k);
   printf("};\n");
+  (void)print_names();
   sr_seccomp_free(f);
   return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct sr_error;
 struct sr_policy;
@@ -15,11 +16,26 @@ struct sr_seccomp;
  * filter's digest and a libseccomp failure stops the run before anything
  * is created.  Failure: sr_error_layer("seccomp", ...).
  */
-int sr_seccomp_build(const struct sr_policy *p, struct sr_seccomp **out,
-                     struct sr_error *err);
+int sr_seccomp_build(const struct sr_policy *p, bool notify,
+                     struct sr_seccomp **out, struct sr_error *err);
+
+/*
+ * Whether this kernel can report refused calls to the supervisor: the
+ * SECCOMP_RET_USER_NOTIF action, and a listener together with TSYNC
+ * (SECCOMP_FILTER_FLAG_TSYNC_ESRCH, Linux 5.7).  Installs nothing.  When
+ * it cannot, the filter answers EPERM itself (sr_seccomp_build with
+ * notify false) and policy_resolved says that refusals are not reported.
+ */
+bool sr_seccomp_notify_available(void);
 
 /* "sha256:<hex>" of the exact BPF program that will be loaded. */
 const char *sr_seccomp_digest(const struct sr_seccomp *f);
+/* Of the program that answers refusals itself: the one loaded when the
+ * kernel refuses the listener at load time (sr_seccomp_load's fell_back),
+ * or the one loaded anyway without notify. */
+const char *sr_seccomp_plain_digest(const struct sr_seccomp *f);
+/* Whether refusals go to the supervisor (built with notify). */
+bool sr_seccomp_reports(const struct sr_seccomp *f);
 /* "default-allowlist", or "profile-allowlist" when the profile's
  * seccomp-allow or seccomp-deny changed it (policy_resolved's
  * seccomp.policy). */
@@ -31,20 +47,42 @@ unsigned sr_seccomp_insns(const struct sr_seccomp *f);
  * Loads the filter into the calling process with TSYNC, after no_new_privs;
  * the last step before execve.  Verifies "Seccomp: 2" in /proc/self/status
  * afterwards when /proc is readable.  Failure: layer "seccomp".
+ *
+ * Built with notify, the filter comes with a listener: *listener is its fd
+ * (O_CLOEXEC), which the caller hands to the supervisor and closes before
+ * it runs anything else.  A process that already has a listener above it
+ * (EBUSY) gets the program that answers refusals itself instead: *fell_back
+ * is set and *listener stays -1.
  */
-int sr_seccomp_load(const struct sr_seccomp *f, struct sr_error *err);
+int sr_seccomp_load(const struct sr_seccomp *f, int *listener, bool *fell_back,
+                    struct sr_error *err);
+
+/* The native system call `nr`'s name (malloc'd), or NULL when it has
+ * none.  From a table made at build time; libseccomp is loaded only when
+ * the binary has none for its architecture. */
+char *sr_seccomp_syscall_name(int nr);
 
 void sr_seccomp_free(struct sr_seccomp *f);
 
 /*
  * For a run whose memory the supervisor samples (sampler.h): a further
- * program that answers ENOSYS to memfd_create and shmget, whose memory
- * needs no mapping to be held and so cannot be sampled.  Loaded before the
- * main program; the digest and the instruction count include it.
+ * part that refuses memfd_create and shmget with ENOSYS, whose memory
+ * needs no mapping to be held and so cannot be sampled.  Linked into the
+ * one program, in front of the tty and main parts; the digests and the
+ * instruction count include it.  With notify its refusals are reported
+ * like every other, and answered ENOSYS (sr_seccomp_refusal_errno).
  */
 int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err);
 /* The calls it refuses, NULL-terminated (policy_resolved names them). */
 const char *const *sr_seccomp_unsampled_calls(void);
+
+/*
+ * The errno the program answering refusals itself gives system call `nr`
+ * of architecture `arch` (seccomp_data's): what the supervisor answers
+ * the listener's notification of it with.  ENOSYS for the calls
+ * sr_seccomp_refuse_unsampled added, EPERM for every other refusal.
+ */
+int sr_seccomp_refusal_errno(const struct sr_seccomp *f, uint32_t arch, int nr);
 
 /*
  * libseccomp is opened with dlopen on first use (dlib.h): the default

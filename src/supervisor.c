@@ -32,6 +32,7 @@
 #include "sampler.h"
 #include "proxyproto.h"
 #include "sandbox.h"
+#include "seccomp.h"
 #include "status.h"
 #include "supervisor.h"
 #include "sync.h"
@@ -54,6 +55,7 @@ void sr_supervisor_init(struct sr_supervisor *s) {
   s->proxy = (struct sr_proxy)SR_PROXY_NULL;
   sr_logpump_init(&s->logs, -1, -1, -1, -1, 0, -1);
   sr_stdinpump_init(&s->stdin_pump);
+  sr_denials_init(&s->denials);
 }
 
 static int arm_timer(int fd, uint64_t ms, uint64_t interval_ms) {
@@ -173,6 +175,7 @@ void sr_supervisor_done(struct sr_supervisor *s) {
   sr_sampler_close(&s->sampler);
   s->sampling = false;
   s->outputs_fd = safe_close(s->outputs_fd);
+  sr_denials_done(&s->denials);
 }
 
 /* ------------------------------------------------------------ launch */
@@ -599,6 +602,24 @@ static int stop_proxy(struct sr_supervisor *s, struct sr_error *err) {
       err);
 }
 
+/* The skill's process could not have the filter with its listener (a
+ * filter above skillrun has one: a task may have only one) and loaded the
+ * same allowlist answering refusals itself. */
+static int emit_seccomp_plain(struct sr_supervisor *s, struct sr_error *err) {
+  char msg[256];
+
+  snprintf(msg, sizeof(msg),
+           "a seccomp filter above skillrun already has a listener: "
+           "refused system calls are answered by the filter itself "
+           "(EPERM, or ENOSYS) without being reported "
+           "(filter loaded: %s)",
+           sr_seccomp_plain_digest(s->spec->seccomp));
+  return sr_audit_emit(s->spec->audit, "warning",
+                       json_pack("{s:s, s:s}", "reason",
+                                 "seccomp_listener_busy", "message", msg),
+                       err);
+}
+
 /* One message from init; 1 when there may be more. */
 static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
   struct sr_sync_msg m;
@@ -650,6 +671,23 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
       safe_close(passed);
       return r;
     }
+    break;
+  case SR_SYNC_SECCOMP_LISTENER:
+    /* Without it refused calls would answer ENOSYS unreported (still
+     * refused), and a run that reports refusals does not go on silently
+     * without. */
+    r = passed >= 0
+            ? sr_denials_attach(&s->denials, TAKE_FD(passed), s->spec->seccomp)
+            : -EBADMSG;
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "seccomp",
+                          "cannot take the seccomp listener");
+    break;
+  case SR_SYNC_SECCOMP_PLAIN:
+    s->seccomp_plain = true;
+    r = emit_seccomp_plain(s, err);
+    if (r < 0)
+      return r;
     break;
   default:
     break;
@@ -910,6 +948,7 @@ enum {
   EV_TIMEOUT,
   EV_GRACE,
   EV_SAMPLE,
+  EV_DENIALS,
   EV_PIDFD,
   EV__MAX
 };
@@ -943,13 +982,16 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
   ADD(EV_TIMEOUT, s->timeout_fd);
   ADD(EV_GRACE, s->grace_fd);
   ADD(EV_SAMPLE, s->sample_fd);
+  if (s->denials.fd >= 0)
+    ADD(EV_DENIALS, s->denials.fd);
   if (!s->init.exited && s->init.pidfd >= 0)
     ADD(EV_PIDFD, s->init.pidfd);
 #undef ADD
   return n;
 }
 
-static int on_event(struct sr_supervisor *s, int kind, struct sr_error *err) {
+static int on_event(struct sr_supervisor *s, int kind, short revents,
+                    struct sr_error *err) {
   switch (kind) {
   case EV_SYNC:
     return on_sync(s, err);
@@ -979,6 +1021,9 @@ static int on_event(struct sr_supervisor *s, int kind, struct sr_error *err) {
     return 0;
   case EV_SAMPLE:
     return on_sample(s, err);
+  case EV_DENIALS:
+    sr_denials_handle(&s->denials, revents);
+    return 0;
   default:
     return 0;
   }
@@ -999,7 +1044,7 @@ static int event_loop(struct sr_supervisor *s, struct sr_error *err) {
       int r;
       if (!pfd[i].revents)
         continue;
-      r = on_event(s, kind[i], err);
+      r = on_event(s, kind[i], pfd[i].revents, err);
       if (r < 0)
         return r;
     }
@@ -1032,6 +1077,11 @@ int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err) {
     s->logs.in_fd[i] = safe_close(s->logs.in_fd[i]);
     s->logs.out_fd[i] = safe_close(s->logs.out_fd[i]);
   }
+  if (r < 0)
+    return r;
+  /* Counted while the skill ran, reported once it is over. */
+  r = sr_denials_emit(&s->denials, s->spec->audit, err);
+  sr_denials_done(&s->denials);
   if (r < 0)
     return r;
   if (sr_error_is_set(&s->setup_err)) {

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "denials.h"
 #include "error.h"
 #include "logpump.h"
 #include "proxy.h"
@@ -110,6 +111,7 @@ struct sr_supervisor {
   char exec_msg[1024];       /* why, as the skill's process saw it (one line) */
   struct sr_error setup_err; /* a layer init or the child could not build */
   bool timed_out, cpu_exceeded, memory_exceeded, pids_exceeded, tree_killed;
+  bool seccomp_plain; /* the kernel refused the listener: not reported */
   int cancel_sig;
   int outputs_fd; /* the sandbox's outputs tmpfs, handed over by init */
   /* The egress proxy of an allowlist run: its listeners as init passes
@@ -120,6 +122,9 @@ struct sr_supervisor {
   bool proxy_spawned;
   struct sr_net_stats net;
   struct sr_error net_err; /* an audit write that failed in a callback */
+  /* Refused system calls, from the seccomp filter's listener (handed over
+   * by the skill's process before exec); reported when the loop ends. */
+  struct sr_denials denials;
 };
 
 /* An empty supervisor (fds -1), safe to pass to sr_supervisor_done. */

@@ -17,9 +17,14 @@ enum sr_sync_type {
                         * the sandbox), outputs dir fd attached */
   SR_SYNC_EXEC_FAILED, /* child -> supervisor: execve failed (value = errno) */
   SR_SYNC_EXITED,      /* init -> supervisor: skill wait status (value) */
-  SR_SYNC_PROXY_LISTENER, /* init -> supervisor: a listener of the egress
-                           * proxy attached (value = how many follow) */
-  SR_SYNC_PROXY_READY,    /* supervisor -> init: the proxy serves them */
+  SR_SYNC_PROXY_LISTENER,   /* init -> supervisor: a listener of the egress
+                             * proxy attached (value = how many follow) */
+  SR_SYNC_PROXY_READY,      /* supervisor -> init: the proxy serves them */
+  SR_SYNC_SECCOMP_LISTENER, /* child -> supervisor: the seccomp filter's
+                             * listener fd attached (refused calls) */
+  SR_SYNC_SECCOMP_PLAIN,    /* child -> supervisor: the kernel refused the
+                             * listener (EBUSY); the filter loaded answers
+                             * EPERM itself */
 };
 
 struct sr_sync_msg {

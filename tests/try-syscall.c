@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * try-syscall NAME | all
+ * try-syscall NAME [COUNT] | all | list
  *
- * Attempts one system call and prints "NAME=OK" or "NAME=<ERRNO-NAME>";
+ * Attempts one system call (COUNT times in a row) and prints "NAME=OK" or
+ * "NAME=<ERRNO-NAME>";
  * exits 0 either way.  A process killed by the filter shows as a signal to
  * the caller; `all` runs every case in a forked child and prints
  * "NAME=KILLED:SIGSYS" for it.  Arguments are chosen so that, without a
@@ -641,10 +642,12 @@ static int t_noop(void) {
   return 0;
 }
 
-static const struct {
+struct test_case {
   const char *name;
   case_fn fn;
-} cases[] = {
+};
+
+static const struct test_case cases[] = {
     {"ptrace", t_ptrace},
     {"process_vm_readv", t_process_vm_readv},
     {"process_vm_writev", t_process_vm_writev},
@@ -770,9 +773,27 @@ static int run_all(void) {
   return 0;
 }
 
+/* NAME COUNT: the case COUNT times in a row (a refused call in a tight
+ * loop); reports the last result and how many calls were made. */
+static int repeat(const struct test_case *c, const char *count) {
+  char *end;
+  unsigned long n = strtoul(count, &end, 10);
+  int e = 0;
+
+  if (*end || n == 0) {
+    fprintf(stderr, "try-syscall: bad count '%s'\n", count);
+    return 2;
+  }
+  for (unsigned long i = 0; i < n; i++)
+    e = c->fn();
+  report(c->name, e);
+  printf("%s repeated %lu\n", c->name, n);
+  return 0;
+}
+
 int main(int argc, char *argv[]) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: try-syscall NAME|all|list\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: try-syscall NAME [COUNT]|all|list\n");
     return 2;
   }
   if (!strcmp(argv[1], "noop"))
@@ -786,6 +807,8 @@ int main(int argc, char *argv[]) {
   }
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
     if (!strcmp(cases[i].name, argv[1])) {
+      if (argc == 3)
+        return repeat(&cases[i], argv[2]);
       report(cases[i].name, cases[i].fn());
       return 0;
     }

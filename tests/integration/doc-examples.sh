@@ -262,7 +262,7 @@ for l in real:
     "$SKILLRUN" --workspace-root "$WS" --audit-file "$T/sc.audit" "$F/my-skill" >/dev/null 2>&1
     is "$id: policy_resolved's seccomp has the keys shown" \
       "$(field "$T/sc.audit" policy_resolved '.seccomp | keys_unsorted | join(" ")')" \
-      "$(grep -o '"[a-z]*":' "$BLOCKS/$id" | tr -d '":' | sed 1d | tr '\n' ' ' | sed 's/ $//')"
+      "$(grep -o '"[a-z_]*":' "$BLOCKS/$id" | tr -d '":' | sed 1d | tr '\n' ' ' | sed 's/ $//')"
     ;;
   etl-profile)
     mkdir -p "$T/etc-profiles"

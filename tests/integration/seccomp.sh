@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The seccomp allowlist through the real binary, as root and as an
-# unprivileged user (lib.sh $MODES): every refused call answers EPERM (clone3 ENOSYS; the
-# i386 and x32 ABIs are killed), ordinary programs (sh, coreutils, Python
-# with threads, subprocesses, multiprocessing, sockets, mmap) work, and
-# profiles adjust the list by name.
+# unprivileged user (lib.sh $MODES): every refused call answers EPERM
+# (clone3 ENOSYS; the i386 and x32 ABIs are killed) and is reported
+# (syscall_denied), ordinary programs (sh, coreutils, Python with threads,
+# subprocesses, multiprocessing, sockets, mmap) work, and profiles adjust
+# the list by name.
 set -u
 : "${TRY_SYSCALL:?TRY_SYSCALL must name the built probe (make check sets it)}"
 # shellcheck source=lib.sh
@@ -199,6 +200,103 @@ for who in $MODES; do
   fi
 done
 
+# Refused calls are reported (syscall_denied): by name and count, with the
+# first caller's pid in the sandbox, while the caller still gets EPERM.
+# denied AUDIT NAME: the syscall_denied event of NAME, compact.
+denied() { "$JQ" -c --arg n "$2" 'select(.event == "syscall_denied" and .syscall == $n)' "$1"; }
+n_events() { "$JQ" -c --arg e "$2" 'select(.event == $e)' "$1" | wc -l; }
+for who in $MODES; do
+  run "$who" denied "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+    ./try-syscall unshare && ./try-syscall mount 3 && ./try-syscall ptrace &&
+    ./try-syscall keyctl && ./try-syscall tiocsti &&
+    ./try-syscall socket-packet && ./try-syscall clone-newuser &&
+    ./try-syscall clone3 && ./try-syscall getpid'
+  is "$who: the refused calls' run exits 0" "$rc" 0
+  is "$who: policy_resolved says refusals are reported" \
+    "$(field "$audit" policy_resolved .seccomp.denials_reported)" true
+  for c in unshare mount ptrace keyctl tiocsti socket-packet clone-newuser; do
+    check "$who: $c still fails with EPERM inside" grep -qx "$c=EPERM" "$out"
+  done
+  check "$who: clone3 still answers ENOSYS" grep -qx "clone3=ENOSYS" "$out"
+  for c in unshare:1 mount:3 ptrace:1 keyctl:1; do
+    name=${c%%:*} n=${c#*:}
+    is "$who: syscall_denied $name counts $n" \
+      "$(denied "$audit" "$name" | "$JQ" -r .count)" "$n"
+    pid=$(denied "$audit" "$name" | "$JQ" -r .pid)
+    check "$who: syscall_denied $name names the caller's pid in the sandbox ($pid)" \
+      test "${pid:-0}" -gt 1 -a "${pid:-0}" -lt 100
+  done
+  # The tty ioctls and the argument-filtered calls are reported under their
+  # call's name, with the arguments that decided.
+  is "$who: TIOCSTI is reported as ioctl with its command" \
+    "$(denied "$audit" ioctl | "$JQ" -r '.args[1]')" 0x5412
+  is "$who: AF_PACKET is reported as socket with its family" \
+    "$(denied "$audit" socket | "$JQ" -r '.args[0]')" 0x11
+  check "$who: a namespace clone is reported as clone" \
+    test -n "$(denied "$audit" clone)"
+  is "$who: clone3's ENOSYS is not a refusal" "$(denied "$audit" clone3)" ""
+  is "$who: allowed calls are not reported" "$(denied "$audit" getpid)" ""
+  is "$who: one event per refused call" "$(n_events "$audit" syscall_denied)" 7
+  is "$who: execution_completed counts every refusal" \
+    "$(field "$audit" execution_completed .syscalls_denied)" 9
+  check "$who: the events come before the final records" sh -c \
+    "$JQ -r .event '$audit' | grep -A100 syscall_denied | grep -q state_changed"
+done
+
+# A sampled run's memfd_create and shmget (skillrun(1) LIMITS) are refused
+# in the same filter, answered ENOSYS by the supervisor, and reported like
+# every other refusal; under a cgroup they are allowed and not reported.
+for who in $MODES; do
+  run "$who" unsampled "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+    ./try-syscall memfd_create && ./try-syscall shmget && ./try-syscall memfd_create'
+  is "$who: the unsampled calls' run exits 0" "$rc" 0
+  if [ "$(field "$audit" policy_resolved '.sampler != null')" = true ]; then
+    check "$who: sampled: memfd_create answers ENOSYS inside" \
+      grep -qx "memfd_create=ENOSYS" "$out"
+    check "$who: sampled: shmget answers ENOSYS inside" \
+      grep -qx "shmget=ENOSYS" "$out"
+    is "$who: sampled: memfd_create is reported" \
+      "$(denied "$audit" memfd_create | "$JQ" -r .count)" 2
+    is "$who: sampled: shmget is reported" \
+      "$(denied "$audit" shmget | "$JQ" -r .count)" 1
+    is "$who: sampled: execution_completed counts them" \
+      "$(field "$audit" execution_completed .syscalls_denied)" 3
+  else
+    check "$who: under a cgroup memfd_create is allowed" \
+      grep -qx "memfd_create=OK" "$out"
+    is "$who: under a cgroup nothing is reported" \
+      "$(field "$audit" execution_completed .syscalls_denied)" 0
+  fi
+done
+
+# More distinct refused calls than the cap: 32 events, then one overflow
+# event with the rest, and the counts add up.
+run "$LEAST" denied-cap "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+  ./try-syscall all'
+is "cap: exit 0" "$rc" 0
+is "cap: 32 syscall_denied events" "$(n_events "$audit" syscall_denied)" 32
+is "cap: one syscall_denied_overflow" "$(n_events "$audit" syscall_denied_overflow)" 1
+is "cap: the overflow names the cap" "$(field "$audit" syscall_denied_overflow .cap)" 32
+sum=$("$JQ" -s '[.[] | select(.event == "syscall_denied" or .event == "syscall_denied_overflow") | .count] | add' "$audit")
+is "cap: the events add up to execution_completed's count" \
+  "$sum" "$(field "$audit" execution_completed .syscalls_denied)"
+
+# A tight loop of refused calls, from several processes at once: counted
+# exactly, one event, and the supervisor still enforces the wall clock.
+run "$ANY" denied-loop "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+  for i in 1 2 3 4; do ./try-syscall mount 5000 & done; wait'
+is "loop: exit 0" "$rc" 0
+is "loop: 4 x 5000 refusals counted in one event" \
+  "$(denied "$audit" mount | "$JQ" -r .count)" 20000
+is "loop: and nothing else" "$(n_events "$audit" syscall_denied)" 1
+t0=$(date +%s)
+run "$ANY" denied-flood --timeout 2s "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+  for i in 1 2; do ./try-syscall mount 1000000000 & done; wait'
+is "flood: the wall clock still ends the run (124)" "$rc" 124
+check "flood: within seconds" test $(($(date +%s) - t0)) -lt 15
+check "flood: the refusals are still reported" \
+  test "$(denied "$audit" mount | "$JQ" -r .count)" -gt 100
+
 # Profiles adjust the allowlist by name.
 cat >"$T/deny-uname.profile" <<'EOF'
 include default
@@ -208,6 +306,8 @@ run "$ANY" deny-uname -p "$T/deny-uname.profile" "$BUNDLE" -- uname -s
 check "seccomp-deny uname: uname fails" test "$rc" -ne 0
 check "seccomp-deny uname: with EPERM" \
   grep -q 'Operation not permitted' "$T/ws-$ANY/default/deny-uname/logs/stderr.log"
+is "seccomp-deny uname: the refusal is reported" \
+  "$(denied "$audit" uname | "$JQ" -r .count)" 1
 deny_digest=$(field "$audit" policy_resolved '.seccomp.digest')
 check "seccomp-deny changes the filter digest" test "$deny_digest" != "$digest"
 is "a profile-changed filter is named so in policy_resolved" \
