@@ -68,6 +68,7 @@ enum {
   OPT_CAPABILITY_FD,
   OPT_AUDIT_KEY,
   OPT_STDIN,
+  OPT_LABEL,
   /* --<name> of each flag-settable limit: OPT_LIMIT + enum sr_limit_id. */
   OPT_LIMIT = 0x200,
 };
@@ -80,6 +81,7 @@ static const struct option options_before[] = {
     {"signature", required_argument, NULL, OPT_SIGNATURE},
     {"tenant", required_argument, NULL, OPT_TENANT},
     {"execution-id", required_argument, NULL, OPT_EXECUTION_ID},
+    {"label", required_argument, NULL, OPT_LABEL},
     {"input", required_argument, NULL, OPT_INPUT},
     {"workspace-root", required_argument, NULL, OPT_WORKSPACE_ROOT},
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
@@ -382,6 +384,51 @@ static int add_input(struct sr_args *a, const char *value,
 }
 
 /*
+ * KEY=VALUE, split at the first '=' (a value may contain more).  Refused
+ * here rather than cleaned: labels go verbatim into the audit stream and
+ * metadata.json, where an orchestrator finds its trace id as it gave it.
+ */
+static int add_label(struct sr_args *a, const char *value,
+                     struct sr_error *err) {
+  char q[SR_QUOTE_MAX + 4];
+  const char *eq = strchr(value, '=');
+  _cleanup_free_ char *key = NULL, *val = NULL;
+  struct sr_label *grown;
+
+  if (a->n_labels >= SR_LABELS_MAX)
+    return usage_error(err, "too many --label options (at most %d)",
+                       SR_LABELS_MAX);
+  if (!eq)
+    return usage_error(err, "invalid --label '%s': expected KEY=VALUE",
+                       quote(value, q));
+  key = strndup(value, (size_t)(eq - value));
+  val = strdup(eq + 1);
+  if (!key || !val)
+    return oom_error(err);
+  if (!sr_valid_label_key(key))
+    return usage_error(err,
+                       "invalid --label key '%s': use 1-%d of a-z 0-9 _ . -, "
+                       "starting with a letter",
+                       quote(key, q), SR_LABEL_KEY_MAX);
+  if (!sr_valid_label_value(val))
+    return usage_error(err,
+                       "invalid --label value for '%s': at most %d bytes of "
+                       "UTF-8 text without control characters",
+                       key, SR_LABEL_VALUE_MAX);
+  for (size_t i = 0; i < a->n_labels; i++)
+    if (!strcmp(a->labels[i].key, key))
+      return usage_error(err, "duplicate --label key '%s'", key);
+  grown = realloc(a->labels, (a->n_labels + 1) * sizeof(*grown));
+  if (!grown)
+    return oom_error(err);
+  a->labels = grown;
+  a->labels[a->n_labels].key = TAKE_PTR(key);
+  a->labels[a->n_labels].value = TAKE_PTR(val);
+  a->n_labels++;
+  return 0;
+}
+
+/*
  * "--name[=value]" that is not an exact option name.  Abbreviations are
  * refused on purpose: the spellings are the interface, and an accepted
  * "--mem" would change meaning the day an option "--memory-swap" is added.
@@ -504,6 +551,8 @@ static int handle_option(struct sr_args *a, int c, const char *val,
     return set_id(&a->execution_id, &a->execution_id_invalid, c, val, err);
   case OPT_INPUT:
     return add_input(a, val, err);
+  case OPT_LABEL:
+    return add_label(a, val, err);
   case OPT_WORKSPACE_ROOT: {
     int r = set_string(&a->workspace_root, c, val, err);
     a->layer.workspace_root = a->workspace_root;
@@ -655,6 +704,8 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
     if (a->execution_id_invalid)
       return sr_cli_id_refusal("execution", a->execution_id, err);
   }
+  if (a->n_labels > 0 && a->mode != SR_MODE_RUN)
+    return usage_error(err, "option '--label' is only used when running");
   return 0;
 }
 
@@ -743,9 +794,10 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
       r = usage_error(err, "internal error: unknown option %d", c);
       goto fail;
     }
-    /* Every option but --input is given at most once: "last one wins"
-     * would let a wrapper's limit be silently overridden further down. */
-    if (c != OPT_INPUT && (seen & (UINT64_C(1) << idx))) {
+    /* Every option but --input and --label is given at most once: "last
+     * one wins" would let a wrapper's limit be silently overridden further
+     * down. */
+    if (c != OPT_INPUT && c != OPT_LABEL && (seen & (UINT64_C(1) << idx))) {
       r = usage_error(err, "option '--%s' given twice", option_name(c));
       goto fail;
     }
@@ -797,6 +849,11 @@ void sr_args_done(struct sr_args *a) {
     free(a->inputs[i].name);
   }
   free(a->inputs);
+  for (size_t i = 0; i < a->n_labels; i++) {
+    free(a->labels[i].key);
+    free(a->labels[i].value);
+  }
+  free(a->labels);
   free(a->workspace_root);
   free(a->cgroup_parent);
   free(a->audit_file);
@@ -831,6 +888,7 @@ void sr_cli_help(FILE *f) {
         "      --tenant ID           tenant id (default \"default\")\n"
         "      --execution-id ID     execution id (default: random UUIDv4); "
         "runs once\n"
+        "      --label KEY=VALUE     record a label with the run (repeatable)\n"
         "  -i, --input PATH[:NAME]   copy a file into /workspace/inputs "
         "(repeatable)\n"
         "      --workspace-root DIR  where run directories live\n"

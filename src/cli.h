@@ -19,6 +19,12 @@ enum sr_mode {
   SR_MODE_VERSION,
 };
 
+/* --label KEY=VALUE, validated (util.h: sr_valid_label_key/value). */
+struct sr_label {
+  char *key;
+  char *value;
+};
+
 struct sr_input_arg {
   char *path; /* host path, as given */
   char *name; /* name under /workspace/inputs (basename when not given) */
@@ -50,6 +56,8 @@ struct sr_args {
   bool execution_id_invalid;
   struct sr_input_arg *inputs;
   size_t n_inputs;
+  struct sr_label *labels; /* in the order given; keys unique */
+  size_t n_labels;
   char *workspace_root; /* --workspace-root DIR (layer.workspace_root) */
   char *cgroup_parent;  /* --cgroup-parent PATH (a delegated cgroup v2 dir) */
   struct sr_flag_layer layer; /* --<limit>, --network, --workspace-root */

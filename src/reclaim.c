@@ -42,6 +42,7 @@ static json_t *copy_or_null(json_t *v) {
 static json_t *metadata_from_ledger(const char *buf, size_t len,
                                     const char *tenant, const char *execution) {
   json_t *skill_name = NULL, *skill_version = NULL, *started = NULL;
+  json_t *labels = NULL;
   json_t *verified = NULL, *policy = NULL, *completed = NULL;
   json_t *inputs = json_array(), *meta, *limits = NULL, *res;
   const char *end = buf + len;
@@ -67,9 +68,10 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
       skill_name = json_incref(json_object_get(o, "skill"));
       skill_version = json_incref(json_object_get(o, "version"));
     }
-    if (!strcmp(ev, "execution_started") && !started)
+    if (!strcmp(ev, "execution_started") && !started) {
       started = json_incref(json_object_get(o, "ts"));
-    else if (!strcmp(ev, "bundle_verified") && !verified)
+      labels = json_incref(json_object_get(o, "labels"));
+    } else if (!strcmp(ev, "bundle_verified") && !verified)
       verified = json_incref(o);
     else if (!strcmp(ev, "policy_resolved") && !policy)
       policy = json_incref(get_path(o, "policy", "limits") ? o : NULL);
@@ -154,6 +156,9 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
                              json_object_get(verified, "key_id"), "signed_at",
                              json_object_get(verified, "signed_at"))
                  : json_null());
+    /* The --label pairs, as execution_started recorded them. */
+    set(meta, "labels",
+        json_is_object(labels) ? json_incref(labels) : json_object());
   } else {
     json_decref(inputs);
     json_decref(limits);
@@ -163,6 +168,7 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
   json_decref(skill_name);
   json_decref(skill_version);
   json_decref(started);
+  json_decref(labels);
   json_decref(verified);
   json_decref(policy);
   json_decref(completed);

@@ -234,12 +234,14 @@ int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {
   r = sr_audit_emit(
       &run->audit, "execution_started",
       json_pack(
-          "{s:s, s:o, s:i, s:i, s:o}", "skillrun_version", PACKAGE_VERSION,
+          "{s:s, s:o, s:i, s:i, s:o, s:o}", "skillrun_version", PACKAGE_VERSION,
           "bundle", sr_json_string_lossy(a->bundle, strlen(a->bundle)),
           "caller_uid", (int)getuid(), "pid", (int)getpid(), "run_dir",
           run->ws.run_path
               ? sr_json_string_lossy(run->ws.run_path, strlen(run->ws.run_path))
-              : json_null()),
+              : json_null(),
+          /* The caller's --label pairs, as given (validated by the parser). */
+          "labels", sr_run_labels_json(run)),
       err);
   return r;
 }
@@ -414,6 +416,15 @@ static json_t *limits_json(const struct sr_policy *p) {
   return o;
 }
 
+json_t *sr_run_labels_json(const struct sr_run *run) {
+  json_t *o = json_object();
+
+  for (size_t i = 0; o && i < run->args->n_labels; i++)
+    json_object_set_new(o, run->args->labels[i].key,
+                        json_string(run->args->labels[i].value));
+  return o;
+}
+
 /* A run that stopped early knows less: what it does not know yet is null
  * (skillrun(1) METADATA). */
 json_t *sr_run_metadata_json(const struct sr_run *run) {
@@ -439,6 +450,12 @@ json_t *sr_run_metadata_json(const struct sr_run *run) {
   if (meta && json_object_set_new(meta, "trust",
                                   run->verified ? sr_run_trust_json(run)
                                                 : json_null()) < 0) {
+    json_decref(meta);
+    return NULL;
+  }
+  /* The caller's labels: the skill sees them too (trace ids to carry on). */
+  if (meta &&
+      json_object_set_new(meta, "labels", sr_run_labels_json(run)) < 0) {
     json_decref(meta);
     return NULL;
   }

@@ -145,6 +145,8 @@ int sr_run_emit_started(struct sr_run *run, struct sr_error *err);
 /* 0, or when a cancellation signal is pending, its number in cancel_sig
  * and an error (ECANCELED) that ends the run as cancelled. */
 int sr_run_check_cancel(struct sr_run *run, struct sr_error *err);
+/* The --label pairs as a JSON object. */
+json_t *sr_run_labels_json(const struct sr_run *run);
 int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
                          const char *source, struct sr_error *err);
 void sr_run_init(struct sr_run *run, const struct sr_args *args);

@@ -232,6 +232,24 @@ static uint32_t utf8_code_point(const unsigned char *p, size_t n) {
   return cp;
 }
 
+bool sr_valid_utf8_text(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t skip;
+
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(p + i, len - i, &skip);
+    uint32_t cp;
+
+    if (n == 0)
+      return false;
+    cp = utf8_code_point(p + i, n);
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
 static bool is_bidi_control(uint32_t cp) {
   return cp == 0x061c || cp == 0x200e || cp == 0x200f ||
          (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
@@ -391,6 +409,21 @@ size_t sr_term_escape_flush(struct sr_term_escape *st, char *out) {
     o += term_escape_one(st->held + j, 0, out + o);
   st->n_held = 0;
   return o;
+}
+
+bool sr_valid_label_key(const char *s) {
+  size_t n;
+
+  if (!s || !(s[0] >= 'a' && s[0] <= 'z'))
+    return false;
+  n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_.-");
+  return n <= SR_LABEL_KEY_MAX && s[n] == '\0';
+}
+
+bool sr_valid_label_value(const char *s) {
+  size_t n = s ? strlen(s) : SIZE_MAX;
+
+  return n <= SR_LABEL_VALUE_MAX && sr_valid_utf8_text(s, n);
 }
 
 bool sr_valid_filename(const char *s) {

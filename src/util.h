@@ -85,6 +85,19 @@ struct sr_term_escape {
 size_t sr_term_escape(struct sr_term_escape *st, const char *in, size_t n,
                       char *out);
 size_t sr_term_escape_flush(struct sr_term_escape *st, char *out);
+
+/* s[0..len) is well-formed UTF-8 (no overlong form, surrogate or code point
+ * above U+10FFFF) without control characters (C0, DEL, C1). */
+bool sr_valid_utf8_text(const char *s, size_t len);
+
+/* --label KEY=VALUE (skillrun(1)): at most SR_LABELS_MAX of them, keys
+ * [a-z][a-z0-9_.-]{0,62}, values of at most SR_LABEL_VALUE_MAX bytes of
+ * UTF-8 text (sr_valid_utf8_text), possibly empty. */
+#define SR_LABELS_MAX 32
+#define SR_LABEL_KEY_MAX 63
+#define SR_LABEL_VALUE_MAX 512
+bool sr_valid_label_key(const char *s);
+bool sr_valid_label_value(const char *s);
 /*
  * The one check of an absolute path that names something on the host or in
  * the sandbox (profile binds and /etc files, staged objects, conf paths):

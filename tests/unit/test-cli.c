@@ -537,6 +537,93 @@ static void test_inputs(void **state) {
   assert_non_null(strstr(err.msg, "too many --input options (at most 64)"));
 }
 
+static void test_labels(void **state) {
+  struct sr_args a;
+  const char *v[2 + 2 * (SR_LABELS_MAX + 1) + 1];
+  char kv[SR_LABELS_MAX + 1][32];
+  char big[SR_LABEL_VALUE_MAX + 16];
+  int n = 0;
+
+  (void)state;
+  EXPECT_OK(&a, "--label", "trace_id=4bf92f3577b34da6", "--label", "space=a=b",
+            "--label", "principal=", "--label", "note=caf\xc3\xa9 \xe2\x9c\x93",
+            "b");
+  assert_int_equal(a.n_labels, 4);
+  assert_string_equal(a.labels[0].key, "trace_id");
+  assert_string_equal(a.labels[0].value, "4bf92f3577b34da6");
+  /* Split at the first '=': the value keeps the others. */
+  assert_string_equal(a.labels[1].key, "space");
+  assert_string_equal(a.labels[1].value, "a=b");
+  assert_string_equal(a.labels[2].value, "");
+  assert_string_equal(a.labels[3].value, "caf\xc3\xa9 \xe2\x9c\x93");
+  sr_args_done(&a);
+  EXPECT_OK(&a, "--label", "parent.execution-id=x", "b");
+  assert_string_equal(a.labels[0].key, "parent.execution-id");
+  sr_args_done(&a);
+
+  EXPECT_ERROR("invalid --label 'trace': expected KEY=VALUE", "--label",
+               "trace", "b");
+  EXPECT_ERROR("invalid --label key ''", "--label", "=v", "b");
+  EXPECT_ERROR("invalid --label key 'Trace'", "--label", "Trace=v", "b");
+  EXPECT_ERROR("invalid --label key '1x'", "--label", "1x=v", "b");
+  EXPECT_ERROR("invalid --label key 'a b'", "--label", "a b=v", "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=a\nb", "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\x1b[31m", "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xc2\x85", "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xff", "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xc0\xaf", "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xed\xa0\x80",
+               "b");
+  EXPECT_ERROR("duplicate --label key 'k'", "--label", "k=1", "--label", "k=2",
+               "b");
+  EXPECT_ERROR("option '--label' is only used when running", "--label", "k=v",
+               "--explain", "b");
+  EXPECT_ERROR("option '--label' is only used when running", "--label", "k=v",
+               "--gc");
+
+  /* The key's and the value's bounds, exactly. */
+  memset(big, 'k', 63);
+  big[63] = '\0';
+  {
+    char arg[80];
+    snprintf(arg, sizeof(arg), "%s=v", big);
+    EXPECT_OK(&a, "--label", arg, "b");
+    sr_args_done(&a);
+    snprintf(arg, sizeof(arg), "%sk=v", big);
+    EXPECT_ERROR("invalid --label key", "--label", arg, "b");
+  }
+  big[0] = 'v';
+  big[1] = '=';
+  memset(big + 2, 'x', SR_LABEL_VALUE_MAX);
+  big[2 + SR_LABEL_VALUE_MAX] = '\0';
+  EXPECT_OK(&a, "--label", big, "b");
+  assert_int_equal(strlen(a.labels[0].value), SR_LABEL_VALUE_MAX);
+  sr_args_done(&a);
+  big[2 + SR_LABEL_VALUE_MAX] = 'x';
+  big[3 + SR_LABEL_VALUE_MAX] = '\0';
+  EXPECT_ERROR("invalid --label value for 'v'", "--label", big, "b");
+
+  /* SR_LABELS_MAX labels are fine, one more is refused. */
+  v[n++] = "skillrun";
+  for (int i = 0; i < SR_LABELS_MAX; i++) {
+    snprintf(kv[i], sizeof(kv[i]), "k%d=v", i);
+    v[n++] = "--label";
+    v[n++] = kv[i];
+  }
+  v[n++] = "b";
+  v[n] = NULL;
+  assert_int_equal(parse_v(v, &a), 0);
+  assert_int_equal(a.n_labels, SR_LABELS_MAX);
+  sr_args_done(&a);
+  snprintf(kv[SR_LABELS_MAX], sizeof(kv[0]), "k%d=v", SR_LABELS_MAX);
+  v[n - 1] = "--label";
+  v[n++] = kv[SR_LABELS_MAX];
+  v[n++] = "b";
+  v[n] = NULL;
+  assert_int_equal(parse_v(v, &a), -EINVAL);
+  assert_non_null(strstr(err.msg, "too many --label options"));
+}
+
 static void test_modes(void **state) {
   struct sr_args a;
 
@@ -814,6 +901,7 @@ static void test_help_text(void **state) {
         "--explain",
         "--verify-audit",
         "--gc",
+        "--label KEY=VALUE",
         "--capability FILE",
         "--capability-fd N",
         "--audit-key PUBKEY",
@@ -885,6 +973,7 @@ int main(void) {
       cmocka_unit_test(test_sha256),
       cmocka_unit_test(test_audit_fd),
       cmocka_unit_test(test_inputs),
+      cmocka_unit_test(test_labels),
       cmocka_unit_test(test_modes),
       cmocka_unit_test(test_positionals),
       cmocka_unit_test(test_no_argv),
