@@ -69,6 +69,7 @@ enum {
   OPT_AUDIT_KEY,
   OPT_STDIN,
   OPT_LABEL,
+  OPT_METRICS,
   /* --<name> of each flag-settable limit: OPT_LIMIT + enum sr_limit_id. */
   OPT_LIMIT = 0x200,
 };
@@ -98,6 +99,7 @@ static const struct option options_after[] = {
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"verify-audit", required_argument, NULL, OPT_VERIFY_AUDIT},
     {"gc", no_argument, NULL, OPT_GC},
+    {"metrics", no_argument, NULL, OPT_METRICS},
     {"sign", required_argument, NULL, OPT_SIGN},
     {"tier", required_argument, NULL, OPT_TIER},
     {"capability", required_argument, NULL, OPT_CAPABILITY},
@@ -513,6 +515,8 @@ static int mode_option(enum sr_mode m) {
     return OPT_VERIFY_AUDIT;
   case SR_MODE_GC:
     return OPT_GC;
+  case SR_MODE_METRICS:
+    return OPT_METRICS;
   case SR_MODE_SIGN:
     return OPT_SIGN;
   case SR_MODE_HELP:
@@ -594,6 +598,8 @@ static int handle_option(struct sr_args *a, int c, const char *val,
   }
   case OPT_GC:
     return set_mode(a, SR_MODE_GC, err);
+  case OPT_METRICS:
+    return set_mode(a, SR_MODE_METRICS, err);
   case OPT_SIGN: {
     int r = set_mode(a, SR_MODE_SIGN, err);
     if (r < 0)
@@ -924,6 +930,8 @@ void sr_cli_help(FILE *f) {
       "      --tier TIER           with --sign: official, verified, "
       "community, tenant\n"
       "      --gc                  remove leftovers of dead runs and exit\n"
+      "      --metrics             print Prometheus metrics of the runs, "
+      "exit\n"
       "  -v, --verbose             warnings on stderr too; with --digest: the "
       "records\n"
       "  -h, --help                show this help and exit\n"

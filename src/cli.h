@@ -14,6 +14,7 @@ enum sr_mode {
   SR_MODE_EXPLAIN,      /* --explain */
   SR_MODE_VERIFY_AUDIT, /* --verify-audit FILE */
   SR_MODE_GC,           /* --gc: remove leftovers of dead runs */
+  SR_MODE_METRICS,      /* --metrics: Prometheus text of the runs */
   SR_MODE_SIGN,         /* --sign KEY --tier TIER --signature OUT BUNDLE */
   SR_MODE_HELP,
   SR_MODE_VERSION,

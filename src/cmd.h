@@ -15,3 +15,4 @@ int sr_cmd_digest(const struct sr_args *args);       /* cmd-digest.c */
 int sr_cmd_sign(const struct sr_args *args);         /* cmd-sign.c */
 int sr_cmd_verify_audit(const struct sr_args *args); /* cmd-verify-audit.c */
 int sr_cmd_gc(const struct sr_args *args);           /* cmd-gc.c */
+int sr_cmd_metrics(const struct sr_args *args);      /* cmd-metrics.c */

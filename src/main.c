@@ -39,6 +39,7 @@ static const struct {
     {SR_MODE_SIGN, sr_cmd_sign},
     {SR_MODE_VERIFY_AUDIT, sr_cmd_verify_audit},
     {SR_MODE_GC, sr_cmd_gc},
+    {SR_MODE_METRICS, sr_cmd_metrics},
     {SR_MODE_HELP, cmd_help},
     {SR_MODE_VERSION, cmd_version},
 };

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "conf.h"
 #include "fdutil.h"
+#include "metrics.h"
 #include "run.h"
 #include "seccomp.h"
 #include "util.h"
@@ -714,6 +716,66 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
   }
 }
 
+/* The workspace root a run uses or would have used, opened without
+ * creating it: -1 when there is none (nothing is recorded then). */
+static int open_root(const struct sr_run *run) {
+  const char *root = run->args->workspace_root;
+  _cleanup_free_ char *def = NULL;
+  struct sr_error ignored = {0};
+
+  if (run->ws.root_fd >= 0)
+    return fcntl(run->ws.root_fd, F_DUPFD_CLOEXEC, 3);
+  if (!root && run->policy_init)
+    root = run->policy.workspace_root;
+  if (!root && sr_workspace_default_root(&def, &ignored) == 0)
+    root = def;
+  if (!root || root[0] != '/')
+    return -1;
+  return open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* One line in the runs index for --metrics (metrics.h), after the final
+ * event: a failure is only a warning, the run's record is the audit. */
+static void record_in_index(const struct sr_run *run, bool ran,
+                            enum sr_status status, const char *reason) {
+  struct sr_run_record rec = {0};
+  char line[SR_RECORD_LINE_MAX + 1];
+  _cleanup_close_ int root = -1;
+  int n, r;
+
+  if (run->explain || !run->audit_open)
+    return;
+  root = open_root(run);
+  if (root < 0)
+    return; /* no workspace root: a run refused before it had one */
+  rec.finished_s = (uint64_t)time(NULL);
+  if (sr_valid_id(run->tenant))
+    snprintf(rec.tenant, sizeof(rec.tenant), "%s", run->tenant);
+  if (run->have_manifest && run->manifest.name)
+    snprintf(rec.skill, sizeof(rec.skill), "%s", run->manifest.name);
+  rec.status = status;
+  if (reason)
+    snprintf(rec.reason, sizeof(rec.reason), "%s", reason);
+  rec.duration_ms = (int64_t)(sr_now_mono_ms() - run->start_ms);
+  /* execution_completed's figures: the cgroup's or the sampler's */
+  rec.cpu_usec = run->have_usage ? (int64_t)run->cpu_usec : -1;
+  rec.memory_peak = run->have_usage ? (int64_t)run->memory_peak : -1;
+  rec.artifacts = ran ? (int64_t)run->artifacts.files : -1;
+  rec.artifact_bytes = ran ? (int64_t)run->artifacts.bytes : -1;
+  rec.syscalls_denied =
+      ran && reported_denials(run) ? (int64_t)run->sup.denials.total : -1;
+  n = sr_record_format(&rec, line, sizeof(line));
+  if (n == -EINVAL) {
+    /* A reason or name the index cannot hold: record the run without. */
+    rec.reason[0] = rec.skill[0] = '\0';
+    n = sr_record_format(&rec, line, sizeof(line));
+  }
+  r = n < 0 ? n : sr_workspace_append_index(root, line, (size_t)n);
+  if (r < 0)
+    sr_log_warning("cannot add the run to the runs index (--metrics): %s",
+                   strerror(-r));
+}
+
 /* A run cancelled before the supervisor took the signal: the state it
  * would have recorded, then the end, with 128 + the signal as shells
  * expect. */
@@ -732,6 +794,7 @@ static int report_cancelled(struct sr_run *run) {
         json_pack("{s:s, s:i}", "state", "cancelling", "signal", sig),
         &ignored);
     emit_completed(run, sr_status_name(SR_STATUS_CANCELLED), code, ran);
+    record_in_index(run, false, SR_STATUS_CANCELLED, NULL);
   }
   write_final_metadata(
       run, SR_STATUS_CANCELLED, code,
@@ -756,6 +819,7 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
     if (!run->metadata_written)
       write_final_metadata(run, run->verdict.status, run->verdict.exit_code,
                            json_integer((json_int_t)run->duration_ms));
+    record_in_index(run, true, run->verdict.status, NULL);
     return run->verdict.exit_code;
   }
   /* Reported once: stderr, the matching event, the final event. */
@@ -775,6 +839,8 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
     emit_failure(run, err);
     emit_completed(run, sr_status_name(sr_status_of_error(err->exit_code)),
                    err->exit_code, false);
+    record_in_index(run, false, sr_status_of_error(err->exit_code),
+                    err->reason);
   }
   /* A run that got its directory says how it ended there too, after its
    * ledger: a watcher of metadata.json finds the whole record. */

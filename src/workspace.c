@@ -1576,3 +1576,138 @@ done:
     *n_cleaned = cleaned;
   return 0;
 }
+
+/* ------------------------------------------------------------ runs index */
+
+#define INDEX_DIR ".metrics"
+#define INDEX_FILE "runs.log"
+
+/* A directory or file of the index is only trusted when `owner` (the
+ * workspace root's owner) owns it and nobody else may write it. */
+static int check_owned(int fd, uid_t owner, mode_t type) {
+  struct stat st;
+
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  if ((st.st_mode & S_IFMT) != type)
+    return -EBADF;
+  if (st.st_uid != owner || (st.st_mode & 022))
+    return -EPERM;
+  return 0;
+}
+
+int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
+  _cleanup_close_ int dir = -1, fd = -1;
+  uid_t me = geteuid();
+  int r;
+
+  dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
+  if (dir < 0 && errno == ENOENT) {
+    if (mkdirat(root_fd, INDEX_DIR, 0700) < 0 && errno != EEXIST)
+      return -errno;
+    dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
+  }
+  if (dir < 0)
+    return -errno;
+  r = check_owned(dir, me, S_IFDIR);
+  if (r < 0)
+    return r;
+  /* O_NONBLOCK: a FIFO planted here must not hang the run's end. */
+  fd = openat(dir, INDEX_FILE,
+              O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+                  O_CLOEXEC,
+              0600);
+  if (fd < 0)
+    return -errno;
+  r = check_owned(fd, me, S_IFREG);
+  if (r < 0)
+    return r;
+  /* One write of one line with O_APPEND lands whole at the end; the lock
+   * keeps a reader's view and other writers' lines apart even where
+   * O_APPEND is weaker (NFS). */
+  if (flock(fd, LOCK_EX) < 0)
+    return -errno;
+  r = sr_write_all(fd, line, len);
+  (void)flock(fd, LOCK_UN); /* closing releases it anyway */
+  return r;
+}
+
+/* Read side: the workspace root's owner, root and the reader itself may
+ * own what it reads (root reading a user's workspace; a user's runs under
+ * a root-owned directory). */
+static int check_readable_owner(int fd, uid_t root_owner, mode_t type) {
+  struct stat st;
+  int r = check_owned(fd, root_owner, type);
+
+  if (r != -EPERM)
+    return r;
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  return (st.st_uid == 0 || st.st_uid == geteuid()) && !(st.st_mode & 022)
+             ? 0
+             : -EPERM;
+}
+
+int sr_workspace_open_index(int root_fd, int *ret_fd) {
+  _cleanup_close_ int dir = -1, fd = -1;
+  struct stat root;
+  int r;
+
+  *ret_fd = -1;
+  if (fstat(root_fd, &root) < 0)
+    return -errno;
+  dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
+  if (dir < 0)
+    return -errno;
+  r = check_readable_owner(dir, root.st_uid, S_IFDIR);
+  if (r < 0)
+    return r;
+  fd = openat(dir, INDEX_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  r = check_readable_owner(fd, root.st_uid, S_IFREG);
+  if (r < 0)
+    return r;
+  *ret_fd = TAKE_FD(fd);
+  return 0;
+}
+
+int sr_workspace_count_live(int root_fd, uint64_t max, uint64_t *n_live) {
+  _cleanup_close_ int active = -1;
+  struct dirent *de;
+  uint64_t n = 0, seen = 0;
+  DIR *d;
+  int dupfd;
+
+  *n_live = 0;
+  active = openat(root_fd, ".active", OPEN_DIR_FLAGS);
+  if (active < 0)
+    return errno == ENOENT ? 0 : -errno;
+  dupfd = fcntl(active, F_DUPFD_CLOEXEC, 3);
+  if (dupfd < 0)
+    return -errno;
+  d = fdopendir(dupfd);
+  if (!d) {
+    int r = -errno;
+    safe_close(dupfd);
+    return r;
+  }
+  while ((de = readdir(d)) && seen < max) {
+    _cleanup_close_ int marker = -1;
+
+    if (de->d_name[0] == '.')
+      continue;
+    seen++;
+    marker = openat(active, de->d_name,
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (marker < 0)
+      continue;
+    /* A live run holds its marker locked (sr_workspace_create); a dead
+     * run's marker is only held for this instant. */
+    if (flock(marker, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+      n++;
+  }
+  closedir(d);
+  *n_live = n;
+  return seen < max ? 0 : -E2BIG;
+}

@@ -220,6 +220,23 @@ void sr_workspace_remove_staging(struct sr_workspace *ws);
 void sr_workspace_done(struct sr_workspace *ws);
 #define _cleanup_workspace_ _cleanup_(sr_workspace_done)
 
+/*
+ * The runs index (metrics.h): one line per run that ended, appended to
+ * {root}/.metrics/runs.log (the directory 0700, the file 0600, both the
+ * caller's; anything else there is refused).  0 or -errno; the caller only
+ * warns.
+ */
+int sr_workspace_append_index(int root_fd, const char *line, size_t len);
+
+/* Opens the runs index for reading, never following a link: the directory
+ * and the file must be owned by the workspace root's owner, by root or by
+ * the caller, and writable by nobody else (-EPERM).  -ENOENT without one. */
+int sr_workspace_open_index(int root_fd, int *ret_fd);
+
+/* The runs in progress under the root: markers in .active still locked by
+ * their supervisor; looks at no more than max markers (-E2BIG). */
+int sr_workspace_count_live(int root_fd, uint64_t max, uint64_t *n_live);
+
 /* --gc: removes leftovers (staging, wherever it was, and markers) of runs
  * whose supervisor died and closes their records (sr_reclaim_run: status
  * abandoned, anchored with key when there is one).  Runs that still hold

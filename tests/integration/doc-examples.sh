@@ -222,6 +222,22 @@ for l in real:
     grep -q '^ok: ' "$T/out"
     is "$id: ... the audit verifies" "$?" 0
     ;;
+  metrics-textfile)
+    # The collector's directory, here; the runs of the examples above.
+    mkdir -p "$T/node_exporter"
+    (cd "$F" && bash -c "$(sed "s|/var/lib/node_exporter|$T/node_exporter|g" "$BLOCKS/$id")") \
+      >"$T/out" 2>"$T/err"
+    is "$id: runs" "$?" 0
+    check "$id: ... and leaves the textfile, not its temporary" \
+      sh -c 'test -s "$1/skillrun.prom" && test ! -e "$1/skillrun.prom.tmp"' - "$T/node_exporter"
+    check "$id: ... counting the runs of this test" \
+      grep -q '^skillrun_runs_total{tenant="default",skill="[a-z-]*",status="succeeded"} [1-9]' \
+      "$T/node_exporter/skillrun.prom"
+    if command -v promtool >/dev/null 2>&1; then
+      check "$id: ... which promtool accepts" \
+        sh -c 'promtool check metrics <"$1" >/dev/null 2>&1' - "$T/node_exporter/skillrun.prom"
+    fi
+    ;;
   # ---------------------------------------------------- skillrun.profile(5)
   clamp-messages)
     # The three notices, from the three layers.

@@ -579,7 +579,7 @@ static void test_labels(void **state) {
   EXPECT_ERROR("option '--label' is only used when running", "--label", "k=v",
                "--explain", "b");
   EXPECT_ERROR("option '--label' is only used when running", "--label", "k=v",
-               "--gc");
+               "--metrics");
 
   /* The key's and the value's bounds, exactly. */
   memset(big, 'k', 63);
@@ -648,6 +648,10 @@ static void test_modes(void **state) {
   assert_int_equal(a.mode, SR_MODE_GC);
   assert_string_equal(a.workspace_root, "/srv/runs");
   sr_args_done(&a);
+  EXPECT_OK(&a, "--metrics", "--workspace-root", "/srv/runs");
+  assert_int_equal(a.mode, SR_MODE_METRICS);
+  assert_string_equal(a.workspace_root, "/srv/runs");
+  sr_args_done(&a);
   EXPECT_OK(&a, "--help");
   assert_int_equal(a.mode, SR_MODE_HELP);
   sr_args_done(&a);
@@ -676,6 +680,8 @@ static void test_modes(void **state) {
   EXPECT_ERROR("missing BUNDLE", "--digest");
   EXPECT_ERROR("missing BUNDLE", "--explain");
   EXPECT_ERROR("option '--gc' takes no BUNDLE (got 'b')", "--gc", "b");
+  EXPECT_ERROR("option '--metrics' takes no BUNDLE", "--metrics", "b");
+  EXPECT_ERROR("cannot be combined", "--metrics", "--gc");
   EXPECT_ERROR("option '--verify-audit' takes no BUNDLE", "--verify-audit", "f",
                "b");
   EXPECT_ERROR("option '--help' takes no BUNDLE", "--help", "b");
@@ -687,6 +693,7 @@ static void test_modes(void **state) {
   EXPECT_ERROR("option '--digest' takes no command", "--digest", "b", "--",
                "sh");
   EXPECT_ERROR("option '--gc' takes no command", "--gc", "--", "sh");
+  EXPECT_ERROR("option '--metrics' takes no command", "--metrics", "--", "sh");
 }
 
 static void test_positionals(void **state) {
@@ -901,6 +908,7 @@ static void test_help_text(void **state) {
         "--explain",
         "--verify-audit",
         "--gc",
+        "--metrics",
         "--label KEY=VALUE",
         "--capability FILE",
         "--capability-fd N",

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --metrics: the Prometheus text of the runs under a workspace root, from
+ * its runs index (metrics.h, skillrun(1) METRICS).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "conf.h"
+#include "fdutil.h"
+#include "metrics.h"
+#include "policy.h"
+#include "workspace.h"
+
+#define DEFAULT_CONF SR_SYSCONFDIR "/skillrun/skillrun.conf"
+/* Markers of live runs looked at, at most (a uid pool has 64 slots; an
+ * ordinary user's runs are as many as it starts). */
+#define LIVE_MAX 100000
+#define READ_CHUNK (256 * 1024)
+
+/* The root runs use: --workspace-root, else skillrun.conf's, else the
+ * caller's default. */
+static int pick_root(const struct sr_args *a, char **out,
+                     struct sr_error *err) {
+  struct sr_conf conf = {0};
+  struct sr_policy p;
+  int r;
+
+  if (a->workspace_root) {
+    *out = strdup(a->workspace_root);
+    return *out ? 0 : sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "oom");
+  }
+  r = sr_policy_init(&p);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "policy", "policy");
+  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, a->conf != NULL,
+                            &conf, err);
+  if (r >= 0)
+    r = sr_policy_apply_conf(&p, &conf, err);
+  if (r >= 0 && p.workspace_root) {
+    *out = strdup(p.workspace_root);
+    if (!*out)
+      r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "oom");
+  } else if (r >= 0) {
+    r = sr_workspace_default_root(out, err);
+  }
+  sr_conf_done(&conf);
+  sr_policy_done(&p);
+  return r;
+}
+
+/*
+ * Every complete line of the index into m.  A line longer than a record
+ * can be, or one that does not parse, is skipped and counted; an
+ * unterminated last line is a run's record being appended right now and
+ * is left for the next scrape.
+ */
+static int read_index(int fd, struct sr_metrics *m, uint64_t *skipped) {
+  _cleanup_free_ char *buf = malloc(READ_CHUNK);
+  size_t have = 0;
+  bool overlong = false;
+
+  if (!buf)
+    return -ENOMEM;
+  for (;;) {
+    ssize_t n = read(fd, buf + have, READ_CHUNK - have);
+    char *p = buf, *end, *nl;
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -errno;
+    if (n == 0)
+      return 0;
+    end = buf + have + n;
+    while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+      struct sr_run_record rec;
+      if (overlong)
+        overlong = false;
+      else if (sr_record_parse(p, (size_t)(nl - p), &rec) < 0)
+        (*skipped)++;
+      else if (sr_metrics_add(m, &rec) < 0)
+        return -ENOMEM;
+      p = nl + 1;
+    }
+    have = (size_t)(end - p);
+    if (have > SR_RECORD_LINE_MAX) {
+      /* Too long to be a record: drop it up to its newline. */
+      if (!overlong)
+        (*skipped)++;
+      overlong = true;
+      have = 0;
+    } else {
+      memmove(buf, p, have);
+    }
+  }
+}
+
+int sr_cmd_metrics(const struct sr_args *a) {
+  _cleanup_free_ char *root = NULL, *text = NULL;
+  _cleanup_close_ int root_fd = -1, index_fd = -1;
+  struct sr_error err = {0};
+  struct sr_metrics *m = NULL;
+  uint64_t skipped = 0, live = 0;
+  int64_t in_progress = -1;
+  size_t len = 0;
+  int r;
+
+  if (pick_root(a, &root, &err) < 0 || !root) {
+    sr_log_error("%s", err.msg[0] ? err.msg : "no workspace root");
+    return SR_EXIT_FAILED;
+  }
+  m = sr_metrics_new();
+  if (!m) {
+    sr_log_error("out of memory");
+    return SR_EXIT_FAILED;
+  }
+  /* No root or no index yet: no runs, which is worth saying as zeros. */
+  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0 && errno != ENOENT) {
+    sr_log_error("cannot open workspace root %s: %s", root, strerror(errno));
+    sr_metrics_free(m);
+    return SR_EXIT_FAILED;
+  }
+  r = root_fd >= 0 ? sr_workspace_open_index(root_fd, &index_fd) : -ENOENT;
+  if (r == -EPERM || r == -EBADF || r == -ELOOP) {
+    sr_log_error("%s/.metrics/runs.log: not a regular file of the workspace "
+                 "root's owner writable only by it; not read",
+                 root);
+    sr_metrics_free(m);
+    return SR_EXIT_FAILED;
+  }
+  if (r < 0 && r != -ENOENT) {
+    sr_log_error("cannot open %s/.metrics/runs.log: %s", root, strerror(-r));
+    sr_metrics_free(m);
+    return SR_EXIT_FAILED;
+  }
+  r = index_fd >= 0 ? read_index(index_fd, m, &skipped) : 0;
+  if (r < 0) {
+    sr_log_error("cannot read %s/.metrics/runs.log: %s", root, strerror(-r));
+    sr_metrics_free(m);
+    return SR_EXIT_FAILED;
+  }
+  if (root_fd >= 0 && sr_workspace_count_live(root_fd, LIVE_MAX, &live) == 0)
+    in_progress = (int64_t)live;
+  else if (root_fd < 0)
+    in_progress = 0;
+  sr_metrics_set_reader(m, skipped, in_progress);
+  text = sr_metrics_render(m, &len);
+  sr_metrics_free(m);
+  if (!text) {
+    sr_log_error("out of memory");
+    return SR_EXIT_FAILED;
+  }
+  if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+    sr_log_error("cannot write the metrics: %s", strerror(errno));
+    return SR_EXIT_FAILED;
+  }
+  return 0;
+}
