@@ -214,11 +214,129 @@ static bool was_abandoned(int tenant_fd, const char *execution) {
                          "abandoned");
 }
 
+/*
+ * The run's audit.jsonl, locked, is also its marker (.active/TENANT:EXEC):
+ * one file with two links.  A marker of its own would cost an inode to
+ * allocate and to evict again in every run.  It is made unnamed
+ * (O_TMPFILE), locked, and only then linked into .active, so gc never
+ * sees an unlocked marker of a live run.  -EEXIST: a marker of that name
+ * exists (another run of the id).  Where the file system has no
+ * O_TMPFILE, the marker comes after the run directory (link_ledger).
+ */
+static int make_marker(struct sr_workspace *ws, int active_dir, char **name,
+                       struct sr_error *err) {
+  char proc[64];
+  int fd;
+
+  fd = openat(active_dir, ".", O_TMPFILE | O_WRONLY | O_APPEND | O_CLOEXEC,
+              0600);
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
+    return 0;
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+                        "cannot create the run marker");
+  ws->active_fd = fd;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+                        "cannot lock the run marker");
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+  if (linkat(fd, "", active_dir, *name, AT_EMPTY_PATH) == 0 ||
+      (errno != EEXIST &&
+       linkat(AT_FDCWD, proc, active_dir, *name, AT_SYMLINK_FOLLOW) == 0)) {
+    ws->active_name = TAKE_PTR(*name); /* ours: sr_workspace_done removes it */
+    return 0;
+  }
+  if (errno == EEXIST)
+    return -EEXIST;
+  /* No /proc to link it through: the marker comes after the directory. */
+  ws->active_fd = safe_close(ws->active_fd);
+  return 0;
+}
+
+/* The id is taken: it ran (and perhaps was abandoned), or a run of it is
+ * starting now.  A refusal (123). */
+static int refuse_taken(int tenant_fd, const char *tenant,
+                        const char *execution, struct sr_error *err) {
+  struct stat st;
+
+  if (was_abandoned(tenant_fd, execution))
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_abandoned",
+                        "execution id '%s' of tenant '%s' was abandoned "
+                        "(its supervisor died, and its record was closed "
+                        "as such); an execution id can run only once",
+                        execution, tenant);
+  if (fstatat(tenant_fd, execution, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_replayed",
+                        "execution id '%s' of tenant '%s' is being started "
+                        "by another skillrun (or one was killed while it "
+                        "started: skillrun --gc cleans that up); an "
+                        "execution id can run only once",
+                        execution, tenant);
+  return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_replayed",
+                      "execution id '%s' of tenant '%s' has already run; "
+                      "an execution id can run only once",
+                      execution, tenant);
+}
+
+/* The run directory just made: its caller's alone (skillrun(1) SECURITY). */
+static int open_run_dir(struct sr_workspace *ws, const char *resolved,
+                        const char *tenant, const char *execution,
+                        struct sr_error *err) {
+  ws->run_fd = openat(ws->tenant_fd, execution, OPEN_DIR_FLAGS);
+  if (ws->run_fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+                        "cannot open run directory");
+  if (fchmod(ws->run_fd, 0700) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+                        "cannot set the run directory's mode");
+  if (asprintf(&ws->run_path, "%s/%s/%s", resolved, tenant, execution) < 0) {
+    ws->run_path = NULL;
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  }
+  return check_owned_dir(ws->run_fd, ws->run_path, "run directory", false, err);
+}
+
+/* The marker becomes {run}/audit.jsonl; without O_TMPFILE, audit.jsonl is
+ * made there, locked, and linked into .active as the marker. */
+static int link_ledger(struct sr_workspace *ws, int active_dir, char **name,
+                       struct sr_error *err) {
+  char proc[64];
+  int r;
+
+  if (ws->active_fd >= 0) {
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ws->active_fd);
+    if (linkat(ws->active_fd, "", ws->run_fd, "audit.jsonl", AT_EMPTY_PATH) <
+            0 &&
+        linkat(AT_FDCWD, proc, ws->run_fd, "audit.jsonl", AT_SYMLINK_FOLLOW) <
+            0)
+      return sr_error_set(err, SR_EXIT_FAILED, errno, "audit",
+                          "cannot create audit.jsonl");
+    ws->ledger_linked = true;
+    return 0;
+  }
+  if (!*name) /* taken by make_marker, which then left a marker */
+    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "workspace",
+                        "the run marker has no name");
+  r = create_record_file(ws->run_fd, "audit.jsonl");
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit",
+                        "cannot create audit.jsonl");
+  ws->active_fd = r;
+  ws->ledger_linked = true;
+  if (flock(ws->active_fd, LOCK_EX | LOCK_NB) < 0 ||
+      linkat(ws->run_fd, "audit.jsonl", active_dir, *name, 0) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+                        "cannot create the run marker");
+  ws->active_name = TAKE_PTR(*name);
+  return 0;
+}
+
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
                         const struct sr_trust_key *key, int *audit_fd,
                         struct sr_error *err) {
   _cleanup_close_ int active_dir = -1;
+  _cleanup_free_ char *name = NULL;
   char resolved[PATH_MAX];
   int r;
 
@@ -290,62 +408,43 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
       return r;
   }
 
-  /* The O_EXCL step: mkdir fails with EEXIST if this id ever ran. */
+  /* ws->active_name is set once the marker is ours (sr_workspace_done
+   * removes it): a name taken by another run is never removed. */
+  if (asprintf(&name, "%s:%s", tenant, execution) < 0) {
+    name = NULL;
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  }
+  /* The marker first, then the run directory (the O_EXCL step: mkdir
+   * fails with EEXIST if this id ever ran), then the marker linked into
+   * it as its audit.jsonl: a run killed at any point leaves a marker that
+   * gc can act on. */
+  r = make_marker(ws, active_dir, &name, err);
+  if (r == -EEXIST)
+    return refuse_taken(ws->tenant_fd, tenant, execution, err);
+  if (r < 0)
+    return r;
   if (mkdirat(ws->tenant_fd, execution, 0700) < 0) {
     const int e = errno;
-    if (e == EEXIST && was_abandoned(ws->tenant_fd, execution))
-      return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_abandoned",
-                          "execution id '%s' of tenant '%s' was abandoned "
-                          "(its supervisor died, and its record was closed "
-                          "as such); an execution id can run only once",
-                          execution, tenant);
     if (e == EEXIST)
-      return sr_error_set(err, SR_EXIT_REFUSED, 0, "execution_replayed",
-                          "execution id '%s' of tenant '%s' has already run; "
-                          "an execution id can run only once",
-                          execution, tenant);
+      return refuse_taken(ws->tenant_fd, tenant, execution, err);
     return sr_error_set(err, SR_EXIT_FAILED, e, "workspace",
                         "cannot create run directory %s/%s/%s", resolved,
                         tenant, execution);
   }
-  ws->run_fd = openat(ws->tenant_fd, execution, OPEN_DIR_FLAGS);
-  if (ws->run_fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
-                        "cannot open run directory");
-  /* The run's data is its caller's alone (skillrun(1) SECURITY). */
-  if (fchmod(ws->run_fd, 0700) < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
-                        "cannot set the run directory's mode");
-  if (asprintf(&ws->run_path, "%s/%s/%s", resolved, tenant, execution) < 0) {
-    ws->run_path = NULL;
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
-  }
-  r = check_owned_dir(ws->run_fd, ws->run_path, "run directory", false, err);
-  if (r < 0)
+  r = open_run_dir(ws, resolved, tenant, execution, err);
+  if (r >= 0)
+    r = link_ledger(ws, active_dir, &name, err);
+  if (r < 0) {
+    /* Nothing is on its record yet: the directory goes, the marker with
+     * it (sr_workspace_done), and the id may run again. */
+    if (!ws->ledger_linked)
+      (void)unlinkat(ws->tenant_fd, execution, AT_REMOVEDIR);
     return r;
-
-  if (asprintf(&ws->active_name, "%s:%s", tenant, execution) < 0) {
-    ws->active_name = NULL;
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   }
-  /* The run's audit.jsonl, locked, is also its marker: a second link to
-   * it in .active, made once it is locked (gc never sees an unlocked
-   * marker of a live run).  A marker of its own would cost an inode to
-   * allocate and to evict again in every run. */
-  r = create_record_file(ws->run_fd, "audit.jsonl");
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit",
-                        "cannot create audit.jsonl");
-  *audit_fd = r;
-  ws->active_fd = fcntl(r, F_DUPFD_CLOEXEC, 3);
-  if (ws->active_fd < 0 || flock(ws->active_fd, LOCK_EX | LOCK_NB) < 0 ||
-      linkat(ws->run_fd, "audit.jsonl", active_dir, ws->active_name, 0) < 0) {
-    int e = errno;
-    free(ws->active_name); /* not ours to remove in finish */
-    ws->active_name = NULL;
-    return sr_error_set(err, SR_EXIT_FAILED, e, "workspace",
-                        "cannot create the run marker");
-  }
+  *audit_fd = fcntl(ws->active_fd, F_DUPFD_CLOEXEC, 3);
+  if (*audit_fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "audit",
+                        "cannot open audit.jsonl");
 
   /* Staging comes once the bundle's size is known
    * (sr_workspace_make_staging). */
@@ -1471,6 +1570,26 @@ static bool marker_is_runs(int marker, const struct stat *mst, int run) {
          rst.st_uid == mst->st_uid;
 }
 
+/* A dead marker that is nobody's record (one link, nothing written): its
+ * run was killed between making it and linking it into the run directory
+ * (sr_workspace_create).  Its run directory, when the run got to make it,
+ * is empty and goes, so that the id, which never ran, may run; one with
+ * an audit.jsonl is another run's and stays. */
+static bool stillborn(const struct stat *mst, int tenant, const char *exec_id,
+                      int run, int run_errno) {
+  struct stat rst, lst;
+
+  if (!S_ISREG(mst->st_mode) || mst->st_nlink != 1 || mst->st_size != 0)
+    return false;
+  if (run < 0)
+    return run_errno == ENOENT;
+  if (fstat(run, &rst) < 0 || rst.st_uid != mst->st_uid)
+    return false;
+  if (fstatat(run, "audit.jsonl", &lst, AT_SYMLINK_NOFOLLOW) == 0)
+    return true;
+  return unlinkat(tenant, exec_id, AT_REMOVEDIR) == 0;
+}
+
 /* One marker of .active: 1 when its run was dead and is now cleaned and
  * closed, 0 when it is left alone (live, not provably the run's, not
  * ours to manage), -errno when closing its record failed (the marker
@@ -1483,7 +1602,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   struct sr_error err = {0};
   struct stat mst;
   char *exec_id;
-  int r;
+  int r, run_errno;
 
   /* Read-write: a dead run's ledger gets its last line through it.  A
    * caller who may not write it may not manage the run either. */
@@ -1507,7 +1626,16 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   tenant = openat(root_fd, tenant_id, OPEN_DIR_FLAGS);
   if (tenant >= 0)
     run = openat(tenant, exec_id, OPEN_DIR_FLAGS);
+  run_errno = run < 0 ? errno : 0;
   if (run < 0 || !marker_is_runs(marker, &mst, run)) {
+    if (stillborn(&mst, tenant, exec_id, run, run_errno)) {
+      if (verbose)
+        printf("removed %s/.active/%s: its run was killed before its "
+               "record began\n",
+               resolved, name);
+      (void)unlinkat(active_fd, name, 0);
+      return 1;
+    }
     if (verbose)
       printf("left %s/.active/%s alone: not the audit.jsonl of run %s/%s\n",
              resolved, name, tenant_id, exec_id);

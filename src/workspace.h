@@ -36,6 +36,7 @@ struct sr_workspace {
                    * the run's audit.jsonl), flock'ed for the life of the
                    * run: gc skips locked markers */
   char *active_name;
+  bool ledger_linked; /* the marker is also {run}/audit.jsonl */
   /* The staging directory: {run}/staging, or for a small bundle without
    * inputs a directory on a tmpfs (sr_workspace_make_staging); -1 until
    * then.  staging_parent_fd and staging_name locate it for removal. */

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A run killed while it makes its run directory (skillrun(1) HOW A RUN
+# ENDS): strace(1) delivers SIGKILL on entry to the one system call that
+# makes the directory, or to the one that links its record into it, the
+# only moments at which the run has a directory or a marker and nothing on
+# its record.  Afterwards --gc (or the next run's own gc) leaves nothing
+# behind, and the execution id, which never ran, may run; a run of an id
+# that did run keeps its record whatever is killed beside it.  As root and
+# as an unprivileged user.
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+STRACE=$(command -v strace) || skip_all "strace(1) is not installed (Debian: strace)"
+# strace must be able to trace its own child (ptrace, Yama scope <= 1).
+"$STRACE" -qq -o /dev/null true 2>/dev/null || skip_all "strace cannot trace here (ptrace refused)"
+skip_modes
+
+T=$(tmpdir)
+B=$T/startkill
+mkbundle "$B"
+chmod -R a+rX "$T"
+
+# kill_at MODE W ID SYSCALL PATH: a run of ID killed on entry to SYSCALL
+# on PATH (strace -P matches a dirfd-relative call by its directory).
+kill_at() {
+  in_mode "$1" "$STRACE" -f -qq -o /dev/null -e trace="$4" -P "$5" \
+    -e inject="$4":signal=KILL \
+    "$SKILLRUN" --workspace-root "$2" --execution-id "$3" "$B" -- /bin/true \
+    >"$2/s.$3" 2>"$2/e.$3"
+}
+markers() { ls -A "$1/.active" 2>/dev/null | tr '\n' ' '; }
+
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  # A run first, so that the tenant directory and .active exist.
+  in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id warm "$B" -- /bin/true >/dev/null 2>&1
+  is "$mode: a first run exits 0" "$?" 0
+
+  # 1. Killed as it makes the run directory: a marker, no directory.
+  kill_at $mode "$W" k1 mkdirat "$W/default"
+  is "$mode: killed before the run directory was made: 137" "$?" 137
+  check "$mode: ... no run directory" test ! -e "$W/default/k1"
+  in_mode $mode "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc1.out" 2>&1
+  is "$mode: --gc exits 0" "$?" 0
+  check "$mode: ... and says it removed the marker ($(head -n 1 "$W/gc1.out"))" \
+    grep -q "default:k1: its run was killed before its record began" "$W/gc1.out"
+  is "$mode: ... nothing is left in .active" "$(markers "$W")" ""
+  in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id k1 "$B" -- /bin/true >"$W/a.k1" 2>"$W/err.k1"
+  is "$mode: ... the id, which never ran, runs ($(head -n 1 "$W/err.k1"))" "$?" 0
+  check "$mode: ... and its record verifies" audit_ok "$W/default/k1/audit.jsonl"
+
+  # 2. Killed as it links its record into the new directory: an empty
+  #    directory and a marker.  The next run of the id cleans them itself.
+  kill_at $mode "$W" k2 linkat "$W/default/k2"
+  is "$mode: killed before its record was in the run directory: 137" "$?" 137
+  check "$mode: ... the run directory is empty" test -z "$(ls -A "$W/default/k2" 2>/dev/null)"
+  in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id k2 "$B" -- /bin/true >"$W/a.k2" 2>"$W/err.k2"
+  is "$mode: ... the next run of the id exits 0 ($(head -n 1 "$W/err.k2"))" "$?" 0
+  check "$mode: ... its record verifies" audit_ok "$W/default/k2/audit.jsonl"
+  is "$mode: ... and nothing is left in .active" "$(markers "$W")" ""
+
+  # 3. A second run of an id that did run, killed as it would make the
+  #    directory (which exists): the first run's record stays whole.
+  cp "$W/default/warm/audit.jsonl" "$W/warm.before"
+  kill_at $mode "$W" warm mkdirat "$W/default"
+  is "$mode: a replay killed at the directory's mkdir: 137" "$?" 137
+  in_mode $mode "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc3.out" 2>&1
+  is "$mode: --gc exits 0" "$?" 0
+  check "$mode: ... the run's record is untouched" cmp -s "$W/warm.before" "$W/default/warm/audit.jsonl"
+  is "$mode: ... nothing is left in .active" "$(markers "$W")" ""
+  in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id warm "$B" -- /bin/true >/dev/null 2>"$W/err.warm"
+  is "$mode: ... and the id is still refused as run (123)" "$?" 123
+done
+finish
