@@ -9,24 +9,27 @@
 #include "cli.h"
 #include "cmd.h"
 #include "macro.h"
+#include "trust.h"
 #include "workspace.h"
 
 int sr_cmd_gc(const struct sr_args *a) {
   _cleanup_free_ char *root = NULL;
+  struct sr_trust_key *key = NULL;
   struct sr_error err = {0};
   unsigned n = 0;
+  int r;
 
-  if (a->workspace_root)
-    root = strdup(a->workspace_root);
-  else if (sr_workspace_default_root(&root, &err) < 0) {
+  /* The root and the anchoring key a run would use: the records gc
+   * closes are anchored like the run's own final event. */
+  if (sr_cmd_platform(a, &root, &key, &err) < 0) {
     sr_log_error("%s", err.msg);
-    fprintf(stderr, "Try 'skillrun --help' for more information.\n");
-    return SR_EXIT_FAILED;
+    return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   }
-  if (!root)
-    return SR_EXIT_FAILED;
-  if (sr_workspace_gc(root, NULL, true, &n, &err) < 0 ||
-      sr_cgroup_gc(a->cgroup_parent, &err) < 0) {
+  r = sr_workspace_gc(root, key, true, &n, &err);
+  if (r >= 0)
+    r = sr_cgroup_gc(a->cgroup_parent, &err);
+  sr_trust_key_free(key);
+  if (r < 0) {
     sr_log_error("%s", err.msg);
     return SR_EXIT_FAILED;
   }

@@ -13,48 +13,14 @@
 
 #include "cli.h"
 #include "cmd.h"
-#include "conf.h"
 #include "fdutil.h"
 #include "metrics.h"
-#include "policy.h"
 #include "workspace.h"
 
-#define DEFAULT_CONF SR_SYSCONFDIR "/skillrun/skillrun.conf"
 /* Markers of live runs looked at, at most (a uid pool has 64 slots; an
  * ordinary user's runs are as many as it starts). */
 #define LIVE_MAX 100000
 #define READ_CHUNK (256 * 1024)
-
-/* The root runs use: --workspace-root, else skillrun.conf's, else the
- * caller's default. */
-static int pick_root(const struct sr_args *a, char **out,
-                     struct sr_error *err) {
-  struct sr_conf conf = {0};
-  struct sr_policy p;
-  int r;
-
-  if (a->workspace_root) {
-    *out = strdup(a->workspace_root);
-    return *out ? 0 : sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "oom");
-  }
-  r = sr_policy_init(&p);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "policy", "policy");
-  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, a->conf != NULL,
-                            &conf, err);
-  if (r >= 0)
-    r = sr_policy_apply_conf(&p, &conf, err);
-  if (r >= 0 && p.workspace_root) {
-    *out = strdup(p.workspace_root);
-    if (!*out)
-      r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "oom");
-  } else if (r >= 0) {
-    r = sr_workspace_default_root(out, err);
-  }
-  sr_conf_done(&conf);
-  sr_policy_done(&p);
-  return r;
-}
 
 /*
  * Every complete line of the index into m.  A line longer than a record
@@ -113,7 +79,7 @@ int sr_cmd_metrics(const struct sr_args *a) {
   size_t len = 0;
   int r;
 
-  if (pick_root(a, &root, &err) < 0 || !root) {
+  if (sr_cmd_platform(a, &root, NULL, &err) < 0 || !root) {
     sr_log_error("%s", err.msg[0] ? err.msg : "no workspace root");
     return SR_EXIT_FAILED;
   }

@@ -2,6 +2,8 @@
 #pragma once
 
 struct sr_args;
+struct sr_error;
+struct sr_trust_key;
 
 /*
  * The commands, one per mode of the command line (src/main.c's table):
@@ -16,3 +18,14 @@ int sr_cmd_sign(const struct sr_args *args);         /* cmd-sign.c */
 int sr_cmd_verify_audit(const struct sr_args *args); /* cmd-verify-audit.c */
 int sr_cmd_gc(const struct sr_args *args);           /* cmd-gc.c */
 int sr_cmd_metrics(const struct sr_args *args);      /* cmd-metrics.c */
+
+/*
+ * For the tools: the workspace root runs use (--workspace-root, else
+ * skillrun.conf's, else the caller's default: malloc'd) and, when key is
+ * not NULL, the audit anchoring key skillrun.conf names (NULL when none),
+ * so that the records --gc closes are anchored as a run's own would be.
+ * skillrun.conf is loaded as for a run: an unsafe one, or a --conf that
+ * does not exist, is an error (cmd-platform.c).
+ */
+int sr_cmd_platform(const struct sr_args *a, char **root,
+                    struct sr_trust_key **key, struct sr_error *err);

@@ -353,6 +353,24 @@ check "an earlier line edited: verification fails" test $? -ne 0
 is "a refusal's execution_completed is anchored too" \
   "$(field "$REF_A" execution_completed '.anchor.alg')" ed25519
 
+# A run whose supervisor was killed: --gc closes its record as abandoned
+# with the key skillrun.conf names, as the run itself would have.
+"$SKILLRUN" --conf "$CONF" --workspace-root "$WS" --execution-id killed-1 \
+  --signature "$T/st-hello.sig" "$B" -- /bin/sleep 30 >"$T/killed.out" 2>&1 &
+sup=$!
+for _ in $(seq 100); do
+  grep -q '"state":"running"' "$WS/default/killed-1/audit.jsonl" 2>/dev/null && break
+  sleep 0.1
+done
+kill -KILL "$sup"
+wait "$sup" 2>/dev/null
+"$SKILLRUN" --gc --conf "$CONF" --workspace-root "$WS" >"$T/gc.out" 2>&1
+is "--gc with skillrun.conf exits 0 ($(head -n 1 "$T/gc.out"))" "$?" 0
+K=$WS/default/killed-1/audit.jsonl
+is "... the killed run's record ends abandoned" "$(tail -n 1 "$K" | "$JQ" -r .status)" abandoned
+"$SKILLRUN" --verify-audit "$K" --audit-key "$T/audit.pub" >"$T/v.out" 2>&1
+is "... anchored with skillrun.conf's key: it verifies with the audit public key ($(head -n 1 "$T/v.out"))" "$?" 0
+
 # ------------------------------------------------- libcrypto only for keys
 # Where SHA-256 is linked in (configure --enable-static-sha256, the default
 # where libcrypto.a exists), the shared libcrypto is opened only when a key

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the tools around the pipeline (--gc, --metrics) take from the
+ * platform's configuration, as a run takes it (run.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "conf.h"
+#include "macro.h"
+#include "policy.h"
+#include "trust.h"
+#include "workspace.h"
+
+#define DEFAULT_CONF SR_SYSCONFDIR "/skillrun/skillrun.conf"
+
+int sr_cmd_platform(const struct sr_args *a, char **root,
+                    struct sr_trust_key **key, struct sr_error *err) {
+  struct sr_conf conf = {0};
+  struct sr_policy p;
+  int r;
+
+  *root = NULL;
+  if (key)
+    *key = NULL;
+  r = sr_policy_init(&p);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "policy", "policy");
+  /* An unsafe or (when named) missing skillrun.conf is an error, as for a
+   * run. */
+  r = sr_conf_load_platform(a->conf ? a->conf : DEFAULT_CONF, a->conf != NULL,
+                            &conf, err);
+  if (r >= 0)
+    r = sr_policy_apply_conf(&p, &conf, err);
+  if (r >= 0 && (a->workspace_root || p.workspace_root)) {
+    *root = strdup(a->workspace_root ? a->workspace_root : p.workspace_root);
+    if (!*root)
+      r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "oom");
+  } else if (r >= 0) {
+    r = sr_workspace_default_root(root, err);
+  }
+  if (r >= 0 && key && p.audit_key)
+    r = sr_trust_key_load(p.audit_key, true, key, err);
+  sr_conf_done(&conf);
+  sr_policy_done(&p);
+  if (r < 0) {
+    free(*root);
+    *root = NULL;
+  }
+  return r;
+}
