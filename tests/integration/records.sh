@@ -212,7 +212,8 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   check "$mode: ... and its ledger stops short (incomplete)" \
     sh -c '"$1" --verify-audit "$2" >/dev/null 2>&1; [ $? -eq 2 ]' sh "$SKILLRUN" "$W/default/kill/audit.jsonl"
   env -u XDG_RUNTIME_DIR "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc.out" 2>&1
-  is "$mode: gc as uid $(id -u), without XDG_RUNTIME_DIR: exit 0" "$?" 0
+  rc=$?
+  is "$mode: gc as uid $(id -u), without XDG_RUNTIME_DIR: exit 0" "$rc" 0
   check "$mode: ... says it closed the run" grep -q "closed abandoned run default/kill" "$W/gc.out"
   check "$mode: ... removes the staging" [ ! -e "$staging" ]
   is "$mode: ... and the marker" "$(ls -A "$W/.active")" ""

@@ -47,7 +47,8 @@ for mode in $MODES; do
     grep -q "default:k1: its run was killed before its record began" "$W/gc1.out"
   is "$mode: ... nothing is left in .active" "$(markers "$W")" ""
   in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id k1 "$B" -- /bin/true >"$W/a.k1" 2>"$W/err.k1"
-  is "$mode: ... the id, which never ran, runs ($(head -n 1 "$W/err.k1"))" "$?" 0
+  rc=$?
+  is "$mode: ... the id, which never ran, runs ($(head -n 1 "$W/err.k1"))" "$rc" 0
   check "$mode: ... and its record verifies" audit_ok "$W/default/k1/audit.jsonl"
 
   # 2. Killed as it links its record into the new directory: an empty
@@ -56,7 +57,8 @@ for mode in $MODES; do
   is "$mode: killed before its record was in the run directory: 137" "$?" 137
   check "$mode: ... the run directory is empty" test -z "$(ls -A "$W/default/k2" 2>/dev/null)"
   in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id k2 "$B" -- /bin/true >"$W/a.k2" 2>"$W/err.k2"
-  is "$mode: ... the next run of the id exits 0 ($(head -n 1 "$W/err.k2"))" "$?" 0
+  rc=$?
+  is "$mode: ... the next run of the id exits 0 ($(head -n 1 "$W/err.k2"))" "$rc" 0
   check "$mode: ... its record verifies" audit_ok "$W/default/k2/audit.jsonl"
   is "$mode: ... and nothing is left in .active" "$(markers "$W")" ""
 

@@ -365,11 +365,13 @@ done
 kill -KILL "$sup"
 wait "$sup" 2>/dev/null
 "$SKILLRUN" --gc --conf "$CONF" --workspace-root "$WS" >"$T/gc.out" 2>&1
-is "--gc with skillrun.conf exits 0 ($(head -n 1 "$T/gc.out"))" "$?" 0
+rc=$?
+is "--gc with skillrun.conf exits 0 ($(head -n 1 "$T/gc.out"))" "$rc" 0
 K=$WS/default/killed-1/audit.jsonl
 is "... the killed run's record ends abandoned" "$(tail -n 1 "$K" | "$JQ" -r .status)" abandoned
 "$SKILLRUN" --verify-audit "$K" --audit-key "$T/audit.pub" >"$T/v.out" 2>&1
-is "... anchored with skillrun.conf's key: it verifies with the audit public key ($(head -n 1 "$T/v.out"))" "$?" 0
+rc=$?
+is "... anchored with skillrun.conf's key: it verifies with the audit public key ($(head -n 1 "$T/v.out"))" "$rc" 0
 
 # ------------------------------------------------- libcrypto only for keys
 # Where SHA-256 is linked in (configure --enable-static-sha256, the default
