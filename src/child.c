@@ -11,11 +11,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "child.h"
+#include "landlock.h"
 #include "error.h"
 #include "fdutil.h"
 #include "ns.h"
@@ -86,40 +86,6 @@ static int apply_rlimits(const struct sr_policy *p,
       r = set_rlimit(RLIMIT_CPU, cpu + 1, "RLIMIT_CPU", err);
   }
   return r;
-}
-
-/*
- * Landlock, by its system calls: the distribution's <linux/landlock.h>
- * may predate scoping (Linux 6.12), so the attribute is spelled here as
- * the kernel's uapi defines it (struct landlock_ruleset_attr, ABI 6).
- */
-struct landlock_attr {
-  uint64_t handled_access_fs;
-  uint64_t handled_access_net;
-  uint64_t scoped;
-};
-#define LANDLOCK_CREATE_VERSION (1U << 0)
-#define LANDLOCK_SCOPE_ABSTRACT_UNIX (1ULL << 0)
-
-int sr_landlock_abi(void) {
-  long v =
-      syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_VERSION);
-  return v > 0 ? (int)v : 0;
-}
-
-int sr_landlock_scope_abstract_unix(struct sr_error *err) {
-  struct landlock_attr attr = {.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX};
-  _cleanup_close_ int fd = -1;
-
-  fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
-  if (fd < 0)
-    return sr_error_layer(err, "landlock", errno,
-                          "landlock_create_ruleset (abstract unix socket "
-                          "scope, ABI %d)",
-                          SR_LANDLOCK_ABI_SCOPE);
-  if (syscall(SYS_landlock_restrict_self, fd, 0) < 0)
-    return sr_error_layer(err, "landlock", errno, "landlock_restrict_self");
-  return 0;
 }
 
 /* Runs argv: a name without '/' is looked up in the sandbox PATH; a relative
@@ -312,10 +278,6 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     fail(sb, &err);
   if (sr_set_no_new_privs(&err) < 0)
     fail(sb, &err);
-  /* After no_new_privs, which Landlock requires of an unprivileged
-   * caller; a domain cannot be left, so nothing later undoes it. */
-  if (sb->scope_abstract_unix && sr_landlock_scope_abstract_unix(&err) < 0)
-    fail(sb, &err);
   /* Only 0-2 survive exec: the sync socket is O_CLOEXEC and is still
    * needed to report an exec failure; go_fd is O_CLOEXEC too. */
   keep[0] = sb->sync_fd;
@@ -347,6 +309,11 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     sr_error_layer(&err, "mount", errno, "chdir %s", bundle);
     fail(sb, &err);
   }
+  /* Landlock in the sandbox's root (its rules name the view's paths), after
+   * no_new_privs, which it requires of an unprivileged caller; a domain
+   * cannot be left, so nothing later undoes it. */
+  if (sr_landlock_apply(sb->enf->landlock_abi, &err) < 0)
+    fail(sb, &err);
   /* Last, so that nothing above runs under the filter's constraints. */
   if (sr_seccomp_load(sb->seccomp, &listener, &fell_back, &err) < 0)
     fail(sb, &err);

@@ -68,6 +68,9 @@ const char *sr_net_enforcer_name(enum sr_net_enforcer e);
 struct sr_enforcement {
   enum sr_enforcer by[SR__LIM_MAX];
   enum sr_net_enforcer network;
+  /* The Landlock ABI the skill's ruleset is made for (landlock.h); 0: no
+   * Landlock on this kernel. */
+  int landlock_abi;
 };
 
 enum sr_cgroup_mode {

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "child.h"
+#include "landlock.h"
 #include "fdutil.h"
 #include "netallow.h"
 #include "proxy.h"
@@ -156,6 +156,24 @@ static int load_net_hosts(struct sr_run *run, struct sr_error *err) {
 }
 
 /*
+ * Landlock under the mounts (landlock.h), where the kernel has it: the
+ * skill's process applies the ruleset of this ABI.  `strict` requires it
+ * with scoping (ABI 6): a run without is refused before the launch.
+ */
+static int decide_landlock(struct sr_run *run, struct sr_error *err) {
+  const int abi = sr_landlock_abi();
+
+  run->enf.landlock_abi = abi;
+  if (run->policy.strict && abi < SR_LANDLOCK_ABI_SCOPE)
+    return sr_error_layer(err, "landlock", 0,
+                          "strict requires Landlock with scoping of abstract "
+                          "unix sockets and signals (ABI %d, Linux 6.12); "
+                          "this kernel offers ABI %d",
+                          SR_LANDLOCK_ABI_SCOPE, abi);
+  return 0;
+}
+
+/*
  * What keeps the network mode, and the limits only the egress proxy
  * enforces.  Host mode is on the record in every run, with what the
  * kernel can still close: the host's abstract unix sockets, by Landlock
@@ -178,7 +196,7 @@ static int decide_network(struct sr_run *run, struct sr_error *err) {
     enf->network = SR_NETENF_PROXY;
     return 0;
   }
-  abi = sr_landlock_abi();
+  abi = enf->landlock_abi;
   enf->network =
       abi >= SR_LANDLOCK_ABI_SCOPE ? SR_NETENF_LANDLOCK_SCOPE : SR_NETENF_NONE;
   if (enf->network == SR_NETENF_LANDLOCK_SCOPE)
@@ -257,23 +275,71 @@ static json_t *leaves_json(const struct sr_cgroup *cg) {
 
 /* The policy as JSON must be complete: when it cannot be built, json_pack
  * fails on the NULL and sr_audit_emit refuses the event (fail closed). */
+/* A NULL-terminated list of names as a JSON array. */
+static json_t *names_json(const char *const *names) {
+  json_t *a = json_array();
+
+  for (size_t i = 0; a && names[i]; i++)
+    if (json_array_append_new(a, json_string(names[i])) < 0) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
+/* The Landlock layer as the skill's process applies it (landlock.h): the
+ * kernel's ABI (0: none, and nothing else), the rights it handles, the
+ * scopes, and each path with what may be written below it. */
+static json_t *landlock_json(int abi) {
+  const uint64_t handled = sr_landlock_handled_fs(abi);
+  struct sr_landlock_rule rules[SR_LANDLOCK_RULES_MAX];
+  const char *names[32];
+  json_t *o, *writable;
+  size_t n;
+
+  if (abi < 1)
+    return json_pack("{s:i, s:b}", "abi", 0, "applied", false);
+  n = sr_landlock_rules(rules, SR_ARRAY_SIZE(rules));
+  writable = json_array();
+  for (size_t i = 0; writable && i < n; i++) {
+    sr_landlock_fs_names(rules[i].access & handled, names,
+                         SR_ARRAY_SIZE(names));
+    if (json_array_append_new(writable,
+                              json_pack("{s:s, s:o}", "path", rules[i].path,
+                                        "access", names_json(names))) < 0) {
+      json_decref(writable);
+      writable = NULL;
+    }
+  }
+  sr_landlock_fs_names(handled, names, SR_ARRAY_SIZE(names));
+  o = json_pack("{s:i, s:b, s:o, s:o}", "abi", abi, "applied", true, "handled",
+                names_json(names), "writable", writable);
+  sr_landlock_scope_names(sr_landlock_scoped(abi), names, SR_ARRAY_SIZE(names));
+  if (o && json_object_set_new(o, "scoped", names_json(names)) < 0) {
+    json_decref(o);
+    o = NULL;
+  }
+  return o;
+}
+
 static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
   json_t *pj = sr_policy_to_json(&run->policy, &run->enf);
 
   return sr_audit_emit(
       &run->audit, "policy_resolved",
-      json_pack("{s:o, s:{s:s, s:s, s:i, s:b}, s:o, s:o, s:o, s:{s:i, s:i}}",
-                "policy", pj ? pj : json_null(), "seccomp", "policy",
-                sr_seccomp_kind(run->seccomp), "digest",
-                sr_seccomp_digest(run->seccomp), "instructions",
-                (int)sr_seccomp_insns(run->seccomp), "denials_reported",
-                sr_seccomp_reports(run->seccomp), "cgroup",
-                run->host.cgroup.active
-                    ? json_string(run->host.cgroup.leaf_path)
-                    : json_null(),
-                "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
-                sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid,
-                "gid", (int)run->host.gid),
+      json_pack(
+          "{s:o, s:{s:s, s:s, s:i, s:b}, s:o, s:o, s:o, s:o, s:{s:i, s:i}}",
+          "policy", pj ? pj : json_null(), "seccomp", "policy",
+          sr_seccomp_kind(run->seccomp), "digest",
+          sr_seccomp_digest(run->seccomp), "instructions",
+          (int)sr_seccomp_insns(run->seccomp), "denials_reported",
+          sr_seccomp_reports(run->seccomp), "landlock",
+          landlock_json(run->enf.landlock_abi), "cgroup",
+          run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
+                                  : json_null(),
+          "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
+          sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid, "gid",
+          (int)run->host.gid),
       err);
 }
 
@@ -342,6 +408,8 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = sr_workspace_give_inputs(&run->ws, run->host.uid, run->host.gid, err);
   if (r >= 0)
+    r = decide_landlock(run, err);
+  if (r >= 0)
     r = decide_network(run, err);
   if (r >= 0)
     r = emit_policy_resolved(run, err);
@@ -366,7 +434,6 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
                        ? &run->policy.net_allow
                        : NULL,
       .net_hosts = run->have_net_hosts ? &run->net_hosts : NULL,
-      .scope_abstract_unix = run->enf.network == SR_NETENF_LANDLOCK_SCOPE,
   };
   return 0;
 }

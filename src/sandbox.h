@@ -31,7 +31,4 @@ struct sr_sandbox {
   /* Network allowlist: init makes the egress proxy's listeners on this
    * port of lo and waits for the supervisor's proxy; 0: none. */
   uint16_t proxy_port;
-  /* Host network: the skill's process closes the host's abstract unix
-   * sockets with Landlock scoping (policy_resolved says so). */
-  bool scope_abstract_unix;
 };

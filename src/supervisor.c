@@ -232,7 +232,6 @@ static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->stdin_r = stdin_r;
   sb->new_netns = p->network != SR_NET_HOST;
   sb->proxy_port = spec->net_allow ? SR_PROXY_PORT : 0;
-  sb->scope_abstract_unix = spec->scope_abstract_unix;
 }
 
 /* Clones init; in the child this never returns.  The write ends are

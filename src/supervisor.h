@@ -48,7 +48,6 @@ struct sr_launch {
    * names of skillrun.conf's network-hosts (NULL: the proxy asks DNS). */
   const struct sr_netallow *net_allow;
   const struct sr_nethosts *net_hosts;
-  bool scope_abstract_unix; /* host network: Landlock scoping */
 };
 
 /* At most this many network_connect events per run; the rest are counted
