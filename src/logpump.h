@@ -13,7 +13,9 @@ enum { SR_STREAM_STDOUT = 0, SR_STREAM_STDERR = 1 };
  * The skill's stdout and stderr arrive on pipes; the supervisor copies them
  * into logs/stdout.log and logs/stderr.log until the two together reach
  * the cap, then writes one truncation marker and keeps draining (and
- * counting) so the skill never blocks on a full pipe.
+ * counting) so the skill never blocks on a full pipe: by splice(2) into
+ * /dev/null from pipes grown to 1 MiB, so that a flood past the cap costs
+ * the supervisor a fraction of what it costs the skill.
  */
 struct sr_logpump {
   int in_fd[2];       /* pipe read ends, O_NONBLOCK; -1 at EOF */
@@ -25,6 +27,9 @@ struct sr_logpump {
   uint64_t kept[2];
   uint64_t dropped[2];
   bool truncated;
+  /* Past the cap, what arrives is spliced from the pipe to /dev/null
+   * (counted, never copied); -1 until the cap, or where splice fails. */
+  int null_fd;
 };
 
 void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
