@@ -36,6 +36,8 @@
   X(PEM_read_bio_PUBKEY)                                                       \
   X(EVP_PKEY_is_a)                                                             \
   X(EVP_PKEY_free)                                                             \
+  X(EVP_PKEY_get_raw_private_key)                                              \
+  X(EVP_PKEY_new_raw_private_key)                                              \
   X(i2d_PUBKEY)                                                                \
   X(EVP_MD_CTX_new)                                                            \
   X(EVP_MD_CTX_free)                                                           \

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fdutil.h"
 #include "ossl.h"
@@ -23,32 +26,48 @@
 
 #define SR_KEY_MAX_BYTES (16 * 1024)
 
+/*
+ * A public key is an EVP_PKEY.  A private key (the audit anchoring key) is
+ * kept only as its 32 bytes, in a page of its own that no child process
+ * inherits (MADV_WIPEONFORK: the sandbox's init, a clone of the
+ * supervisor, sees zeros there) and that no core dump holds; the EVP_PKEY
+ * is made for each signature and freed at once (OpenSSL clears its
+ * private half).  No private key is ever present in a process of the
+ * sandbox.
+ */
+#define SEED_LEN 32
 struct sr_trust_key {
-  EVP_PKEY *pkey;
+  EVP_PKEY *pkey;      /* a public key; NULL for a private one */
+  unsigned char *seed; /* a private key's bytes (SEED_LEN), or NULL */
+  size_t seed_page;    /* the size of seed's mapping */
   bool private_key;
   char id[SR_KEY_ID_LEN + 1];
 };
 
+/* The key to sign or verify with: pkey itself, or for a private key one
+ * made from its bytes, which the caller frees (*made). */
+static EVP_PKEY *key_pkey(const struct sr_trust_key *k, bool *made) {
+  *made = false;
+  if (!k->seed)
+    return k->pkey;
+  *made = true;
+  return sr_ossl.EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, k->seed,
+                                              SEED_LEN);
+}
+
 /* ---------------------------------------------------------------- keys */
 
-int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
-                          const char *display_name, struct sr_trust_key **out,
-                          struct sr_error *err) {
-  const char *name = display_name ? display_name : "key";
-  struct sr_trust_key *k;
+/* A PEM key of either half, Ed25519 only, and its id (the public half's). */
+static int parse_key(const char *pem, size_t len, bool private_key,
+                     const char *name, EVP_PKEY **out,
+                     char id[SR_KEY_ID_LEN + 1], struct sr_error *err) {
   unsigned char *der = NULL;
   unsigned char md[SR_SHA256_LEN];
+  char hex[SR_SHA256_HEX_LEN + 1];
   EVP_PKEY *pkey;
   BIO *bio;
-  char hex[SR_SHA256_HEX_LEN + 1];
   int n;
 
-  if (!pem || len > SR_KEY_MAX_BYTES || len > INT32_MAX)
-    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
-                        "%s: not a PEM key", name);
-  n = sr_ossl_load(err);
-  if (n < 0)
-    return n;
   bio = sr_ossl.BIO_new_mem_buf(pem, (int)len);
   if (!bio)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
@@ -74,16 +93,149 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
                         "%s: cannot compute the key id", name);
   }
   sr_ossl.CRYPTO_free(der, OPENSSL_FILE, OPENSSL_LINE);
-  k = calloc(1, sizeof(*k));
-  if (!k) {
-    sr_ossl.EVP_PKEY_free(pkey);
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
-  }
   sr_hex(md, sizeof(md), hex);
-  memcpy(k->id, hex, SR_KEY_ID_LEN);
+  memcpy(id, hex, SR_KEY_ID_LEN);
+  id[SR_KEY_ID_LEN] = '\0';
+  *out = pkey;
+  return 0;
+}
+
+/* A page for a private key's bytes that no child inherits and no core
+ * dump holds.  Fails closed: without MADV_WIPEONFORK (Linux 4.14) no
+ * private key is kept. */
+static int seed_page(struct sr_trust_key *k) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void *p;
+
+  if (page <= 0)
+    return -EINVAL;
+  p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return -errno;
+  if (madvise(p, (size_t)page, MADV_WIPEONFORK) < 0) {
+    int r = -errno;
+    munmap(p, (size_t)page);
+    return r;
+  }
+  (void)madvise(p, (size_t)page, MADV_DONTDUMP);
+  k->seed = p;
+  k->seed_page = (size_t)page;
+  return 0;
+}
+
+/* In a child of its own: the private key parsed, its id and bytes (or the
+ * error) written to fd.  OpenSSL's decoding leaves copies of the key in
+ * memory it frees without clearing; they die with this process. */
+_Noreturn static void parse_private_child(int fd, const char *pem, size_t len,
+                                          const char *name) {
+  struct sr_error err = {0};
+  unsigned char msg[1 + SR_KEY_ID_LEN + SEED_LEN];
+  char id[SR_KEY_ID_LEN + 1];
+  size_t seed_len = SEED_LEN;
+  EVP_PKEY *pkey = NULL;
+
+  if (parse_key(pem, len, true, name, &pkey, id, &err) < 0 ||
+      sr_ossl.EVP_PKEY_get_raw_private_key(pkey, msg + 1 + SR_KEY_ID_LEN,
+                                           &seed_len) != 1 ||
+      seed_len != SEED_LEN) {
+    if (!sr_error_is_set(&err))
+      sr_error_set(&err, SR_EXIT_FAILED, EIO, "key_invalid",
+                   "%s: cannot read the private key", name);
+    msg[0] = 1;
+    (void)sr_write_all(fd, msg, 1);
+    (void)sr_write_all(fd, &err, sizeof(err));
+    _exit(1);
+  }
+  msg[0] = 0;
+  memcpy(msg + 1, id, SR_KEY_ID_LEN);
+  (void)sr_write_all(fd, msg, sizeof(msg));
+  explicit_bzero(msg, sizeof(msg));
+  _exit(0);
+}
+
+/* A private key: parsed apart (parse_private_child), its bytes read
+ * straight into k's page. */
+static int load_private(struct sr_trust_key *k, const char *pem, size_t len,
+                        const char *name, struct sr_error *err) {
+  _cleanup_close_ int rd = -1;
+  int fds[2], status = 0, r;
+  unsigned char st = 1;
+  size_t got = 0;
+  pid_t pid;
+
+  r = seed_page(k);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid",
+                        "%s: cannot keep the private key where the sandbox "
+                        "does not inherit it",
+                        name);
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "key_invalid", "%s", name);
+  pid = fork();
+  if (pid == 0) {
+    safe_close(fds[0]);
+    parse_private_child(fds[1], pem, len, name);
+  }
+  safe_close(fds[1]);
+  rd = fds[0];
+  if (pid < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "key_invalid", "%s", name);
+  r = sr_read_full(rd, &st, 1, &got);
+  if (r >= 0 && got == 1 && st == 0) {
+    r = sr_read_full(rd, k->id, SR_KEY_ID_LEN, &got);
+    if (r >= 0 && got == SR_KEY_ID_LEN)
+      r = sr_read_full(rd, k->seed, SEED_LEN, &got);
+    if (r >= 0 && got != SEED_LEN)
+      r = -EIO;
+  } else if (r >= 0 && got == 1) {
+    struct sr_error child = {0};
+    r = sr_read_full(rd, &child, sizeof(child), &got);
+    if (r >= 0 && got == sizeof(child) && sr_error_is_set(&child)) {
+      child.msg[sizeof(child.msg) - 1] = '\0';
+      child.reason[sizeof(child.reason) - 1] = '\0';
+      *err = child;
+      r = -EINVAL;
+    } else {
+      r = -EIO;
+    }
+  } else if (r >= 0) {
+    r = -EIO;
+  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
   k->id[SR_KEY_ID_LEN] = '\0';
-  k->pkey = pkey;
+  if (r == -EINVAL)
+    return r;
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid",
+                        "%s: cannot read the private key", name);
+  return 0;
+}
+
+int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
+                          const char *display_name, struct sr_trust_key **out,
+                          struct sr_error *err) {
+  const char *name = display_name ? display_name : "key";
+  struct sr_trust_key *k;
+  int r;
+
+  if (!pem || len > SR_KEY_MAX_BYTES || len > INT32_MAX)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "%s: not a PEM key", name);
+  r = sr_ossl_load(err);
+  if (r < 0)
+    return r;
+  k = calloc(1, sizeof(*k));
+  if (!k)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
   k->private_key = private_key;
+  r = private_key ? load_private(k, pem, len, name, err)
+                  : parse_key(pem, len, false, name, &k->pkey, k->id, err);
+  if (r < 0) {
+    sr_trust_key_free(k);
+    return r;
+  }
   *out = k;
   return 0;
 }
@@ -129,45 +281,60 @@ void sr_trust_key_free(struct sr_trust_key *k) {
   if (!k)
     return;
   sr_ossl.EVP_PKEY_free(k->pkey);
+  if (k->seed) {
+    explicit_bzero(k->seed, k->seed_page);
+    munmap(k->seed, k->seed_page);
+  }
   free(k);
 }
 
 int sr_trust_sign(const struct sr_trust_key *k, const void *msg, size_t len,
                   unsigned char sig[SR_SIG_BYTES]) {
   EVP_MD_CTX *ctx;
+  EVP_PKEY *pkey;
   size_t sig_len = SR_SIG_BYTES;
+  bool made;
   int ok;
 
   if (!k || !k->private_key)
     return -EINVAL;
-  ctx = sr_ossl.EVP_MD_CTX_new();
-  if (!ctx)
+  pkey = key_pkey(k, &made);
+  if (!pkey)
     return -ENOMEM;
+  ctx = sr_ossl.EVP_MD_CTX_new();
   /* Ed25519 is one-shot: no digest name, EVP_DigestSign over the message. */
-  ok = sr_ossl.EVP_DigestSignInit(ctx, NULL, NULL, NULL, k->pkey) == 1 &&
+  ok = ctx && sr_ossl.EVP_DigestSignInit(ctx, NULL, NULL, NULL, pkey) == 1 &&
        sr_ossl.EVP_DigestSign(ctx, sig, &sig_len, msg, len) == 1 &&
        sig_len == SR_SIG_BYTES;
   sr_ossl.EVP_MD_CTX_free(ctx);
+  if (made)
+    sr_ossl.EVP_PKEY_free(pkey);
   return ok ? 0 : -EIO;
 }
 
 int sr_trust_verify(const struct sr_trust_key *k, const void *msg, size_t len,
                     const unsigned char sig[SR_SIG_BYTES]) {
   EVP_MD_CTX *ctx;
+  EVP_PKEY *pkey;
+  bool made;
   int r;
 
   if (!k)
     return -EINVAL;
-  ctx = sr_ossl.EVP_MD_CTX_new();
-  if (!ctx)
+  pkey = key_pkey(k, &made);
+  if (!pkey)
     return -ENOMEM;
-  if (sr_ossl.EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k->pkey) != 1) {
-    sr_ossl.EVP_MD_CTX_free(ctx);
-    return -EIO;
-  }
-  r = sr_ossl.EVP_DigestVerify(ctx, sig, SR_SIG_BYTES, msg, len);
+  ctx = sr_ossl.EVP_MD_CTX_new();
+  if (!ctx || sr_ossl.EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pkey) != 1)
+    r = -EIO;
+  else
+    r = sr_ossl.EVP_DigestVerify(ctx, sig, SR_SIG_BYTES, msg, len) == 1
+            ? 0
+            : -EBADMSG;
   sr_ossl.EVP_MD_CTX_free(ctx);
-  return r == 1 ? 0 : -EBADMSG;
+  if (made)
+    sr_ossl.EVP_PKEY_free(pkey);
+  return r;
 }
 
 int sr_keyring_add(struct sr_keyring *kr, int tier, const char *tenant,
