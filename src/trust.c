@@ -760,7 +760,9 @@ int sr_statement_verify(const struct sr_statement *st, const char *buf,
   /* A key vouches for one tier, and a tenant key for one tenant: acme's
    * key cannot publish for globex. */
   for (size_t i = 0; kr && i < kr->n; i++) {
-    if (strcmp(sr_trust_key_id(kr->v[i].key), st->key_id) != 0)
+    const char *id = sr_trust_key_id(kr->v[i].key);
+
+    if (!id || strcmp(id, st->key_id) != 0)
       continue;
     if (kr->v[i].tier == st->tier &&
         (st->tier != SR_TIER_TENANT || !strcmp(kr->v[i].tenant, st->tenant))) {
