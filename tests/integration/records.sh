@@ -256,6 +256,10 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
     "$(tail -n 1 "$W/default/torn/audit.jsonl" | "$JQ" -r .discarded_bytes)" 38
 
   check_run_audits "$mode" "$W" ""
+  # The killed runs' cgroup leaves: gc takes a leaf once it is 2 s old and
+  # empty (a young one may be a run between mkdir and flock).
+  sleep 2.1
+  "${SR[@]}" --gc >/dev/null 2>&1
 done
 
 # ------------------------------------------ tmpfs without room or inodes

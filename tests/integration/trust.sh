@@ -364,6 +364,8 @@ for _ in $(seq 100); do
 done
 kill -KILL "$sup"
 wait "$sup" 2>/dev/null
+# Its cgroup leaf goes too once it is 2 s old (gc spares younger ones).
+sleep 2.1
 "$SKILLRUN" --gc --conf "$CONF" --workspace-root "$WS" >"$T/gc.out" 2>&1
 rc=$?
 is "--gc with skillrun.conf exits 0 ($(head -n 1 "$T/gc.out"))" "$rc" 0
