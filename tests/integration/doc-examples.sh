@@ -127,8 +127,10 @@ WS=$T/ws
 export DOC_WS=$WS SKILLRUN_WORKSPACE_ROOT=$WS
 
 # in_work SCRIPT: runs bash with SCRIPT in $F, DIGEST set; output in $T/out.
+# TMPDIR: what an example leaves in a temp file on purpose (run-skill.sh
+# keeps the audit file it names) stays with the test's data.
 in_work() {
-  (cd "$F" && DIGEST=${DIGEST:-} bash -c "$1") >"$T/out" 2>"$T/err"
+  (cd "$F" && DIGEST=${DIGEST:-} TMPDIR=$T bash -c "$1") >"$T/out" 2>"$T/err"
 }
 tagged() { [ -s "$BLOCKS/$1" ]; }
 
