@@ -29,26 +29,50 @@ printf 'audit-key %s\n' "$T/audit.key" >"$T/skillrun.conf"
 chmod 644 "$T/skillrun.conf"
 chmod -R a+rX "$T"
 
-# scan PID: "found" when the seed is in one of its readable mappings.
+# scan PID: "found" when the seed is in one of its readable mappings,
+# "absent" when it is in none, "partial" when it is in none of those read
+# but a mapping was too large to read (a sanitizer build reserves
+# terabytes of shadow and allocator space).  Read in chunks, so that a
+# copy across a chunk boundary is found too.
 scan() {
   "$PYTHON3" - "$1" "$T/seed" <<'EOF'
 import re, sys
 pid, seed = sys.argv[1], open(sys.argv[2], "rb").read()
-found = False
+CHUNK, LIMIT = 1 << 20, 1 << 30
+found = partial = False
 with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
     for line in maps:
         m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (r...)", line)
         if not m or "[vvar" in line or "[vsyscall]" in line:
             continue
         lo, hi = int(m.group(1), 16), int(m.group(2), 16)
-        try:
-            mem.seek(lo)
-            if seed in mem.read(hi - lo):
+        if hi - lo > LIMIT:
+            partial = True
+            continue
+        tail = b""
+        for at in range(lo, hi, CHUNK):
+            try:
+                mem.seek(at)
+                data = mem.read(min(CHUNK, hi - at))
+            except (OSError, ValueError, OverflowError):
+                tail = b""
+                continue
+            if seed in tail + data:
                 found = True
-        except OSError:
-            pass
-print("found" if found else "absent")
+            tail = data[-(len(seed) - 1):]
+print("found" if found else "partial" if partial else "absent")
 EOF
+}
+# not_held WHAT PID: the seed is not in PID's memory; a partial scan is a
+# skip, saying so.
+not_held() {
+  local got
+  got=$(scan "${2:-0}" 2>/dev/null)
+  if [ "$got" = partial ]; then
+    pass "# SKIP $1: mappings over 1 GiB (a sanitizer build's) cannot be read"
+  else
+    is "$1" "$got" absent
+  fi
 }
 
 for mode in $MODES; do
@@ -67,8 +91,8 @@ for mode in $MODES; do
   check "$mode: the supervisor, init and the skill are found ($sup, ${init:-?}, ${skill:-?})" \
     test -n "$init" -a -n "$skill"
   is "$mode: the supervisor holds the key (the scan finds it)" "$(scan "$sup")" found
-  is "$mode: init, a clone of the supervisor, does not" "$(scan "${init:-0}" 2>/dev/null)" absent
-  is "$mode: nor does the skill's process" "$(scan "${skill:-0}" 2>/dev/null)" absent
+  not_held "$mode: init, a clone of the supervisor, does not" "$init"
+  not_held "$mode: nor does the skill's process" "$skill"
   wait "$sup"
   rc=$?
   is "$mode: the run exits 0 ($(head -n 1 "$W/err"))" "$rc" 0
