@@ -54,27 +54,27 @@ struct ll_path_beneath_attr {
    FS_MAKE_REG | FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_SYM | FS_REFER |        \
    FS_TRUNCATE)
 
-static const struct {
+struct bit_name {
   uint64_t bit;
   const char *name;
-} fs_names[] =
-    {
-        {FS_WRITE_FILE, "write_file"},
-        {FS_REMOVE_DIR, "remove_dir"},
-        {FS_REMOVE_FILE, "remove_file"},
-        {FS_MAKE_CHAR, "make_char"},
-        {FS_MAKE_DIR, "make_dir"},
-        {FS_MAKE_REG, "make_reg"},
-        {FS_MAKE_SOCK, "make_sock"},
-        {FS_MAKE_FIFO, "make_fifo"},
-        {FS_MAKE_BLOCK, "make_block"},
-        {FS_MAKE_SYM, "make_sym"},
-        {FS_REFER, "refer"},
-        {FS_TRUNCATE, "truncate"},
-},
-  scope_names[] = {
-      {SCOPE_ABSTRACT_UNIX, "abstract_unix_socket"},
-      {SCOPE_SIGNAL, "signal"},
+};
+static const struct bit_name fs_names[] = {
+    {FS_WRITE_FILE, "write_file"},
+    {FS_REMOVE_DIR, "remove_dir"},
+    {FS_REMOVE_FILE, "remove_file"},
+    {FS_MAKE_CHAR, "make_char"},
+    {FS_MAKE_DIR, "make_dir"},
+    {FS_MAKE_REG, "make_reg"},
+    {FS_MAKE_SOCK, "make_sock"},
+    {FS_MAKE_FIFO, "make_fifo"},
+    {FS_MAKE_BLOCK, "make_block"},
+    {FS_MAKE_SYM, "make_sym"},
+    {FS_REFER, "refer"},
+    {FS_TRUNCATE, "truncate"},
+};
+static const struct bit_name scope_names[] = {
+    {SCOPE_ABSTRACT_UNIX, "abstract_unix_socket"},
+    {SCOPE_SIGNAL, "signal"},
 };
 
 int sr_landlock_abi(void) {
@@ -124,26 +124,25 @@ size_t sr_landlock_rules(struct sr_landlock_rule *rules, size_t max) {
   return n;
 }
 
-size_t sr_landlock_fs_names(uint64_t mask, const char **names, size_t max) {
+/* The names of the bits of mask in table, NULL-terminated in names. */
+static size_t names_of(const struct bit_name *table, size_t len, uint64_t mask,
+                       const char **names, size_t max) {
   size_t n = 0;
 
-  for (size_t i = 0; i < SR_ARRAY_SIZE(fs_names) && n + 1 < max; i++)
-    if (mask & fs_names[i].bit)
-      names[n++] = fs_names[i].name;
+  for (size_t i = 0; i < len && n + 1 < max; i++)
+    if (mask & table[i].bit)
+      names[n++] = table[i].name;
   if (max)
     names[n] = NULL;
   return n;
 }
 
-size_t sr_landlock_scope_names(uint64_t mask, const char **names, size_t max) {
-  size_t n = 0;
+size_t sr_landlock_fs_names(uint64_t mask, const char **names, size_t max) {
+  return names_of(fs_names, SR_ARRAY_SIZE(fs_names), mask, names, max);
+}
 
-  for (size_t i = 0; i < SR_ARRAY_SIZE(scope_names) && n + 1 < max; i++)
-    if (mask & scope_names[i].bit)
-      names[n++] = scope_names[i].name;
-  if (max)
-    names[n] = NULL;
-  return n;
+size_t sr_landlock_scope_names(uint64_t mask, const char **names, size_t max) {
+  return names_of(scope_names, SR_ARRAY_SIZE(scope_names), mask, names, max);
 }
 
 static int add_rule(int ruleset, const struct sr_landlock_rule *rule,
