@@ -1599,6 +1599,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
                   const struct sr_trust_key *key) {
   _cleanup_close_ int marker = -1, tenant = -1, run = -1;
   _cleanup_free_ char *tenant_id = NULL;
+  const struct sr_trust_key *sign;
   struct sr_error err = {0};
   struct stat mst;
   char *exec_id;
@@ -1644,8 +1645,13 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   (void)sr_rm_rf_at(run, "staging"); /* reported by the test if it stays */
   (void)unlinkat(run, "metadata.json.tmp", 0);
   remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
+  /* An anchor says skillrun wrote the ledger: only one nobody but the
+   * key's holder could have written is signed.  Another user's (root's gc
+   * over their workspace, or a marker in a shared root's .active they
+   * made first) is closed without one: they may have shaped it at will. */
+  sign = mst.st_uid == geteuid() ? key : NULL;
   r = sr_reclaim_run(marker, run, tenant_id, exec_id, mst.st_uid, mst.st_gid,
-                     key, &err);
+                     sign, &err);
   if (r < 0) {
     if (verbose)
       printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
@@ -1653,9 +1659,12 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
     return r;
   }
   if (verbose)
-    printf("%s %s/%s\n",
+    printf("%s %s/%s%s\n",
            r > 0 ? "closed abandoned run" : "removed leftovers of", tenant_id,
-           exec_id);
+           exec_id,
+           r > 0 && key && !sign ? " (not anchored: its ledger is another "
+                                   "user's)"
+                                 : "");
   (void)unlinkat(active_fd, name, 0);
   return 1;
 }
