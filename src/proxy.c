@@ -1661,6 +1661,12 @@ _Noreturn static void proxy_child(const struct sr_proxy_config *cfg, int rec_fd,
   r = drop_privileges(cfg, &what);
   if (r < 0)
     fatal(NULL, rec_fd, -r, what);
+  /* A change of credentials clears the death signal (prctl(2)): arm it
+   * again, and look once more for a supervisor that died meanwhile. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    fatal(NULL, rec_fd, errno, "PR_SET_PDEATHSIG");
+  if (getppid() != parent)
+    _exit(1);
 
   memset(px, 0, sizeof(*px));
   px->cfg = cfg;
