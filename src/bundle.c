@@ -12,6 +12,12 @@
  *     SHA-256 and to the staging copy in the same loop.
  * The records are then sorted globally by relative path (a per-directory
  * sort is not the same order: "a-b" < "a/b") and hashed.
+ *
+ * Hashing only (--digest), files are independent: a bundle of more than a
+ * few MiB is read in two parts of about equal cost on two threads
+ * (hash_split; the second part opens and checks the directories above its
+ * first entry).  The staging copy stays on one thread.  A file of 8 MiB or
+ * more is read ahead on a thread of its own either way (sha256.c).
  */
 #include "config.h"
 
@@ -19,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,24 +92,68 @@ void sr_bundle_done(struct sr_bundle *b) {
   b->records_len = b->skill_md_len = 0;
 }
 
+/* The longest record but its path: "f 0755 " + 20 digits + " " + hash +
+ * " " + path + "\n" (a directory's "/\n" is shorter). */
+#define RECORD_FIXED (7 + 20 + 1 + 2 * SR_SHA256_LEN + 1 + 1)
+
+/* One record into out (room for RECORD_FIXED + plen bytes), without
+ * printf: thousands of these per bundle.  Returns its length. */
+static size_t record_into(char *out, char type, bool mode_exec, uint64_t size,
+                          const char *hex, size_t hexlen, const char *relpath,
+                          size_t plen) {
+  char digits[20];
+  size_t nd = 0;
+  char *p = out;
+
+  if (type == 'd') {
+    /* With its NUL, which the path overwrites (room: RECORD_FIXED). */
+    memcpy(p, "d 0755 0 - ", sizeof("d 0755 0 - "));
+    p += sizeof("d 0755 0 - ") - 1;
+    memcpy(p, relpath, plen);
+    p += plen;
+    *p++ = '/';
+    *p++ = '\n';
+    return (size_t)(p - out);
+  }
+  memcpy(p, mode_exec ? "f 0755 " : "f 0644 ", sizeof("f 0755 "));
+  p += sizeof("f 0755 ") - 1;
+  do {
+    digits[nd++] = (char)('0' + size % 10);
+    size /= 10;
+  } while (size > 0);
+  while (nd > 0)
+    *p++ = digits[--nd];
+  *p++ = ' ';
+  memcpy(p, hex, hexlen);
+  p += hexlen;
+  *p++ = ' ';
+  memcpy(p, relpath, plen);
+  p += plen;
+  *p++ = '\n';
+  return (size_t)(p - out);
+}
+
 char *sr_bundle_record(char type, bool mode_exec, uint64_t size,
                        const char *sha256_hex, const char *relpath) {
-  char *s = NULL;
-  int n;
+  size_t plen, hexlen = 0, n;
+  char *s;
 
-  if (!relpath || !*relpath)
+  if (!relpath || !*relpath || (type != 'f' && type != 'd'))
     return NULL;
   if (type == 'f') {
     if (!sha256_hex)
       return NULL;
-    n = asprintf(&s, "f %s %" PRIu64 " %s %s\n", mode_exec ? "0755" : "0644",
-                 size, sha256_hex, relpath);
-  } else if (type == 'd') {
-    n = asprintf(&s, "d 0755 0 - %s/\n", relpath);
-  } else {
-    return NULL;
+    hexlen = strlen(sha256_hex);
   }
-  return n < 0 ? NULL : s;
+  plen = strlen(relpath);
+  if (plen > SIZE_MAX - RECORD_FIXED - hexlen - 1)
+    return NULL;
+  s = malloc(RECORD_FIXED + hexlen + plen + 1);
+  if (!s)
+    return NULL;
+  n = record_into(s, type, mode_exec, size, sha256_hex, hexlen, relpath, plen);
+  s[n] = '\0';
+  return s;
 }
 
 int sr_bundle_path_cmp(const char *a, const char *b) {
@@ -221,7 +272,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   _cleanup_free_ char *relpath = NULL;
   struct entry *e;
   struct stat st;
-  size_t idx;
+  size_t idx, prefix_len, name_len;
   int r;
 
   if (!sr_valid_filename(name)) {
@@ -232,11 +283,17 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
                   "allowed",
                   prefix, *prefix ? "/" : "", esc);
   }
-  if (asprintf(&relpath, "%s%s%s", prefix, *prefix ? "/" : "", name) < 0) {
-    relpath = NULL;
+  /* Without printf: once per entry of a bundle of thousands. */
+  prefix_len = strlen(prefix);
+  name_len = strlen(name);
+  relpath = malloc(prefix_len + 1 + name_len + 1);
+  if (!relpath)
     return sr_error_set(w->err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
-  }
-  if (strlen(relpath) > caps->max_path)
+  memcpy(relpath, prefix, prefix_len);
+  if (prefix_len > 0)
+    relpath[prefix_len++] = '/';
+  memcpy(relpath + prefix_len, name, name_len + 1);
+  if (prefix_len + name_len > caps->max_path)
     return refuse(w->err, "bundle: %s: path too long (limit %zu bytes)",
                   relpath, caps->max_path);
   if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -312,7 +369,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
       .ino = st.st_ino,
       .mtime = st.st_mtim,
   };
-  e->name = e->relpath + strlen(e->relpath) - strlen(name);
+  e->name = e->relpath + prefix_len;
 
   if (S_ISDIR(st.st_mode)) {
     _cleanup_close_ int cfd = -1;
@@ -417,7 +474,7 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
                           "bundle: %s: chmod staging copy", e->relpath);
   }
-  r = sr_sha256_copy(in, out, e->size, keep, &total, hash, &step);
+  r = sr_sha256_copy_regular(in, out, e->size, keep, &total, hash, &step);
   if (r == -EFBIG)
     return changed(err, e->relpath); /* grew while being read */
   if (r < 0 && step == SR_SHA256_COPY_WRITE)
@@ -592,49 +649,86 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
   return r < 0 ? r : sr_bundle_copy(bw, dst_dirfd, keep_records, out, err);
 }
 
-int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
-                   struct sr_bundle *out, struct sr_error *err) {
-  struct walk *wp;
-  size_t maxdepth;
-  const struct entry *skill;
-  _cleanup_close_ int dst_root = -1;
-  _cleanup_sha256_ struct sr_sha256 rctx = {0};
+/* Records are hashed RECORD_BUF bytes at a time. */
+#define RECORD_BUF (64u * 1024u)
+
+/* One stretch [from, to) of the walk's entries read by pass 2; the whole
+ * walk, or half of it on a second thread (hash_split). */
+struct copy_part {
+  struct walk *w;
+  size_t from, to;
+  size_t skill;     /* SKILL.md's index in w->v */
+  size_t max_depth; /* of any entry */
+  int root;         /* the bundle's root, owned by the part */
+  int dst_root;     /* the copy's root, owned by the part, or -1 */
+  char *skill_md;   /* SKILL.md's bytes, if the part read it */
+  struct sr_error err;
+  int r;
+};
+
+/* The directories above entry `from`, opened (and checked, as pass 2
+ * checks every directory) on ss[1 .. depth-1]: in pre-order the parent of
+ * an entry at depth k is the last directory before it at depth k-1. */
+static int open_ancestors(const struct walk *w, size_t from, int *ss,
+                          struct sr_error *err) {
+  size_t depth = w->v[from].depth;
+  size_t want = depth - 1;
+  _cleanup_free_ size_t *anc = NULL;
+
+  if (want == 0)
+    return 0;
+  anc = calloc(depth, sizeof(*anc));
+  if (!anc)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+  for (size_t j = from; j-- > 0 && want > 0;)
+    if (w->v[j].is_dir && w->v[j].depth == want)
+      anc[want--] = j;
+  for (size_t k = 1; k < depth; k++) {
+    int s = -1, d = -1;
+    int r = stage_dir(&w->v[anc[k]], ss[k - 1], -1, &s, &d, err);
+    if (r < 0)
+      return r;
+    ss[k] = s;
+  }
+  return 0;
+}
+
+static int copy_part_run(struct copy_part *p) {
+  struct walk *wp = p->w;
   _cleanup_(fd_stack_done) struct fd_stack ss = {0}, ds = {0};
-  _cleanup_free_ struct entry **sorted = NULL;
-  _cleanup_free_ char *skill_md = NULL, *records = NULL;
-  size_t skill_md_len = 0, records_len = 0, records_alloc = 0;
-  unsigned char hash[SR_SHA256_LEN];
-  struct sr_bundle res = {0};
+  struct sr_error *err = &p->err;
   int r;
 
-  if (!bw || bw->root < 0) /* copied once: its fds are used up */
-    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "bundle_io", "bundle");
-  wp = &bw->w;
-  wp->err = err;
-  maxdepth = bw->max_depth;
-  skill = &wp->v[bw->skill];
-  ss.fd = malloc((maxdepth + 1) * sizeof(int));
-  ds.fd = malloc((maxdepth + 1) * sizeof(int));
-  if (!ss.fd || !ds.fd)
+  ss.fd = malloc((p->max_depth + 1) * sizeof(int));
+  ds.fd = malloc((p->max_depth + 1) * sizeof(int));
+  if (!ss.fd || !ds.fd) {
+    safe_close(p->root);
+    safe_close(p->dst_root);
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
-  ss.n = ds.n = maxdepth + 1;
-  for (size_t i = 0; i <= maxdepth; i++)
+  }
+  ss.n = ds.n = p->max_depth + 1;
+  for (size_t i = 0; i <= p->max_depth; i++)
     ss.fd[i] = ds.fd[i] = -1;
-  ss.fd[0] = TAKE_FD(bw->root);
-  if (dst_dirfd >= 0) {
-    /* Our own fd, so the stack can close it like the others. */
-    dst_root = fcntl(dst_dirfd, F_DUPFD_CLOEXEC, 3);
-    if (dst_root < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
-                          "bundle: staging directory");
-    ds.fd[0] = TAKE_FD(dst_root);
+  ss.fd[0] = TAKE_FD(p->root);
+  ds.fd[0] = TAKE_FD(p->dst_root);
+  /* Only a hash-only part starts past the first entry (hash_split). */
+  if (p->from > 0) {
+    r = open_ancestors(wp, p->from, ss.fd, err);
+    if (r < 0)
+      return r;
   }
 
-  /* Pass 2: entries are in walk pre-order, so the parent of an entry at
-   * depth k is the directory last opened at depth k-1. */
-  for (size_t i = 0; i < wp->n; i++) {
+  /* Entries are in walk pre-order, so the parent of an entry at depth k is
+   * the directory last opened at depth k-1. */
+  for (size_t i = p->from; i < p->to; i++) {
     struct entry *e = &wp->v[i];
-    int psfd = ss.fd[e->depth - 1], pdfd = ds.fd[e->depth - 1];
+    int psfd, pdfd;
+
+    /* The walk's max_depth bounds every entry's; said for the analyzers. */
+    if (e->depth == 0 || e->depth > p->max_depth)
+      return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "bundle_io", "bundle");
+    psfd = ss.fd[e->depth - 1];
+    pdfd = ds.fd[e->depth - 1];
 
     if (e->is_dir) {
       int s = -1, d = -1;
@@ -646,13 +740,119 @@ int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
       ss.fd[e->depth] = s;
       ds.fd[e->depth] = d;
     } else {
-      r = stage_file(e, psfd, pdfd, e == skill ? &skill_md : NULL, err);
+      r = stage_file(e, psfd, pdfd, i == p->skill ? &p->skill_md : NULL, err);
       if (r < 0)
         return r;
-      if (e == skill)
-        skill_md_len = e->size;
     }
   }
+  return 0;
+}
+
+static void *copy_part_thread(void *arg) {
+  struct copy_part *p = arg;
+
+  p->r = copy_part_run(p);
+  return NULL;
+}
+
+/* What reading one entry costs, in bytes of hashing: the open, stat, read
+ * and close of a small file take about as long as hashing 8 KiB. */
+#define ENTRY_COST 8192u
+/* Below this (in the same unit), a second thread costs more than it saves. */
+#define SPLIT_MIN (UINT64_C(4) * 1024 * 1024)
+
+/* Where to cut the walk in two parts of about equal cost (the second part
+ * starts at the returned index), or 0 (not worth a thread). */
+static size_t hash_split(const struct walk *w) {
+  uint64_t total = w->total_bytes + (uint64_t)w->n * ENTRY_COST, acc = 0;
+
+  if (total < SPLIT_MIN || w->n < 2)
+    return 0;
+  for (size_t i = 0; i < w->n; i++) {
+    uint64_t cost = w->v[i].size + ENTRY_COST;
+
+    if (acc + cost >= total / 2) {
+      /* Entry i goes to the part that leaves the other the larger. */
+      size_t cut = acc + cost / 2 >= total / 2 ? i : i + 1;
+      if (cut == 0)
+        cut = 1;
+      return cut < w->n ? cut : w->n - 1;
+    }
+    acc += cost;
+  }
+  return 0;
+}
+
+int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
+                   struct sr_bundle *out, struct sr_error *err) {
+  struct walk *wp;
+  const struct entry *skill;
+  _cleanup_sha256_ struct sr_sha256 rctx = {0};
+  _cleanup_free_ struct entry **sorted = NULL;
+  _cleanup_free_ char *skill_md = NULL, *records = NULL, *rbuf = NULL;
+  size_t records_len = 0, records_alloc = 0, cut = 0, rlen = 0;
+  unsigned char hash[SR_SHA256_LEN];
+  struct sr_bundle res = {0};
+  struct copy_part a, b;
+  pthread_t tid;
+  bool threaded = false;
+  int r;
+
+  if (!bw || bw->root < 0) /* copied once: its fds are used up */
+    return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "bundle_io", "bundle");
+  wp = &bw->w;
+  wp->err = err;
+  skill = &wp->v[bw->skill];
+  a = (struct copy_part){.w = wp,
+                         .to = wp->n,
+                         .skill = bw->skill,
+                         .max_depth = bw->max_depth,
+                         .root = -1,
+                         .dst_root = -1};
+  a.root = TAKE_FD(bw->root);
+  if (dst_dirfd >= 0) {
+    /* Our own fd, so the part can close it like the others. */
+    a.dst_root = fcntl(dst_dirfd, F_DUPFD_CLOEXEC, 3);
+    if (a.dst_root < 0) {
+      int e = errno;
+      safe_close(a.root);
+      return sr_error_set(err, SR_EXIT_FAILED, e, "bundle_copy",
+                          "bundle: staging directory");
+    }
+  } else {
+    /* Hashing only (--digest): files are independent, so a big bundle is
+     * read and hashed in two halves at once.  The copy stays on one
+     * thread: its directories must exist before their files. */
+    cut = hash_split(wp);
+  }
+  if (cut > 0) {
+    b = a;
+    b.from = cut;
+    a.to = cut;
+    b.root = fcntl(a.root, F_DUPFD_CLOEXEC, 3);
+    if (b.root >= 0 && pthread_create(&tid, NULL, copy_part_thread, &b) == 0)
+      threaded = true;
+    else
+      safe_close(b.root); /* the first part reads it all instead */
+    if (!threaded)
+      a.to = wp->n;
+  }
+  /* The part on this thread wrote its errors to a.err; an error of the
+   * first part wins, as it would come first without a second thread. */
+  a.r = copy_part_run(&a);
+  /* Fails only for a thread that is not joinable: never ours. */
+  if (threaded && pthread_join(tid, NULL) != 0)
+    abort();
+  skill_md = a.skill_md ? a.skill_md : (threaded ? b.skill_md : NULL);
+  if (threaded && a.skill_md)
+    free(b.skill_md);
+  if (a.r < 0 || (threaded && b.r < 0)) {
+    const struct copy_part *bad = a.r < 0 ? &a : &b;
+    if (err && err->exit_code == 0)
+      *err = bad->err;
+    return bad->r;
+  }
+  wp->err = err;
 
   /* Records in global byte order of the relative path. */
   /* An array of pointers: sizeof(*sorted) is the pointer size on purpose.
@@ -669,22 +869,45 @@ int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                         "bundle: SHA-256 init");
-  for (size_t i = 0; i < wp->n; i++) {
-    const struct entry *e = sorted[i];
-    _cleanup_free_ char *rec = sr_bundle_record(e->is_dir ? 'd' : 'f', e->exec,
-                                                e->size, e->hex, e->relpath);
-    size_t rlen;
+  /* Records are hashed a buffer at a time, not one short update each. */
+  rbuf = malloc(RECORD_BUF);
+  if (!rbuf)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+  for (size_t i = 0; i <= wp->n; i++) {
+    const struct entry *e = i < wp->n ? sorted[i] : NULL;
+    size_t plen = e ? strlen(e->relpath) : 0;
 
-    if (!rec)
-      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
-    rlen = strlen(rec);
-    r = sr_sha256_update(&rctx, rec, rlen);
-    if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
-                          "bundle: SHA-256 update");
-    if (keep_records &&
-        append(&records, &records_len, &records_alloc, rec, rlen) < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+    /* A path is at most max_path bytes, but the buffer must hold any. */
+    if (!e || rlen + RECORD_FIXED + plen > RECORD_BUF) {
+      r = sr_sha256_update(&rctx, rbuf, rlen);
+      if (r < 0)
+        return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
+                            "bundle: SHA-256 update");
+      if (keep_records &&
+          append(&records, &records_len, &records_alloc, rbuf, rlen) < 0)
+        return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+      rlen = 0;
+    }
+    if (!e)
+      break;
+    if (RECORD_FIXED + plen > RECORD_BUF) {
+      _cleanup_free_ char *rec = sr_bundle_record(
+          e->is_dir ? 'd' : 'f', e->exec, e->size, e->hex, e->relpath);
+      size_t n = rec ? strlen(rec) : 0;
+
+      if (!rec)
+        return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+      r = sr_sha256_update(&rctx, rec, n);
+      if (r < 0)
+        return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
+                            "bundle: SHA-256 update");
+      if (keep_records &&
+          append(&records, &records_len, &records_alloc, rec, n) < 0)
+        return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
+      continue;
+    }
+    rlen += record_into(rbuf + rlen, e->is_dir ? 'd' : 'f', e->exec, e->size,
+                        e->hex, 2 * SR_SHA256_LEN, e->relpath, plen);
   }
   r = sr_sha256_final(&rctx, hash);
   if (r < 0)
@@ -706,7 +929,7 @@ int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
   res.records = TAKE_PTR(records);
   res.records_len = records_len;
   res.skill_md = TAKE_PTR(skill_md);
-  res.skill_md_len = skill_md_len;
+  res.skill_md_len = skill->size;
   *out = res;
   return 0;
 }

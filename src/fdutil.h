@@ -100,6 +100,10 @@ int sr_cancel_block(void);
 /* The number of a pending cancellation signal, or 0 (none, or not
  * blocked). */
 int sr_cancel_pending(void);
+/* The same for tight loops (thousands of small files): asks the kernel at
+ * most once a millisecond while nothing is pending, so a signal is noticed
+ * up to 1 ms late; once one is pending every call asks again. */
+int sr_cancel_poll(void);
 
 /* Clocks and randomness: syscalls, so here rather than in util (Pure). */
 

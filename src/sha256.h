@@ -78,9 +78,22 @@ enum sr_sha256_copy_step {
  * SR_SHA256_COPY_CHUNK, and at most max + 1 bytes) is allocated per call.
  * Returns 0 with *ret_size and out set, or a negative errno with *ret_step
  * (when not NULL) naming the step that failed; a partial copy may remain
- * in out_fd and keep.  A pending cancellation (sr_cancel_pending()) stops
- * it before the next read with -ECANCELED.
+ * in out_fd and keep.  A pending cancellation stops it before the next
+ * read with -ECANCELED (sr_cancel_poll(): noticed within a millisecond).
  */
 int sr_sha256_copy(int in_fd, int out_fd, uint64_t max, void *keep,
                    uint64_t *ret_size, unsigned char out[SR_SHA256_LEN],
                    enum sr_sha256_copy_step *ret_step);
+
+/*
+ * The same for a regular file whose size and mtime the caller compares
+ * again after the copy (the bundle's staging): a read shorter than asked is
+ * taken as the end of the file, saving the read that returns 0.  A file
+ * that grows after it, or a file system that returns a short read before
+ * the end, shows in the caller's check (a size other than expected).  A
+ * file of max >= 8 MiB is read ahead by a second thread (joined before
+ * return) while this one hashes and writes, in chunks of 256 KiB.
+ */
+int sr_sha256_copy_regular(int in_fd, int out_fd, uint64_t max, void *keep,
+                           uint64_t *ret_size, unsigned char out[SR_SHA256_LEN],
+                           enum sr_sha256_copy_step *ret_step);

@@ -120,7 +120,7 @@ printf 6 >"$tricky/$(printf 'caf\303\251')"
 printf 7 >"$tricky/A"
 chmod 755 "$tricky/a/b/c"
 
-echo "1..$((N_RANDOM + 13))"
+echo "1..$((N_RANDOM + 14))"
 
 # 1..N: random bundles agree with the reference implementation
 i=0
@@ -146,6 +146,23 @@ else
   not_ok "a-b / a.b / a/b / spaces / UTF-8 / empty dirs agree" \
     "skillrun: $got" "python:   $want"
 fi
+
+# A bundle big enough for --digest to hash in two parts on two threads,
+# with a 9 MiB file read ahead on a third (bundle.c, sha256.c).
+big="$T/big"
+mkdir -p "$big/a/b" "$big/z"
+printf -- '---\nname: big\ndescription: big bundle\n---\n' >"$big/SKILL.md"
+head -c $((600 * 4096)) /dev/urandom | (cd "$big/a/b" && split -b 4096 -a 3 -d - f)
+head -c $((9 * 1024 * 1024 + 7)) /dev/urandom >"$big/z/big"
+got=$(sr_digest "$big") || got="error: $(cat "$T/err")"
+want=$(py_digest "$big") || want="reference failed"
+if [ "$got" = "$want" ] && [ -n "$want" ]; then
+  ok "601 files and a 9 MiB file (hashed on threads) agree"
+else
+  not_ok "601 files and a 9 MiB file (hashed on threads) agree" \
+    "skillrun: $got" "python:   $want"
+fi
+rm -rf "$big"
 
 # The reference program printed in skillrun-bundle(5) computes the same
 # digest (the man page is a tested artifact).
