@@ -4,15 +4,20 @@
 /*
  * What the two cgroup backends share: reading and writing cgroupfs files,
  * and the v1 backend's entry points.  Only cgroup.c (v2, and the interface
- * of cgroup.h) and cgroup1.c include this.
+ * of cgroup.h) and cgroup1.c include this.  It sits below cgroup.h and
+ * does not include it: the structures it names are only pointed to.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "cgroup.h"
-#include "error.h"
 #include "macro.h"
-#include "policy.h"
+
+struct sr_cgroup;
+struct sr_cgroup_counters;
+struct sr_cgroup_stats;
+struct sr_error;
+struct sr_policy;
 
 #define SR_CG_LEAF_PREFIX "run-"
 /* A leaf younger than this is never collected by --gc: its run may be

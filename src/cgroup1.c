@@ -31,7 +31,10 @@
 #include <unistd.h>
 
 #include "cgroup-internal.h"
+#include "cgroup.h"
+#include "error.h"
 #include "fdutil.h"
+#include "policy.h"
 #include "util.h"
 
 #define SUBTREE "skillrun"
