@@ -44,6 +44,11 @@ int sr_cg_open_dir_at(int dfd, const char *path);
 int sr_cg_kill_listed(int lfd, bool *empty);
 /* Decodes the \ooo escapes of /proc/self/mountinfo in place. */
 void sr_cg_unescape_octal(char *s);
+/* Splits a line of /proc/self/mountinfo in place: *mountpoint (its \ooo
+ * escapes decoded) and *fstype, what follows the " - " separator (the
+ * file system type, the source, the super options).  -EINVAL when the
+ * line does not have that shape. */
+int sr_cg_mountinfo_split(char *line, char **mountpoint, char **fstype);
 /* True when /proc/swaps lists no swap device. */
 bool sr_cg_no_swap_configured(void);
 /* The memory limit rounded down to whole pages (the kernels keep pages

@@ -134,6 +134,28 @@ void sr_cg_unescape_octal(char *s) {
   *w = '\0';
 }
 
+int sr_cg_mountinfo_split(char *line, char **mountpoint, char **fstype) {
+  char *fields[6] = {0}, *sep, *p = line;
+
+  /* id parent maj:min root mountpoint options [optional...] - fstype
+   * source super-options */
+  for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
+    fields[i] = p;
+    p = strchr(p, ' ');
+    if (p)
+      *p++ = '\0';
+  }
+  if (!p || !fields[4])
+    return -EINVAL;
+  sep = strstr(p, "- ");
+  if (sep != p && !(sep = strstr(p, " - ")))
+    return -EINVAL;
+  sr_cg_unescape_octal(fields[4]);
+  *mountpoint = fields[4];
+  *fstype = sep + (sep == p ? 2 : 3);
+  return 0;
+}
+
 /*
  * The cgroup2 mount point: /sys/fs/cgroup (unified) is preferred, then
  * /sys/fs/cgroup/unified (hybrid), then the first one found.  *hybrid is
@@ -164,38 +186,26 @@ static int find_cgroup2_mount(char **out, bool *hybrid) {
     return r;
   for (char *line = strtok_r(buf, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    char *fields[6] = {0}, *fstype, *sep, *p = line;
+    char *mnt, *fstype;
     int rank;
 
-    /* id parent maj:min root mountpoint options [optional...] - fstype ... */
-    for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
-      fields[i] = p;
-      p = strchr(p, ' ');
-      if (p)
-        *p++ = '\0';
-    }
-    if (!p || !fields[4])
+    if (sr_cg_mountinfo_split(line, &mnt, &fstype) < 0)
       continue;
-    sep = strstr(p, "- ");
-    if (sep != p && !(sep = strstr(p, " - ")))
-      continue;
-    fstype = sep + (sep == p ? 2 : 3);
     if (!strncmp(fstype, "cgroup ", 7)) {
       *hybrid = true;
       continue;
     }
     if (strncmp(fstype, "cgroup2 ", 8) != 0)
       continue;
-    sr_cg_unescape_octal(fields[4]);
     /* A mount hidden under a later one (a tmpfs over /sys/fs/cgroup) is
      * listed too, but opening its path gives the one on top. */
-    if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+    if (statfs(mnt, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
       continue;
-    rank = !strcmp(fields[4], "/sys/fs/cgroup")  ? 3
-           : !strcmp(fields[4], hybrid_v2_mount) ? 2
-                                                 : 1;
+    rank = !strcmp(mnt, "/sys/fs/cgroup")  ? 3
+           : !strcmp(mnt, hybrid_v2_mount) ? 2
+                                           : 1;
     if (rank > best_rank) {
-      char *d = strdup(fields[4]);
+      char *d = strdup(mnt);
       if (!d)
         return -ENOMEM;
       free(best);

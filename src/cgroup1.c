@@ -54,34 +54,22 @@ static int scan_v1_mounts(char *mnt[SR__CG1_MAX]) {
     return r;
   for (char *line = strtok_r(buf, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    char *fields[5] = {0}, *sep, *opts, *p = line;
+    char *mntpt, *fstype, *opts;
     struct statfs sfs;
 
-    /* id parent maj:min root mountpoint options [optional...] - fstype
-     * source super-options */
-    for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
-      fields[i] = p;
-      p = strchr(p, ' ');
-      if (p)
-        *p++ = '\0';
-    }
-    if (!p || !fields[4])
+    if (sr_cg_mountinfo_split(line, &mntpt, &fstype) < 0)
       continue;
-    sep = strstr(p, "- ");
-    if (sep != p && !(sep = strstr(p, " - ")))
+    if (strncmp(fstype, "cgroup ", 7) != 0)
       continue;
-    sep += sep == p ? 2 : 3;
-    if (strncmp(sep, "cgroup ", 7) != 0)
-      continue;
-    opts = strchr(sep + 7, ' '); /* after the source */
+    opts = strchr(fstype + 7, ' '); /* after the source */
     if (!opts)
       continue;
     opts++;
-    sr_cg_unescape_octal(fields[4]);
     for (int c = 0; c < SR__CG1_MAX; c++) {
       const char *want = sr_cg1_ctrl_name((enum sr_cg1_ctrl)c);
       size_t wl = strlen(want);
       bool has = false;
+      char *d;
 
       if (mnt[c])
         continue;
@@ -96,11 +84,12 @@ static int scan_v1_mounts(char *mnt[SR__CG1_MAX]) {
         continue;
       /* A mount hidden under a later one is listed too, but opening its
        * path gives the one on top. */
-      if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
+      if (statfs(mntpt, &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
         continue;
-      mnt[c] = strdup(fields[4]);
-      if (!mnt[c])
+      d = strdup(mntpt);
+      if (!d)
         return -ENOMEM;
+      mnt[c] = d;
     }
   }
   return 0;
