@@ -40,8 +40,12 @@ int sr_cg_write_checked(int lfd, const char *leaf_path, const char *file,
                         uint64_t value, struct sr_error *err);
 /* O_DIRECTORY|O_CLOEXEC open relative to dfd: the fd or -errno. */
 int sr_cg_open_dir_at(int dfd, const char *path);
-/* SIGKILLs every pid cgroup.procs of lfd lists; *empty when none. */
-int sr_cg_kill_listed(int lfd, bool *empty);
+/* SIGKILLs every pid cgroup.procs of lfd lists until it lists none: 0,
+ * or -EBUSY when it still lists some after 100 rounds (10 ms apart). */
+int sr_cg_kill_listed(int lfd);
+/* Removes the emptied leaf at path (relative to dfd), retrying for a
+ * moment while the kernel says EBUSY; an absent leaf is removed. */
+int sr_cg_rmdir_at(int dfd, const char *path);
 /* Decodes the \ooo escapes of /proc/self/mountinfo in place. */
 void sr_cg_unescape_octal(char *s);
 /* Splits a line of /proc/self/mountinfo in place: *mountpoint (its \ooo

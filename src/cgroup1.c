@@ -383,17 +383,9 @@ int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
 }
 
 /* v1 has no cgroup.kill: kill what the pids leaf lists until nothing is
- * left; a process that forks meanwhile shows up in the next read, and
- * pids.max bounds how many can. */
+ * left; pids.max bounds how many can fork meanwhile. */
 int sr_cg1_kill(const struct sr_cgroup *cg) {
-  for (int i = 0; i < 100; i++) {
-    bool empty = false;
-    int r = sr_cg_kill_listed(cg->v1_fd[SR_CG1_PIDS], &empty);
-    if (r < 0 || empty)
-      return r;
-    (void)usleep(10000); /* EINTR only shortens the pause */
-  }
-  return -EBUSY;
+  return sr_cg_kill_listed(cg->v1_fd[SR_CG1_PIDS]);
 }
 
 /* 0 once every leaf's cgroup.procs is empty, -EBUSY after timeout_ms. */
@@ -417,17 +409,6 @@ static int wait_empty(const struct sr_cgroup *cg, unsigned timeout_ms) {
   }
 }
 
-static int remove_leaf(const char *path) {
-  /* An emptied cgroup can refuse rmdir for a moment (EBUSY). */
-  for (int i = 0;; i++) {
-    if (rmdir(path) == 0 || errno == ENOENT)
-      return 0;
-    if (errno != EBUSY || i >= 100)
-      return -errno;
-    (void)usleep(10000); /* EINTR only shortens the pause */
-  }
-}
-
 int sr_cg1_remove(struct sr_cgroup *cg) {
   int r = wait_empty(cg, SR_CG_DESTROY_WAIT_MS), ret = 0;
 
@@ -441,7 +422,7 @@ int sr_cg1_remove(struct sr_cgroup *cg) {
   for (int c = 0; c < SR__CG1_MAX; c++) {
     if (!cg->v1_path[c])
       continue;
-    r = remove_leaf(cg->v1_path[c]);
+    r = sr_cg_rmdir_at(AT_FDCWD, cg->v1_path[c]);
     if (r < 0 && ret == 0)
       ret = r;
   }
