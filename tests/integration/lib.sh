@@ -340,6 +340,20 @@ check_run_audits() {
   is "$label: every run directory's audit.jsonl equals the stream" "$copies" 0
 }
 
+# run_in DIR ROOT ID [OPTION...] [BUNDLE -- COMMAND...]: one skillrun run
+# in workspace root ROOT with --execution-id ID, as the caller, its audit
+# stream (stdout) into DIR/ID.audit and its stderr into DIR/ID.err.  Sets
+# $rc, $audit and $err.
+run_in() {
+  local dir=$1 root=$2 id=$3
+  shift 3
+  audit="$dir/$id.audit"
+  err="$dir/$id.err"
+  "$SKILLRUN" --workspace-root "$root" --execution-id "$id" "$@" \
+    >"$audit" 2>"$err"
+  rc=$?
+}
+
 # Whether the sandbox can be built at all here (root or userns).
 sandbox_possible() {
   [ "$(id -u)" -eq 0 ] || unshare -U true 2>/dev/null
