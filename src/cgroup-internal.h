@@ -4,15 +4,20 @@
 /*
  * What the two cgroup backends share: reading and writing cgroupfs files,
  * and the v1 backend's entry points.  Only cgroup.c (v2, and the interface
- * of cgroup.h) and cgroup1.c include this.
+ * of cgroup.h) and cgroup1.c include this.  It sits below cgroup.h and
+ * does not include it: the structures it names are only pointed to.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "cgroup.h"
-#include "error.h"
 #include "macro.h"
-#include "policy.h"
+
+struct sr_cgroup;
+struct sr_cgroup_counters;
+struct sr_cgroup_stats;
+struct sr_error;
+struct sr_policy;
 
 #define SR_CG_LEAF_PREFIX "run-"
 /* A leaf younger than this is never collected by --gc: its run may be
@@ -35,10 +40,19 @@ int sr_cg_write_checked(int lfd, const char *leaf_path, const char *file,
                         uint64_t value, struct sr_error *err);
 /* O_DIRECTORY|O_CLOEXEC open relative to dfd: the fd or -errno. */
 int sr_cg_open_dir_at(int dfd, const char *path);
-/* SIGKILLs every pid cgroup.procs of lfd lists; *empty when none. */
-int sr_cg_kill_listed(int lfd, bool *empty);
+/* SIGKILLs every pid cgroup.procs of lfd lists until it lists none: 0,
+ * or -EBUSY when it still lists some after 100 rounds (10 ms apart). */
+int sr_cg_kill_listed(int lfd);
+/* Removes the emptied leaf at path (relative to dfd), retrying for a
+ * moment while the kernel says EBUSY; an absent leaf is removed. */
+int sr_cg_rmdir_at(int dfd, const char *path);
 /* Decodes the \ooo escapes of /proc/self/mountinfo in place. */
 void sr_cg_unescape_octal(char *s);
+/* Splits a line of /proc/self/mountinfo in place: *mountpoint (its \ooo
+ * escapes decoded) and *fstype, what follows the " - " separator (the
+ * file system type, the source, the super options).  -EINVAL when the
+ * line does not have that shape. */
+int sr_cg_mountinfo_split(char *line, char **mountpoint, char **fstype);
 /* True when /proc/swaps lists no swap device. */
 bool sr_cg_no_swap_configured(void);
 /* The memory limit rounded down to whole pages (the kernels keep pages

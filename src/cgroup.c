@@ -134,6 +134,28 @@ void sr_cg_unescape_octal(char *s) {
   *w = '\0';
 }
 
+int sr_cg_mountinfo_split(char *line, char **mountpoint, char **fstype) {
+  char *fields[6] = {0}, *sep, *p = line;
+
+  /* id parent maj:min root mountpoint options [optional...] - fstype
+   * source super-options */
+  for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
+    fields[i] = p;
+    p = strchr(p, ' ');
+    if (p)
+      *p++ = '\0';
+  }
+  if (!p || !fields[4])
+    return -EINVAL;
+  sep = strstr(p, "- ");
+  if (sep != p && !(sep = strstr(p, " - ")))
+    return -EINVAL;
+  sr_cg_unescape_octal(fields[4]);
+  *mountpoint = fields[4];
+  *fstype = sep + (sep == p ? 2 : 3);
+  return 0;
+}
+
 /*
  * The cgroup2 mount point: /sys/fs/cgroup (unified) is preferred, then
  * /sys/fs/cgroup/unified (hybrid), then the first one found.  *hybrid is
@@ -164,38 +186,26 @@ static int find_cgroup2_mount(char **out, bool *hybrid) {
     return r;
   for (char *line = strtok_r(buf, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    char *fields[6] = {0}, *fstype, *sep, *p = line;
+    char *mnt, *fstype;
     int rank;
 
-    /* id parent maj:min root mountpoint options [optional...] - fstype ... */
-    for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
-      fields[i] = p;
-      p = strchr(p, ' ');
-      if (p)
-        *p++ = '\0';
-    }
-    if (!p || !fields[4])
+    if (sr_cg_mountinfo_split(line, &mnt, &fstype) < 0)
       continue;
-    sep = strstr(p, "- ");
-    if (sep != p && !(sep = strstr(p, " - ")))
-      continue;
-    fstype = sep + (sep == p ? 2 : 3);
     if (!strncmp(fstype, "cgroup ", 7)) {
       *hybrid = true;
       continue;
     }
     if (strncmp(fstype, "cgroup2 ", 8) != 0)
       continue;
-    sr_cg_unescape_octal(fields[4]);
     /* A mount hidden under a later one (a tmpfs over /sys/fs/cgroup) is
      * listed too, but opening its path gives the one on top. */
-    if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+    if (statfs(mnt, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
       continue;
-    rank = !strcmp(fields[4], "/sys/fs/cgroup")  ? 3
-           : !strcmp(fields[4], hybrid_v2_mount) ? 2
-                                                 : 1;
+    rank = !strcmp(mnt, "/sys/fs/cgroup")  ? 3
+           : !strcmp(mnt, hybrid_v2_mount) ? 2
+                                           : 1;
     if (rank > best_rank) {
-      char *d = strdup(fields[4]);
+      char *d = strdup(mnt);
       if (!d)
         return -ENOMEM;
       free(best);
@@ -825,9 +835,9 @@ static bool pid_in(const pid_t *v, size_t n, pid_t pid) {
  * between the read and the kill: each is pinned with a pidfd first, and
  * signalled only if the leaf still lists it after that (a pidfd of a
  * process that has since died signals nothing).  Up to 4096 per round;
- * the caller repeats until the leaf is empty.
+ * sr_cg_kill_listed repeats until the leaf is empty.
  */
-int sr_cg_kill_listed(int lfd, bool *empty) {
+static int kill_round(int lfd, bool *empty) {
   enum { MAX_ROUND = 4096 };
   _cleanup_free_ char *before = NULL, *after = NULL;
   _cleanup_free_ pid_t *v = NULL, *w = NULL;
@@ -860,6 +870,30 @@ int sr_cg_kill_listed(int lfd, bool *empty) {
   return r < 0 ? r : 0;
 }
 
+int sr_cg_kill_listed(int lfd) {
+  /* A process that forks meanwhile shows up in the next read. */
+  for (int i = 0; i < 100; i++) {
+    bool empty = false;
+    int r = kill_round(lfd, &empty);
+    if (r < 0 || empty)
+      return r;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+  return -EBUSY;
+}
+
+int sr_cg_rmdir_at(int dfd, const char *path) {
+  /* An emptied cgroup can refuse rmdir for a moment (EBUSY): populated 0
+   * can precede the last css release. */
+  for (int i = 0;; i++) {
+    if (unlinkat(dfd, path, AT_REMOVEDIR) == 0 || errno == ENOENT)
+      return 0;
+    if (errno != EBUSY || i >= 100)
+      return -errno;
+    (void)usleep(10000); /* EINTR only shortens the pause */
+  }
+}
+
 int sr_cgroup_kill(const struct sr_cgroup *cg) {
   int r;
 
@@ -870,16 +904,8 @@ int sr_cgroup_kill(const struct sr_cgroup *cg) {
   r = sr_write_file_at(cg->leaf_fd, "cgroup.kill", "1\n");
   if (r != -ENOENT)
     return r;
-  /* Before 5.14: kill what is listed until nothing is left; a process
-   * that forks meanwhile shows up in the next read. */
-  for (int i = 0; i < 100; i++) {
-    bool empty = false;
-    r = sr_cg_kill_listed(cg->leaf_fd, &empty);
-    if (r < 0 || empty)
-      return r;
-    (void)usleep(10000); /* EINTR only shortens the pause */
-  }
-  return -EBUSY;
+  /* Before 5.14: kill what is listed until nothing is left. */
+  return sr_cg_kill_listed(cg->leaf_fd);
 }
 
 /* 0 once cgroup.events reads "populated 0", -EBUSY after timeout_ms. */
@@ -919,17 +945,7 @@ static int destroy_v2(struct sr_cgroup *cg) {
   pfd = sr_cg_open_dir_at(AT_FDCWD, cg->parent_path);
   if (pfd < 0)
     return pfd;
-  /* populated 0 can precede the last css release by a moment. */
-  for (int i = 0;; i++) {
-    if (unlinkat(pfd, path_basename(cg->leaf_path), AT_REMOVEDIR) == 0 ||
-        errno == ENOENT)
-      break;
-    r = -errno;
-    if (r != -EBUSY || i >= 100)
-      return r;
-    (void)usleep(10000); /* EINTR only shortens the pause */
-  }
-  return 0;
+  return sr_cg_rmdir_at(pfd, path_basename(cg->leaf_path));
 }
 
 int sr_cgroup_remove(struct sr_cgroup *cg) {

@@ -31,7 +31,10 @@
 #include <unistd.h>
 
 #include "cgroup-internal.h"
+#include "cgroup.h"
+#include "error.h"
 #include "fdutil.h"
+#include "policy.h"
 #include "util.h"
 
 #define SUBTREE "skillrun"
@@ -51,34 +54,22 @@ static int scan_v1_mounts(char *mnt[SR__CG1_MAX]) {
     return r;
   for (char *line = strtok_r(buf, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    char *fields[5] = {0}, *sep, *opts, *p = line;
+    char *mntpt, *fstype, *opts;
     struct statfs sfs;
 
-    /* id parent maj:min root mountpoint options [optional...] - fstype
-     * source super-options */
-    for (size_t i = 0; i < SR_ARRAY_SIZE(fields) && p; i++) {
-      fields[i] = p;
-      p = strchr(p, ' ');
-      if (p)
-        *p++ = '\0';
-    }
-    if (!p || !fields[4])
+    if (sr_cg_mountinfo_split(line, &mntpt, &fstype) < 0)
       continue;
-    sep = strstr(p, "- ");
-    if (sep != p && !(sep = strstr(p, " - ")))
+    if (strncmp(fstype, "cgroup ", 7) != 0)
       continue;
-    sep += sep == p ? 2 : 3;
-    if (strncmp(sep, "cgroup ", 7) != 0)
-      continue;
-    opts = strchr(sep + 7, ' '); /* after the source */
+    opts = strchr(fstype + 7, ' '); /* after the source */
     if (!opts)
       continue;
     opts++;
-    sr_cg_unescape_octal(fields[4]);
     for (int c = 0; c < SR__CG1_MAX; c++) {
       const char *want = sr_cg1_ctrl_name((enum sr_cg1_ctrl)c);
       size_t wl = strlen(want);
       bool has = false;
+      char *d;
 
       if (mnt[c])
         continue;
@@ -93,11 +84,12 @@ static int scan_v1_mounts(char *mnt[SR__CG1_MAX]) {
         continue;
       /* A mount hidden under a later one is listed too, but opening its
        * path gives the one on top. */
-      if (statfs(fields[4], &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
+      if (statfs(mntpt, &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
         continue;
-      mnt[c] = strdup(fields[4]);
-      if (!mnt[c])
+      d = strdup(mntpt);
+      if (!d)
         return -ENOMEM;
+      mnt[c] = d;
     }
   }
   return 0;
@@ -391,17 +383,9 @@ int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
 }
 
 /* v1 has no cgroup.kill: kill what the pids leaf lists until nothing is
- * left; a process that forks meanwhile shows up in the next read, and
- * pids.max bounds how many can. */
+ * left; pids.max bounds how many can fork meanwhile. */
 int sr_cg1_kill(const struct sr_cgroup *cg) {
-  for (int i = 0; i < 100; i++) {
-    bool empty = false;
-    int r = sr_cg_kill_listed(cg->v1_fd[SR_CG1_PIDS], &empty);
-    if (r < 0 || empty)
-      return r;
-    (void)usleep(10000); /* EINTR only shortens the pause */
-  }
-  return -EBUSY;
+  return sr_cg_kill_listed(cg->v1_fd[SR_CG1_PIDS]);
 }
 
 /* 0 once every leaf's cgroup.procs is empty, -EBUSY after timeout_ms. */
@@ -425,17 +409,6 @@ static int wait_empty(const struct sr_cgroup *cg, unsigned timeout_ms) {
   }
 }
 
-static int remove_leaf(const char *path) {
-  /* An emptied cgroup can refuse rmdir for a moment (EBUSY). */
-  for (int i = 0;; i++) {
-    if (rmdir(path) == 0 || errno == ENOENT)
-      return 0;
-    if (errno != EBUSY || i >= 100)
-      return -errno;
-    (void)usleep(10000); /* EINTR only shortens the pause */
-  }
-}
-
 int sr_cg1_remove(struct sr_cgroup *cg) {
   int r = wait_empty(cg, SR_CG_DESTROY_WAIT_MS), ret = 0;
 
@@ -449,7 +422,7 @@ int sr_cg1_remove(struct sr_cgroup *cg) {
   for (int c = 0; c < SR__CG1_MAX; c++) {
     if (!cg->v1_path[c])
       continue;
-    r = remove_leaf(cg->v1_path[c]);
+    r = sr_cg_rmdir_at(AT_FDCWD, cg->v1_path[c]);
     if (r < 0 && ret == 0)
       ret = r;
   }

@@ -323,25 +323,6 @@ void sr_metrics_set_reader(struct sr_metrics *m, uint64_t skipped_lines,
   m->in_progress = in_progress;
 }
 
-/* Makes room for index i in an array of elements of size sz (zeroed). */
-static int room(void **v, size_t *cap, size_t i, size_t sz) {
-  size_t n;
-  char *p;
-
-  if (i < *cap)
-    return 0;
-  n = *cap ? *cap * 2 : 16;
-  while (n <= i)
-    n *= 2;
-  p = realloc(*v, n * sz);
-  if (!p)
-    return -ENOMEM;
-  memset(p + *cap * sz, 0, (n - *cap) * sz);
-  *v = p;
-  *cap = n;
-  return 0;
-}
-
 /* The index of key in map, or of its OTHER form (made by other(), which
  * never fails to find room: the bound leaves one). */
 static long get_or_other(struct strmap *map, const char *key, size_t max,
@@ -366,7 +347,8 @@ int sr_metrics_add(struct sr_metrics *m, const struct sr_run_record *r) {
 
   ti = get_or_other(&m->tenants, r->tenant, SR_METRICS_TENANTS_MAX, OTHER,
                     &folded);
-  if (ti < 0 || room((void **)&m->t, &m->t_cap, (size_t)ti, sizeof(*m->t)) < 0)
+  if (ti < 0 || sr_grow_array((void **)&m->t, &m->t_cap, (size_t)ti,
+                              sizeof(*m->t), 16) < 0)
     return -ENOMEM;
   t = &m->t[ti];
   /* The skill, or OTHER once there are as many tenant and skill pairs
@@ -380,7 +362,8 @@ int sr_metrics_add(struct sr_metrics *m, const struct sr_run_record *r) {
   snprintf(key, sizeof(key), "%s\037%s\037%s", m->tenants.keys[ti],
            i == -1 ? OTHER : r->skill, status);
   i = strmap_get(&m->runs, key, SIZE_MAX);
-  if (i < 0 || room((void **)&m->r, &m->r_cap, (size_t)i, sizeof(*m->r)) < 0)
+  if (i < 0 || sr_grow_array((void **)&m->r, &m->r_cap, (size_t)i,
+                             sizeof(*m->r), 16) < 0)
     return -ENOMEM;
   m->r[i].tenant = (size_t)ti;
   m->r[i].n++;
@@ -390,7 +373,8 @@ int sr_metrics_add(struct sr_metrics *m, const struct sr_run_record *r) {
     snprintf(other, sizeof(other), "%s\037%s\037" OTHER, m->tenants.keys[ti],
              status);
     i = get_or_other(&m->reasons, key, SR_METRICS_REASONS_MAX, other, &folded);
-    if (i < 0 || room((void **)&m->q, &m->q_cap, (size_t)i, sizeof(*m->q)) < 0)
+    if (i < 0 || sr_grow_array((void **)&m->q, &m->q_cap, (size_t)i,
+                               sizeof(*m->q), 16) < 0)
       return -ENOMEM;
     m->q[i].tenant = (size_t)ti;
     m->q[i].n++;

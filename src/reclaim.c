@@ -16,8 +16,8 @@
 #include "audit.h"
 #include "error.h"
 #include "fdutil.h"
+#include "metafile.h"
 #include "reclaim.h"
-#include "workspace.h"
 
 /* The room a dead run reserved past its ledger's end (at most what
  * sr_audit reserves ahead) is given back in one punch this long. */
@@ -248,7 +248,7 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   meta = metadata_from_ledger(tail, tail_len, tenant, execution);
   if (!meta)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "metadata");
-  r = sr_workspace_write_metadata_at(run_fd, meta, owner, group, err);
+  r = sr_metafile_replace_at(run_fd, meta, owner, group, err);
   json_decref(meta);
   return r < 0 ? r : appended;
 }

@@ -131,22 +131,6 @@ void sr_sampler_close(struct sr_sampler *s) {
   s->cap_stack = s->n_shm = s->cap_shm = s->buf_len = 0;
 }
 
-/* Grows *v (elements of size sz) to hold n + 1; 0 or -ENOMEM. */
-static int reserve(void **v, size_t *cap, size_t n, size_t sz) {
-  size_t c;
-  void *p;
-
-  if (n < *cap)
-    return 0;
-  c = *cap ? *cap * 2 : 64;
-  p = reallocarray(*v, c, sz);
-  if (!p)
-    return -ENOMEM;
-  *v = p;
-  *cap = c;
-  return 0;
-}
-
 static int sys_openat2(int dirfd, const char *path, uint64_t flags,
                        uint64_t resolve) {
   struct open_how how = {.flags = flags | O_CLOEXEC, .resolve = resolve};
@@ -462,7 +446,8 @@ static int read_maps(struct sr_sampler *s, pid_t pid,
 }
 
 static int push(struct sr_sampler *s, size_t *n, pid_t pid) {
-  int r = reserve((void **)&s->stack, &s->cap_stack, *n + 1, sizeof(pid_t));
+  int r = sr_grow_array((void **)&s->stack, &s->cap_stack, *n + 1,
+                        sizeof(pid_t), 64);
 
   if (r < 0)
     return r;
@@ -601,7 +586,8 @@ static int visit(struct sr_sampler *s, pid_t pid, pid_t parent, size_t *n) {
   }
   r = children_of(s, n, &pr, ps.threads, keep);
   if (r >= 0)
-    r = reserve((void **)&s->next, &s->cap_next, s->n_next, sizeof(pr));
+    r = sr_grow_array((void **)&s->next, &s->cap_next, s->n_next, sizeof(pr),
+                      64);
   if (r < 0) {
     close_proc(&pr);
     return r;
@@ -689,7 +675,8 @@ int sr_sampler_sample(struct sr_sampler *s, struct sr_sample *out) {
     x.pids += pr->tasks;
     shm += pr->shm_extra;
     for (unsigned k = 0; k < pr->n_shm; k++) {
-      r = reserve((void **)&s->shm, &s->cap_shm, s->n_shm, sizeof(*s->shm));
+      r = sr_grow_array((void **)&s->shm, &s->cap_shm, s->n_shm,
+                        sizeof(*s->shm), 64);
       if (r < 0)
         return r;
       s->shm[s->n_shm++] = pr->shm[k];

@@ -599,6 +599,25 @@ char *sr_strndup_safe(const char *s, size_t max) {
   return s ? strndup(s, max) : NULL;
 }
 
+int sr_grow_array(void **v, size_t *cap, size_t i, size_t sz, size_t first) {
+  size_t n;
+  char *p;
+
+  if (i < *cap)
+    return 0;
+  /* A full array doubles at least once. */
+  for (n = *cap ? *cap : first; n <= i || n == *cap; n *= 2)
+    if (n == 0 || n > SIZE_MAX / 2)
+      return -ENOMEM;
+  p = reallocarray(*v, n, sz);
+  if (!p)
+    return -ENOMEM;
+  memset(p + *cap * sz, 0, (n - *cap) * sz);
+  *v = p;
+  *cap = n;
+  return 0;
+}
+
 int sr_strv_push(struct sr_strv *sv, const char *s) {
   char **v;
   char *copy;

@@ -146,6 +146,14 @@ void sr_hex(const unsigned char *in, size_t n, char *out);
 /* strndup that takes NULL (and returns it); NULL on ENOMEM too. */
 char *sr_strndup_safe(const char *s, size_t max);
 
+/*
+ * Makes room for index i in the array *v of *cap elements of size sz:
+ * `first` (> 0) elements at first, then doubling until i fits; the new
+ * elements are zeroed.  0, or -ENOMEM (also when the size would
+ * overflow) with *v and *cap untouched.
+ */
+int sr_grow_array(void **v, size_t *cap, size_t i, size_t sz, size_t first);
+
 /* Dynamic array of strings, NULL-terminated once not empty (v is NULL
  * while n is 0). */
 struct sr_strv {

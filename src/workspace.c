@@ -23,6 +23,7 @@
 #include "fdutil.h"
 #include "filetype.h"
 #include "magic.h"
+#include "metafile.h"
 #include "reclaim.h"
 #include "sha256.h"
 #include "trust.h"
@@ -974,47 +975,6 @@ int sr_workspace_give_inputs(struct sr_workspace *ws, uid_t uid, gid_t gid,
   return 0;
 }
 
-/* meta as indented JSON in dirfd/name, created with O_EXCL, with `mode`;
- * given to owner:group unless owner is (uid_t)-1 (by its fd: the directory
- * may be someone else's, who could swap the name for a link); *ret_fd
- * (when not NULL) receives an O_PATH fd of the file written. */
-static int write_json(int dirfd, const char *name, const json_t *meta,
-                      mode_t mode, uid_t owner, gid_t group, int *ret_fd,
-                      struct sr_error *err) {
-  _cleanup_free_ char *text = NULL;
-  _cleanup_close_ int fd = -1;
-  int r;
-
-  text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  if (!text)
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
-  fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              mode);
-  if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
-                        "cannot write metadata.json");
-  r = sr_write_all(fd, text, strlen(text));
-  if (r >= 0)
-    r = sr_write_all(fd, "\n", 1);
-  if (r >= 0 && fchmod(fd, mode) < 0)
-    r = -errno;
-  if (r >= 0 && owner != (uid_t)-1 && fchown(fd, owner, group) < 0)
-    r = -errno;
-  if (r >= 0 && ret_fd) {
-    /* The very file written (not a name looked up again), for init to
-     * check what it binds against (sandbox.h). */
-    char self[64];
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-    *ret_fd = open(self, O_PATH | O_CLOEXEC);
-    if (*ret_fd < 0)
-      r = -errno;
-  }
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
-                        "cannot write metadata.json");
-  return 0;
-}
-
 int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
                                         const json_t *meta,
                                         struct sr_error *err) {
@@ -1026,8 +986,8 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   /* 0644 in a 0700 staging directory: the sandbox user reads it through
    * its bind mount only. */
   ws->metadata_fd = safe_close(ws->metadata_fd);
-  r = write_json(ws->staging_fd, "metadata.json", meta, 0644, (uid_t)-1,
-                 (gid_t)-1, &ws->metadata_fd, err);
+  r = sr_metafile_write_at(ws->staging_fd, "metadata.json", meta, 0644,
+                           (uid_t)-1, (gid_t)-1, &ws->metadata_fd, err);
   if (r < 0)
     return r;
   free(ws->metadata_path);
@@ -1036,25 +996,9 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   return 0;
 }
 
-int sr_workspace_write_metadata_at(int run_fd, const json_t *meta, uid_t owner,
-                                   gid_t group, struct sr_error *err) {
-  int r;
-
-  (void)unlinkat(run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  r = write_json(run_fd, "metadata.json.tmp", meta, 0600, owner, group, NULL,
-                 err);
-  if (r < 0)
-    return r;
-  if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
-                        "cannot write metadata.json");
-  return 0;
-}
-
 int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
                                 struct sr_error *err) {
-  return sr_workspace_write_metadata_at(ws->run_fd, meta, (uid_t)-1, (gid_t)-1,
-                                        err);
+  return sr_metafile_replace_at(ws->run_fd, meta, (uid_t)-1, (gid_t)-1, err);
 }
 
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,

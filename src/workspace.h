@@ -159,10 +159,6 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
  * renamed into place; mode 0644). */
 int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
                                 struct sr_error *err);
-/* The same in the run directory run_fd, given to owner:group unless owner
- * is (uid_t)-1 (gc, as root, closing a user's run). */
-int sr_workspace_write_metadata_at(int run_fd, const json_t *meta, uid_t owner,
-                                   gid_t group, struct sr_error *err);
 
 /* Creates logs/stdout.log and logs/stderr.log (O_EXCL); returns the fds. */
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
@@ -180,7 +176,6 @@ int sr_workspace_make_outputs(struct sr_workspace *ws, struct sr_error *err);
  * stays far below an audit line's limit (1 MiB, --verify-audit); the
  * artifact_committed events remain the full record.
  */
-#define SR_ARTIFACT_LIST_MAX (256u * 1024)
 struct sr_artifacts {
   uint64_t files;
   uint64_t bytes;

@@ -33,11 +33,12 @@ WS_root=$(tmpdir)
 WS_user=$(user_workspace)
 _run_n=0
 
-# attack MODE [SKILLRUN-OPTION...] -- CASE...: one run of the attacker with
-# the given cases.  Sets $rc, $OUT (the skill's stdout.log), $AUDIT, $ERR
-# (skillrun's stderr) and $STDOUT (skillrun's own stdout).  The caller's
-# environment and fds pass through: the tests plant bait in them.
-attack() {
+# skill MODE [SKILLRUN-OPTION...] -- COMMAND...: one run of the bundle
+# with COMMAND, as MODE's user.  Sets $rc, $RUN_ID, $OUT (the skill's
+# stdout.log, absent when the run made none), $AUDIT, $ERR (skillrun's
+# stderr) and $STDOUT (skillrun's own stdout).  The caller's environment
+# and fds pass through: the tests plant bait in them.
+skill() {
   local mode=$1 opts=() w
   shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -53,11 +54,22 @@ attack() {
   STDOUT=$w/$RUN_ID.stdout
   OUT=$w/default/$RUN_ID/logs/stdout.log
   in_mode "$mode" "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
-    --audit-file "$AUDIT" "${opts[@]}" "$B" -- /workspace/inputs/bundle/attacker "$@" \
-    >"$STDOUT" 2>"$ERR"
+    --audit-file "$AUDIT" "${opts[@]}" "$B" -- "$@" >"$STDOUT" 2>"$ERR"
   rc=$?
+}
+
+# attack MODE [SKILLRUN-OPTION...] -- CASE...: skill, running the attacker
+# with the given cases; $OUT is then always a file (empty without a log).
+attack() {
+  local head=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    head+=("$1")
+    shift
+  done
+  shift
+  skill "${head[@]}" -- /workspace/inputs/bundle/attacker "$@"
   if [ ! -f "$OUT" ]; then
-    OUT=$w/$RUN_ID.nolog
+    OUT=${AUDIT%.audit}.nolog
     : >"$OUT"
   fi
 }

@@ -39,42 +39,19 @@ sandbox_possible || skip_all "user namespaces are not available"
 
 PROBE=$TOP_SRCDIR/tests/attacks/egress-probe.py
 HELPER=$TOP_SRCDIR/tests/integration/network-helper.py
-CLIENT=$TOP_SRCDIR/tests/integration/proxy-client.py
 PY=$("$PYTHON3" -c 'import sys; print(sys.executable)')
 W=$(tmpdir)
 
-bg_pids=()
-stop_bg() {
-  local p
-  for p in "${bg_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null; done
-  cleanup
-}
-trap stop_bg EXIT
-die() {
-  fail "setup: $*"
-  finish
-}
-
 # ---------------------------------------------------------------- network
-ip link set lo up && ip addr add 10.9.9.9/32 dev lo &&
-  ip addr add 169.254.169.254/32 dev lo || die "lo"
-unshare --net sleep 3600 &
-SRV=$!
-bg_pids+=("$SRV")
-sleep 0.1
-ip link add v0 type veth peer name v1 netns "$SRV" || die "veth"
-ip addr add 11.0.0.1/24 dev v0 && ip link set v0 up || die "v0"
-nsenter --net="/proc/$SRV/ns/net" -- sh -c 'ip link set lo up &&
-  ip addr add 11.0.0.2/24 dev v1 && ip addr add 11.0.0.3/24 dev v1 &&
-  ip link set v1 up' || die "v1"
+server_netns 11.0.0.2 11.0.0.3
+ip addr add 10.9.9.9/32 dev lo && ip addr add 169.254.169.254/32 dev lo ||
+  die "lo"
 
 for site in public evil hostside; do
   mkdir -p "$W/www-$site"
   echo "$site" >"$W/www-$site/who"
 done
 chmod -R a+rX "$W"
-srvns=(nsenter --net="/proc/$SRV/ns/net" --)
 "${srvns[@]}" "$PY" -m http.server --bind 11.0.0.2 --directory "$W/www-public" 8080 \
   >>"$W/servers.log" 2>&1 &
 bg_pids+=($!)
@@ -98,13 +75,8 @@ bg_pids+=($!)
 for _ in $(seq 50); do [ -s "$W/port" ] && break; sleep 0.1; done
 [ -s "$W/port" ] || die "the bait did not start"
 PORT=$(cat "$W/port")
-for hp in "11.0.0.2 8080" "11.0.0.3 8080" "127.0.0.1 8080"; do
-  # shellcheck disable=SC2086
-  "$PY" "$CLIENT" wait-port $hp || die "no server on $hp"
-done
-echo "nameserver 127.0.0.1" >"$W/resolv.conf"
-chmod 644 "$W/resolv.conf"
-mount --bind "$W/resolv.conf" /etc/resolv.conf || die "resolv.conf"
+wait_ports "11.0.0.2 8080" "11.0.0.3 8080" "127.0.0.1 8080"
+test_resolver "$W"
 is "control: the DNS server answers on the host side" \
   "$(getent ahostsv4 evil.test | awk '{print $1; exit}')" 11.0.0.3
 is "control: the host-side server answers on 10.9.9.9" \

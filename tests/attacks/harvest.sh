@@ -21,26 +21,6 @@ printf 'include default\noutputs-size 2M\n' >"$T/small.profile"
 chmod 644 "$T/small.profile"
 MAXW=16 # SR_HARVEST_MAX_WARNINGS
 
-# skill MODE [SKILLRUN-OPTION...] -- COMMAND...: like attack, for a shell
-# command instead of the attacker.
-skill() {
-  local mode=$1 opts=() w pre=()
-  shift
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    opts+=("$1")
-    shift
-  done
-  shift
-  _run_n=$((_run_n + 1))
-  if [ "$mode" = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
-    w=$WS_root pre=(env); fi
-  RUN_ID=a$_run_n AUDIT=$w/a$_run_n.audit ERR=$w/a$_run_n.err STDOUT=$w/a$_run_n.stdout
-  OUT=$w/default/$RUN_ID/logs/stdout.log
-  "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
-    --audit-file "$AUDIT" "${opts[@]}" "$B" -- "$@" >"$STDOUT" 2>"$ERR"
-  rc=$?
-}
-
 # warnings FILE: the harvest's warnings (path- or summary-shaped).
 warnings() { "$JQ" -c 'select(.event == "warning" and (has("path") or .reason == "outputs_skipped"))' "$1"; }
 host_entries() { find "$1" -mindepth 1 2>/dev/null | wc -l; }

@@ -29,17 +29,23 @@ try() {
   rc=$?
 }
 chmod 777 "$T" # the audit and error files of both modes
+# planted MODE NAME: a new workspace root $W of the caller's ($me) in
+# which another user ($other) made NAME first; then one run in it, for
+# tenant acme.
+planted() {
+  W=$(tmpdir)
+  chown "$me" "$W"
+  mkdir "$W/$2"
+  chown "$other" "$W/$2"
+  try "$1" "$W" --tenant acme
+}
 
 for mode in root user; do
   if [ $mode = user ]; then me=$NOBODY other=$OTHER; else me=0 other=$NOBODY; fi
   owner_name=$(getent passwd "$other" | cut -d: -f1)
 
   # A tenant directory another user made first.
-  W=$(tmpdir)
-  chown "$me" "$W"
-  mkdir "$W/acme"
-  chown "$other" "$W/acme"
-  try $mode "$W" --tenant acme
+  planted $mode acme
   is "$mode: a tenant directory of uid $other is refused (125)" "$rc" 125
   check "$mode: ... the message names the path and its owner" \
     grep -q "tenant directory $W/acme belongs to uid $other${owner_name:+ ($owner_name)}" "$ERR"
@@ -66,11 +72,7 @@ for mode in root user; do
 
   # A marker directory (.active) another user made: they could remove a
   # live run's marker, or plant one.
-  W=$(tmpdir)
-  chown "$me" "$W"
-  mkdir "$W/.active"
-  chown "$other" "$W/.active"
-  try $mode "$W" --tenant acme
+  planted $mode .active
   is "$mode: a .active of uid $other is refused (125)" "$rc" 125
   check "$mode: ... naming it and its owner" \
     grep -q "run marker directory $W/.active belongs to uid $other" "$ERR"

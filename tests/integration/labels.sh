@@ -15,15 +15,7 @@ mkbundle "$B" "Reads its labels."
 chmod -R a+rX "$B"
 
 # run ROOT ID [OPTION...] -- COMMAND...: leaves $rc, $audit, $err.
-run() {
-  local root=$1 id=$2
-  shift 2
-  audit="$T/$id.audit"
-  err="$T/$id.err"
-  "$SKILLRUN" --workspace-root "$root" --execution-id "$id" "$@" \
-    >"$audit" 2>"$err"
-  rc=$?
-}
+run() { run_in "$T" "$@"; }
 
 W=$(tmpdir)
 run "$W" lab --label trace_id=4bf92f3577b34da6a3ce929d0e0e4736 \

@@ -171,11 +171,18 @@ tmpdir() {
   chmod 755 "$d"
   echo "$d"
 }
+# Processes a test starts in the background for its whole length
+# (servers, a namespace's holder): cleanup kills them and waits for them
+# before it removes the test's files.
+bg_pids=()
 # Only the test's own shell cleans up: a background subshell (a racing
 # writer, a listener) that is killed must not remove the test's files.
 _test_pid=$$
 cleanup() {
+  local p
   [ "${BASHPID:-$$}" = "$_test_pid" ] || return 0
+  for p in ${bg_pids[@]+"${bg_pids[@]}"}; do kill -KILL "$p" 2>/dev/null; done
+  for p in ${bg_pids[@]+"${bg_pids[@]}"}; do wait "$p" 2>/dev/null; done
   _ledger_runs "$_test_root" "$_suite"
   _remove_outside
   chmod -R u+rwX "$_test_root" 2>/dev/null
@@ -338,6 +345,64 @@ check_run_audits() {
   done
   is "$label: every run's audit parses with jq and verifies" "$bad" 0
   is "$label: every run directory's audit.jsonl equals the stream" "$copies" 0
+}
+
+# run_in DIR ROOT ID [OPTION...] [BUNDLE -- COMMAND...]: one skillrun run
+# in workspace root ROOT with --execution-id ID, as the caller, its audit
+# stream (stdout) into DIR/ID.audit and its stderr into DIR/ID.err.  Sets
+# $rc, $audit and $err.
+run_in() {
+  local dir=$1 root=$2 id=$3
+  shift 3
+  audit="$dir/$id.audit"
+  err="$dir/$id.err"
+  "$SKILLRUN" --workspace-root "$root" --execution-id "$id" "$@" \
+    >"$audit" 2>"$err"
+  rc=$?
+}
+
+# die TEXT: a setup step failed: one failed TAP result, and the end.
+die() {
+  fail "setup: $*"
+  finish
+}
+
+# For the tests that build their own network (network.sh,
+# attacks/egress.sh), as root in private network and mount namespaces.
+# server_netns ADDR...: a "server" network namespace behind a veth, v0
+# 11.0.0.1/24 on this side, v1 with each ADDR/24 on the other; lo up in
+# both.  Sets SRV (the pid that holds it, in bg_pids) and srvns (the
+# command prefix that runs something in it).
+server_netns() {
+  local a cmd="ip link set lo up"
+  ip link set lo up || die "lo up"
+  unshare --net sleep 3600 &
+  SRV=$!
+  bg_pids+=("$SRV")
+  sleep 0.1
+  ip link add v0 type veth peer name v1 netns "$SRV" || die "veth"
+  ip addr add 11.0.0.1/24 dev v0 && ip link set v0 up || die "v0"
+  for a; do cmd="$cmd && ip addr add $a/24 dev v1"; done
+  nsenter --net="/proc/$SRV/ns/net" -- sh -c "$cmd && ip link set v1 up" || die "v1"
+  # shellcheck disable=SC2034 # the caller's
+  srvns=(nsenter --net="/proc/$SRV/ns/net" --)
+}
+# wait_ports "ADDR PORT"...: each has a listener by now, or die.
+wait_ports() {
+  local hp
+  for hp; do
+    # shellcheck disable=SC2086
+    "$PYTHON3" "$TOP_SRCDIR/tests/integration/proxy-client.py" wait-port $hp ||
+      die "no server on $hp"
+  done
+}
+# test_resolver DIR: this mount namespace's /etc/resolv.conf names
+# 127.0.0.1, where the test runs its DNS server (the namespace is private:
+# the host's file is untouched).
+test_resolver() {
+  echo "nameserver 127.0.0.1" >"$1/resolv.conf"
+  chmod 644 "$1/resolv.conf"
+  mount --bind "$1/resolv.conf" /etc/resolv.conf || die "resolv.conf"
 }
 
 # Whether the sandbox can be built at all here (root or userns).

@@ -17,15 +17,7 @@ mkbundle "$B" "Writes an artifact."
 chmod -R a+rX "$B"
 
 # run ROOT ID [OPTION...] -- COMMAND...: leaves $rc, $audit, $err.
-run() {
-  local root=$1 id=$2
-  shift 2
-  audit="$T/$id.audit"
-  err="$T/$id.err"
-  "$SKILLRUN" --workspace-root "$root" --execution-id "$id" "$@" \
-    >"$audit" 2>"$err"
-  rc=$?
-}
+run() { run_in "$T" "$@"; }
 
 # metrics ROOT: --metrics into $T/metrics.prom; $rc.
 metrics() {

@@ -50,30 +50,8 @@ CLIENT=$TOP_SRCDIR/tests/integration/proxy-client.py
 PY=$("$PYTHON3" -c 'import sys; print(sys.executable)')
 W=$(tmpdir)
 
-bg_pids=()
-stop_bg() {
-  local p
-  for p in "${bg_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null; done
-  cleanup
-}
-trap stop_bg EXIT
-
-die() {
-  fail "setup: $*"
-  finish
-}
-
 # ---------------------------------------------------------------- network
-ip link set lo up || die "lo up"
-unshare --net sleep 3600 &
-SRV=$!
-bg_pids+=("$SRV")
-sleep 0.1
-ip link add v0 type veth peer name v1 netns "$SRV" || die "veth"
-ip addr add 11.0.0.1/24 dev v0 && ip link set v0 up || die "v0"
-nsenter --net="/proc/$SRV/ns/net" -- sh -c 'ip link set lo up &&
-  ip addr add 11.0.0.2/24 dev v1 && ip link set v1 up' || die "v1"
+server_netns 11.0.0.2
 
 mkdir -p "$W/www11" "$W/www127"
 echo "hello from 11.0.0.2" >"$W/www11/hello.txt"
@@ -81,7 +59,6 @@ echo "hello from 127.0.0.1" >"$W/www127/hello.txt"
 WHEEL_SHA=$("$PY" "$HELPER" wheel-index "$W/www11" tinypkg 0.1) || die "wheel"
 chmod -R a+rX "$W"
 
-srvns=(nsenter --net="/proc/$SRV/ns/net" --)
 "${srvns[@]}" "$PY" -m http.server --bind 11.0.0.2 --directory "$W/www11" 8080 \
   >>"$W/servers.log" 2>&1 &
 bg_pids+=($!)
@@ -96,15 +73,9 @@ ABSTRACT=skillrun-net-$$
 : >"$W/abstract.log"
 "$PY" "$HELPER" abstract-listen "$ABSTRACT" "$W/abstract.log" >>"$W/servers.log" 2>&1 &
 bg_pids+=($!)
-for hp in "11.0.0.2 8080" "11.0.0.2 7007" "127.0.0.1 8080"; do
-  # shellcheck disable=SC2086
-  "$PY" "$CLIENT" wait-port $hp || die "no server on $hp"
-done
-# This namespace's resolver is the test's DNS server (the mount namespace
-# is private: the host's /etc/resolv.conf is untouched).
-echo "nameserver 127.0.0.1" >"$W/resolv.conf"
-chmod 644 "$W/resolv.conf"
-mount --bind "$W/resolv.conf" /etc/resolv.conf || die "resolv.conf"
+wait_ports "11.0.0.2 8080" "11.0.0.2 7007" "127.0.0.1 8080"
+# This namespace's resolver is the test's DNS server.
+test_resolver "$W"
 is "control: the test DNS server answers on the host side" \
   "$(getent hosts dns-only.test | awk '{print $1}')" 11.0.0.2
 check "control: the abstract socket answers on the host side" \

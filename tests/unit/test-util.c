@@ -768,6 +768,39 @@ static void test_strndup_safe(void **state) {
   assert_null(sr_strndup_safe(NULL, 10));
 }
 
+static void test_grow_array(void **state) {
+  uint32_t *v = NULL;
+  size_t cap = 0;
+  (void)state;
+
+  /* Index 0 of an empty array: the first size. */
+  assert_int_equal(sr_grow_array((void **)&v, &cap, 0, sizeof(*v), 4), 0);
+  assert_int_equal(cap, 4);
+  for (size_t i = 0; i < cap; i++)
+    assert_int_equal(v[i], 0);
+  v[3] = 7;
+  /* An index that fits: nothing changes. */
+  assert_int_equal(sr_grow_array((void **)&v, &cap, 3, sizeof(*v), 4), 0);
+  assert_int_equal(cap, 4);
+  /* The next index doubles; far beyond, doubles until it fits.  What was
+   * there stays, the new elements are zeroed. */
+  assert_int_equal(sr_grow_array((void **)&v, &cap, 4, sizeof(*v), 4), 0);
+  assert_int_equal(cap, 8);
+  assert_int_equal(sr_grow_array((void **)&v, &cap, 40, sizeof(*v), 4), 0);
+  assert_int_equal(cap, 64);
+  assert_int_equal(v[3], 7);
+  for (size_t i = 4; i < cap; i++)
+    assert_int_equal(v[i], 0);
+  /* A size that overflows is -ENOMEM, the array untouched. */
+  assert_int_equal(
+      sr_grow_array((void **)&v, &cap, SIZE_MAX - 1, sizeof(*v), 4), -ENOMEM);
+  assert_int_equal(
+      sr_grow_array((void **)&v, &cap, SIZE_MAX / 4, sizeof(*v), 4), -ENOMEM);
+  assert_int_equal(cap, 64);
+  assert_int_equal(v[3], 7);
+  free(v);
+}
+
 static void test_strv(void **state) {
   struct sr_strv sv = {0};
   char buf[16];
@@ -1052,6 +1085,7 @@ int main(void) {
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
       cmocka_unit_test(test_strndup_safe),
+      cmocka_unit_test(test_grow_array),
       cmocka_unit_test(test_strv),
       cmocka_unit_test(test_now_rfc3339),
       cmocka_unit_test(test_now_mono_ms),
