@@ -42,7 +42,7 @@ static json_t *copy_or_null(json_t *v) {
 static json_t *metadata_from_ledger(const char *buf, size_t len,
                                     const char *tenant, const char *execution) {
   json_t *skill_name = NULL, *skill_version = NULL, *started = NULL;
-  json_t *labels = NULL;
+  json_t *labels = NULL, *first_ts = NULL;
   json_t *verified = NULL, *policy = NULL, *completed = NULL;
   json_t *inputs = json_array(), *meta, *limits = NULL, *res;
   const char *end = buf + len;
@@ -62,6 +62,8 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
       json_decref(o);
       continue;
     }
+    if (!first_ts && json_is_string(json_object_get(o, "ts")))
+      first_ts = json_incref(json_object_get(o, "ts"));
     if (json_is_string(json_object_get(o, "skill"))) {
       json_decref(skill_name);
       json_decref(skill_version);
@@ -104,6 +106,12 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
     json_decref(o);
   }
 
+  /* A run killed before execution_started began no later than its
+   * first record: started_at is a timestamp in every metadata.json
+   * (schema/metadata.schema.json). */
+  if (!started)
+    started = json_incref(first_ts);
+  json_decref(first_ts);
   if (policy) {
     const char *key;
     json_t *v;
