@@ -62,6 +62,14 @@ uint64_t sr_cg_page_round(uint64_t bytes);
  * (It stays locked by the caller when 1 is returned.)  1, 0 or -errno. */
 int sr_cg_gc_candidate(int fd);
 
+/* ---- systemd (cgroup-systemd.c): asks the caller's systemd user manager
+ * for the transient scope `unit` (Delegate=yes, collected once empty)
+ * holding the calling process, and waits (bounded) for its job.  0 once
+ * the process is in the scope; -errno with *reason set (malloc'd) when
+ * libsystemd, the manager or the job fails. */
+int sr_cg_systemd_scope(const char *unit, const char *description,
+                        char **reason);
+
 /* ---- cgroup v1 (cgroup1.c): one leaf in each of the memory, pids and
  * cpuacct hierarchies, "<mount>/skillrun/run-<name>".  Unavailable (not
  * mounted, not writable): -errno with *reason set (malloc'd); a hard

@@ -401,6 +401,83 @@ static bool delegated_to_us(int dfd) {
          faccessat(dfd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0;
 }
 
+/* Sets scope->why (malloc'd) from fmt; -ENOMEM when even that fails. */
+static int scope_fail(struct sr_cgroup_scope *scope, int r, const char *fmt,
+                      ...) _printf_(3, 4);
+static int scope_fail(struct sr_cgroup_scope *scope, int r, const char *fmt,
+                      ...) {
+  va_list ap;
+  char *s = NULL;
+  int n;
+
+  va_start(ap, fmt);
+  n = vasprintf(&s, fmt, ap);
+  va_end(ap);
+  free(scope->why);
+  scope->why = n < 0 ? NULL : s;
+  return scope->why ? r : -ENOMEM;
+}
+
+/*
+ * An ordinary caller whose cgroup is not delegated: a transient scope
+ * from its systemd user manager (cgroup-systemd.c), checked like any
+ * delegated subtree: the supervisor must now be in it, and it must be
+ * ours to write.  On success *fd and *path (replaced) are the scope's and
+ * scope->unit, path and controllers are set; otherwise scope->why says
+ * why (-errno; -ENOMEM alone leaves it unset).
+ */
+static int enter_systemd_scope(const char *mnt, const char *name,
+                               struct sr_cgroup_scope *scope, int *fd,
+                               char **path) {
+  _cleanup_free_ char *unit = NULL, *desc = NULL, *why = NULL;
+  _cleanup_free_ char *own = NULL, *spath = NULL, *ctl = NULL;
+  _cleanup_close_ int sfd = -1;
+  int r;
+
+  /* The supervisor's pid makes the name unique on the manager even for
+   * two runs of one execution id (the second then fails at its leaf). */
+  unit = sr_cg_xasprintf("skillrun-%s-%d.scope", name, (int)getpid());
+  desc = sr_cg_xasprintf("skillrun run %s", name);
+  if (!unit || !desc)
+    return -ENOMEM;
+  r = sr_cg_systemd_scope(unit, desc, &why);
+  if (r < 0)
+    return why ? scope_fail(scope, r, "%s", why) : -ENOMEM;
+  /* From here the supervisor may be in the scope even if it goes unused:
+   * the record names it. */
+  scope->unit = TAKE_PTR(unit);
+  r = own_cgroup_path(&own);
+  if (r < 0)
+    return scope_fail(scope, r, "%s started, but /proc/self/cgroup: %s",
+                      scope->unit, strerror(-r));
+  if (strcmp(path_basename(own), scope->unit) != 0)
+    return scope_fail(scope, -ESRCH, "%s started, but the supervisor is in %s",
+                      scope->unit, own);
+  spath = sr_cg_xasprintf("%s%s", strcmp(mnt, "/") != 0 ? mnt : "", own);
+  if (!spath)
+    return -ENOMEM;
+  sfd = sr_cg_open_dir_at(AT_FDCWD, spath);
+  if (sfd < 0)
+    return scope_fail(scope, sfd, "open %s: %s", spath, strerror(-sfd));
+  if (!delegated_to_us(sfd))
+    return scope_fail(scope, -EACCES, "%s is not delegated to uid %u", spath,
+                      (unsigned)geteuid());
+  r = sr_cg_read_at(sfd, "cgroup.controllers", &ctl);
+  if (r < 0)
+    return scope_fail(scope, r, "read %s/cgroup.controllers: %s", spath,
+                      strerror(-r));
+  ctl[strcspn(ctl, "\n")] = '\0';
+  scope->path = strdup(spath);
+  scope->controllers = TAKE_PTR(ctl);
+  if (!scope->path)
+    return -ENOMEM;
+  safe_close(*fd);
+  *fd = TAKE_FD(sfd);
+  free(*path);
+  *path = TAKE_PTR(spath);
+  return 0;
+}
+
 /*
  * Finds the subtree that will hold the leaf (parent_override, else
  * <mount>/skillrun as root, else our own delegated cgroup).  When
@@ -410,6 +487,7 @@ static bool delegated_to_us(int dfd) {
  */
 static int find_parent(const char *override, bool prepare, int *out_fd,
                        char **out_path, bool *cpu, char **reason,
+                       const char *name, struct sr_cgroup_scope *scope,
                        struct sr_error *err) {
   _cleanup_free_ char *mnt = NULL;
   _cleanup_free_ char *path = NULL;
@@ -521,7 +599,20 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
       *reason = sr_cg_xasprintf("open %s: %s", path, strerror(-fd));
       return fd;
     }
-    if (!delegated_to_us(fd)) {
+    if (!delegated_to_us(fd) && prepare && scope) {
+      /* Not delegated (a login session's scope): ask the user manager
+       * for one that is, with the supervisor in it. */
+      r = enter_systemd_scope(mnt, name, scope, &fd, &path);
+      if (r < 0 && r != -ENOMEM) {
+        *reason = sr_cg_xasprintf("no delegated cgroup v2 subtree: %s is not "
+                                  "delegated to uid %u, and no systemd scope: "
+                                  "%s",
+                                  path, (unsigned)geteuid(), scope->why);
+        return -EACCES;
+      }
+      if (r < 0)
+        return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+    } else if (!delegated_to_us(fd)) {
       *reason = sr_cg_xasprintf("no delegated cgroup v2 subtree: %s is not "
                                 "delegated to uid %u (use --cgroup-parent)",
                                 path, (unsigned)geteuid());
@@ -654,6 +745,25 @@ static void cgroup_reset(struct sr_cgroup *cg) {
   cg->version = SR_CGV_NONE;
 }
 
+/* scope->why when the user manager was not asked (find_parent asks only
+ * an ordinary caller on a cgroup v2 host whose cgroup is not delegated):
+ * which of those did not hold.  -ENOMEM, or 0. */
+static int scope_not_asked(struct sr_cgroup_scope *scope, const char *override,
+                           bool v2_found, const char *v2_reason) {
+  if (scope->unit || scope->why)
+    return 0; /* asked: the scope, or why it failed, is on the record */
+  if (override)
+    scope->why = strdup("not asked: --cgroup-parent names the subtree");
+  else if (geteuid() == 0)
+    scope->why = strdup("not asked: root uses the hierarchy's skillrun "
+                        "subtree itself");
+  else if (v2_found)
+    scope->why = strdup("not asked: the caller's cgroup v2 is delegated");
+  else
+    scope->why = sr_cg_xasprintf("not asked: %s", v2_reason);
+  return scope->why ? 0 : -ENOMEM;
+}
+
 /* The v2 leaf below the subtree find_parent chose. */
 static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
                     char *parent_path, const char *leaf, struct sr_error *err) {
@@ -706,7 +816,8 @@ int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
     *why = NULL;
 
   if (p->cgroup == SR_CGROUP_OFF) {
-    if (why && !(*why = strdup("cgroup off in the policy")))
+    if ((why && !(*why = strdup("cgroup off in the policy"))) ||
+        !(cg->scope.why = strdup("not asked: cgroup off in the policy")))
       return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
     return 0;
   }
@@ -715,7 +826,10 @@ int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
   snprintf(leaf, sizeof(leaf), LEAF_PREFIX "%s", name);
 
   r = find_parent(parent_override, true, &pfd, &parent_path, &cpu, &reason,
-                  err);
+                  name, &cg->scope, err);
+  if ((r >= 0 || reason) &&
+      scope_not_asked(&cg->scope, parent_override, r >= 0, reason) < 0)
+    return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
   if (r >= 0)
     return setup_v2(cg, p, pfd, TAKE_PTR(parent_path), leaf, err);
   if (!reason) /* err is set: a hard failure */
@@ -963,9 +1077,15 @@ int sr_cgroup_remove(struct sr_cgroup *cg) {
 
 void sr_cgroup_done(struct sr_cgroup *cg) {
   /* A leaf that cannot be removed now is left to --gc (its lock goes with
-   * the fd), with its fds and paths released here. */
+   * the fd), with its fds and paths released here.  The scope itself goes
+   * with the supervisor: its manager collects it once it is empty. */
   (void)sr_cgroup_remove(cg);
   cgroup_reset(cg);
+  free(cg->scope.unit);
+  free(cg->scope.path);
+  free(cg->scope.controllers);
+  free(cg->scope.why);
+  memset(&cg->scope, 0, sizeof(cg->scope));
 }
 
 int sr_cg_gc_candidate(int fd) {
@@ -1015,7 +1135,8 @@ static int gc_v2(const char *parent_override, struct sr_error *err) {
   bool cpu;
   int r, dfd, ret = 0;
 
-  r = find_parent(parent_override, false, &pfd, &path, &cpu, &reason, err);
+  r = find_parent(parent_override, false, &pfd, &path, &cpu, &reason, NULL,
+                  NULL, err);
   if (r < 0)
     return reason ? 0 : r; /* no cgroup subtree: nothing to collect */
 

@@ -25,6 +25,16 @@ enum sr_cg1_ctrl {
 /* "memory", "pids", "cpuacct". */
 const char *sr_cg1_ctrl_name(enum sr_cg1_ctrl c);
 
+/* The transient scope an ordinary caller's systemd user manager gave the
+ * run (cgroup-systemd.c), or why there is none. */
+struct sr_cgroup_scope {
+  char *unit;        /* "skillrun-….scope"; NULL when none was obtained */
+  char *path;        /* its cgroup directory */
+  char *controllers; /* its cgroup.controllers: what was delegated */
+  char *why;         /* NULL when the leaf is in the scope; else why not:
+                      * "not asked: …" or what went wrong */
+};
+
 /* One cgroup per run: a v2 leaf, or a leaf per v1 hierarchy. */
 struct sr_cgroup {
   bool active; /* a leaf exists and holds the limits */
@@ -38,6 +48,7 @@ struct sr_cgroup {
   int v1_fd[SR__CG1_MAX];
   char *v1_path[SR__CG1_MAX];
   bool memsw; /* v1 swap accounting: memory.memsw.limit_in_bytes set */
+  struct sr_cgroup_scope scope; /* kept until sr_cgroup_done */
 };
 
 /* What the supervisor reads at every tick of its loop. */

@@ -10,9 +10,10 @@
  * mapped at every start: libcrypto for keys (ossl.h), libseccomp for
  * filters a profile changes (seccomp.c), libunistring for non-ASCII
  * manifest text (text.h), libmagic for the type of an input a skill
- * declares types for (magic.h).  Each mapped library costs a
- * sandboxed launch 0.1 - 0.2 ms (it is forked twice and unmapped three
- * times), libcrypto alone about 1.7 ms (bench/README.md).
+ * declares types for (magic.h), libsystemd for a delegated cgroup scope
+ * from the caller's systemd user manager (cgroup-systemd.c).  Each
+ * mapped library costs a sandboxed launch 0.1 - 0.2 ms (it is forked twice and
+ * unmapped three times), libcrypto alone about 1.7 ms (bench/README.md).
  *
  * A library is opened once with RTLD_NOW and never closed.  A user of this
  * file declares the functions it needs in an X-macro list and gets a struct

@@ -143,15 +143,17 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
     r = leaf_name(root, tenant, execution, &name);
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
-    /* Here a delegated cgroup v2 subtree obtained for an ordinary caller
-     * (a scope from its systemd user manager) would become `parent`: the
-     * leaf is made below whatever parent this step provides.  `strict`
-     * refuses every fallback (skillrun.profile(5)). */
+    /* An ordinary caller whose cgroup v2 is not delegated gets a scope
+     * from its systemd user manager, the leaf below it (cgroup.c).
+     * `strict` refuses every fallback (skillrun.profile(5)). */
     r = sr_cgroup_setup(&h->cgroup, p,
                         p->cgroup == SR_CGROUP_REQUIRE || p->strict, parent,
                         name, &why, err);
     if (r < 0)
       return r;
+  } else if (!(h->cgroup.scope.why =
+                   strdup("not asked: cgroup off in the policy"))) {
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "cgroup", "cgroup");
   }
   if (!h->cgroup.active) {
     /* `require` means kernel limits for the whole tree: cgroup v2 or v1. */

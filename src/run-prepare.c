@@ -273,6 +273,29 @@ static json_t *leaves_json(const struct sr_cgroup *cg) {
   return a;
 }
 
+/* policy_resolved's systemd_scope: the transient scope the caller's
+ * systemd user manager gave the run (its unit, its cgroup, the
+ * controllers it delegated), or why there is none. */
+static json_t *scope_json(const struct sr_cgroup_scope *sc) {
+  json_t *ctl = json_null();
+
+  if (sc->controllers) {
+    _cleanup_free_ char *words = strdup(sc->controllers);
+    char *save = NULL;
+
+    ctl = json_array();
+    if (!words || !ctl) {
+      json_decref(ctl);
+      return NULL;
+    }
+    for (char *w = strtok_r(words, " ", &save); w;
+         w = strtok_r(NULL, " ", &save))
+      json_array_append_new(ctl, json_string(w));
+  }
+  return json_pack("{s:s?, s:s?, s:o, s:s?}", "unit", sc->unit, "path",
+                   sc->path, "controllers", ctl, "reason", sc->why);
+}
+
 /* The policy as JSON must be complete: when it cannot be built, json_pack
  * fails on the NULL and sr_audit_emit refuses the event (fail closed). */
 /* A NULL-terminated list of names as a JSON array. */
@@ -328,7 +351,8 @@ static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
   return sr_audit_emit(
       &run->audit, "policy_resolved",
       json_pack(
-          "{s:o, s:{s:s, s:s, s:i, s:b}, s:o, s:o, s:o, s:o, s:{s:i, s:i}}",
+          "{s:o, s:{s:s, s:s, s:i, s:b}, s:o, s:o, s:o, s:o, s:o, "
+          "s:{s:i, s:i}}",
           "policy", pj ? pj : json_null(), "seccomp", "policy",
           sr_seccomp_kind(run->seccomp), "digest",
           sr_seccomp_digest(run->seccomp), "instructions",
@@ -337,9 +361,9 @@ static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
           landlock_json(run->enf.landlock_abi), "cgroup",
           run->host.cgroup.active ? json_string(run->host.cgroup.leaf_path)
                                   : json_null(),
-          "cgroup_leaves", leaves_json(&run->host.cgroup), "sampler",
-          sampler_json(run), "sandbox_ids", "uid", (int)run->host.uid, "gid",
-          (int)run->host.gid),
+          "cgroup_leaves", leaves_json(&run->host.cgroup), "systemd_scope",
+          scope_json(&run->host.cgroup.scope), "sampler", sampler_json(run),
+          "sandbox_ids", "uid", (int)run->host.uid, "gid", (int)run->host.gid),
       err);
 }
 

@@ -10,7 +10,10 @@
 #
 # Environment (set by Makefile.am): SKILLRUN, PROBE, CGROUP_TEST, HOG,
 # TOP_BUILDDIR.  Optional: VM_CACHE (kernel cache), VM_TIMEOUT (seconds,
-# default 600), VM_TESTS (all|cgroup|skillrun), QEMU.
+# default 600), VM_TESTS (all|cgroup|skillrun), QEMU, VM_IMAGE: busybox
+# (default: the busybox initramfs, tests/vm/init) or systemd (a Debian
+# root with systemd as init and a user manager, build-systemd-image.sh,
+# tests/vm/systemd-tests.sh; VM_IMAGE_CACHE keeps its root).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +28,7 @@ export HOG=${HOG:-$builddir/tests/hog}
 timeout_s=${VM_TIMEOUT:-600}
 vmtests=${VM_TESTS:-all}
 qemu=${QEMU:-qemu-system-x86_64}
+image=${VM_IMAGE:-busybox}
 
 fail_early() {
   echo "not ok 1 - vm: $1"
@@ -38,20 +42,37 @@ command -v "$qemu" >/dev/null || fail_early "$qemu not found (install qemu-syste
 command -v cpio >/dev/null || fail_early "cpio not found"
 
 t0=$(date +%s)
+# The kernel comes with the busybox initramfs, which the systemd image
+# does not use.
 if ! sh "$here/build-initramfs.sh" >"$VM_WORK/build.log" 2>&1; then
   sed 's/^/# /' "$VM_WORK/build.log"
   fail_early "build the initramfs and fetch the kernel (see above)"
+fi
+initrd=$VM_WORK/initramfs.cpio.gz
+mem=1024
+append="console=ttyS0 panic=-1 loglevel=3 rdinit=/init vmtests=$vmtests"
+if [ "$image" = systemd ]; then
+  command -v mmdebstrap >/dev/null || fail_early "mmdebstrap not found"
+  if ! sh "$here/build-systemd-image.sh" >"$VM_WORK/build-systemd.log" 2>&1; then
+    sed 's/^/# /' "$VM_WORK/build-systemd.log"
+    fail_early "build the systemd image (see above)"
+  fi
+  sed 's/^/# /' "$VM_WORK/build-systemd.log"
+  initrd=$VM_WORK/initramfs-systemd.cpio.gz
+  # The root is in RAM twice while /init copies it to a tmpfs.
+  mem=1536
+  append="console=ttyS0 panic=-1 loglevel=3 rdinit=/init quiet systemd.show_status=0 systemd.mask=serial-getty@ttyS0.service systemd.mask=getty@tty1.service"
 fi
 t1=$(date +%s)
 
 console=$VM_WORK/console.log
 rm -f "$console"
 # TCG on purpose: the tier must not depend on /dev/kvm being usable.
-timeout "$timeout_s" "$qemu" -accel tcg -cpu max -smp 2 -m 1024 \
+timeout "$timeout_s" "$qemu" -accel tcg -cpu max -smp 2 -m "$mem" \
   -nodefaults -no-reboot -display none -monitor none \
   -serial "file:$console" -nic none \
-  -kernel "$VM_CACHE/vmlinuz" -initrd "$VM_WORK/initramfs.cpio.gz" \
-  -append "console=ttyS0 panic=-1 loglevel=3 rdinit=/init vmtests=$vmtests" \
+  -kernel "$VM_CACHE/vmlinuz" -initrd "$initrd" \
+  -append "$append" \
   </dev/null >"$VM_WORK/qemu.log" 2>&1
 qrc=$?
 t2=$(date +%s)
@@ -69,7 +90,7 @@ emit() { # emit ok|not-ok DESCRIPTION
 }
 
 echo "# kernel: $(cat "$VM_CACHE/kernel-package" 2>/dev/null || echo '?')"
-echo "# initramfs build: $((t1 - t0)) s, VM run (boot + tests + poweroff): $((t2 - t1)) s"
+echo "# image: $image, initramfs build: $((t1 - t0)) s, VM run (boot + tests + poweroff): $((t2 - t1)) s"
 tmp=$VM_WORK/tap.txt
 tr -d '\r' <"$console" 2>/dev/null | sed -n 's/^VMTAP: //p' >"$tmp"
 while IFS= read -r line; do

@@ -283,6 +283,38 @@ check "delegated uid 65534: leaf removed" no_leaf "$WS/nobody/deleg.audit"
 for d in "$CG/deleg-sr"/*/; do [ -d "$d" ] && rmdir "$d"; done
 rmdir "$CG/deleg-sr" 2>/dev/null
 
+# ---------------------------------------------------------------- no scope
+# uid 65534 in a cgroup not delegated to it (the root cgroup), on a cgroup
+# v2 host: skillrun asks a systemd user manager for a scope, but this
+# initramfs has no libsystemd (nor a manager): cgroup prefer falls back to
+# the supervisor and says why, cgroup require fails closed.
+as_nobody() {
+  /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+printf 'include default\ncgroup require\n' >"$WS/nobody/require.profile"
+chmod 644 "$WS/nobody/require.profile"
+as_nobody "$SKILLRUN" --workspace-root "$WS/nobody" --execution-id noscope \
+  --audit-file "$WS/nobody/noscope.audit" --timeout 90s "$BUNDLE" -- /bin/true \
+  >/dev/null 2>"$WS/noscope.err"
+rc=$?
+why=$(grep '"event": *"policy_resolved"' "$WS/nobody/noscope.audit" |
+  grep -o '"systemd_scope": *{[^}]*}')
+diag "noscope: exit $rc; $why"
+check "no delegated cgroup, no libsystemd: cgroup prefer runs (exit $rc)" [ "$rc" = 0 ]
+check "... memory enforced_by supervisor" \
+  has_event "$WS/nobody/noscope.audit" policy_resolved \
+  '"memory": *{[^}]*"enforced_by": *"supervisor"'
+check "... systemd_scope says libsystemd could not be loaded" \
+  sh -c 'echo "$1" | grep -q "\"unit\": *null" && echo "$1" | grep -q "cannot load libsystemd"' - "$why"
+as_nobody "$SKILLRUN" --workspace-root "$WS/nobody" --execution-id noscope-req \
+  --audit-file "$WS/nobody/noscope-req.audit" --timeout 90s \
+  -p "$WS/nobody/require.profile" "$BUNDLE" -- /bin/true \
+  >/dev/null 2>"$WS/noscope-req.err"
+rc=$?
+check "... cgroup require fails closed (exit $rc, want 125)" [ "$rc" = 125 ]
+check "... layer_failed cgroup" \
+  has_event "$WS/nobody/noscope-req.audit" layer_failed '"cgroup"'
+
 # ---------------------------------------------------------------- gc
 check "--gc succeeds with nothing to collect" "$SKILLRUN" --gc
 check "no run-* leaf left under $CG" \

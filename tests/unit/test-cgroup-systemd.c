@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Asking a systemd user manager for a delegated scope
+ * (src/cgroup-systemd.c) over a real sd-bus connection: with no manager
+ * the reason says so; against a peer that is no manager, or a manager
+ * whose job fails, the call fails with the reason; against a manager that
+ * starts the job it returns 0, and the manager got the scope's name,
+ * Delegate=yes, CollectMode=inactive-or-failed and the caller's pid.  The
+ * manager here is a fake one on $XDG_RUNTIME_DIR/systemd/private (a forked
+ * sd-bus server); cgroup.c's use of a real scope is the VM tier's
+ * (tests/vm/systemd-tests.sh). */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-id128.h>
+
+#include "cgroup-internal.h"
+
+static char rundir[] = "/tmp/skillrun-test-sdbus.XXXXXX";
+static char sockdir[sizeof(rundir) + 16];
+static char sockpath[sizeof(rundir) + 32];
+
+/* What the fake manager does with StartTransientUnit. */
+enum fake { FAKE_HANGUP, FAKE_JOB_DONE, FAKE_JOB_FAILED, FAKE_REFUSE };
+
+/* Exit status bits of the fake manager: what it found wrong. */
+enum {
+  BAD_NAME = 1,
+  BAD_DELEGATE = 2,
+  BAD_COLLECT = 4,
+  BAD_PIDS = 8,
+  BAD_BUS = 16,
+  BAD_SIGNATURE = 32
+};
+
+struct call {
+  pid_t client;
+  enum fake mode;
+  int bad;
+  bool answered;
+};
+
+/* One (sv) of the properties: checks the ones the scope depends on. */
+static int check_property(sd_bus_message *m, struct call *c, bool *delegate,
+                          bool *collect, bool *pids) {
+  const char *name = NULL, *s = NULL;
+  const uint32_t *v = NULL;
+  size_t size = 0;
+  int b = 0, r;
+
+  r = sd_bus_message_read(m, "s", &name);
+  if (r < 0)
+    return r;
+  if (!strcmp(name, "Delegate")) {
+    r = sd_bus_message_read(m, "v", "b", &b);
+    *delegate = r >= 0 && b;
+  } else if (!strcmp(name, "CollectMode")) {
+    r = sd_bus_message_read(m, "v", "s", &s);
+    *collect = r >= 0 && !strcmp(s, "inactive-or-failed");
+  } else if (!strcmp(name, "PIDs")) {
+    r = sd_bus_message_enter_container(m, 'v', "au");
+    if (r >= 0)
+      r = sd_bus_message_read_array(m, 'u', (const void **)&v, &size);
+    if (r >= 0)
+      r = sd_bus_message_exit_container(m);
+    *pids = r >= 0 && size == sizeof(uint32_t) && v[0] == (uint32_t)c->client;
+  } else {
+    r = sd_bus_message_skip(m, "v");
+  }
+  return r;
+}
+
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+  struct call *c = userdata;
+  const char *unit = NULL, *mode = NULL;
+  bool delegate = false, collect = false, pids = false;
+  const char *job = "/org/freedesktop/systemd1/job/42";
+  int r;
+
+  (void)e;
+  if (!sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager",
+                                     "StartTransientUnit"))
+    return 0;
+  c->answered = true;
+  if (strcmp(sd_bus_message_get_signature(m, 1), "ssa(sv)a(sa(sv))") != 0)
+    c->bad |= BAD_SIGNATURE;
+  r = sd_bus_message_read(m, "ss", &unit, &mode);
+  if (r < 0 || strcmp(unit, "skillrun-t.e.0123abcd-1.scope") != 0 ||
+      strcmp(mode, "fail") != 0)
+    c->bad |= BAD_NAME;
+  r = sd_bus_message_enter_container(m, 'a', "(sv)");
+  while (r >= 0 && (r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
+    r = check_property(m, c, &delegate, &collect, &pids);
+    if (r >= 0)
+      r = sd_bus_message_exit_container(m);
+  }
+  if (r < 0)
+    c->bad |= BAD_BUS;
+  c->bad |= (delegate ? 0 : BAD_DELEGATE) | (collect ? 0 : BAD_COLLECT) |
+            (pids ? 0 : BAD_PIDS);
+  if (c->mode == FAKE_REFUSE)
+    return sd_bus_reply_method_errorf(m,
+                                      "org.freedesktop.DBus.Error.AccessDenied",
+                                      "the fake manager says no");
+  r = sd_bus_reply_method_return(m, "o", job);
+  if (r >= 0)
+    r = sd_bus_emit_signal(
+        sd_bus_message_get_bus(m), "/org/freedesktop/systemd1",
+        "org.freedesktop.systemd1.Manager", "JobRemoved", "uoss", 42, job,
+        unit ? unit : "", c->mode == FAKE_JOB_DONE ? "done" : "failed");
+  if (r < 0)
+    c->bad |= BAD_BUS;
+  return 1;
+}
+
+/* The fake manager's process: one connection on lfd, one call. */
+static int fake_manager(int lfd, enum fake mode, pid_t client) {
+  struct call c = {.client = client, .mode = mode};
+  sd_bus *bus = NULL;
+  sd_id128_t id;
+  int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+  if (fd < 0)
+    return BAD_BUS;
+  if (mode == FAKE_HANGUP) {
+    char buf[64];
+    /* Once the client's authentication has arrived (it is connected, and
+     * waits for an answer), hang up: its call sees the connection close. */
+    return read(fd, buf, sizeof(buf)) > 0 ? 0 : BAD_BUS;
+  }
+  if (sd_id128_randomize(&id) < 0 || sd_bus_new(&bus) < 0 ||
+      sd_bus_set_fd(bus, fd, fd) < 0 || sd_bus_set_server(bus, 1, id) < 0 ||
+      sd_bus_add_filter(bus, NULL, on_message, &c) < 0 || sd_bus_start(bus) < 0)
+    return BAD_BUS;
+  for (int i = 0; i < 100 && !c.answered; i++) {
+    int r = sd_bus_process(bus, NULL);
+    if (r < 0)
+      return BAD_BUS;
+    if (r == 0 && sd_bus_wait(bus, 100 * 1000) < 0)
+      return BAD_BUS;
+  }
+  (void)sd_bus_flush(bus);
+  /* Stay until the client has read everything and hung up. */
+  for (int i = 0; i < 100 && sd_bus_process(bus, NULL) >= 0; i++)
+    (void)sd_bus_wait(bus, 50 * 1000);
+  return c.answered ? c.bad : BAD_BUS;
+}
+
+/* Runs sr_cg_systemd_scope against a fake manager in `mode`; returns its
+ * result, the reason in *reason and the manager's findings in *bad. */
+static int ask_fake(enum fake mode, char **reason, int *bad) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  int lfd, status = 0, r;
+  pid_t pid, self = getpid();
+
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sockpath);
+  (void)unlink(sockpath);
+  lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true(lfd >= 0);
+  assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(listen(lfd, 4), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(fake_manager(lfd, mode, self));
+  close(lfd);
+  r = sr_cg_systemd_scope("skillrun-t.e.0123abcd-1.scope", "test", reason);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  *bad = WEXITSTATUS(status);
+  (void)unlink(sockpath);
+  return r;
+}
+
+static void test_no_manager(void **state) {
+  char *reason = NULL;
+  int r;
+
+  (void)state;
+  (void)unlink(sockpath);
+  r = sr_cg_systemd_scope("skillrun-t.e.0123abcd-1.scope", "test", &reason);
+  assert_true(r < 0);
+  assert_non_null(reason);
+  assert_non_null(strstr(reason, "no systemd user manager reachable"));
+  assert_non_null(strstr(reason, sockpath));
+  free(reason);
+}
+
+static void test_peer_hangs_up(void **state) {
+  char *reason = NULL;
+  int bad = -1, r;
+
+  (void)state;
+  r = ask_fake(FAKE_HANGUP, &reason, &bad);
+  assert_true(r < 0);
+  assert_int_equal(bad, 0);
+  assert_non_null(reason);
+  assert_non_null(strstr(reason, "StartTransientUnit"));
+  free(reason);
+}
+
+static void test_manager_refuses(void **state) {
+  char *reason = NULL;
+  int bad = -1, r;
+
+  (void)state;
+  r = ask_fake(FAKE_REFUSE, &reason, &bad);
+  assert_true(r < 0);
+  assert_int_equal(bad, 0);
+  assert_non_null(reason);
+  assert_non_null(strstr(reason, "the fake manager says no"));
+  free(reason);
+}
+
+static void test_job_fails(void **state) {
+  char *reason = NULL;
+  int bad = -1, r;
+
+  (void)state;
+  r = ask_fake(FAKE_JOB_FAILED, &reason, &bad);
+  assert_true(r < 0);
+  assert_int_equal(bad, 0);
+  assert_non_null(reason);
+  assert_non_null(strstr(reason, "job ended \"failed\""));
+  free(reason);
+}
+
+static void test_job_done(void **state) {
+  char *reason = NULL;
+  int bad = -1, r;
+
+  (void)state;
+  r = ask_fake(FAKE_JOB_DONE, &reason, &bad);
+  if (reason)
+    print_message("reason: %s\n", reason);
+  /* The manager saw the name, Delegate, CollectMode and our pid. */
+  assert_int_equal(bad, 0);
+  assert_int_equal(r, 0);
+  assert_null(reason);
+}
+
+static int setup(void **state) {
+  (void)state;
+  if (!mkdtemp(rundir))
+    return -1;
+  snprintf(sockdir, sizeof(sockdir), "%s/systemd", rundir);
+  snprintf(sockpath, sizeof(sockpath), "%s/private", sockdir);
+  if (mkdir(sockdir, 0700) < 0)
+    return -1;
+  /* The private socket first; the session bus (fallback) is absent. */
+  setenv("XDG_RUNTIME_DIR", rundir, 1);
+  unsetenv("DBUS_SESSION_BUS_ADDRESS");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  (void)unlink(sockpath);
+  (void)rmdir(sockdir);
+  (void)rmdir(rundir);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_no_manager),
+      cmocka_unit_test(test_peer_hangs_up),
+      cmocka_unit_test(test_manager_refuses),
+      cmocka_unit_test(test_job_fails),
+      cmocka_unit_test(test_job_done),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
