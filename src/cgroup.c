@@ -857,11 +857,11 @@ int sr_cgroup_clone_fd(const struct sr_cgroup *cg) {
   return cg->active && cg->version == SR_CGV_2 ? cg->leaf_fd : -1;
 }
 
-int sr_cgroup_enter(const struct sr_cgroup *cg, pid_t pid,
-                    struct sr_error *err) {
+int sr_cgroup_open_join(const struct sr_cgroup *cg, int *fds,
+                        const char **paths, size_t max, struct sr_error *err) {
   if (!cg->active || cg->version != SR_CGV_1)
     return 0;
-  return sr_cg1_enter(cg, pid, err);
+  return sr_cg1_open_join(cg, fds, paths, max, err);
 }
 
 int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {

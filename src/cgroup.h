@@ -85,8 +85,9 @@ void sr_cgroup_init(struct sr_cgroup *cg);
  * in each of the memory, pids and cpuacct hierarchies below their
  * `skillrun` subtree, which root creates and an ordinary user must have
  * been given (writable); memory.limit_in_bytes and, with swap accounting,
- * memory.memsw.limit_in_bytes, pids.max.  The sandbox's init is placed in
- * them by sr_cgroup_enter before it is released.
+ * memory.memsw.limit_in_bytes, pids.max.  The sandbox's init joins them
+ * itself through the files sr_cgroup_open_join opens, before it forks
+ * anything.
  *
  * When neither can be had: `require` -> error (layer "cgroup"); otherwise
  * returns 0 with cg->active false and *why set (malloc'd) for the warning,
@@ -100,12 +101,19 @@ int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
 /* The fd for CLONE_INTO_CGROUP: the v2 leaf, -1 otherwise. */
 int sr_cgroup_clone_fd(const struct sr_cgroup *cg);
 /*
- * Places pid in the run's cgroup: v1 writes it to each leaf's cgroup.procs
- * and reads it back (CLONE_INTO_CGROUP is v2 only); its children inherit.
- * v2 (born in the leaf) and no cgroup: nothing to do.  Layer "cgroup".
+ * cgroup v1 (CLONE_INTO_CGROUP is v2 only): each leaf's `tasks` file,
+ * opened read-write, in fds[0..n) and its leaf's path in paths[0..n);
+ * returns n (at most max), 0 for v2 (init is born in the leaf) and without
+ * a cgroup.  init writes "0" to each, which moves only the writing thread:
+ * the kernel then skips the global threadgroup lock, whose taking waits
+ * for an RCU grace period (cgroup_procs_write_start() in
+ * kernel/cgroup/cgroup.c), milliseconds on a busy machine when the
+ * supervisor wrote init's pid into cgroup.procs.  The kernel checks the
+ * opener's credentials (the file's), so the fds are as powerful as the
+ * supervisor: init closes them before it forks.  Layer "cgroup".
  */
-int sr_cgroup_enter(const struct sr_cgroup *cg, pid_t pid,
-                    struct sr_error *err);
+int sr_cgroup_open_join(const struct sr_cgroup *cg, int *fds,
+                        const char **paths, size_t max, struct sr_error *err);
 /* The counters the supervisor polls (one read per file). */
 int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c);
 /* The run's figures, once it has ended. */

@@ -289,43 +289,23 @@ out:
   return r;
 }
 
-/* Does cgroup.procs of fd list pid? */
-static int lists_pid(int fd, pid_t pid) {
-  _cleanup_free_ char *s = NULL;
-  char want[24];
-  size_t wl;
-  int r = sr_cg_read_at(fd, "cgroup.procs", &s);
-
-  if (r < 0)
-    return r;
-  wl = (size_t)snprintf(want, sizeof(want), "%d", (int)pid);
-  for (const char *p = s; *p;) {
-    size_t n = strcspn(p, "\n");
-    if (n == wl && !strncmp(p, want, wl))
-      return 1;
-    p += n;
-    p += *p == '\n';
-  }
-  return 0;
-}
-
-int sr_cg1_enter(const struct sr_cgroup *cg, pid_t pid, struct sr_error *err) {
-  char buf[24];
-
-  snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+int sr_cg1_open_join(const struct sr_cgroup *cg, int *fds, const char **paths,
+                     size_t max, struct sr_error *err) {
+  if (max < SR__CG1_MAX)
+    return sr_error_layer(err, "cgroup", E2BIG, "cgroup v1: %d leaves to join",
+                          SR__CG1_MAX);
   for (int c = 0; c < SR__CG1_MAX; c++) {
-    int r = sr_write_file_at(cg->v1_fd[c], "cgroup.procs", buf);
-    if (r < 0)
-      return sr_error_layer(err, "cgroup", -r, "write %s/cgroup.procs",
-                            cg->v1_path[c]);
-    r = lists_pid(cg->v1_fd[c], pid);
-    if (r <= 0)
-      return sr_error_layer(err, "cgroup", r < 0 ? -r : EIO,
-                            "%s/cgroup.procs does not list the sandbox's "
-                            "init (%d) after writing it",
-                            cg->v1_path[c], (int)pid);
+    fds[c] = openat(cg->v1_fd[c], "tasks",
+                    O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fds[c] < 0) {
+      int e = errno;
+      for (int i = 0; i < c; i++)
+        fds[i] = safe_close(fds[i]);
+      return sr_error_layer(err, "cgroup", e, "open %s/tasks", cg->v1_path[c]);
+    }
+    paths[c] = cg->v1_path[c];
   }
-  return 0;
+  return SR__CG1_MAX;
 }
 
 /* memory.oom_control's oom_kill is 4.13+: 0 without it. */

@@ -110,6 +110,43 @@ static int start_proxy(const struct sr_sandbox *sb, struct sr_error *err) {
   return 0;
 }
 
+/*
+ * cgroup v1: init writes itself into each leaf through the `tasks` files
+ * the supervisor opened (sr_cgroup_open_join says why not cgroup.procs),
+ * reads each back (it lists the leaf's tasks as this pid namespace sees
+ * them: init alone, as 1, since nothing is forked yet), and closes them.
+ */
+static int join_cgroup(const struct sr_sandbox *sb, struct sr_error *err) {
+  int r = 0;
+
+  for (size_t i = 0; i < sb->n_cg_join; i++) {
+    const int fd = sb->cg_join_fd[i];
+    char buf[64];
+    ssize_t n;
+
+    if (r < 0) {
+      safe_close(fd);
+      continue;
+    }
+    if (write(fd, "0", 1) != 1) {
+      r = sr_error_layer(err, "cgroup", errno, "join %s/tasks",
+                         sb->cg_join_path[i]);
+    } else {
+      n = pread(fd, buf, sizeof(buf) - 1, 0);
+      if (n < 0)
+        r = sr_error_layer(err, "cgroup", errno, "read %s/tasks",
+                           sb->cg_join_path[i]);
+      else if (buf[n] = '\0', strcmp(buf, "1\n") != 0)
+        r = sr_error_layer(err, "cgroup", EIO,
+                           "%s/tasks does not list the sandbox's init alone "
+                           "after it joined",
+                           sb->cg_join_path[i]);
+    }
+    safe_close(fd);
+  }
+  return r;
+}
+
 static void forward(pid_t skill, int sig) {
   /* SIGTERM (a timeout, a cancellation: kill-grace runs from now) goes to
    * the whole tree, every process of the namespace but init, daemons in
@@ -184,6 +221,10 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     _exit(SR_EXIT_FAILED);
   if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_GO)
     _exit(SR_EXIT_FAILED);
+  /* Before anything is forked; after GO, so that a failure reaches the
+   * supervisor's event loop as init's own error. */
+  if (join_cgroup(sb, &err) < 0)
+    fail(sb, &err);
   /* The run's staged objects, by identity: whatever is at their paths now
    * must be what the supervisor's descriptors name.  Still with the
    * caller's file-system ids, which own the 0700 directories on the way. */

@@ -10,6 +10,9 @@ struct sr_enforcement;
 struct sr_policy;
 struct sr_seccomp;
 
+/* The most cgroup v1 leaves init joins (memory, pids, cpuacct). */
+#define SR_SANDBOX_CG_JOIN_MAX 4
+
 /*
  * Everything the sandbox side (init and the skill's process) needs, filled
  * by the supervisor before clone.  clone without CLONE_VM gives the new
@@ -28,6 +31,12 @@ struct sr_sandbox {
   int stderr_w;
   int stdin_r; /* --stdin: the pipe's read end, else -1 (/dev/null) */
   bool new_netns;
+  /* cgroup v1: each leaf's `tasks` file, opened by the supervisor, which
+   * init writes itself into before it forks anything (sr_cgroup_open_join),
+   * and the leaf's path for messages; n_cg_join 0 otherwise. */
+  int cg_join_fd[SR_SANDBOX_CG_JOIN_MAX];
+  const char *cg_join_path[SR_SANDBOX_CG_JOIN_MAX];
+  size_t n_cg_join;
   /* Network allowlist: init makes the egress proxy's listeners on this
    * port of lo and waits for the supervisor's proxy; 0: none. */
   uint16_t proxy_port;

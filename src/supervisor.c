@@ -203,12 +203,23 @@ static int open_event_fds(struct sr_supervisor *s, struct sr_error *err) {
   return 0;
 }
 
-/* What the sandbox side is built from; copied into init by the clone. */
-static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
-                         int sync_fd, int stdout_w, int stderr_w, int stdin_r) {
+/* What the sandbox side is built from; copied into init by the clone.  The
+ * cgroup v1 files init joins are opened here; the caller closes its copies
+ * once init is cloned (close_joins). */
+static int fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
+                        int sync_fd, int stdout_w, int stderr_w, int stdin_r,
+                        struct sr_error *err) {
   const struct sr_policy *p = spec->policy;
+  int n;
 
   memset(sb, 0, sizeof(*sb));
+  for (size_t i = 0; i < SR_SANDBOX_CG_JOIN_MAX; i++)
+    sb->cg_join_fd[i] = -1;
+  n = sr_cgroup_open_join(spec->cgroup, sb->cg_join_fd, sb->cg_join_path,
+                          SR_SANDBOX_CG_JOIN_MAX, err);
+  if (n < 0)
+    return n;
+  sb->n_cg_join = (size_t)n;
   sb->policy = p;
   sb->enf = spec->enf;
   sb->seccomp = spec->seccomp;
@@ -232,6 +243,13 @@ static void fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->stdin_r = stdin_r;
   sb->new_netns = p->network != SR_NET_HOST;
   sb->proxy_port = spec->net_allow ? SR_PROXY_PORT : 0;
+  return 0;
+}
+
+static void close_joins(struct sr_sandbox *sb) {
+  for (size_t i = 0; i < sb->n_cg_join; i++)
+    sb->cg_join_fd[i] = safe_close(sb->cg_join_fd[i]);
+  sb->n_cg_join = 0;
 }
 
 /* Clones init; in the child this never returns.  The write ends are
@@ -240,11 +258,14 @@ static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
                       int err_w, int out_r, int err_r, int in_r, int in_w,
                       struct sr_error *err) {
   const struct sr_policy *p = s->spec->policy;
-  struct sr_sandbox sb;
+  _cleanup_(close_joins) struct sr_sandbox sb = {.n_cg_join = 0};
   unsigned long long flags;
   pid_t pid;
+  int r;
 
-  fill_sandbox(&sb, s->spec, sync_child, out_w, err_w, in_r);
+  r = fill_sandbox(&sb, s->spec, sync_child, out_w, err_w, in_r, err);
+  if (r < 0)
+    return r;
   flags =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (p->network != SR_NET_HOST)
@@ -274,10 +295,9 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
 
   r = sr_ns_write_maps(s->init.pid, SR_SANDBOX_UID, spec->host_uid,
                        SR_SANDBOX_GID, spec->host_gid, err);
-  /* cgroup v1: init joins the leaves now, before it has forked anything:
-   * every process of the sandbox is born in them. */
-  if (r >= 0)
-    r = sr_cgroup_enter(spec->cgroup, s->init.pid, err);
+  /* cgroup v1: init joins the leaves itself after GO (fill_sandbox opened
+   * their files), before it forks anything: every process of the sandbox
+   * is born in them. */
   if (r >= 0 && sr_sync_send(s->sync_fd, SR_SYNC_GO, 0, NULL, -1) < 0)
     r = sr_error_layer(err, "sync", errno, "cannot release the sandbox");
   /* The log files are opened once the sandbox is being built: on the
