@@ -58,8 +58,10 @@ bool sr_cg_no_swap_configured(void);
 /* The memory limit rounded down to whole pages (the kernels keep pages
  * and round down; rounding first lets the read-back compare equal). */
 uint64_t sr_cg_page_round(uint64_t bytes);
-/* Is the directory at fd unlocked, and older than SR_CG_GC_MIN_AGE_SEC?
- * (It stays locked by the caller when 1 is returned.)  1, 0 or -errno. */
+/* Is the directory at fd older than SR_CG_GC_MIN_AGE_SEC, and unlocked?
+ * A younger one is never locked here (a starting run locks its new leaf
+ * after making it).  It stays locked by the caller when 1 is returned.
+ * 1, 0 or -errno. */
 int sr_cg_gc_candidate(int fd);
 
 /* ---- systemd (cgroup-systemd.c): asks the caller's systemd user manager

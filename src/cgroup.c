@@ -1092,13 +1092,19 @@ int sr_cg_gc_candidate(int fd) {
   struct stat st;
   struct timespec now;
 
-  if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-    return errno == EWOULDBLOCK ? 0 : -errno; /* a live run holds it */
+  /* The age first: a young leaf may be one a starting run has just made
+   * and not yet locked, and every run collects before it makes its own; a
+   * lock taken here then made that run fail its flock (EWOULDBLOCK), as
+   * 64 runs started at once showed (bench/concurrent). */
   if (fstat(fd, &st) < 0)
     return -errno;
   if (clock_gettime(CLOCK_REALTIME, &now) < 0)
     return -errno;
-  return now.tv_sec - st.st_ctim.tv_sec >= SR_CG_GC_MIN_AGE_SEC;
+  if (now.tv_sec - st.st_ctim.tv_sec < SR_CG_GC_MIN_AGE_SEC)
+    return 0;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return errno == EWOULDBLOCK ? 0 : -errno; /* a live run holds it */
+  return 1;
 }
 
 /* Removes the empty, unlocked, not-too-young leaf `name` below pfd. */
