@@ -101,6 +101,16 @@ bench_pooled_median_ms() {
 	  | . * 1000' "$@"
 }
 
+# bench_pooled_pct_ms INDEX PCT JSON...: the PCT-th percentile (nearest
+# rank) of result INDEX's run times pooled like bench_pooled_median_ms.
+bench_pooled_pct_ms() {
+	local idx=$1 pct=$2
+	shift 2
+	jq -s -r --argjson i "$idx" --argjson p "$pct" '
+	  [ .[].results[$i].times[] ] | sort
+	  | .[($p / 100 * (length - 1) + 0.5) | floor] * 1000' "$@"
+}
+
 # bench_ratio A B: A/B with two decimals.
 bench_ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'
