@@ -33,9 +33,10 @@ mkdir -p "$VM_IMAGE_CACHE" "$VM_WORK"
 # full API, libmagic): the tests use none of them; libsystemd0 comes with
 # systemd.  jq reads the audit.  Half of what the packages bring is never
 # used at boot or by the tests (perl's modules, iconv's converters): a hook
-# removes it, so the root the kernel unpacks and /init copies stays near
-# 80 MB (32 MB compressed).
-pkgs="systemd,systemd-sysv,dbus,libpam-systemd,libcap2,libmnl0,libyaml-0-2,libjansson4,libseccomp2,jq"
+# removes it.  nodejs is there for issue 16's `node -e 1` (V8 reserves
+# address space that an RLIMIT_AS would refuse): it and its libraries
+# (libnode, ICU) are most of the root.
+pkgs="systemd,systemd-sysv,dbus,libpam-systemd,libcap2,libmnl0,libyaml-0-2,libjansson4,libseccomp2,jq,nodejs"
 hooks_version=2 # bump when the hooks below change
 key=$(printf 'bookworm essential %s hooks %s\n' "$pkgs" "$hooks_version" |
   sha256sum | cut -c1-16)

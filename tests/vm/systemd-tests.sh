@@ -195,7 +195,11 @@ check "mx-inodes: an inode flood on scratch is stopped by the memory limit or th
   sh -c '[ "$1" = 137 ] || grep -q "stopped at .*ENOSPC" "$2"' - "$rc" \
   "$WS/default/mx-inodes/logs/stdout.log"
 scoped mx-inodes
-diag "SKIP node -e 1: nodejs is not in the image (its libraries double its size)"
+# Node.js under the default limits: V8 reserves far more address space
+# than 512 MiB, which an RLIMIT_AS would refuse (exit 133).
+run mx-node "$B" -- node -e 'process.exit(0)'
+check "mx-node: node -e starts under the default limits (exit 0)" [ "$rc" = 0 ]
+scoped mx-node
 
 # ---------------------------------------------------------------- require
 printf 'include default\ncgroup require\n' >"$WS/require.profile"
