@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -24,14 +26,69 @@
 
 void sr_denials_init(struct sr_denials *d) {
   memset(d, 0, sizeof(*d));
-  d->fd = -1;
+  d->fd = d->wake_fd = -1;
 }
 
 void sr_denials_done(struct sr_denials *d) {
   d->fd = safe_close(d->fd);
+  d->wake_fd = safe_close(d->wake_fd);
+  d->paused = false;
   free(d->notif);
   free(d->resp);
   d->notif = d->resp = NULL;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+
+  /* CLOCK_MONOTONIC cannot fail with a valid pointer. */
+  (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds the tokens earned since fill_ns, up to the burst. */
+static void refill(struct sr_denials *d) {
+  const uint64_t per_token = 1000000000u / SR_DENIALS_RATE;
+  uint64_t now = now_ns(), earned = (now - d->fill_ns) / per_token;
+
+  if (d->tokens + earned >= SR_DENIALS_BURST) {
+    d->tokens = SR_DENIALS_BURST;
+    d->fill_ns = now;
+    return;
+  }
+  d->tokens += (unsigned)earned;
+  /* What was not yet a whole token counts towards the next one. */
+  d->fill_ns += earned * per_token;
+}
+
+/* The budget ran out: stop polling the listener for SR_DENIALS_PAUSE_MS. */
+static void pause_listener(struct sr_denials *d) {
+  struct itimerspec its = {
+      .it_value = {.tv_sec = SR_DENIALS_PAUSE_MS / 1000,
+                   .tv_nsec = (SR_DENIALS_PAUSE_MS % 1000) * 1000000L}};
+
+  /* Without the timer the listener would never be polled again: then
+   * answer on, unbounded, rather than leave the callers blocked. */
+  if (timerfd_settime(d->wake_fd, 0, &its, NULL) < 0)
+    return;
+  d->paused = true;
+  d->pauses++;
+}
+
+int sr_denials_listen_fd(const struct sr_denials *d) {
+  return d->paused ? -1 : d->fd;
+}
+
+int sr_denials_wake_fd(const struct sr_denials *d) {
+  return d->paused && d->fd >= 0 ? d->wake_fd : -1;
+}
+
+void sr_denials_wake(struct sr_denials *d) {
+  uint64_t ticks;
+  ssize_t n = read(d->wake_fd, &ticks, sizeof(ticks));
+
+  (void)n; /* EAGAIN: nothing to drain; either way the pause is over */
+  d->paused = false;
 }
 
 int sr_denials_attach(struct sr_denials *d, int fd,
@@ -64,6 +121,14 @@ int sr_denials_attach(struct sr_denials *d, int fd,
     safe_close(fd);
     return -ENOMEM;
   }
+  d->wake_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (d->wake_fd < 0) {
+    int e = -errno;
+    safe_close(fd);
+    return e;
+  }
+  d->tokens = SR_DENIALS_BURST;
+  d->fill_ns = now_ns();
   d->notif_size = (uint16_t)n;
   d->resp_size = (uint16_t)r;
   d->fd = fd;
@@ -166,6 +231,13 @@ static int answer_one(struct sr_denials *d) {
 
 void sr_denials_handle(struct sr_denials *d, short revents) {
   for (unsigned i = 0; i < SR_DENIALS_BATCH && d->fd >= 0; i++) {
+    if (d->tokens == 0)
+      refill(d);
+    if (d->tokens == 0 && !(revents & (POLLHUP | POLLERR | POLLNVAL))) {
+      pause_listener(d);
+      if (d->paused)
+        return;
+    }
     if (i > 0) {
       /* RECV blocks when nothing is pending: look first. */
       struct pollfd p = {.fd = d->fd, .events = POLLIN};
@@ -183,6 +255,8 @@ void sr_denials_handle(struct sr_denials *d, short revents) {
      * without it the kernel answers ENOSYS, a refusal all the same. */
     if (answer_one(d) < 0)
       d->fd = safe_close(d->fd);
+    if (d->tokens > 0)
+      d->tokens--;
   }
 }
 
@@ -199,6 +273,8 @@ static json_t *args_json(const uint64_t args[6]) {
 
 int sr_denials_emit(const struct sr_denials *d, struct sr_audit *audit,
                     struct sr_error *err) {
+  char msg[256];
+
   for (unsigned i = 0; i < d->n_calls; i++) {
     const struct sr_denial *c = &d->calls[i];
     char *name = sr_seccomp_syscall_name(c->nr);
@@ -214,10 +290,24 @@ int sr_denials_emit(const struct sr_denials *d, struct sr_audit *audit,
     if (r < 0)
       return r;
   }
-  if (d->unreported == 0)
+  if (d->unreported > 0) {
+    int r = sr_audit_emit(audit, "syscall_denied_overflow",
+                          json_pack("{s:i, s:I}", "cap", SR_DENIALS_MAX,
+                                    "count", (json_int_t)d->unreported),
+                          err);
+    if (r < 0)
+      return r;
+  }
+  if (d->pauses == 0)
     return 0;
-  return sr_audit_emit(audit, "syscall_denied_overflow",
-                       json_pack("{s:i, s:I}", "cap", SR_DENIALS_MAX, "count",
-                                 (json_int_t)d->unreported),
+  snprintf(msg, sizeof(msg),
+           "refused system calls came faster than the supervisor answers "
+           "them (%d at once, then %d a second): their callers waited",
+           SR_DENIALS_BURST, SR_DENIALS_RATE);
+  return sr_audit_emit(audit, "warning",
+                       json_pack("{s:s, s:s, s:i, s:i, s:I}", "reason",
+                                 "seccomp_throttled", "message", msg, "burst",
+                                 SR_DENIALS_BURST, "rate", SR_DENIALS_RATE,
+                                 "pauses", (json_int_t)d->pauses),
                        err);
 }

@@ -14,6 +14,21 @@ struct sr_seccomp;
 /* Notifications answered per wakeup of the event loop, so that a skill
  * refused in a tight loop cannot keep the supervisor from its other fds. */
 #define SR_DENIALS_BATCH 64
+/*
+ * The supervisor's work on refused calls is bounded per run by a token
+ * bucket: it runs outside the run's cgroup and CPU budget, so a skill
+ * refused in a tight loop from several threads would otherwise make the
+ * host spend about as much CPU answering as the skill spends asking.  An
+ * honest skill meets a refused call a handful of times (a probe at start,
+ * a fallback); SR_DENIALS_BURST answers at once and SR_DENIALS_RATE a
+ * second after that are far above that and far below a loop (hundreds of
+ * thousands a second).  Past the budget the listener is not polled for
+ * SR_DENIALS_PAUSE_MS: the callers stay blocked in the kernel, waiting for
+ * their answer, which still comes, in order, with the same errno.
+ */
+#define SR_DENIALS_BURST 256
+#define SR_DENIALS_RATE 200 /* answers a second */
+#define SR_DENIALS_PAUSE_MS 100
 
 /* One refused system call: its first occurrence and how often. */
 struct sr_denial {
@@ -31,8 +46,8 @@ struct sr_denial {
  * sampled run's memfd_create and shmget, sr_seccomp_refusal_errno),
  * nothing else, and counts it by system call number.  Nothing is
  * read from the caller's memory, so there is nothing to race; a skill that
- * refuses itself in a loop costs the supervisor one answer per call and
- * waits for each.
+ * refuses itself in a loop waits for each answer, and the answers are
+ * rationed (SR_DENIALS_BURST).
  */
 struct sr_denials {
   int fd; /* the listener, -1 without one */
@@ -45,6 +60,12 @@ struct sr_denials {
   unsigned n_calls;
   uint64_t total;      /* every refused call */
   uint64_t unreported; /* refused calls beyond the first SR_DENIALS_MAX */
+  /* the token bucket (SR_DENIALS_BURST, SR_DENIALS_RATE) */
+  int wake_fd;      /* timerfd: the end of a pause, -1 without a listener */
+  unsigned tokens;  /* answers left before the next pause */
+  uint64_t fill_ns; /* CLOCK_MONOTONIC up to which tokens were added */
+  bool paused;      /* the listener is not polled until wake_fd fires */
+  uint64_t pauses;  /* how often the budget ran out */
 };
 
 void sr_denials_init(struct sr_denials *d);
@@ -62,8 +83,16 @@ int sr_denials_attach(struct sr_denials *d, int fd,
  */
 void sr_denials_handle(struct sr_denials *d, short revents);
 
-/* One syscall_denied per distinct call, in order of first occurrence, and a
- * syscall_denied_overflow for the rest. */
+/* The fd to poll for the listener: -1 while paused or without one. */
+int sr_denials_listen_fd(const struct sr_denials *d);
+/* The fd to poll for the end of a pause: -1 unless paused. */
+int sr_denials_wake_fd(const struct sr_denials *d);
+/* wake_fd polled readable: the listener is polled again. */
+void sr_denials_wake(struct sr_denials *d);
+
+/* One syscall_denied per distinct call, in order of first occurrence, a
+ * syscall_denied_overflow for the rest, and a warning (reason
+ * seccomp_throttled) when the budget ran out. */
 int sr_denials_emit(const struct sr_denials *d, struct sr_audit *audit,
                     struct sr_error *err);
 

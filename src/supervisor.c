@@ -968,6 +968,7 @@ enum {
   EV_GRACE,
   EV_SAMPLE,
   EV_DENIALS,
+  EV_DENIALS_WAKE,
   EV_PIDFD,
   EV__MAX
 };
@@ -1001,8 +1002,12 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
   ADD(EV_TIMEOUT, s->timeout_fd);
   ADD(EV_GRACE, s->grace_fd);
   ADD(EV_SAMPLE, s->sample_fd);
-  if (s->denials.fd >= 0)
-    ADD(EV_DENIALS, s->denials.fd);
+  /* Paused (the refused calls' budget ran out): its callers wait, blocked
+   * in the kernel, until wake_fd fires. */
+  if (sr_denials_listen_fd(&s->denials) >= 0)
+    ADD(EV_DENIALS, sr_denials_listen_fd(&s->denials));
+  if (sr_denials_wake_fd(&s->denials) >= 0)
+    ADD(EV_DENIALS_WAKE, sr_denials_wake_fd(&s->denials));
   if (!s->init.exited && s->init.pidfd >= 0)
     ADD(EV_PIDFD, s->init.pidfd);
 #undef ADD
@@ -1042,6 +1047,9 @@ static int on_event(struct sr_supervisor *s, int kind, short revents,
     return on_sample(s, err);
   case EV_DENIALS:
     sr_denials_handle(&s->denials, revents);
+    return 0;
+  case EV_DENIALS_WAKE:
+    sr_denials_wake(&s->denials);
     return 0;
   default:
     return 0;
