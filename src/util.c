@@ -609,6 +609,10 @@ int sr_grow_array(void **v, size_t *cap, size_t i, size_t sz, size_t first) {
   for (n = *cap ? *cap : first; n <= i || n == *cap; n *= 2)
     if (n == 0 || n > SIZE_MAX / 2)
       return -ENOMEM;
+  /* Checked here, not left to reallocarray(): a sanitizer's allocator
+   * aborts on a size that overflows instead of returning NULL. */
+  if (sz == 0 || n > SIZE_MAX / sz)
+    return -ENOMEM;
   p = reallocarray(*v, n, sz);
   if (!p)
     return -ENOMEM;
