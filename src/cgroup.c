@@ -401,21 +401,11 @@ static bool delegated_to_us(int dfd) {
          faccessat(dfd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0;
 }
 
-/* Sets scope->why (malloc'd) from fmt; -ENOMEM when even that fails. */
-static int scope_fail(struct sr_cgroup_scope *scope, int r, const char *fmt,
-                      ...) _printf_(3, 4);
-static int scope_fail(struct sr_cgroup_scope *scope, int r, const char *fmt,
-                      ...) {
-  va_list ap;
-  char *s = NULL;
-  int n;
-
-  va_start(ap, fmt);
-  n = vasprintf(&s, fmt, ap);
-  va_end(ap);
+/* scope->why becomes `why` (a sr_cg_xasprintf result: NULL is -ENOMEM). */
+static int scope_fail(struct sr_cgroup_scope *scope, int r, char *why) {
   free(scope->why);
-  scope->why = n < 0 ? NULL : s;
-  return scope->why ? r : -ENOMEM;
+  scope->why = why;
+  return why ? r : -ENOMEM;
 }
 
 /*
@@ -442,30 +432,35 @@ static int enter_systemd_scope(const char *mnt, const char *name,
     return -ENOMEM;
   r = sr_cg_systemd_scope(unit, desc, &why);
   if (r < 0)
-    return why ? scope_fail(scope, r, "%s", why) : -ENOMEM;
+    return scope_fail(scope, r, TAKE_PTR(why));
   /* From here the supervisor may be in the scope even if it goes unused:
    * the record names it. */
   scope->unit = TAKE_PTR(unit);
   r = own_cgroup_path(&own);
   if (r < 0)
-    return scope_fail(scope, r, "%s started, but /proc/self/cgroup: %s",
-                      scope->unit, strerror(-r));
+    return scope_fail(scope, r,
+                      sr_cg_xasprintf("%s started, but /proc/self/cgroup: %s",
+                                      scope->unit, strerror(-r)));
   if (strcmp(path_basename(own), scope->unit) != 0)
-    return scope_fail(scope, -ESRCH, "%s started, but the supervisor is in %s",
-                      scope->unit, own);
+    return scope_fail(scope, -ESRCH,
+                      sr_cg_xasprintf("%s started, but the supervisor is in %s",
+                                      scope->unit, own));
   spath = sr_cg_xasprintf("%s%s", strcmp(mnt, "/") != 0 ? mnt : "", own);
   if (!spath)
     return -ENOMEM;
   sfd = sr_cg_open_dir_at(AT_FDCWD, spath);
   if (sfd < 0)
-    return scope_fail(scope, sfd, "open %s: %s", spath, strerror(-sfd));
+    return scope_fail(scope, sfd,
+                      sr_cg_xasprintf("open %s: %s", spath, strerror(-sfd)));
   if (!delegated_to_us(sfd))
-    return scope_fail(scope, -EACCES, "%s is not delegated to uid %u", spath,
-                      (unsigned)geteuid());
+    return scope_fail(scope, -EACCES,
+                      sr_cg_xasprintf("%s is not delegated to uid %u", spath,
+                                      (unsigned)geteuid()));
   r = sr_cg_read_at(sfd, "cgroup.controllers", &ctl);
   if (r < 0)
-    return scope_fail(scope, r, "read %s/cgroup.controllers: %s", spath,
-                      strerror(-r));
+    return scope_fail(
+        scope, r,
+        sr_cg_xasprintf("read %s/cgroup.controllers: %s", spath, strerror(-r)));
   ctl[strcspn(ctl, "\n")] = '\0';
   scope->path = strdup(spath);
   scope->controllers = TAKE_PTR(ctl);
