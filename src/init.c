@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,6 +165,114 @@ static void forward(pid_t skill, int sig) {
 }
 
 /*
+ * Past the log cap the supervisor hands the skill's stdout and stderr
+ * pipes to init (SR_SYNC_DISCARD), which drains them into /dev/null from
+ * inside the run's cgroup: a flood's discarding is then charged to the run
+ * (its cpu-seconds and CPU share), not to the supervisor outside it.  The
+ * byte counts go to a page the supervisor shares (SR_SYNC_DISCARD_COUNTS),
+ * stored after each splice; a SIGKILL between a splice and its count
+ * (the tree killed mid-flood) loses at most DISCARD_CHUNK bytes of it.
+ * init never drains after it has reported the skill's exit: the supervisor
+ * takes the pipes back then (or when init is gone) and reads the rest.
+ */
+#define DISCARD_CHUNK (64 * 1024)
+struct discard {
+  int fd[2];
+  uint64_t *count; /* [2] in the shared page; NULL until it came */
+  bool sync_gone;  /* the supervisor's end hung up: not polled again */
+};
+
+static void discard_message(struct discard *d, int sync_fd) {
+  struct sr_sync_msg m;
+  int passed = -1;
+  int r = sr_sync_recv(sync_fd, &m, &passed);
+
+  if (r < 0) {
+    d->sync_gone = r != -EINTR && r != -EAGAIN;
+    return;
+  }
+  if (m.type == SR_SYNC_DISCARD_COUNTS && passed >= 0 && !d->count) {
+    void *p = mmap(NULL, SR_DISCARD_COUNTS_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_SHARED, passed, 0);
+    d->count = p == MAP_FAILED ? NULL : p;
+  } else if (m.type == SR_SYNC_DISCARD && passed >= 0 && d->count &&
+             (m.value == 0 || m.value == 1) && d->fd[m.value] < 0) {
+    d->fd[m.value] = TAKE_FD(passed);
+  }
+  safe_close(passed);
+}
+
+/* What stream s's pipe holds now, into /dev/null (init's stdout), counted.
+ * read() where splice is refused, so that a handed pipe is always
+ * drained; its end (all writers gone) closes it. */
+static void discard_some(struct discard *d, int s) {
+  static char buf[DISCARD_CHUNK];
+
+  for (int round = 0; round < 16 && d->fd[s] >= 0; round++) {
+    ssize_t n = splice(d->fd[s], NULL, STDOUT_FILENO, NULL, DISCARD_CHUNK,
+                       SPLICE_F_NONBLOCK);
+    if (n < 0 && errno == EINVAL)
+      n = read(d->fd[s], buf, sizeof(buf));
+    if (n > 0) {
+      __atomic_store_n(&d->count[s], d->count[s] + (uint64_t)n,
+                       __ATOMIC_RELEASE);
+      continue;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      return;
+    d->fd[s] = safe_close(d->fd[s]);
+  }
+}
+
+/* Until the skill has exited: signals (by signalfd, blocked since before
+ * the clone, so none is lost), the supervisor's discard hand-over and the
+ * handed pipes.  Returns the skill's wait status; *reaped_ns when. */
+static int wait_skill(const struct sr_sandbox *sb, int sigfd, pid_t skill,
+                      uint64_t *reaped_ns) {
+  struct discard d = {.fd = {-1, -1}};
+  int status = 0;
+
+  for (;;) {
+    struct pollfd p[4] = {
+        {.fd = sigfd, .events = POLLIN},
+        {.fd = d.sync_gone ? -1 : sb->sync_fd, .events = POLLIN},
+        {.fd = d.fd[0], .events = POLLIN},
+        {.fd = d.fd[1], .events = POLLIN},
+    };
+    struct signalfd_siginfo si;
+
+    if (poll(p, 4, -1) < 0)
+      continue; /* EINTR */
+    if (p[1].revents & POLLIN)
+      discard_message(&d, sb->sync_fd);
+    else if (p[1].revents & (POLLHUP | POLLERR))
+      d.sync_gone = true;
+    for (int s = 0; s < 2; s++)
+      if (p[2 + s].revents)
+        discard_some(&d, s);
+    if (!(p[0].revents & POLLIN) || read(sigfd, &si, sizeof(si)) != sizeof(si))
+      continue;
+    if (si.ssi_signo != SIGCHLD) {
+      forward(skill, (int)si.ssi_signo);
+      continue;
+    }
+    for (;;) {
+      int st;
+      pid_t pid = waitpid(-1, &st, WNOHANG);
+      if (pid <= 0)
+        break;
+      if (pid == skill) {
+        status = st;
+        *reaped_ns = sr_now_mono_ns();
+        skill = 0;
+      }
+    }
+    if (skill == 0)
+      return status;
+  }
+}
+
+/*
  * init is a clone of the supervisor, without exec: its argument and
  * environment areas are the supervisor's, and /proc/1/cmdline would show
  * the skill the caller's command line (workspace root, tenant, ids, paths)
@@ -210,8 +320,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   int outputs_fd = -1;
   int go[2];
   pid_t skill;
-  int status = 0;
-  bool skill_done = false;
+  int status, sigfd;
   uint64_t reaped_ns = 0;
 
   memset(&err, 0, sizeof(err));
@@ -267,7 +376,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     fail(sb, &err);
   }
   /* Signals stay blocked (the supervisor blocked them before clone) and are
-   * taken with sigwaitinfo, so none is lost between fork and the loop. */
+   * read from a signalfd, so none is lost between fork and the loop. */
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
   sigaddset(&mask, SIGTERM);
@@ -275,6 +384,11 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   sigaddset(&mask, SIGHUP);
   if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
     sr_error_layer(&err, "init", errno, "sigprocmask");
+    fail(sb, &err);
+  }
+  sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  if (sigfd < 0) {
+    sr_error_layer(&err, "init", errno, "signalfd");
     fail(sb, &err);
   }
 
@@ -328,30 +442,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     _exit(SR_EXIT_FAILED); /* the supervisor is gone: PDEATHSIG follows */
   safe_close(outputs_fd);
 
-  for (;;) {
-    siginfo_t si;
-    int sig = sigwaitinfo(&mask, &si);
-
-    if (sig < 0)
-      continue; /* EINTR */
-    if (sig != SIGCHLD) {
-      forward(skill, sig);
-      continue;
-    }
-    for (;;) {
-      int st;
-      pid_t p = waitpid(-1, &st, WNOHANG);
-      if (p <= 0)
-        break;
-      if (p == skill) {
-        status = st;
-        skill_done = true;
-        reaped_ns = sr_now_mono_ns();
-      }
-    }
-    if (skill_done)
-      break;
-  }
+  status = wait_skill(sb, sigfd, skill, &reaped_ns);
   /* The skill is gone: nothing it started may outlive it. */
   (void)kill(-1, SIGKILL);
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fdutil.h"
@@ -172,10 +173,58 @@ int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
   return 0;
 }
 
+int sr_logpump_share_counts(struct sr_logpump *lp) {
+  _cleanup_close_ int fd = -1;
+  void *p;
+
+  if (lp->shared)
+    return -EALREADY;
+  fd = memfd_create("skillrun-discarded", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    return -errno;
+  /* Sealed: init cannot shrink it under the supervisor's mapping. */
+  if (ftruncate(fd, 2 * sizeof(uint64_t)) < 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+    return -errno;
+  p = mmap(NULL, 2 * sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED)
+    return -errno;
+  lp->shared = p;
+  return TAKE_FD(fd);
+}
+
+void sr_logpump_hand(struct sr_logpump *lp, int s) {
+  if (lp->shared && lp->in_fd[s] >= 0)
+    lp->handed[s] = true;
+}
+
+/* init's counts into dropped[], once init writes them no more. */
+static void fold_shared(struct sr_logpump *lp) {
+  if (!lp->shared)
+    return;
+  for (int s = 0; s < 2; s++) {
+    uint64_t n = __atomic_load_n(&lp->shared[s], __ATOMIC_ACQUIRE);
+    lp->dropped[s] =
+        n > UINT64_MAX - lp->dropped[s] ? UINT64_MAX : lp->dropped[s] + n;
+  }
+  (void)munmap(lp->shared, 2 * sizeof(uint64_t));
+  lp->shared = NULL;
+}
+
+void sr_logpump_take_back(struct sr_logpump *lp) {
+  lp->handed[0] = lp->handed[1] = false;
+  fold_shared(lp);
+}
+
+int sr_logpump_poll_fd(const struct sr_logpump *lp, int s) {
+  return lp->handed[s] ? -1 : lp->in_fd[s];
+}
+
 void sr_logpump_done(struct sr_logpump *lp) {
   for (int s = 0; s < 2; s++) {
     lp->in_fd[s] = safe_close(lp->in_fd[s]);
     lp->out_fd[s] = safe_close(lp->out_fd[s]);
   }
   lp->null_fd = safe_close(lp->null_fd);
+  sr_logpump_take_back(lp);
 }

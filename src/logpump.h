@@ -13,9 +13,13 @@ enum { SR_STREAM_STDOUT = 0, SR_STREAM_STDERR = 1 };
  * The skill's stdout and stderr arrive on pipes; the supervisor copies them
  * into logs/stdout.log and logs/stderr.log until the two together reach
  * the cap, then writes one truncation marker and keeps draining (and
- * counting) so the skill never blocks on a full pipe: by splice(2) into
- * /dev/null from pipes grown to 1 MiB, so that a flood past the cap costs
- * the supervisor a fraction of what it costs the skill.
+ * counting) so the skill never blocks on a full pipe, from pipes grown
+ * to 1 MiB.  Past the cap the supervisor hands both pipes to the sandbox's
+ * init (SR_SYNC_DISCARD, init.c), which splices them into /dev/null inside
+ * the run's cgroup and counts into a shared page: a flood's discarding is
+ * the run's CPU, not the supervisor's.  It takes them back, and drains
+ * the rest itself (splice to /dev/null), once init has reported the
+ * skill's exit or is gone; where the hand-over fails it drains all of it.
  */
 struct sr_logpump {
   int in_fd[2];       /* pipe read ends, O_NONBLOCK; -1 at EOF */
@@ -30,6 +34,10 @@ struct sr_logpump {
   /* Past the cap, what arrives is spliced from the pipe to /dev/null
    * (counted, never copied); -1 until the cap, or where splice fails. */
   int null_fd;
+  /* Streams whose pipe init drains now (not polled here), and init's
+   * counts of what it discarded: a shared page, NULL before the cap. */
+  bool handed[2];
+  uint64_t *shared;
 };
 
 void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
@@ -40,6 +48,17 @@ void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
  * crossed the cap (the caller emits log_truncated).  At EOF in_fd[s]
  * becomes -1.  Returns 0 or -errno (a log write failure). */
 int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap);
+
+/* Past the cap: the memfd holding the counts init will write (two
+ * uint64_t, sealed against resizing), mapped here; -errno if not. */
+int sr_logpump_share_counts(struct sr_logpump *lp);
+/* Stream s is init's to drain now, until sr_logpump_take_back. */
+void sr_logpump_hand(struct sr_logpump *lp, int s);
+/* init drains no more (it reported the skill's exit, or is gone): every
+ * stream is polled here again and init's counts join dropped[]. */
+void sr_logpump_take_back(struct sr_logpump *lp);
+/* The fd to poll for stream s, -1 when at EOF or in init's hands. */
+int sr_logpump_poll_fd(const struct sr_logpump *lp, int s);
 
 /* Closes everything. */
 void sr_logpump_done(struct sr_logpump *lp);

@@ -773,6 +773,28 @@ static void drain_timer(int fd) {
   (void)n; /* nothing to do on EAGAIN */
 }
 
+/*
+ * Past the cap, the pipes go to init, which drains and counts them inside
+ * the run's cgroup (init.c): a flood's discarding costs the run, not the
+ * supervisor.  Best effort: a stream not handed over is drained here as
+ * before.  Not once init has reported the skill's exit (it drains no
+ * more) or is gone.
+ */
+static void hand_logs_to_init(struct sr_supervisor *s) {
+  _cleanup_close_ int fd = -1;
+
+  if (s->init.exited || s->have_status || s->sync_eof)
+    return;
+  fd = sr_logpump_share_counts(&s->logs);
+  if (fd < 0 ||
+      sr_sync_send(s->sync_fd, SR_SYNC_DISCARD_COUNTS, 0, NULL, fd) < 0)
+    return;
+  for (int st = 0; st < 2; st++)
+    if (s->logs.in_fd[st] >= 0 && sr_sync_send(s->sync_fd, SR_SYNC_DISCARD, st,
+                                               NULL, s->logs.in_fd[st]) == 0)
+      sr_logpump_hand(&s->logs, st);
+}
+
 static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
   bool hit = false;
   int r = sr_logpump_drain(&s->logs, stream, &hit);
@@ -782,6 +804,7 @@ static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
                         "cannot write the skill's log");
   if (!hit)
     return 0;
+  hand_logs_to_init(s);
   r = sr_audit_emit(s->spec->audit, "log_truncated",
                     json_pack("{s:s, s:I}", "stream",
                               stream == SR_STREAM_STDOUT ? "stdout" : "stderr",
@@ -985,10 +1008,10 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
   } while (0)
   if (!s->sync_eof)
     ADD(EV_SYNC, s->sync_fd);
-  if (s->logs.in_fd[0] >= 0)
-    ADD(EV_OUT, s->logs.in_fd[0]);
-  if (s->logs.in_fd[1] >= 0)
-    ADD(EV_ERR, s->logs.in_fd[1]);
+  if (sr_logpump_poll_fd(&s->logs, 0) >= 0)
+    ADD(EV_OUT, sr_logpump_poll_fd(&s->logs, 0));
+  if (sr_logpump_poll_fd(&s->logs, 1) >= 0)
+    ADD(EV_ERR, sr_logpump_poll_fd(&s->logs, 1));
   if (sr_stdinpump_read_fd(&s->stdin_pump) >= 0)
     ADD(EV_STDIN_IN, sr_stdinpump_read_fd(&s->stdin_pump));
   if (sr_stdinpump_write_fd(&s->stdin_pump) >= 0) {
@@ -1060,7 +1083,12 @@ static int event_loop(struct sr_supervisor *s, struct sr_error *err) {
   while (!loop_done(s)) {
     struct pollfd pfd[EV__MAX];
     int kind[EV__MAX];
-    int n = poll_set(s, pfd, kind);
+    int n;
+
+    /* init drains the handed log pipes no more: the rest is read here. */
+    if (s->init.exited || s->have_status)
+      sr_logpump_take_back(&s->logs);
+    n = poll_set(s, pfd, kind);
 
     if (poll(pfd, (nfds_t)n, -1) < 0) {
       if (errno == EINTR)

@@ -25,7 +25,16 @@ enum sr_sync_type {
   SR_SYNC_SECCOMP_PLAIN,    /* child -> supervisor: the kernel refused the
                              * listener (EBUSY); the filter loaded answers
                              * EPERM itself */
+  SR_SYNC_DISCARD_COUNTS,   /* supervisor -> init: past the log cap, a
+                             * memfd of SR_DISCARD_COUNTS_SIZE bytes (two
+                             * uint64_t: bytes discarded from stdout and
+                             * stderr) attached, for init to map shared */
+  SR_SYNC_DISCARD,          /* supervisor -> init: a log pipe's read end
+                             * attached (value = 0 stdout, 1 stderr) for
+                             * init to drain and count (init.c) */
 };
+
+#define SR_DISCARD_COUNTS_SIZE (2 * sizeof(uint64_t))
 
 struct sr_sync_msg {
   uint32_t type;
