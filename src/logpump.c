@@ -118,13 +118,67 @@ static void stream_end(struct sr_logpump *lp, int s) {
     pass_through_end(lp, s);
 }
 
+/* The most one splice moves below the cap: more than a pipe holds (it
+ * moves what the pipe has), and the room left bounds it further. */
+#define KEEP_SPLICE_MAX (1 << 20)
+
+/*
+ * Below the cap, without --log-passthrough: splice(2) moves stream s's
+ * bytes from the pipe into its log file, no user buffer, no copy through
+ * user space, at most the room left, so the cap stays exact.  Returns 0
+ * when done for this wakeup (the pipe empty, or at EOF), 1 when the
+ * caller must read instead (at the cap, to see whether more arrives and
+ * write the marker; or splice refused: a log file that cannot take it,
+ * remembered), or -errno (a log write failure).
+ */
+static int keep_by_splice(struct sr_logpump *lp, int s) {
+  for (int round = 0; round < 16 && lp->in_fd[s] >= 0; round++) {
+    uint64_t room = lp->cap - (lp->kept[0] + lp->kept[1]);
+    ssize_t n;
+
+    if (room == 0)
+      return 1;
+    n = splice(lp->in_fd[s], NULL, lp->out_fd[s], NULL,
+               room < KEEP_SPLICE_MAX ? (size_t)room : KEEP_SPLICE_MAX,
+               SPLICE_F_NONBLOCK);
+    if (n > 0) {
+      lp->kept[s] += (uint64_t)n;
+      continue;
+    }
+    if (n == 0) {
+      stream_end(lp, s);
+      return 0;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno == EAGAIN)
+      return 0;
+    if (errno == EINVAL) {
+      lp->no_splice = true;
+      return 1;
+    }
+    return -errno;
+  }
+  return 0;
+}
+
+/* The read path's buffer: passthrough escapes what it shows, and at the cap
+ * one read finds the overflow.  Small, as it is on the supervisor's stack
+ * (its pages stay resident); splice carries the volume. */
+#define READ_BUF (4 * 1024)
+
 int sr_logpump_drain(struct sr_logpump *lp, int s, bool *hit_cap) {
-  char buf[64 * 1024];
+  char buf[READ_BUF];
   int r;
 
   *hit_cap = false;
   if (lp->null_fd >= 0 && discard(lp, s) == 0)
     return 0;
+  if (!lp->truncated && lp->passthrough_fd < 0 && !lp->no_splice) {
+    r = keep_by_splice(lp, s);
+    if (r <= 0)
+      return r;
+  }
   /* Bounded per call so that one chatty stream cannot starve the loop. */
   for (int round = 0; round < 16 && lp->in_fd[s] >= 0; round++) {
     ssize_t n = read(lp->in_fd[s], buf, sizeof(buf));

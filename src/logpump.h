@@ -10,9 +10,11 @@
 enum { SR_STREAM_STDOUT = 0, SR_STREAM_STDERR = 1 };
 
 /*
- * The skill's stdout and stderr arrive on pipes; the supervisor copies them
+ * The skill's stdout and stderr arrive on pipes; the supervisor moves them
  * into logs/stdout.log and logs/stderr.log until the two together reach
- * the cap, then writes one truncation marker and keeps draining (and
+ * the cap (by splice(2), no user buffer; read(2) and write(2) where the
+ * bytes must also be escaped for --log-passthrough, or where splice is
+ * refused), then writes one truncation marker and keeps draining (and
  * counting) so the skill never blocks on a full pipe, from pipes grown
  * to 1 MiB.  Past the cap the supervisor hands both pipes to the sandbox's
  * init (SR_SYNC_DISCARD, init.c), which splices them into /dev/null inside
@@ -38,6 +40,9 @@ struct sr_logpump {
    * counts of what it discarded: a shared page, NULL before the cap. */
   bool handed[2];
   uint64_t *shared;
+  /* Below the cap, kept bytes are spliced from the pipe to the log file
+   * unless passthrough must see them; true once splice refused (EINVAL). */
+  bool no_splice;
 };
 
 void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,

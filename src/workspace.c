@@ -144,12 +144,12 @@ static int check_owned_dir(int fd, const char *path, const char *what,
   return 0;
 }
 
-/* A new append-only record file of the run (audit.jsonl, the logs), mode
- * 0600, the caller's alone: an fd, or -errno. */
-static int create_record_file(int dirfd, const char *name) {
-  int fd = openat(
-      dirfd, name,
-      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
+/* A new record file of the run (audit.jsonl, the logs), mode 0600, the
+ * caller's alone, with the extra open flags: an fd, or -errno. */
+static int create_record_file(int dirfd, const char *name, int flags) {
+  int fd = openat(dirfd, name,
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags,
+                  0600);
   return fd < 0 ? -errno : fd;
 }
 
@@ -318,7 +318,7 @@ static int link_ledger(struct sr_workspace *ws, int active_dir, char **name,
   if (!*name) /* taken by make_marker, which then left a marker */
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "workspace",
                         "the run marker has no name");
-  r = create_record_file(ws->run_fd, "audit.jsonl");
+  r = create_record_file(ws->run_fd, "audit.jsonl", O_APPEND);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit",
                         "cannot create audit.jsonl");
@@ -1005,11 +1005,14 @@ int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
                            struct sr_error *err) {
   int o, e;
 
-  o = create_record_file(ws->logs_fd, "stdout.log");
+  /* Not O_APPEND: splice(2) refuses such a file, and the log pump splices
+   * the kept bytes into it.  The file is new (O_EXCL) and the pump its only
+   * writer, at its own offset, so appending is what it does anyway. */
+  o = create_record_file(ws->logs_fd, "stdout.log", 0);
   if (o < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -o, "logs",
                         "cannot create logs/stdout.log");
-  e = create_record_file(ws->logs_fd, "stderr.log");
+  e = create_record_file(ws->logs_fd, "stderr.log", 0);
   if (e < 0) {
     safe_close(o);
     return sr_error_set(err, SR_EXIT_FAILED, -e, "logs",
