@@ -49,7 +49,7 @@ void sr_supervisor_init(struct sr_supervisor *s) {
   memset(s, 0, sizeof(*s));
   s->init.pidfd = -1;
   s->sync_fd = s->signal_fd = s->timeout_fd = s->grace_fd = s->sample_fd = -1;
-  s->outputs_fd = -1;
+  s->outputs_fd = s->log_wake_fd = -1;
   sr_sampler_init(&s->sampler);
   s->proxy_listen[0] = s->proxy_listen[1] = -1;
   s->proxy = (struct sr_proxy)SR_PROXY_NULL;
@@ -172,6 +172,7 @@ void sr_supervisor_done(struct sr_supervisor *s) {
   s->timeout_fd = safe_close(s->timeout_fd);
   s->grace_fd = safe_close(s->grace_fd);
   s->sample_fd = safe_close(s->sample_fd);
+  s->log_wake_fd = safe_close(s->log_wake_fd);
   sr_sampler_close(&s->sampler);
   s->sampling = false;
   s->outputs_fd = safe_close(s->outputs_fd);
@@ -795,13 +796,47 @@ static void hand_logs_to_init(struct sr_supervisor *s) {
       sr_logpump_hand(&s->logs, st);
 }
 
+/*
+ * Log wakeups, rationed: a stream that brought less than LOG_REST_BYTES
+ * within LOG_REST_MS of its previous wakeup is not polled for LOG_REST_MS.
+ * A skill writing one byte per write(2) (or one O_DIRECT packet, which
+ * each read(2) returns alone) woke the supervisor once per write, outside
+ * the run's cgroup and CPU budget: as much CPU as the skill spent.  Now
+ * such a writer finds the pipe full and waits; a writer of lines now and
+ * then never rests, and one that writes in bulk brings more per wakeup.
+ */
+#define LOG_REST_BYTES 4096
+#define LOG_REST_MS 2
+
+static uint64_t log_moved(const struct sr_logpump *lp, int stream) {
+  return lp->kept[stream] + lp->dropped[stream];
+}
+
+static void ration_log_wakeups(struct sr_supervisor *s, int stream,
+                               uint64_t moved) {
+  uint64_t now = sr_now_mono_ns();
+  bool soon = now - s->log_last_ns[stream] < LOG_REST_MS * 1000000ull;
+
+  s->log_last_ns[stream] = now;
+  if (moved >= LOG_REST_BYTES || !soon || s->logs.in_fd[stream] < 0)
+    return;
+  /* Best effort: without the timer the stream is polled as before. */
+  if (s->log_wake_fd < 0)
+    s->log_wake_fd =
+        timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (s->log_wake_fd >= 0 && arm_timer(s->log_wake_fd, LOG_REST_MS, 0) == 0)
+    s->log_resting[stream] = true;
+}
+
 static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
   bool hit = false;
+  uint64_t before = log_moved(&s->logs, stream);
   int r = sr_logpump_drain(&s->logs, stream, &hit);
 
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "logs",
                         "cannot write the skill's log");
+  ration_log_wakeups(s, stream, log_moved(&s->logs, stream) - before);
   if (!hit)
     return 0;
   hand_logs_to_init(s);
@@ -983,6 +1018,7 @@ enum {
   EV_SYNC,
   EV_OUT,
   EV_ERR,
+  EV_LOG_WAKE,
   EV_STDIN_IN,
   EV_STDIN_OUT,
   EV_PROXY,
@@ -1008,10 +1044,12 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
   } while (0)
   if (!s->sync_eof)
     ADD(EV_SYNC, s->sync_fd);
-  if (sr_logpump_poll_fd(&s->logs, 0) >= 0)
+  if (sr_logpump_poll_fd(&s->logs, 0) >= 0 && !s->log_resting[0])
     ADD(EV_OUT, sr_logpump_poll_fd(&s->logs, 0));
-  if (sr_logpump_poll_fd(&s->logs, 1) >= 0)
+  if (sr_logpump_poll_fd(&s->logs, 1) >= 0 && !s->log_resting[1])
     ADD(EV_ERR, sr_logpump_poll_fd(&s->logs, 1));
+  if (s->log_resting[0] || s->log_resting[1])
+    ADD(EV_LOG_WAKE, s->log_wake_fd);
   if (sr_stdinpump_read_fd(&s->stdin_pump) >= 0)
     ADD(EV_STDIN_IN, sr_stdinpump_read_fd(&s->stdin_pump));
   if (sr_stdinpump_write_fd(&s->stdin_pump) >= 0) {
@@ -1048,6 +1086,10 @@ static int on_event(struct sr_supervisor *s, int kind, short revents,
     return on_log(s, SR_STREAM_STDOUT, err);
   case EV_ERR:
     return on_log(s, SR_STREAM_STDERR, err);
+  case EV_LOG_WAKE:
+    drain_timer(s->log_wake_fd);
+    s->log_resting[0] = s->log_resting[1] = false;
+    return 0;
   case EV_STDIN_IN:
     sr_stdinpump_on_readable(&s->stdin_pump);
     return 0;

@@ -85,14 +85,19 @@ struct sr_supervisor {
   int timeout_fd;     /* wall clock */
   int grace_fd;       /* SIGTERM -> SIGKILL: cancellation, timeout */
   int sample_fd;      /* the tick: the cgroup's counters, or the sampler */
+  int log_wake_fd;    /* the end of a log stream's rest (on_log) */
   unsigned sample_ms; /* its interval now */
   uint64_t last_sample_ms, last_memory; /* the sampler's previous sample */
   uint64_t memory_rate;      /* bytes/ms the tree's memory grows (sampler) */
   struct sr_sampler sampler; /* without a cgroup, from the skill's start */
   bool sampling;             /* the sampler is open */
   bool sampler_gone;         /* the tree ended before it could be opened */
+  bool log_resting[2];       /* a log stream not polled until log_wake_fd */
   uint64_t pids_seen;        /* the most pids the cgroup's counters showed */
   struct sr_logpump logs;
+  /* Log wakeups, rationed (on_log): a stream resting is not polled until
+   * log_wake_fd (made at the first rest) fires. */
+  uint64_t log_last_ns[2];
   struct sr_stdinpump stdin_pump; /* --stdin; inactive without */
   char stdin_sha256[65];          /* of the bytes forwarded, once done */
   bool stdin_complete;            /* forwarded to its end */
