@@ -178,8 +178,9 @@ static void forward(pid_t skill, int sig) {
 #define DISCARD_CHUNK (64 * 1024)
 struct discard {
   int fd[2];
-  uint64_t *count; /* [2] in the shared page; NULL until it came */
-  bool sync_gone;  /* the supervisor's end hung up: not polled again */
+  uint64_t *count;   /* [2] in the shared page; NULL until it came */
+  uint64_t local[2]; /* where it could not be mapped: drained, not told */
+  bool sync_gone;    /* the supervisor's end hung up: not polled again */
 };
 
 static void discard_message(struct discard *d, int sync_fd) {
@@ -194,7 +195,9 @@ static void discard_message(struct discard *d, int sync_fd) {
   if (m.type == SR_SYNC_DISCARD_COUNTS && passed >= 0 && !d->count) {
     void *p = mmap(NULL, SR_DISCARD_COUNTS_SIZE, PROT_READ | PROT_WRITE,
                    MAP_SHARED, passed, 0);
-    d->count = p == MAP_FAILED ? NULL : p;
+    /* The supervisor stops reading the pipes it hands over: they are
+     * drained here whatever happens, counted or not. */
+    d->count = p == MAP_FAILED ? d->local : p;
   } else if (m.type == SR_SYNC_DISCARD && passed >= 0 && d->count &&
              (m.value == 0 || m.value == 1) && d->fd[m.value] < 0) {
     d->fd[m.value] = TAKE_FD(passed);
@@ -203,15 +206,15 @@ static void discard_message(struct discard *d, int sync_fd) {
 }
 
 /* What stream s's pipe holds now, into /dev/null (init's stdout), counted.
- * read() where splice is refused, so that a handed pipe is always
- * drained; its end (all writers gone) closes it. */
+ * read() where splice fails, so that a handed pipe is always drained;
+ * its end (all writers gone) closes it. */
 static void discard_some(struct discard *d, int s) {
   static char buf[DISCARD_CHUNK];
 
   for (int round = 0; round < 16 && d->fd[s] >= 0; round++) {
     ssize_t n = splice(d->fd[s], NULL, STDOUT_FILENO, NULL, DISCARD_CHUNK,
                        SPLICE_F_NONBLOCK);
-    if (n < 0 && errno == EINVAL)
+    if (n < 0 && errno != EINTR && errno != EAGAIN)
       n = read(d->fd[s], buf, sizeof(buf));
     if (n > 0) {
       __atomic_store_n(&d->count[s], d->count[s] + (uint64_t)n,
