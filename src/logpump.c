@@ -40,26 +40,38 @@ static void start_discarding(struct sr_logpump *lp) {
       (void)fcntl(lp->in_fd[s], F_SETPIPE_SZ, DISCARD_PIPE_SIZE);
 }
 
-/* Past the cap: what is available on stream s, spliced to /dev/null and
- * counted.  1 when splice cannot be used (the caller reads instead). */
-static int discard(struct sr_logpump *lp, int s) {
-  for (int round = 0; round < 16 && lp->in_fd[s] >= 0; round++) {
-    ssize_t n = splice(lp->in_fd[s], NULL, lp->null_fd, NULL, DISCARD_PIPE_SIZE,
-                       SPLICE_F_NONBLOCK);
+/* One splice(2) of at most max bytes of stream s into out, counted in
+ * *count: > 0 moved, 0 nothing now (EAGAIN, or the stream's end, which
+ * closes it), or -errno. */
+static ssize_t splice_some(struct sr_logpump *lp, int s, int out, size_t max,
+                           uint64_t *count) {
+  for (;;) {
+    ssize_t n = splice(lp->in_fd[s], NULL, out, NULL, max, SPLICE_F_NONBLOCK);
     if (n > 0) {
-      lp->dropped[s] += (uint64_t)n;
-      continue;
+      *count += (uint64_t)n;
+      return n;
     }
     if (n == 0) {
       stream_end(lp, s);
       return 0;
     }
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN)
+    if (errno != EINTR)
+      return errno == EAGAIN ? 0 : -errno;
+  }
+}
+
+/* Past the cap: what is available on stream s, spliced to /dev/null and
+ * counted.  1 when splice cannot be used (the caller reads instead). */
+static int discard(struct sr_logpump *lp, int s) {
+  for (int round = 0; round < 16 && lp->in_fd[s] >= 0; round++) {
+    ssize_t n =
+        splice_some(lp, s, lp->null_fd, DISCARD_PIPE_SIZE, &lp->dropped[s]);
+    if (n == 0)
       return 0;
-    lp->null_fd = safe_close(lp->null_fd);
-    return 1;
+    if (n < 0) {
+      lp->null_fd = safe_close(lp->null_fd);
+      return 1;
+    }
   }
   return 0;
 }
@@ -138,26 +150,17 @@ static int keep_by_splice(struct sr_logpump *lp, int s) {
 
     if (room == 0)
       return 1;
-    n = splice(lp->in_fd[s], NULL, lp->out_fd[s], NULL,
-               room < KEEP_SPLICE_MAX ? (size_t)room : KEEP_SPLICE_MAX,
-               SPLICE_F_NONBLOCK);
-    if (n > 0) {
-      lp->kept[s] += (uint64_t)n;
-      continue;
-    }
-    if (n == 0) {
-      stream_end(lp, s);
+    n = splice_some(lp, s, lp->out_fd[s],
+                    room < KEEP_SPLICE_MAX ? (size_t)room : KEEP_SPLICE_MAX,
+                    &lp->kept[s]);
+    if (n == 0)
       return 0;
-    }
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN)
-      return 0;
-    if (errno == EINVAL) {
+    if (n == -EINVAL) {
       lp->no_splice = true;
       return 1;
     }
-    return -errno;
+    if (n < 0)
+      return (int)n;
   }
   return 0;
 }
