@@ -136,6 +136,31 @@ test_pids() {
   return 0
 }
 
+# cpu_ms_until_exit PID: the CPU time (utime + stime, in ms) of process
+# PID alone, not its children, from /proc/PID/stat, sampled every 50 ms
+# until it is gone (bash reaps a background job as it ends).  After the
+# last ')' (comm may hold spaces) the state is the 1st field, utime the
+# 12th, stime the 13th.
+cpu_ms_until_exit() {
+  local s ticks=0
+  while s=$(cat "/proc/$1/stat" 2>/dev/null); do
+    s=${s##*) }
+    ticks=$(awk '{ print $12 + $13 }' <<<"$s")
+    sleep 0.05
+  done
+  echo $((ticks * 1000 / $(getconf CLK_TCK)))
+}
+
+# ended_promptly LABEL WALL_MS AUDIT STATUS: a run stopped from outside
+# (a signal, a limit) ended within 15 s, its terminal record says STATUS,
+# and its audit verifies.  Three TAP results.
+ended_promptly() {
+  check "$1: ... promptly ($2 ms)" test "$2" -lt 15000
+  is "$1: ... its terminal record says $4" \
+    "$(field "$3" execution_completed .status)" "$4"
+  check "$1: ... the audit verifies" audit_ok "$3"
+}
+
 _tap_planned=0
 plan() { echo "1..$1"; _tap_planned=1; }
 pass() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
