@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -64,13 +65,20 @@ int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd) {
                       .msg_iovlen = 1,
                       .msg_control = u.buf,
                       .msg_controllen = sizeof(u.buf)};
+  bool reset = false;
   ssize_t n;
 
   if (ret_fd)
     *ret_fd = -1;
+  /* A peer that closes its end with messages of ours unread in it (init
+   * ends while log-pipe hand-overs are still queued for it) leaves
+   * ECONNRESET pending on this end, which the next recvmsg reports once,
+   * ahead of the messages the peer sent before closing (its last status):
+   * read on past it; its end follows as EOF. */
   do
     n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  while (n < 0 &&
+         (errno == EINTR || (errno == ECONNRESET && !reset && (reset = true))));
   if (n < 0)
     return -errno;
   if (n == 0)
