@@ -11,6 +11,7 @@
 
 #include "fdutil.h"
 #include "logpump.h"
+#include "sync.h"
 
 void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
                      int stdout_log, int stderr_log, uint64_t cap,
@@ -240,10 +241,10 @@ int sr_logpump_share_counts(struct sr_logpump *lp) {
   if (fd < 0)
     return -errno;
   /* Sealed: init cannot shrink it under the supervisor's mapping. */
-  if (ftruncate(fd, 2 * sizeof(uint64_t)) < 0 ||
+  if (ftruncate(fd, SR_DISCARD_COUNTS_SIZE) < 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
     return -errno;
-  p = mmap(NULL, 2 * sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0);
+  p = mmap(NULL, SR_DISCARD_COUNTS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     return -errno;
   lp->shared = p;
@@ -264,7 +265,7 @@ static void fold_shared(struct sr_logpump *lp) {
     lp->dropped[s] =
         n > UINT64_MAX - lp->dropped[s] ? UINT64_MAX : lp->dropped[s] + n;
   }
-  (void)munmap(lp->shared, 2 * sizeof(uint64_t));
+  (void)munmap(lp->shared, SR_DISCARD_COUNTS_SIZE);
   lp->shared = NULL;
 }
 
