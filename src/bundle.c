@@ -5,7 +5,11 @@
  * Two passes over the source tree:
  *  1. walk: lstat-like fstatat(AT_SYMLINK_NOFOLLOW) of every entry, refusing
  *     anything but regular files and directories and enforcing every cap, so
- *     nothing is read from a bundle that is going to be refused anyway;
+ *     nothing is read from a bundle that is going to be refused anyway.
+ *     Past a few hundred entries the root's remaining subtrees are shared
+ *     with a second walker and merged in order (walk_root), the caps
+ *     checked again over the merge, so the refusal is the first in
+ *     pre-order as with one;
  *  2. read: the entries are visited again in the same (pre-)order, each one
  *     opened once relative to its parent directory fd with O_NOFOLLOW,
  *     checked to be the very inode the walk saw, read once; the bytes go to
@@ -59,12 +63,19 @@ struct walk {
   size_t n, alloc;
   uint64_t n_files, n_dirs, total_bytes;
   struct sr_error *err;
+  /* A second walker (walk_root) only: set when the first one has failed,
+   * so this one can stop; and the entry its caps refused, if they did,
+   * which the merge checks again with the whole walk's counts. */
+  const bool *stop;
+  struct entry refused;
 };
 
 static void walk_done(struct walk *w) {
   for (size_t i = 0; i < w->n; i++)
     free(w->v[i].relpath);
   free(w->v);
+  free(w->refused.relpath);
+  w->refused.relpath = NULL;
   w->v = NULL;
   w->n = w->alloc = 0;
 }
@@ -265,6 +276,44 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
 
 static int walk_dir(struct walk *w, int dfd, const char *prefix, size_t depth);
 
+/* The caps for one entry, in this order, counting it if it passes: the
+ * order decides which refusal an entry over several caps gets, and the
+ * merge of a second walker (walk_root) runs the same checks again. */
+static int admit(struct walk *w, const char *relpath, const char *name,
+                 size_t depth, bool is_dir, uint64_t size) {
+  const struct sr_bundle_caps *caps = w->caps;
+
+  if (w->n_files + w->n_dirs >= caps->max_files)
+    return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                        "bundle: %s: too many files (limit %" PRIu64 ")",
+                        relpath, caps->max_files);
+  if (is_dir) {
+    if (depth > caps->max_depth)
+      return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                          "bundle: %s: too deep (limit %zu directories)",
+                          relpath, caps->max_depth);
+    w->n_dirs++;
+    return 0;
+  }
+  if (size > caps->max_file_bytes)
+    return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                        "bundle: %s: file too large (%" PRIu64
+                        " bytes, limit %" PRIu64 ")",
+                        relpath, size, caps->max_file_bytes);
+  /* total_bytes <= max_bytes always holds, so this cannot wrap. */
+  if (size > caps->max_bytes - w->total_bytes)
+    return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                        "bundle: %s: bundle too large (limit %" PRIu64
+                        " bytes)",
+                        relpath, caps->max_bytes);
+  if (depth == 1 && strcmp(name, "SKILL.md") == 0 && size > SR_SKILL_MD_MAX)
+    return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                        "bundle: SKILL.md is larger than 1 MiB");
+  w->total_bytes += size;
+  w->n_files++;
+  return 0;
+}
+
 /* Pass 1 for one entry: stat without following, check kind and caps. */
 static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
                       const char *name) {
@@ -275,6 +324,8 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   size_t idx, prefix_len, name_len;
   int r;
 
+  if (w->stop && __atomic_load_n(w->stop, __ATOMIC_RELAXED))
+    return -ECANCELED; /* the first walker failed: its error is reported */
   if (!sr_valid_filename(name)) {
     char esc[1024];
     escape_name(name, esc, sizeof(esc));
@@ -318,34 +369,18 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
     return refuse(w->err, "bundle: %s: unsupported file type", relpath);
   }
 
-  if (w->n_files + w->n_dirs >= caps->max_files)
-    return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                        "bundle: %s: too many files (limit %" PRIu64 ")",
-                        relpath, caps->max_files);
-  if (S_ISDIR(st.st_mode)) {
-    if (depth > caps->max_depth)
-      return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                          "bundle: %s: too deep (limit %zu directories)",
-                          relpath, caps->max_depth);
-    w->n_dirs++;
-  } else {
-    uint64_t size = (uint64_t)st.st_size;
-    if (size > caps->max_file_bytes)
-      return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                          "bundle: %s: file too large (%" PRIu64
-                          " bytes, limit %" PRIu64 ")",
-                          relpath, size, caps->max_file_bytes);
-    /* total_bytes <= max_bytes always holds, so this cannot wrap. */
-    if (size > caps->max_bytes - w->total_bytes)
-      return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                          "bundle: %s: bundle too large (limit %" PRIu64
-                          " bytes)",
-                          relpath, caps->max_bytes);
-    if (depth == 1 && strcmp(name, "SKILL.md") == 0 && size > SR_SKILL_MD_MAX)
-      return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                          "bundle: SKILL.md is larger than 1 MiB");
-    w->total_bytes += size;
-    w->n_files++;
+  r = admit(w, relpath, name, depth, S_ISDIR(st.st_mode),
+            S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size);
+  if (r < 0) {
+    if (w->stop) { /* a second walker: the merge checks it again */
+      w->refused = (struct entry){.relpath = relpath,
+                                  .name = relpath + prefix_len,
+                                  .depth = depth,
+                                  .is_dir = S_ISDIR(st.st_mode),
+                                  .size = (uint64_t)st.st_size};
+      relpath = NULL;
+    }
+    return r;
   }
 
   if (w->n == w->alloc) {
@@ -411,6 +446,126 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, size_t depth) {
     r = walk_entry(w, dfd, prefix, depth, names[i]);
     if (r < 0)
       break;
+  }
+  strv_free(names, n);
+  return r < 0 ? r : 0;
+}
+
+/* Entries walked on one thread before the root's remaining names are
+ * split between two walkers: below this a thread costs more than it
+ * saves, so a small bundle is walked on one. */
+#define WALK_SPLIT_ENTRIES 256u
+/* Root names that must remain for a split (each walker gets half). */
+#define WALK_SPLIT_NAMES 4u
+
+/* The second walker: root names [from, to), into a walk of its own. */
+struct walk_half {
+  struct walk w;
+  struct sr_error err;
+  char **names;
+  size_t from, to;
+  int dfd;
+  int r;
+};
+
+static void *walk_half_thread(void *arg) {
+  struct walk_half *h = arg;
+
+  h->r = 0;
+  for (size_t i = h->from; i < h->to && h->r >= 0; i++)
+    h->r = walk_entry(&h->w, h->dfd, "", 1, h->names[i]);
+  return NULL;
+}
+
+/* The second walker's entries after the first's.  Each is checked against
+ * the caps again with the counts of everything before it (its walker's
+ * own were smaller), so the first refusal is the one a single walker would
+ * have made; then its walker's error, if the caps leave that the first. */
+static int walk_merge(struct walk *w, struct walk_half *h) {
+  struct walk *b = &h->w;
+  int r;
+
+  for (size_t i = 0; i < b->n; i++) {
+    const struct entry *e = &b->v[i];
+    r = admit(w, e->relpath, e->name, e->depth, e->is_dir, e->size);
+    if (r < 0)
+      return r;
+  }
+  if (h->r < 0) {
+    const struct entry *e = &b->refused;
+    /* Refused by the caps with smaller counts: refused with the whole
+     * counts too, maybe by an earlier cap. */
+    if (e->relpath) {
+      r = admit(w, e->relpath, e->name, e->depth, e->is_dir, e->size);
+      if (r < 0)
+        return r;
+    }
+    if (w->err && w->err->exit_code == 0)
+      *w->err = h->err;
+    return h->r;
+  }
+  if (b->n > 0) {
+    if (w->n + b->n > w->alloc) {
+      struct entry *nv = realloc(w->v, (w->n + b->n) * sizeof(*nv));
+      if (!nv)
+        return sr_error_set(w->err, SR_EXIT_FAILED, ENOMEM, "bundle_io",
+                            "bundle");
+      w->v = nv;
+      w->alloc = w->n + b->n;
+    }
+    /* The relative paths move with their entries. */
+    memcpy(w->v + w->n, b->v, b->n * sizeof(*b->v));
+    w->n += b->n;
+    b->n = 0;
+  }
+  return 0;
+}
+
+/* Pass 1 from the root.  Once a few hundred entries are walked, the root's
+ * remaining names are split: the second half is walked on a second thread
+ * (stat calls of separate subtrees do not wait on each other) and merged
+ * after the first, so the entries, the caps and which refusal is reported
+ * are those of one walker in pre-order. */
+static int walk_root(struct walk *w, int dfd, unsigned *walkers) {
+  char **names = NULL;
+  size_t n = 0, end;
+  struct walk_half h = {0};
+  pthread_t tid;
+  bool stop = false, threaded = false;
+  int r;
+
+  r = read_names(dfd, ".", &names, &n, w->err);
+  if (r < 0)
+    return r;
+  end = n;
+  for (size_t i = 0; i < end; i++) {
+    if (!threaded && w->n >= WALK_SPLIT_ENTRIES &&
+        end - i >= WALK_SPLIT_NAMES) {
+      h = (struct walk_half){.w = {.caps = w->caps, .stop = &stop},
+                             .names = names,
+                             .from = i + (end - i) / 2,
+                             .to = end,
+                             .dfd = dfd};
+      h.w.err = &h.err;
+      if (pthread_create(&tid, NULL, walk_half_thread, &h) == 0) {
+        threaded = true;
+        end = h.from;
+      }
+    }
+    r = walk_entry(w, dfd, "", 1, names[i]);
+    if (r < 0)
+      break;
+  }
+  *walkers = threaded ? 2 : 1;
+  if (threaded) {
+    if (r < 0) /* this error comes first: the other walker can stop */
+      __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
+    /* Fails only for a thread that is not joinable: never ours. */
+    if (pthread_join(tid, NULL) != 0)
+      abort();
+    if (r >= 0)
+      r = walk_merge(w, &h);
+    walk_done(&h.w);
   }
   strv_free(names, n);
   return r < 0 ? r : 0;
@@ -581,6 +736,7 @@ struct sr_bundle_walk {
   int root;         /* the bundle's root directory */
   size_t skill;     /* SKILL.md's index in w.v */
   size_t max_depth; /* of any entry */
+  unsigned walkers; /* threads that walked it (walk_root) */
 };
 
 void sr_bundle_walk_free(struct sr_bundle_walk *bw) {
@@ -593,6 +749,10 @@ void sr_bundle_walk_free(struct sr_bundle_walk *bw) {
 
 uint64_t sr_bundle_walk_bytes(const struct sr_bundle_walk *bw) {
   return bw->w.total_bytes;
+}
+
+unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw) {
+  return bw->walkers;
 }
 
 int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
@@ -621,7 +781,7 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
                         "bundle: open %s", src);
 
   /* Pass 1: the whole shape, and every cap, before any content is read. */
-  r = walk_dir(&bw->w, bw->root, "", 1);
+  r = walk_root(&bw->w, bw->root, &bw->walkers);
   if (r < 0)
     return r;
   for (size_t i = 0; i < bw->w.n; i++) {

@@ -55,8 +55,9 @@ int sr_bundle_stage(const char *src, int dst_dirfd,
 /*
  * The same in two steps, so that the caller can choose where to copy once
  * the bundle's shape is known.  sr_bundle_walk: pass 1 (the shape and every
- * cap, nothing read; the refusals above).  sr_bundle_walk_bytes: the total
- * file bytes it saw (a file that then grows is refused as changed).
+ * cap, nothing read; the refusals above, the first one in pre-order also
+ * when the root's subtrees are walked on two threads).  sr_bundle_walk_bytes:
+ * the total file bytes it saw (a file that then grows is refused as changed).
  * sr_bundle_copy: pass 2 (every file read once, copied into dst_dirfd while
  * hashed, or only hashed with -1; the digest); once per walk.
  */
@@ -64,6 +65,9 @@ struct sr_bundle_walk;
 int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
                    struct sr_bundle_walk **out, struct sr_error *err);
 uint64_t sr_bundle_walk_bytes(const struct sr_bundle_walk *bw);
+/* How many threads walked it: 2 once a bundle's root has enough left to
+ * share after a few hundred entries, else 1 (the tests check the split). */
+unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw);
 int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
                    struct sr_bundle *out, struct sr_error *err);
 void sr_bundle_walk_free(struct sr_bundle_walk *bw);

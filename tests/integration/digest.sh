@@ -120,7 +120,7 @@ printf 6 >"$tricky/$(printf 'caf\303\251')"
 printf 7 >"$tricky/A"
 chmod 755 "$tricky/a/b/c"
 
-echo "1..$((N_RANDOM + 14))"
+echo "1..$((N_RANDOM + 15))"
 
 # 1..N: random bundles agree with the reference implementation
 i=0
@@ -163,6 +163,29 @@ else
     "skillrun: $got" "python:   $want"
 fi
 rm -rf "$big"
+
+# A root wide enough for its subtrees to be walked on two threads
+# (bundle.c, walk_root: past 256 entries, with names left to share),
+# names that sort differently per directory and globally among them.
+wide="$T/wide"
+mkdir -p "$wide/a"
+printf -- '---\nname: wide\ndescription: wide bundle\n---\n' >"$wide/SKILL.md"
+head -c $((300 * 64)) /dev/urandom | (cd "$wide/a" && split -b 64 -a 3 -d - f)
+for d in b b-c b.c c d e f; do
+  mkdir -p "$wide/$d/x"
+  head -c $((30 * 32)) /dev/urandom | (cd "$wide/$d" && split -b 32 -a 2 -d - g)
+  printf '%s' "$d" >"$wide/$d/x/y"
+  chmod 755 "$wide/$d/g01"
+done
+got=$(sr_digest "$wide") || got="error: $(cat "$T/err")"
+want=$(py_digest "$wide") || want="reference failed"
+if [ "$got" = "$want" ] && [ -n "$want" ]; then
+  ok "a wide root (walked on two threads) agrees"
+else
+  not_ok "a wide root (walked on two threads) agrees" \
+    "skillrun: $got" "python:   $want"
+fi
+rm -rf "$wide"
 
 # The reference program printed in skillrun-bundle(5) computes the same
 # digest (the man page is a tested artifact).

@@ -683,6 +683,192 @@ static void test_walk_then_copy(void **state) {
 }
 
 /*
+ * A root wide enough for two walkers (bundle.c, walk_root): SKILL.md,
+ * a/ with 300 files (past the point where the walk splits), then b/ .. g/
+ * with 40 files each; the second walker takes e/ .. g/.  Pre-order
+ * positions: a/ 2, b/ 303, c/ 344, d/ 385, e/ 426, f/ 467, g/ 508, the
+ * last g/f039 548.  Every file holds 10 bytes (5,416 in all).
+ */
+#define WIDE_FILE 10
+static void make_wide_tree(const char *root) {
+  static const char *const dirs[] = {"b", "c", "d", "e", "f", "g"};
+  char rel[64], data[WIDE_FILE];
+
+  minimal_skill(root);
+  xmkdir(root, "a");
+  for (int i = 0; i < 300; i++) {
+    snprintf(rel, sizeof(rel), "a/f%03d", i);
+    memset(data, 'a' + i % 26, sizeof(data));
+    xwrite(root, rel, data, sizeof(data), i % 3 ? 0644 : 0755);
+  }
+  for (size_t d = 0; d < SR_ARRAY_SIZE(dirs); d++) {
+    xmkdir(root, dirs[d]);
+    for (int i = 0; i < 40; i++) {
+      snprintf(rel, sizeof(rel), "%s/f%03d", dirs[d], i);
+      memset(data, 'A' + (int)d, sizeof(data));
+      data[0] = (char)i;
+      xwrite(root, rel, data, sizeof(data), 0644);
+    }
+  }
+}
+
+static int cmp_strp(const void *a, const void *b) {
+  return sr_bundle_path_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The records of the wide tree, built here from what the test wrote. */
+static char *wide_records(void) {
+  static const char *const dirs[] = {"a", "b", "c", "d", "e", "f", "g"};
+  char *paths[600], *out = NULL, hex[65], data[WIDE_FILE];
+  size_t np = 0, len = 0;
+
+  paths[np++] = strdup("SKILL.md");
+  for (size_t d = 0; d < SR_ARRAY_SIZE(dirs); d++) {
+    int nf = d == 0 ? 300 : 40;
+    paths[np++] = strdup(dirs[d]);
+    for (int i = 0; i < nf; i++) {
+      char rel[64];
+      snprintf(rel, sizeof(rel), "%s/f%03d", dirs[d], i);
+      paths[np++] = strdup(rel);
+    }
+  }
+  qsort(paths, np, sizeof(paths[0]), cmp_strp);
+  for (size_t i = 0; i < np; i++) {
+    const char *p = paths[i];
+    char *rec;
+    size_t n;
+
+    assert_non_null(p);
+    if (strcmp(p, "SKILL.md") == 0) {
+      sha256_hex("---\nname: x\n---\n", 16, hex);
+      rec = sr_bundle_record('f', false, 16, hex, p);
+    } else if (!strchr(p, '/')) {
+      rec = sr_bundle_record('d', false, 0, NULL, p);
+    } else {
+      int i_file = atoi(p + 3);
+      if (p[0] == 'a') {
+        memset(data, 'a' + i_file % 26, sizeof(data));
+      } else {
+        memset(data, 'A' + (p[0] - 'b'), sizeof(data));
+        data[0] = (char)i_file;
+      }
+      sha256_hex(data, sizeof(data), hex);
+      rec = sr_bundle_record('f', p[0] == 'a' && i_file % 3 == 0, WIDE_FILE,
+                             hex, p);
+    }
+    assert_non_null(rec);
+    n = strlen(rec);
+    out = realloc(out, len + n + 1);
+    assert_non_null(out);
+    memcpy(out + len, rec, n + 1);
+    len += n;
+    free(rec);
+    free(paths[i]);
+  }
+  return out;
+}
+
+/* Walked on two threads, the bundle gives the records and digest of its
+ * contents, computed here without the walk. */
+static void test_walk_split_records(void **state) {
+  struct tree *t = *state;
+  _cleanup_bundle_walk_ struct sr_bundle_walk *bw = NULL;
+  _cleanup_free_ char *want = NULL;
+  struct sr_error err = {0};
+  struct sr_bundle out = {0};
+  char hex[65], digest[80];
+
+  make_wide_tree(t->src);
+  assert_int_equal(sr_bundle_walk(t->src, NULL, &bw, &err), 0);
+  assert_int_equal(sr_bundle_walk_walkers(bw), 2);
+  assert_int_equal(sr_bundle_walk_bytes(bw), 16 + 540 * WIDE_FILE);
+  assert_int_equal(sr_bundle_copy(bw, -1, true, &out, &err), 0);
+  want = wide_records();
+  assert_string_equal(out.records, want);
+  sha256_hex(want, strlen(want), hex);
+  snprintf(digest, sizeof(digest), "sha256:%s", hex);
+  assert_string_equal(out.digest, digest);
+  assert_int_equal(out.n_files, 541);
+  assert_int_equal(out.n_dirs, 7);
+  sr_bundle_done(&out);
+}
+
+/* A small bundle is walked on one thread. */
+static void test_walk_small_one_walker(void **state) {
+  struct tree *t = *state;
+  _cleanup_bundle_walk_ struct sr_bundle_walk *bw = NULL;
+  struct sr_error err = {0};
+
+  minimal_skill(t->src);
+  xmkdir(t->src, "a");
+  xmkdir(t->src, "b");
+  xmkdir(t->src, "c");
+  xmkdir(t->src, "d");
+  assert_int_equal(sr_bundle_walk(t->src, NULL, &bw, &err), 0);
+  assert_int_equal(sr_bundle_walk_walkers(bw), 1);
+}
+
+static void symlink_at(const char *root, const char *rel) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  assert_int_equal(symlink("/etc/passwd", path), 0);
+}
+
+/*
+ * With two walkers the refusal is the one a single walker in pre-order
+ * makes.  The second walker counts only its own entries, so the caps
+ * that count (files, bytes) are checked again over the merge: the trips
+ * below are all in its part, where its own counts stay under the caps.
+ */
+static void test_walk_split_caps_in_order(void **state) {
+  struct tree *t = *state;
+  struct sr_bundle_caps caps;
+
+  make_wide_tree(t->src);
+  /* Entry 501 is f/f033. */
+  sr_bundle_caps_default(&caps);
+  caps.max_files = 500;
+  expect_refused(t->src, &caps, "bundle_invalid", "f/f033: too many files");
+  /* A symbolic link after that trip does not come first... */
+  symlink_at(t->src, "g/link");
+  expect_refused(t->src, &caps, "bundle_invalid", "f/f033: too many files");
+  /* ... one before it does. */
+  symlink_at(t->src, "e/link");
+  expect_refused(t->src, &caps, "bundle_invalid",
+                 "e/link: symbolic links are not allowed");
+  /* The first walker's refusal comes before anything of the second's. */
+  symlink_at(t->src, "c/link");
+  expect_refused(t->src, &caps, "bundle_invalid",
+                 "c/link: symbolic links are not allowed");
+}
+
+static void test_walk_split_bytes_in_order(void **state) {
+  struct tree *t = *state;
+  struct sr_bundle_caps caps;
+
+  make_wide_tree(t->src);
+  /* 16 + 4,200 bytes before e/, 400 in e/; f/f038 would pass 5,000. */
+  sr_bundle_caps_default(&caps);
+  caps.max_bytes = 5000;
+  expect_refused(t->src, &caps, "bundle_invalid", "f/f038: bundle too large");
+}
+
+/* An entry the second walker refused itself (too deep) that the whole
+ * walk's count refuses first (too many files: checked before depth). */
+static void test_walk_split_refused_entry(void **state) {
+  struct tree *t = *state;
+  struct sr_bundle_caps caps;
+
+  make_wide_tree(t->src);
+  xmkdir(t->src, "g/sub");
+  sr_bundle_caps_default(&caps);
+  caps.max_depth = 1;
+  expect_refused(t->src, &caps, "bundle_invalid", "g/sub: too deep");
+  caps.max_files = 548;
+  expect_refused(t->src, &caps, "bundle_invalid", "g/sub: too many files");
+}
+
+/*
  * A bundle big enough for --digest to hash in two parts on two threads
  * (bundle.c, hash_split), with a file big enough to be read ahead on a
  * thread of its own (sha256.c): hashing only must give the digest, records
@@ -868,6 +1054,11 @@ int main(void) {
       T(test_refuse_skill_md_too_big),
       T(test_refuse_changed),
       T(test_walk_then_copy),
+      T(test_walk_split_records),
+      T(test_walk_small_one_walker),
+      T(test_walk_split_caps_in_order),
+      T(test_walk_split_bytes_in_order),
+      T(test_walk_split_refused_entry),
       T(test_digest_threads_match_copy),
       T(test_digest_threads_one_byte),
       T(test_digest_threads_changed),
