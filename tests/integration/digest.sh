@@ -54,6 +54,18 @@ py_digest() {
   "$PYTHON3" "$REF" "$1"
 }
 
+# agrees DESCRIPTION DIR: one test, skillrun's digest of DIR against the
+# reference's.
+agrees() {
+  a_got=$(sr_digest "$2") || a_got="error: $(cat "$T/err")"
+  a_want=$(py_digest "$2") || a_want="reference failed"
+  if [ "$a_got" = "$a_want" ] && [ -n "$a_want" ]; then
+    ok "$1"
+  else
+    not_ok "$1" "skillrun: $a_got" "python:   $a_want"
+  fi
+}
+
 # A random bundle: nested dirs, empty dirs, sizes across the 128 KiB read
 # chunk, various modes, names with spaces and UTF-8, and names that sort
 # across directory boundaries ("a", "a-b", "a.b", "a/...").
@@ -128,24 +140,10 @@ while [ "$i" -lt "$N_RANDOM" ]; do
   i=$((i + 1))
   b="$T/rnd$i"
   gen_bundle "$b"
-  got=$(sr_digest "$b") || got="error: $(cat "$T/err")"
-  want=$(py_digest "$b") || want="reference failed"
-  if [ "$got" = "$want" ] && [ -n "$want" ]; then
-    ok "random bundle $i: skillrun and bundle_digest.py agree"
-  else
-    not_ok "random bundle $i: skillrun and bundle_digest.py agree" \
-      "skillrun: $got" "python:   $want"
-  fi
+  agrees "random bundle $i: skillrun and bundle_digest.py agree" "$b"
 done
 
-got=$(sr_digest "$tricky") || got="error: $(cat "$T/err")"
-want=$(py_digest "$tricky")
-if [ "$got" = "$want" ]; then
-  ok "a-b / a.b / a/b / spaces / UTF-8 / empty dirs agree"
-else
-  not_ok "a-b / a.b / a/b / spaces / UTF-8 / empty dirs agree" \
-    "skillrun: $got" "python:   $want"
-fi
+agrees "a-b / a.b / a/b / spaces / UTF-8 / empty dirs agree" "$tricky"
 
 # A bundle big enough for --digest to hash in two parts on two threads,
 # with a 9 MiB file read ahead on a third (bundle.c, sha256.c).
@@ -154,14 +152,7 @@ mkdir -p "$big/a/b" "$big/z"
 printf -- '---\nname: big\ndescription: big bundle\n---\n' >"$big/SKILL.md"
 head -c $((600 * 4096)) /dev/urandom | (cd "$big/a/b" && split -b 4096 -a 3 -d - f)
 head -c $((9 * 1024 * 1024 + 7)) /dev/urandom >"$big/z/big"
-got=$(sr_digest "$big") || got="error: $(cat "$T/err")"
-want=$(py_digest "$big") || want="reference failed"
-if [ "$got" = "$want" ] && [ -n "$want" ]; then
-  ok "601 files and a 9 MiB file (hashed on threads) agree"
-else
-  not_ok "601 files and a 9 MiB file (hashed on threads) agree" \
-    "skillrun: $got" "python:   $want"
-fi
+agrees "601 files and a 9 MiB file (hashed on threads) agree" "$big"
 rm -rf "$big"
 
 # A root wide enough for its subtrees to be walked on two threads
@@ -177,14 +168,7 @@ for d in b b-c b.c c d e f; do
   printf '%s' "$d" >"$wide/$d/x/y"
   chmod 755 "$wide/$d/g01"
 done
-got=$(sr_digest "$wide") || got="error: $(cat "$T/err")"
-want=$(py_digest "$wide") || want="reference failed"
-if [ "$got" = "$want" ] && [ -n "$want" ]; then
-  ok "a wide root (walked on two threads) agrees"
-else
-  not_ok "a wide root (walked on two threads) agrees" \
-    "skillrun: $got" "python:   $want"
-fi
+agrees "a wide root (walked on two threads) agrees" "$wide"
 rm -rf "$wide"
 
 # The reference program printed in skillrun-bundle(5) computes the same
