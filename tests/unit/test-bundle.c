@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -868,6 +869,79 @@ static void test_walk_split_refused_entry(void **state) {
   expect_refused(t->src, &caps, "bundle_invalid", "g/sub: too many files");
 }
 
+/* A directory's access time, which reading its names moves (relatime: the
+ * time is set far in the past first). */
+static struct timespec dir_atime(const char *root, const char *rel) {
+  char path[4096];
+  struct stat st;
+
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  assert_int_equal(stat(path, &st), 0);
+  return st.st_atim;
+}
+
+static void read_dir(const char *root, const char *rel) {
+  char path[4096];
+  DIR *d;
+
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  d = opendir(path);
+  assert_non_null(d);
+  while (readdir(d))
+    ;
+  closedir(d);
+}
+
+static void set_old_atime(const char *root, const char *rel) {
+  const struct timespec ts[2] = {{.tv_sec = 1}, {.tv_nsec = UTIME_OMIT}};
+  char path[4096];
+
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/*
+ * The second walker counts the first walker's entries too (those walked
+ * before the split at least), so it stops where the whole walk's file
+ * cap is reached instead of walking up to the cap on its own: a single
+ * walker refuses d/f045 and never reads e/, and neither may the split.
+ * SKILL.md, a/ and its 300 files are walked before the split (302
+ * entries); b and c go to the first walker, d/ (100 files) and e/ to the
+ * second.
+ */
+static void test_walk_split_stops_at_cap(void **state) {
+  struct tree *t = *state;
+  struct sr_bundle_caps caps;
+  char rel[64];
+
+  minimal_skill(t->src);
+  xmkdir(t->src, "a");
+  for (int i = 0; i < 300; i++) {
+    snprintf(rel, sizeof(rel), "a/f%03d", i);
+    xwrite(t->src, rel, "a", 1, 0644);
+  }
+  xwrite(t->src, "b", "b", 1, 0644);
+  xwrite(t->src, "c", "c", 1, 0644);
+  xmkdir(t->src, "d");
+  for (int i = 0; i < 100; i++) {
+    snprintf(rel, sizeof(rel), "d/f%03d", i);
+    xwrite(t->src, rel, "d", 1, 0644);
+  }
+  xmkdir(t->src, "e");
+  xwrite(t->src, "e/x", "e", 1, 0644);
+  set_old_atime(t->src, "e");
+
+  sr_bundle_caps_default(&caps);
+  caps.max_files = 350;
+  expect_refused(t->src, &caps, "bundle_invalid", "d/f045: too many files");
+  if (dir_atime(t->src, "e").tv_sec != 1)
+    fail_msg("e/ was read: the second walker went past the file cap");
+  /* That says something only where reading names moves the access time. */
+  read_dir(t->src, "e");
+  if (dir_atime(t->src, "e").tv_sec == 1)
+    print_message("# atime does not move here: the cap bound is unchecked\n");
+}
+
 /*
  * A bundle big enough for --digest to hash in two parts on two threads
  * (bundle.c, hash_split), with a file big enough to be read ahead on a
@@ -1059,6 +1133,7 @@ int main(void) {
       T(test_walk_split_caps_in_order),
       T(test_walk_split_bytes_in_order),
       T(test_walk_split_refused_entry),
+      T(test_walk_split_stops_at_cap),
       T(test_digest_threads_match_copy),
       T(test_digest_threads_one_byte),
       T(test_digest_threads_changed),
