@@ -549,7 +549,7 @@ static int walk_root(struct walk *w, int dfd, unsigned *walkers) {
   size_t n = 0, end;
   struct walk_half h = {0};
   pthread_t tid;
-  bool threaded = false;
+  bool tried = false, threaded = false;
   int r;
 
   r = read_names(dfd, ".", &names, &n, w->err);
@@ -557,8 +557,10 @@ static int walk_root(struct walk *w, int dfd, unsigned *walkers) {
     return r;
   end = n;
   for (size_t i = 0; i < end; i++) {
-    if (!threaded && w->n >= WALK_SPLIT_ENTRIES &&
-        end - i >= WALK_SPLIT_NAMES) {
+    if (!tried && w->n >= WALK_SPLIT_ENTRIES && end - i >= WALK_SPLIT_NAMES) {
+      /* Once: a thread refused (RLIMIT_NPROC, memory) is not asked for
+       * again before every root name left, the walk goes on on one. */
+      tried = true;
       h = (struct walk_half){.w = {.caps = w->caps, .ahead = &w->share},
                              .names = names,
                              .from = i + (end - i) / 2,
