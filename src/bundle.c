@@ -57,16 +57,28 @@ struct entry {
   char hex[2 * SR_SHA256_LEN + 1];
 };
 
+/* What the first of two walkers (walk_root) tells the second, whose
+ * entries all come after its own. */
+struct walk_ahead {
+  bool stop;      /* the first walker failed: its error is reported */
+  size_t entries; /* the entries the first walker has admitted so far */
+};
+
 struct walk {
   const struct sr_bundle_caps *caps;
   struct entry *v;
   size_t n, alloc;
   uint64_t n_files, n_dirs, total_bytes;
   struct sr_error *err;
-  /* A second walker (walk_root) only: set when the first one has failed,
-   * so this one can stop; and the entry its caps refused, if they did,
+  /* For two walkers (walk_root).  Every walk keeps its count in share as
+   * it goes; a second walker reads its first's (ahead): it stops once the
+   * first has failed, and counts the first's entries with its own against
+   * the file cap, so that it stops where the whole walk reaches the cap,
+   * not only where its own part does (the merge then names the exact
+   * entry).  And a second walker's entry its caps refused, if they did,
    * which the merge checks again with the whole walk's counts. */
-  const bool *stop;
+  struct walk_ahead share;
+  const struct walk_ahead *ahead;
   struct entry refused;
 };
 
@@ -282,8 +294,13 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, size_t depth);
 static int admit(struct walk *w, const char *relpath, const char *name,
                  size_t depth, bool is_dir, uint64_t size) {
   const struct sr_bundle_caps *caps = w->caps;
+  uint64_t entries = w->n_files + w->n_dirs;
 
-  if (w->n_files + w->n_dirs >= caps->max_files)
+  /* A second walker: the first one's entries all come before its own,
+   * and its count only grows, so this refuses no entry the merge admits. */
+  if (w->ahead)
+    entries += __atomic_load_n(&w->ahead->entries, __ATOMIC_RELAXED);
+  if (entries >= caps->max_files)
     return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: %s: too many files (limit %" PRIu64 ")",
                         relpath, caps->max_files);
@@ -324,7 +341,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   size_t idx, prefix_len, name_len;
   int r;
 
-  if (w->stop && __atomic_load_n(w->stop, __ATOMIC_RELAXED))
+  if (w->ahead && __atomic_load_n(&w->ahead->stop, __ATOMIC_RELAXED))
     return -ECANCELED; /* the first walker failed: its error is reported */
   if (!sr_valid_filename(name)) {
     char esc[1024];
@@ -372,7 +389,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   r = admit(w, relpath, name, depth, S_ISDIR(st.st_mode),
             S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size);
   if (r < 0) {
-    if (w->stop) { /* a second walker: the merge checks it again */
+    if (w->ahead) { /* a second walker: the merge checks it again */
       w->refused = (struct entry){.relpath = relpath,
                                   .name = relpath + prefix_len,
                                   .depth = depth,
@@ -405,6 +422,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
       .mtime = st.st_mtim,
   };
   e->name = e->relpath + prefix_len;
+  __atomic_store_n(&w->share.entries, w->n, __ATOMIC_RELAXED);
 
   if (S_ISDIR(st.st_mode)) {
     _cleanup_close_ int cfd = -1;
@@ -531,7 +549,7 @@ static int walk_root(struct walk *w, int dfd, unsigned *walkers) {
   size_t n = 0, end;
   struct walk_half h = {0};
   pthread_t tid;
-  bool stop = false, threaded = false;
+  bool tried = false, threaded = false;
   int r;
 
   r = read_names(dfd, ".", &names, &n, w->err);
@@ -539,9 +557,11 @@ static int walk_root(struct walk *w, int dfd, unsigned *walkers) {
     return r;
   end = n;
   for (size_t i = 0; i < end; i++) {
-    if (!threaded && w->n >= WALK_SPLIT_ENTRIES &&
-        end - i >= WALK_SPLIT_NAMES) {
-      h = (struct walk_half){.w = {.caps = w->caps, .stop = &stop},
+    if (!tried && w->n >= WALK_SPLIT_ENTRIES && end - i >= WALK_SPLIT_NAMES) {
+      /* Once: a thread refused (RLIMIT_NPROC, memory) is not asked for
+       * again before every root name left, the walk goes on on one. */
+      tried = true;
+      h = (struct walk_half){.w = {.caps = w->caps, .ahead = &w->share},
                              .names = names,
                              .from = i + (end - i) / 2,
                              .to = end,
@@ -559,7 +579,7 @@ static int walk_root(struct walk *w, int dfd, unsigned *walkers) {
   *walkers = threaded ? 2 : 1;
   if (threaded) {
     if (r < 0) /* this error comes first: the other walker can stop */
-      __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
+      __atomic_store_n(&w->share.stop, true, __ATOMIC_RELAXED);
     /* Fails only for a thread that is not joinable: never ours. */
     if (pthread_join(tid, NULL) != 0)
       abort();

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -10,13 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -861,6 +868,172 @@ static void test_walk_split_refused_entry(void **state) {
   expect_refused(t->src, &caps, "bundle_invalid", "g/sub: too many files");
 }
 
+/* A directory's access time, which reading its names moves (relatime: the
+ * time is set far in the past first). */
+static struct timespec dir_atime(const char *root, const char *rel) {
+  char path[4096];
+  struct stat st;
+
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  assert_int_equal(stat(path, &st), 0);
+  return st.st_atim;
+}
+
+static void read_dir(const char *root, const char *rel) {
+  char path[4096];
+  DIR *d;
+
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  d = opendir(path);
+  assert_non_null(d);
+  while (readdir(d))
+    ;
+  closedir(d);
+}
+
+static void set_old_atime(const char *root, const char *rel) {
+  const struct timespec ts[2] = {{.tv_sec = 1}, {.tv_nsec = UTIME_OMIT}};
+  char path[4096];
+
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/*
+ * The second walker counts the first walker's entries too (those walked
+ * before the split at least), so it stops where the whole walk's file
+ * cap is reached instead of walking up to the cap on its own: a single
+ * walker refuses d/f045 and never reads e/, and neither may the split.
+ * SKILL.md, a/ and its 300 files are walked before the split (302
+ * entries); b and c go to the first walker, d/ (100 files) and e/ to the
+ * second.
+ */
+static void test_walk_split_stops_at_cap(void **state) {
+  struct tree *t = *state;
+  struct sr_bundle_caps caps;
+  char rel[64];
+
+  minimal_skill(t->src);
+  xmkdir(t->src, "a");
+  for (int i = 0; i < 300; i++) {
+    snprintf(rel, sizeof(rel), "a/f%03d", i);
+    xwrite(t->src, rel, "a", 1, 0644);
+  }
+  xwrite(t->src, "b", "b", 1, 0644);
+  xwrite(t->src, "c", "c", 1, 0644);
+  xmkdir(t->src, "d");
+  for (int i = 0; i < 100; i++) {
+    snprintf(rel, sizeof(rel), "d/f%03d", i);
+    xwrite(t->src, rel, "d", 1, 0644);
+  }
+  xmkdir(t->src, "e");
+  xwrite(t->src, "e/x", "e", 1, 0644);
+  set_old_atime(t->src, "e");
+
+  sr_bundle_caps_default(&caps);
+  caps.max_files = 350;
+  expect_refused(t->src, &caps, "bundle_invalid", "d/f045: too many files");
+  if (dir_atime(t->src, "e").tv_sec != 1)
+    fail_msg("e/ was read: the second walker went past the file cap");
+  /* That says something only where reading names moves the access time. */
+  read_dir(t->src, "e");
+  if (dir_atime(t->src, "e").tv_sec == 1)
+    print_message("# atime does not move here: the cap bound is unchecked\n");
+}
+
+/*
+ * The walk of src in a grandchild whose every clone3 (glibc's
+ * pthread_create) fails with EAGAIN, as at RLIMIT_NPROC: refused here by
+ * a seccomp listener, which counts them.  Returns 0 when the walk passed
+ * on one walker and asked for a thread once (twice under ThreadSanitizer,
+ * whose runtime asks for one of its own at the first), 10 + the count (at
+ * most 100) when it asked more often, 77 without seccomp notifications,
+ * else the walk's own failure (2..4).
+ */
+static int walk_without_threads(const char *src) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = SR_ARRAY_SIZE(f), .filter = f};
+  int listener, status, refused = 0;
+  pid_t pid;
+
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return 77;
+  listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                          SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  if (listener < 0)
+    return 77;
+  pid = fork(); /* glibc's fork is clone, not clone3 */
+  if (pid < 0)
+    return 1;
+  if (pid == 0) {
+    struct sr_bundle_walk *bw = NULL;
+    struct sr_error err = {0};
+
+    close(listener);
+    if (sr_bundle_walk(src, NULL, &bw, &err) < 0)
+      _exit(2);
+    if (sr_bundle_walk_walkers(bw) != 1)
+      _exit(3);
+    if (sr_bundle_walk_bytes(bw) != 16 + 540 * WIDE_FILE + 100)
+      _exit(4);
+    sr_bundle_walk_free(bw);
+    _exit(0);
+  }
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    struct seccomp_notif req;
+    struct seccomp_notif_resp resp;
+
+    if (poll(&p, 1, 20) <= 0 || !(p.revents & POLLIN))
+      continue;
+    memset(&req, 0, sizeof(req));
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+      continue;
+    resp = (struct seccomp_notif_resp){.id = req.id, .error = -EAGAIN};
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0)
+      refused++;
+  }
+  if (!WIFEXITED(status))
+    return 1;
+  if (WEXITSTATUS(status) != 0)
+    return WEXITSTATUS(status);
+  return refused >= 1 && refused <= 2 ? 0
+                                      : 10 + (refused > 100 ? 100 : refused);
+}
+
+/* A thread that cannot be made: the walk is the same on one, and asks for
+ * the thread once, not again before every name left at the root. */
+static void test_walk_split_no_thread(void **state) {
+  struct tree *t = *state;
+  char rel[64];
+  int status;
+  pid_t pid;
+
+  make_wide_tree(t->src);
+  for (int i = 0; i < 100; i++) {
+    snprintf(rel, sizeof(rel), "r%03d", i);
+    xwrite(t->src, rel, "r", 1, 0644);
+  }
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(walk_without_threads(t->src));
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    print_message("# no seccomp listener: thread failure not exercised\n");
+    return;
+  }
+  if (WEXITSTATUS(status) >= 10)
+    fail_msg("pthread_create tried %d times", WEXITSTATUS(status) - 10);
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /*
  * A bundle big enough for --digest to hash in two parts on two threads
  * (bundle.c, hash_split), with a file big enough to be read ahead on a
@@ -1051,6 +1224,8 @@ int main(void) {
       T(test_walk_small_one_walker),
       T(test_walk_split_caps_in_order),
       T(test_walk_split_refused_entry),
+      T(test_walk_split_stops_at_cap),
+      T(test_walk_split_no_thread),
       T(test_digest_threads_match_copy),
       T(test_digest_threads_one_byte),
       T(test_digest_threads_changed),
