@@ -726,7 +726,7 @@ static int cmp_strp(const void *a, const void *b) {
 /* The records of the wide tree, built here from what the test wrote. */
 static char *wide_records(void) {
   static const char *const dirs[] = {"a", "b", "c", "d", "e", "f", "g"};
-  char *paths[600], *out = NULL, hex[65], data[WIDE_FILE];
+  char *paths[600], *out = NULL, *grown, hex[65], data[WIDE_FILE];
   size_t np = 0, len = 0;
 
   paths[np++] = strdup("SKILL.md");
@@ -765,8 +765,9 @@ static char *wide_records(void) {
     }
     assert_non_null(rec);
     n = strlen(rec);
-    out = realloc(out, len + n + 1);
-    assert_non_null(out);
+    grown = realloc(out, len + n + 1);
+    assert_non_null(grown);
+    out = grown;
     memcpy(out + len, rec, n + 1);
     len += n;
     free(rec);
