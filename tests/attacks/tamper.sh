@@ -159,5 +159,35 @@ if needs_root "a bundle with a character device (mknod)"; then
   bad_bundle chardev mknod null c 1 3
 fi
 bad_bundle socket "$PYTHON3" -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
+
+# A bundle over the file cap (10,000 entries) is refused at the entry where
+# one walker in pre-order reaches the cap, and nothing past it is walked,
+# also when the root's subtrees are shared between two walkers (bundle.c
+# walk_root: the second counts the first's entries; it used to walk up to
+# the cap on its own, reading what lies past it).  SKILL.md and a/ are
+# walked before the split, b and c by the first walker, d/ (9,900 files)
+# and e/ by the second; the cap falls inside d/.  Whether e/ was read shows
+# in its access time, set far in the past.
+W=$T/wide-over-cap
+mkbundle "$W"
+mkdir "$W/a" "$W/d" "$W/e"
+(cd "$W/a" && seq -w 1 300 | sed 's/^/f/' | xargs touch)
+(cd "$W/d" && seq -w 1 9900 | sed 's/^/f/' | xargs touch)
+: >"$W/b"
+: >"$W/c"
+: >"$W/e/x"
+chmod -R a+rX "$W"
+touch -a -d @1 "$W/e"
+if [ "$ANY_MODE" = user ]; then w=$WS_user; else w=$WS_root; fi
+timeout 60 "$SKILLRUN" --workspace-root "$w" --execution-id wide-over-cap \
+  "$W" -- /bin/true >/dev/null 2>"$T/wide.err"
+is "a wide bundle over the file cap is refused" "$?" 123
+check "... at the entry one walker reaches the cap at (d/)" \
+  grep -q 'bundle: d/f[0-9]*: too many files' "$T/wide.err"
+is "... and the directory past the cap was not read" "$(stat -c %X "$W/e")" 1
+ls "$W/e" >/dev/null
+[ "$(stat -c %X "$W/e")" != 1 ] ||
+  diag "reading a directory does not move its access time here: the last check proves nothing"
+
 host_unchanged "tamper"
 finish
