@@ -18,6 +18,7 @@
 #include "landlock.h"
 #include "error.h"
 #include "fdutil.h"
+#include "net.h"
 #include "ns.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -274,6 +275,11 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
                    SR_SANDBOX_UID, SR_SANDBOX_GID);
     fail(sb, &err);
   }
+  /* The sandbox's lo, from here while init builds the mounts: the last
+   * use of the capabilities this process inherited.  (With the egress
+   * proxy, init does it before making the proxy's listeners.) */
+  if (sb->new_netns && !sb->proxy_port && sr_net_sandbox_up(&err) < 0)
+    fail(sb, &err);
   if (sr_caps_drop_all(&err) < 0)
     fail(sb, &err);
   if (sr_set_no_new_privs(&err) < 0)

@@ -419,19 +419,11 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
 
   if (sr_mount_build(&plan, &outputs_fd, &err) < 0)
     fail(sb, &err);
-  if (sb->new_netns) {
-    int n;
-    if (sr_net_loopback_up(&err) < 0)
-      fail(sb, &err);
-    n = sr_net_count_non_loopback(&err);
-    if (n != 0) {
-      sr_error_layer(&err, "network", n < 0 ? -n : 0,
-                     "unexpected network interfaces in the sandbox");
-      fail(sb, &err);
-    }
-    if (sb->proxy_port && start_proxy(sb, &err) < 0)
-      fail(sb, &err);
-  }
+  /* Without the proxy the skill's process brings lo up while the mounts
+   * are built (child.c); the proxy's listeners need it up first. */
+  if (sb->new_netns && sb->proxy_port &&
+      (sr_net_sandbox_up(&err) < 0 || start_proxy(sb, &err) < 0))
+    fail(sb, &err);
   if (sethostname(sb->policy->hostname, strlen(sb->policy->hostname)) < 0) {
     sr_error_layer(&err, "uts", errno, "sethostname");
     fail(sb, &err);

@@ -260,3 +260,15 @@ int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
   *ret_fd = TAKE_FD(fd);
   return 0;
 }
+
+int sr_net_sandbox_up(struct sr_error *err) {
+  int n;
+
+  if (sr_net_loopback_up(err) < 0)
+    return -1;
+  n = sr_net_count_non_loopback(err);
+  if (n != 0)
+    return sr_error_layer(err, "network", n < 0 ? -n : 0,
+                          "unexpected network interfaces in the sandbox");
+  return 0;
+}

@@ -16,6 +16,10 @@ int sr_net_loopback_up(struct sr_error *err);
  * verification that no other interface exists); -errno on failure. */
 int sr_net_count_non_loopback(struct sr_error *err);
 
+/* The sandbox's network namespace made ready: lo up, and no interface
+ * other than lo (sr_error_layer("network", ...) otherwise). */
+int sr_net_sandbox_up(struct sr_error *err);
+
 /*
  * A listening TCP socket on the loopback address of the current network
  * namespace: 127.0.0.1 (family AF_INET) or ::1 (AF_INET6, IPV6_V6ONLY), on

@@ -96,6 +96,27 @@ EOF
     check "$mode: --verbose: the fallback to rlimits, with its reason" \
       grep -q "^skillrun: warning: no cgroup v2 leaf: .* (.*)$" "$W/err.$n"
   fi
+
+  # The sandbox's lo cannot be brought up (rtnetlink refused by a filter
+  # the whole run inherits).  The skill's process does it while init
+  # mounts; it fails like any layer: one line on stderr, status error,
+  # the layer's event, a complete run directory.
+  n=$((n + 1))
+  "${pre[@]}" "$NO_NETLINK" "$SKILLRUN" --workspace-root "$W" \
+    --execution-id "x$n" --audit-file "$W/a.$n" "$B" -- /bin/true \
+    2>"$W/err.$n" </dev/null
+  is "$mode: lo cannot be brought up: exit 125" "$?" 125
+  is "$mode: ... one line on stderr says why" "$(cat "$W/err.$n")" \
+    "skillrun: open rtnetlink socket: Permission denied"
+  is "$mode: ... the network layer's event" \
+    "$(field "$W/a.$n" layer_failed .layer)" network
+  is "$mode: ... execution_completed: error" \
+    "$(field "$W/a.$n" execution_completed .status)" error
+  is "$mode: ... metadata.json: error" \
+    "$("$JQ" -r .result.status "$W/default/x$n/metadata.json")" error
+  is "$mode: ... the run directory holds its records and nothing else" \
+    "$(ls -A "$W/default/x$n" | paste -sd' ')" \
+    "audit.jsonl logs metadata.json outputs"
   check_run_audits "$mode" "$W" x
 done
 
