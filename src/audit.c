@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "audit.h"
 #include "fdutil.h"
@@ -289,12 +292,81 @@ void sr_audit_closing(struct sr_audit *a) {
     a->closing = true;
 }
 
-void sr_audit_release_room(struct sr_audit *a) {
-  if (!a || a->copy_fd < 0 || a->copy_reserved <= a->copy_len)
+/* The end of the copy's last block, or of the block holding `off`. */
+static uint64_t block_end(const struct sr_audit *a, uint64_t off) {
+  struct stat st;
+  uint64_t bs = 4096;
+
+  if (fstat(a->copy_fd, &st) == 0 && st.st_blksize > 0)
+    bs = (uint64_t)st.st_blksize;
+  return (off + bs - 1) / bs * bs;
+}
+
+/* Alone with the copy: the truncation below would cut a line written
+ * meanwhile, so every other use of the copy joins the thread first. */
+static void trim_now(struct sr_audit *a) {
+  uint64_t tail = block_end(a, a->copy_len + SR_AUDIT_TAIL_ROOM);
+
+  if (a->copy_reserved <= tail)
+    return;
+  /* A file system frees nothing past a file's end but by truncating to
+   * it: all of the room goes, then the tail is reserved again. */
+  (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
+                        a->copy_reserved - a->copy_len);
+  a->copy_reserved =
+      sr_fd_reserve(a->copy_fd, a->copy_len, tail - a->copy_len) >= 0 ? tail
+                                                                      : 0;
+}
+
+static void *trim_thread(void *arg) {
+  trim_now(arg);
+  return NULL;
+}
+
+/* The trim is over (its thread joined). */
+static void trim_wait(struct sr_audit *a) {
+  if (!a->trimming)
+    return;
+  (void)pthread_join(a->trimmer, NULL);
+  a->trimming = false;
+}
+
+void sr_audit_trim_room(struct sr_audit *a) {
+  sigset_t all, old;
+
+  if (!a || a->copy_fd < 0 || a->trimming)
+    return;
+  a->closing = true;
+  if (a->copy_reserved <= block_end(a, a->copy_len + SR_AUDIT_TAIL_ROOM))
+    return;
+  /* No signal is taken on that thread: it inherits a full mask. */
+  sigfillset(&all);
+  if (pthread_sigmask(SIG_SETMASK, &all, &old) == 0) {
+    a->trimming = pthread_create(&a->trimmer, NULL, trim_thread, a) == 0;
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  if (!a->trimming)
+    trim_now(a); /* no thread: here, then */
+}
+
+/* Gives back the room no line took, unless it is no more than the tail
+ * sr_audit_trim_room leaves: freeing blocks can cost a synchronous
+ * discard (ext4 without a journal, mounted with discard), a few KiB do
+ * not. */
+static void give_back_room(struct sr_audit *a) {
+  trim_wait(a);
+  if (a->copy_fd < 0 || a->copy_reserved <= a->copy_len)
+    return;
+  if (a->copy_reserved <= block_end(a, a->copy_len) + SR_AUDIT_TAIL_ROOM)
     return;
   (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
                         a->copy_reserved - a->copy_len);
   a->copy_reserved = 0; /* later lines, if any, as to any file */
+}
+
+void sr_audit_release_room(struct sr_audit *a) {
+  if (a)
+    give_back_room(a);
 }
 
 static int backlog_append(struct sr_audit *a, const char *line, size_t n) {
@@ -348,6 +420,7 @@ static int copy_write(struct sr_audit *a, const char *line, size_t n) {
   const uint64_t keep = a->closing ? 0 : SR_AUDIT_FINAL_RESERVE;
   int r;
 
+  trim_wait(a);
   if (a->copy_reserved && a->copy_len + n + keep > a->copy_reserved) {
     uint64_t more = SR_AUDIT_RESERVE_STEP;
     while (a->copy_len + n + SR_AUDIT_FINAL_RESERVE > a->copy_reserved + more)
@@ -529,9 +602,7 @@ void sr_audit_done(struct sr_audit *a) {
   if (a->own_fd)
     safe_close(a->fd);
   /* The room no line took goes back to the file system. */
-  if (a->copy_fd >= 0 && a->copy_reserved > a->copy_len)
-    (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
-                          a->copy_reserved - a->copy_len);
+  give_back_room(a);
   safe_close(a->copy_fd);
   a->fd = a->copy_fd = -1;
   a->own_fd = false;

@@ -572,6 +572,98 @@ static void test_copy_reserve(void **state) {
               (uint64_t)st.st_size + SR_AUDIT_FINAL_RESERVE);
 }
 
+/* Bytes the file system holds for fd (memfd: its pages). */
+static uint64_t held(int fd) {
+  struct stat st;
+
+  assert_int_equal(fstat(fd, &st), 0);
+  return (uint64_t)st.st_blocks * 512;
+}
+
+static uint64_t page_end(uint64_t off) {
+  return (off + 4095) / 4096 * 4096;
+}
+
+/* Once only the last lines remain, the copy keeps a tail of its room and
+ * gives the rest back; the final lines fit in the tail, which stays (no
+ * second release), and lines past it still get room. */
+static void test_copy_trim(void **state) {
+  _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a;
+  char text[700];
+  uint64_t tail;
+
+  (void)state;
+  memset(text, 't', sizeof(text) - 1);
+  text[sizeof(text) - 1] = '\0';
+  audit_on(&a, primary);
+  emit_ok(&a, "execution_started", json_object());
+  assert_int_equal(
+      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+  if (a.copy_reserved == 0) {
+    sr_audit_done(&a);
+    skip(); /* a file system that cannot reserve */
+  }
+  for (int i = 0; i < 8; i++)
+    emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
+  assert_true(held(copy) >= SR_AUDIT_RESERVE_STEP);
+  assert_false(a.closing);
+
+  tail = page_end(a.copy_len + SR_AUDIT_TAIL_ROOM);
+  sr_audit_trim_room(&a);
+  assert_true(a.closing);
+  /* The next line waits for the trim's thread. */
+  emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "succeeded"));
+  assert_false(a.trimming);
+  assert_int_equal(a.copy_reserved, tail); /* the rest given back; it fit */
+  assert_int_equal(held(copy), tail);
+  sr_audit_release_room(&a);
+  assert_int_equal(held(copy), tail); /* kept: no second release */
+  sr_audit_done(&a);
+  assert_int_equal(held(copy), tail);
+}
+
+static void test_copy_trim_overflow(void **state) {
+  _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a;
+  char text[3000];
+  struct stat st;
+
+  (void)state;
+  memset(text, 'o', sizeof(text) - 1);
+  text[sizeof(text) - 1] = '\0';
+  audit_on(&a, primary);
+  emit_ok(&a, "execution_started", json_object());
+  assert_int_equal(
+      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+  if (a.copy_reserved == 0) {
+    sr_audit_done(&a);
+    skip(); /* a file system that cannot reserve */
+  }
+  sr_audit_trim_room(&a);
+  /* More than the tail after the trim: room is reserved again as
+   * needed, and given back at the end. */
+  for (int i = 0; i < 6; i++) {
+    emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
+    assert_true(a.copy_reserved == 0 || a.copy_reserved >= a.copy_len);
+  }
+  assert_true(a.copy_len > SR_AUDIT_TAIL_ROOM * 2);
+  emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "succeeded"));
+  sr_audit_done(&a);
+  assert_int_equal(fstat(copy, &st), 0);
+  assert_true(held(copy) <=
+              page_end((uint64_t)st.st_size) + SR_AUDIT_TAIL_ROOM);
+  assert_int_equal(lseek(copy, 0, SEEK_SET), 0);
+  {
+    struct sr_audit_check c;
+    assert_int_equal(sr_audit_check_fd(copy, "copy", NULL, &c, &err), 0);
+    assert_int_equal(c.verdict, SR_AUDIT_OK);
+    assert_int_equal(c.lines, 8);
+  }
+}
+
 /* ----------------------------------------------------------- verification */
 
 /* Six good lines as sr_audit_emit writes them. */
@@ -984,6 +1076,8 @@ int main(void) {
       cmocka_unit_test(test_copy_outlives_primary),
       cmocka_unit_test(test_primary_stall_budget),
       cmocka_unit_test(test_copy_reserve),
+      cmocka_unit_test(test_copy_trim),
+      cmocka_unit_test(test_copy_trim_overflow),
       cmocka_unit_test(test_verify_good_and_bad),
       cmocka_unit_test(test_verify_common_key_types),
       cmocka_unit_test(test_verify_execution_id_constant),
