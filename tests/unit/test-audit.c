@@ -537,27 +537,38 @@ static void test_primary_stall_budget(void **state) {
   sr_audit_done(&a);
 }
 
+/* a on primary with the run's copy attached (after execution_started),
+ * and text filled with c; false (a done) when the copy's file system
+ * cannot reserve room. */
+static bool copy_with_room(struct sr_audit *a, int primary, int copy,
+                           char *text, size_t len, char c) {
+  struct sr_error err = {0};
+
+  memset(text, c, len - 1);
+  text[len - 1] = '\0';
+  audit_on(a, primary);
+  emit_ok(a, "execution_started", json_object());
+  assert_int_equal(
+      sr_audit_attach_copy(a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+  if (a->copy_reserved == 0) {
+    sr_audit_done(a);
+    return false;
+  }
+  return true;
+}
+
 /* Room is reserved in the copy ahead of its end (a full file system still
  * takes the final events; the integration tests fill one), more as the
  * copy grows, and what is left is given back at the end. */
 static void test_copy_reserve(void **state) {
   _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
-  struct sr_error err = {0};
   struct sr_audit a;
   struct stat st;
   char text[1000];
 
   (void)state;
-  memset(text, 'r', sizeof(text) - 1);
-  text[sizeof(text) - 1] = '\0';
-  audit_on(&a, primary);
-  emit_ok(&a, "execution_started", json_object());
-  assert_int_equal(
-      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
-  if (a.copy_reserved == 0) {
-    sr_audit_done(&a);
+  if (!copy_with_room(&a, primary, copy, text, sizeof(text), 'r'))
     skip(); /* a file system that cannot reserve */
-  }
   assert_true(a.copy_reserved >= SR_AUDIT_RESERVE_STEP);
   assert_int_equal(fstat(copy, &st), 0);
   assert_true((uint64_t)st.st_blocks * 512 >= SR_AUDIT_RESERVE_STEP);
@@ -589,22 +600,13 @@ static uint64_t page_end(uint64_t off) {
  * second release), and lines past it still get room. */
 static void test_copy_trim(void **state) {
   _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
-  struct sr_error err = {0};
   struct sr_audit a;
   char text[700];
   uint64_t tail;
 
   (void)state;
-  memset(text, 't', sizeof(text) - 1);
-  text[sizeof(text) - 1] = '\0';
-  audit_on(&a, primary);
-  emit_ok(&a, "execution_started", json_object());
-  assert_int_equal(
-      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
-  if (a.copy_reserved == 0) {
-    sr_audit_done(&a);
+  if (!copy_with_room(&a, primary, copy, text, sizeof(text), 't'))
     skip(); /* a file system that cannot reserve */
-  }
   for (int i = 0; i < 8; i++)
     emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
   assert_true(held(copy) >= SR_AUDIT_RESERVE_STEP);
@@ -632,16 +634,8 @@ static void test_copy_trim_overflow(void **state) {
   struct stat st;
 
   (void)state;
-  memset(text, 'o', sizeof(text) - 1);
-  text[sizeof(text) - 1] = '\0';
-  audit_on(&a, primary);
-  emit_ok(&a, "execution_started", json_object());
-  assert_int_equal(
-      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
-  if (a.copy_reserved == 0) {
-    sr_audit_done(&a);
+  if (!copy_with_room(&a, primary, copy, text, sizeof(text), 'o'))
     skip(); /* a file system that cannot reserve */
-  }
   sr_audit_trim_room(&a);
   /* More than the tail after the trim: room is reserved again as
    * needed, and given back at the end. */
