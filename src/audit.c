@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -302,11 +300,13 @@ static uint64_t block_end(const struct sr_audit *a, uint64_t off) {
   return (off + bs - 1) / bs * bs;
 }
 
-/* Alone with the copy: the truncation below would cut a line written
- * meanwhile, so every other use of the copy joins the thread first. */
-static void trim_now(struct sr_audit *a) {
-  uint64_t tail = block_end(a, a->copy_len + SR_AUDIT_TAIL_ROOM);
+void sr_audit_trim_room(struct sr_audit *a) {
+  uint64_t tail;
 
+  if (!a || a->copy_fd < 0)
+    return;
+  a->closing = true;
+  tail = block_end(a, a->copy_len + SR_AUDIT_TAIL_ROOM);
   if (a->copy_reserved <= tail)
     return;
   /* A file system frees nothing past a file's end but by truncating to
@@ -318,43 +318,11 @@ static void trim_now(struct sr_audit *a) {
                                                                       : 0;
 }
 
-static void *trim_thread(void *arg) {
-  trim_now(arg);
-  return NULL;
-}
-
-/* The trim is over (its thread joined). */
-static void trim_wait(struct sr_audit *a) {
-  if (!a->trimming)
-    return;
-  (void)pthread_join(a->trimmer, NULL);
-  a->trimming = false;
-}
-
-void sr_audit_trim_room(struct sr_audit *a) {
-  sigset_t all, old;
-
-  if (!a || a->copy_fd < 0 || a->trimming)
-    return;
-  a->closing = true;
-  if (a->copy_reserved <= block_end(a, a->copy_len + SR_AUDIT_TAIL_ROOM))
-    return;
-  /* No signal is taken on that thread: it inherits a full mask. */
-  sigfillset(&all);
-  if (pthread_sigmask(SIG_SETMASK, &all, &old) == 0) {
-    a->trimming = pthread_create(&a->trimmer, NULL, trim_thread, a) == 0;
-    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-  }
-  if (!a->trimming)
-    trim_now(a); /* no thread: here, then */
-}
-
 /* Gives back the room no line took, unless it is no more than the tail
  * sr_audit_trim_room leaves: freeing blocks can cost a synchronous
  * discard (ext4 without a journal, mounted with discard), a few KiB do
  * not. */
 static void give_back_room(struct sr_audit *a) {
-  trim_wait(a);
   if (a->copy_fd < 0 || a->copy_reserved <= a->copy_len)
     return;
   if (a->copy_reserved <= block_end(a, a->copy_len) + SR_AUDIT_TAIL_ROOM)
@@ -420,7 +388,6 @@ static int copy_write(struct sr_audit *a, const char *line, size_t n) {
   const uint64_t keep = a->closing ? 0 : SR_AUDIT_FINAL_RESERVE;
   int r;
 
-  trim_wait(a);
   if (a->copy_reserved && a->copy_len + n + keep > a->copy_reserved) {
     uint64_t more = SR_AUDIT_RESERVE_STEP;
     while (a->copy_len + n + SR_AUDIT_FINAL_RESERVE > a->copy_reserved + more)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,10 +53,6 @@ struct sr_audit {
    * use the last SR_AUDIT_FINAL_RESERVE bytes. */
   uint64_t copy_len, copy_reserved;
   bool closing;
-  /* sr_audit_trim_room's thread, which has the copy to itself until it is
-   * joined (trimming: not yet). */
-  pthread_t trimmer;
-  bool trimming;
   /* Test hook: when non-NULL, used instead of the clock. */
   const char *fixed_ts;
 };
@@ -84,10 +79,9 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
 void sr_audit_closing(struct sr_audit *a);
 /* Only the last lines remain (the sandbox is gone, its outputs are
  * harvested): the closing events come next, and of the copy's room only
- * SR_AUDIT_TAIL_ROOM is kept.  The rest is given back on a thread of its
- * own (a synchronous discard on some file systems), while the caller goes
- * on; the copy's next line, sr_audit_release_room and sr_audit_done wait
- * for it. */
+ * SR_AUDIT_TAIL_ROOM is kept, the rest given back (a synchronous discard
+ * on some file systems, which the caller makes while the sandbox's init
+ * is still exiting). */
 void sr_audit_trim_room(struct sr_audit *a);
 /* The run's final event is on the record: the room the copy kept reserved
  * goes back to the file system (on a full one, for metadata.json), unless
