@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "audit.h"
 #include "fdutil.h"
@@ -290,51 +289,12 @@ void sr_audit_closing(struct sr_audit *a) {
     a->closing = true;
 }
 
-/* The end of the copy's last block, or of the block holding `off`. */
-static uint64_t block_end(const struct sr_audit *a, uint64_t off) {
-  struct stat st;
-  uint64_t bs = 4096;
-
-  if (fstat(a->copy_fd, &st) == 0 && st.st_blksize > 0)
-    bs = (uint64_t)st.st_blksize;
-  return (off + bs - 1) / bs * bs;
-}
-
-void sr_audit_trim_room(struct sr_audit *a) {
-  uint64_t tail;
-
-  if (!a || a->copy_fd < 0)
-    return;
-  a->closing = true;
-  tail = block_end(a, a->copy_len + SR_AUDIT_TAIL_ROOM);
-  if (a->copy_reserved <= tail)
-    return;
-  /* A file system frees nothing past a file's end but by truncating to
-   * it: all of the room goes, then the tail is reserved again. */
-  (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
-                        a->copy_reserved - a->copy_len);
-  a->copy_reserved =
-      sr_fd_reserve(a->copy_fd, a->copy_len, tail - a->copy_len) >= 0 ? tail
-                                                                      : 0;
-}
-
-/* Gives back the room no line took, unless it is no more than the tail
- * sr_audit_trim_room leaves: freeing blocks can cost a synchronous
- * discard (ext4 without a journal, mounted with discard), a few KiB do
- * not. */
-static void give_back_room(struct sr_audit *a) {
-  if (a->copy_fd < 0 || a->copy_reserved <= a->copy_len)
-    return;
-  if (a->copy_reserved <= block_end(a, a->copy_len) + SR_AUDIT_TAIL_ROOM)
+void sr_audit_release_room(struct sr_audit *a) {
+  if (!a || a->copy_fd < 0 || a->copy_reserved <= a->copy_len)
     return;
   (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
                         a->copy_reserved - a->copy_len);
   a->copy_reserved = 0; /* later lines, if any, as to any file */
-}
-
-void sr_audit_release_room(struct sr_audit *a) {
-  if (a)
-    give_back_room(a);
 }
 
 static int backlog_append(struct sr_audit *a, const char *line, size_t n) {
@@ -569,7 +529,9 @@ void sr_audit_done(struct sr_audit *a) {
   if (a->own_fd)
     safe_close(a->fd);
   /* The room no line took goes back to the file system. */
-  give_back_room(a);
+  if (a->copy_fd >= 0 && a->copy_reserved > a->copy_len)
+    (void)sr_fd_unreserve(a->copy_fd, a->copy_len,
+                          a->copy_reserved - a->copy_len);
   safe_close(a->copy_fd);
   a->fd = a->copy_fd = -1;
   a->own_fd = false;

@@ -30,9 +30,6 @@
  * full file system still takes the failure's event and the final one. */
 #define SR_AUDIT_RESERVE_STEP (64u * 1024)
 #define SR_AUDIT_FINAL_RESERVE (16u * 1024)
-/* Once only the last lines remain (sr_audit_trim_room): the room kept
- * for them, and the most that stays reserved past the copy's end. */
-#define SR_AUDIT_TAIL_ROOM (8u * 1024)
 struct sr_audit {
   int fd; /* primary sink (stdout, --audit-fd, --audit-file) */
   bool own_fd;
@@ -77,15 +74,8 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
 /* The run's final events come next: they may use the reserved room that
  * other events leave alone. */
 void sr_audit_closing(struct sr_audit *a);
-/* Only the last lines remain (the sandbox is gone, its outputs are
- * harvested): the closing events come next, and of the copy's room only
- * SR_AUDIT_TAIL_ROOM is kept, the rest given back (a synchronous discard
- * on some file systems, which the caller makes while the sandbox's init
- * is still exiting). */
-void sr_audit_trim_room(struct sr_audit *a);
 /* The run's final event is on the record: the room the copy kept reserved
- * goes back to the file system (on a full one, for metadata.json), unless
- * it is no more than a trimmed tail (SR_AUDIT_TAIL_ROOM), which stays. */
+ * goes back to the file system (on a full one, for metadata.json). */
 void sr_audit_release_room(struct sr_audit *a);
 /* Whether the line of the last event reached the primary sink / the run's
  * copy (or its backlog). */

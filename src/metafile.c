@@ -18,22 +18,21 @@
 #include "macro.h"
 #include "metafile.h"
 
-int sr_metafile_create_at(int dirfd, const char *name, mode_t mode) {
-  int fd = openat(dirfd, name,
-                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-
-  return fd < 0 ? -errno : fd;
-}
-
-/* meta into fd, a file just created (empty). */
-static int write_fd(int fd, const json_t *meta, mode_t mode, uid_t owner,
-                    gid_t group, int *ret_fd, struct sr_error *err) {
+int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
+                         mode_t mode, uid_t owner, gid_t group, int *ret_fd,
+                         struct sr_error *err) {
   _cleanup_free_ char *text = NULL;
+  _cleanup_close_ int fd = -1;
   int r;
 
   text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   if (!text)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
+  fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              mode);
+  if (fd < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
+                        "cannot write metadata.json");
   r = sr_write_all(fd, text, strlen(text));
   if (r >= 0)
     r = sr_write_all(fd, "\n", 1);
@@ -56,31 +55,16 @@ static int write_fd(int fd, const json_t *meta, mode_t mode, uid_t owner,
   return 0;
 }
 
-int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
-                         mode_t mode, uid_t owner, gid_t group, int *ret_fd,
-                         struct sr_error *err) {
-  _cleanup_close_ int fd = sr_metafile_create_at(dirfd, name, mode);
-
-  if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -fd, "metadata",
-                        "cannot write metadata.json");
-  return write_fd(fd, meta, mode, owner, group, ret_fd, err);
-}
-
-int sr_metafile_replace_at(int run_fd, int tmp_fd, const json_t *meta,
-                           uid_t owner, gid_t group, struct sr_error *err) {
+int sr_metafile_replace_at(int run_fd, const json_t *meta, uid_t owner,
+                           gid_t group, struct sr_error *err) {
   int r;
 
-  if (tmp_fd >= 0) {
-    r = write_fd(tmp_fd, meta, 0600, owner, group, NULL, err);
-  } else {
-    (void)unlinkat(run_fd, SR_METAFILE_TMP, 0); /* stale temp file */
-    r = sr_metafile_write_at(run_fd, SR_METAFILE_TMP, meta, 0600, owner, group,
-                             NULL, err);
-  }
+  (void)unlinkat(run_fd, "metadata.json.tmp", 0); /* stale temp file */
+  r = sr_metafile_write_at(run_fd, "metadata.json.tmp", meta, 0600, owner,
+                           group, NULL, err);
   if (r < 0)
     return r;
-  if (renameat(run_fd, SR_METAFILE_TMP, run_fd, "metadata.json") < 0)
+  if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");
   return 0;

@@ -27,17 +27,8 @@ int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
                          mode_t mode, uid_t owner, gid_t group, int *ret_fd,
                          struct sr_error *err);
 
-/* The temporary name of a metadata.json being replaced. */
-#define SR_METAFILE_TMP "metadata.json.tmp"
-
-/* dirfd/name created (O_EXCL, never following a link) for writing: its fd,
- * or -errno. */
-int sr_metafile_create_at(int dirfd, const char *name, mode_t mode);
-
 /* run_fd's metadata.json, replaced atomically (a temporary file, mode
  * 0600, renamed into place), given to owner:group unless owner is
- * (uid_t)-1 (gc, as root, closing a user's run).  tmp_fd: that temporary
- * file, created before (sr_metafile_create_at, SR_METAFILE_TMP), or -1 to
- * create it here; the caller keeps it either way. */
-int sr_metafile_replace_at(int run_fd, int tmp_fd, const json_t *meta,
-                           uid_t owner, gid_t group, struct sr_error *err);
+ * (uid_t)-1 (gc, as root, closing a user's run). */
+int sr_metafile_replace_at(int run_fd, const json_t *meta, uid_t owner,
+                           gid_t group, struct sr_error *err);

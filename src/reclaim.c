@@ -256,7 +256,7 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   meta = metadata_from_ledger(tail, tail_len, tenant, execution);
   if (!meta)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "metadata");
-  r = sr_metafile_replace_at(run_fd, -1, meta, owner, group, err);
+  r = sr_metafile_replace_at(run_fd, meta, owner, group, err);
   json_decref(meta);
   return r < 0 ? r : appended;
 }

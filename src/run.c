@@ -583,9 +583,6 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   if (r >= 0)
     r = collect_result(run, err);
   if (r >= 0) {
-    /* What is left to record fits in a tail of the audit copy's room; the
-     * rest is given back while init still exits. */
-    sr_audit_trim_room(&run->audit);
     /* The result is final; the sandbox's init is still tearing down its
      * mount namespace, which these records need not wait for. */
     write_final_metadata(run, run->verdict.status, run->verdict.exit_code,

@@ -309,8 +309,6 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
                                err);
   if (r >= 0)
     r = sr_workspace_make_outputs(spec->ws, err);
-  if (r >= 0)
-    sr_workspace_prepare_metadata(spec->ws);
   if (r >= 0) {
     s->deadline_ns =
         sr_now_mono_ns() + p->limits[SR_LIM_TIMEOUT].value * 1000000ull;

@@ -175,7 +175,7 @@ void sr_workspace_init(struct sr_workspace *ws) {
   ws->root_fd = ws->tenant_fd = ws->run_fd = -1;
   ws->active_fd = ws->staging_fd = ws->bundle_fd = ws->inputs_fd = -1;
   ws->staging_parent_fd = ws->logs_fd = ws->outputs_fd = -1;
-  ws->metadata_fd = ws->final_tmp_fd = -1;
+  ws->metadata_fd = -1;
 }
 
 static void closedirp(DIR **d) {
@@ -996,24 +996,9 @@ int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
   return 0;
 }
 
-void sr_workspace_prepare_metadata(struct sr_workspace *ws) {
-  int fd;
-
-  if (ws->run_fd < 0 || ws->final_tmp_fd >= 0)
-    return;
-  (void)unlinkat(ws->run_fd, SR_METAFILE_TMP, 0); /* stale temp file */
-  fd = sr_metafile_create_at(ws->run_fd, SR_METAFILE_TMP, 0600);
-  ws->final_tmp_fd = fd >= 0 ? fd : -1;
-}
-
 int sr_workspace_write_metadata(struct sr_workspace *ws, const json_t *meta,
                                 struct sr_error *err) {
-  /* The file made ahead serves once: a second write (after a failed one)
-   * makes its own. */
-  _cleanup_close_ int tmp = TAKE_FD(ws->final_tmp_fd);
-
-  return sr_metafile_replace_at(ws->run_fd, tmp, meta, (uid_t)-1, (gid_t)-1,
-                                err);
+  return sr_metafile_replace_at(ws->run_fd, meta, (uid_t)-1, (gid_t)-1, err);
 }
 
 int sr_workspace_open_logs(struct sr_workspace *ws, int *out_fd, int *err_fd,
@@ -1458,11 +1443,6 @@ void sr_workspace_done(struct sr_workspace *ws) {
   safe_close(ws->bundle_fd);
   safe_close(ws->inputs_fd);
   safe_close(ws->metadata_fd);
-  /* Made ahead and never written: a run that ended without its record
-   * there keeps no temporary file. */
-  if (ws->final_tmp_fd >= 0 && ws->run_fd >= 0)
-    (void)unlinkat(ws->run_fd, SR_METAFILE_TMP, 0);
-  safe_close(ws->final_tmp_fd);
   safe_close(ws->logs_fd);
   safe_close(ws->outputs_fd);
   safe_close(ws->active_fd);

@@ -52,7 +52,6 @@ struct sr_workspace {
   int outputs_fd;      /* {run}/outputs, from sr_workspace_make_outputs */
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
   int metadata_fd;     /* O_PATH of it, once written; else -1 */
-  int final_tmp_fd;    /* {run}/metadata.json.tmp, made ahead; else -1 */
 };
 
 /* An empty workspace (every fd -1), safe to pass to sr_workspace_done. */
@@ -155,12 +154,6 @@ int sr_workspace_give_inputs(struct sr_workspace *ws, uid_t uid, gid_t gid,
 int sr_workspace_write_sandbox_metadata(struct sr_workspace *ws,
                                         const json_t *meta,
                                         struct sr_error *err);
-
-/* The temporary file of the run directory's metadata.json, made ahead
- * (while init mounts: on some file systems a new file costs 0.1 ms and
- * more, which the run's end then does not pay).  Best effort: without it,
- * sr_workspace_write_metadata makes its own. */
-void sr_workspace_prepare_metadata(struct sr_workspace *ws);
 
 /* Writes the run directory's metadata.json atomically (a temporary file
  * renamed into place; mode 0644). */

@@ -190,8 +190,8 @@ for mode in $MODES; do
   fi
   left=$(find "$W/default" -maxdepth 2 -name staging | wc -l)
   is "$mode: no staging directory is left" "$left" 0
-  # metadata.json's temporary file is made ahead, while init mounts: it
-  # is renamed into place, never left beside it.
+  # metadata.json's temporary file is renamed into place, never left
+  # beside it.
   kept=$(for i in $(seq 16); do ls -A "$W/default/c$i" | paste -sd' '; done | sort -u)
   is "$mode: each run directory holds its records and nothing else" "$kept" \
     "audit.jsonl logs metadata.json outputs"

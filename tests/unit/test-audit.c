@@ -537,38 +537,27 @@ static void test_primary_stall_budget(void **state) {
   sr_audit_done(&a);
 }
 
-/* a on primary with the run's copy attached (after execution_started),
- * and text filled with c; false (a done) when the copy's file system
- * cannot reserve room. */
-static bool copy_with_room(struct sr_audit *a, int primary, int copy,
-                           char *text, size_t len, char c) {
-  struct sr_error err = {0};
-
-  memset(text, c, len - 1);
-  text[len - 1] = '\0';
-  audit_on(a, primary);
-  emit_ok(a, "execution_started", json_object());
-  assert_int_equal(
-      sr_audit_attach_copy(a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
-  if (a->copy_reserved == 0) {
-    sr_audit_done(a);
-    return false;
-  }
-  return true;
-}
-
 /* Room is reserved in the copy ahead of its end (a full file system still
  * takes the final events; the integration tests fill one), more as the
  * copy grows, and what is left is given back at the end. */
 static void test_copy_reserve(void **state) {
   _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
+  struct sr_error err = {0};
   struct sr_audit a;
   struct stat st;
   char text[1000];
 
   (void)state;
-  if (!copy_with_room(&a, primary, copy, text, sizeof(text), 'r'))
+  memset(text, 'r', sizeof(text) - 1);
+  text[sizeof(text) - 1] = '\0';
+  audit_on(&a, primary);
+  emit_ok(&a, "execution_started", json_object());
+  assert_int_equal(
+      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+  if (a.copy_reserved == 0) {
+    sr_audit_done(&a);
     skip(); /* a file system that cannot reserve */
+  }
   assert_true(a.copy_reserved >= SR_AUDIT_RESERVE_STEP);
   assert_int_equal(fstat(copy, &st), 0);
   assert_true((uint64_t)st.st_blocks * 512 >= SR_AUDIT_RESERVE_STEP);
@@ -581,80 +570,6 @@ static void test_copy_reserve(void **state) {
   assert_int_equal(fstat(copy, &st), 0);
   assert_true((uint64_t)st.st_blocks * 512 <
               (uint64_t)st.st_size + SR_AUDIT_FINAL_RESERVE);
-}
-
-/* Bytes the file system holds for fd (memfd: its pages). */
-static uint64_t held(int fd) {
-  struct stat st;
-
-  assert_int_equal(fstat(fd, &st), 0);
-  return (uint64_t)st.st_blocks * 512;
-}
-
-static uint64_t page_end(uint64_t off) {
-  return (off + 4095) / 4096 * 4096;
-}
-
-/* Once only the last lines remain, the copy keeps a tail of its room and
- * gives the rest back; the final lines fit in the tail, which stays (no
- * second release), and lines past it still get room. */
-static void test_copy_trim(void **state) {
-  _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
-  struct sr_audit a;
-  char text[700];
-  uint64_t tail;
-
-  (void)state;
-  if (!copy_with_room(&a, primary, copy, text, sizeof(text), 't'))
-    skip(); /* a file system that cannot reserve */
-  for (int i = 0; i < 8; i++)
-    emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
-  assert_true(held(copy) >= SR_AUDIT_RESERVE_STEP);
-  assert_false(a.closing);
-
-  tail = page_end(a.copy_len + SR_AUDIT_TAIL_ROOM);
-  sr_audit_trim_room(&a);
-  assert_true(a.closing);
-  assert_int_equal(a.copy_reserved, tail);
-  assert_int_equal(held(copy), tail); /* the rest given back */
-  emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "succeeded"));
-  assert_int_equal(a.copy_reserved, tail); /* it fit */
-  sr_audit_release_room(&a);
-  assert_int_equal(held(copy), tail); /* kept: no second release */
-  sr_audit_done(&a);
-  assert_int_equal(held(copy), tail);
-}
-
-static void test_copy_trim_overflow(void **state) {
-  _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
-  struct sr_error err = {0};
-  struct sr_audit a;
-  char text[3000];
-  struct stat st;
-
-  (void)state;
-  if (!copy_with_room(&a, primary, copy, text, sizeof(text), 'o'))
-    skip(); /* a file system that cannot reserve */
-  sr_audit_trim_room(&a);
-  /* More than the tail after the trim: room is reserved again as
-   * needed, and given back at the end. */
-  for (int i = 0; i < 6; i++) {
-    emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
-    assert_true(a.copy_reserved == 0 || a.copy_reserved >= a.copy_len);
-  }
-  assert_true(a.copy_len > SR_AUDIT_TAIL_ROOM * 2);
-  emit_ok(&a, "execution_completed", json_pack("{s:s}", "status", "succeeded"));
-  sr_audit_done(&a);
-  assert_int_equal(fstat(copy, &st), 0);
-  assert_true(held(copy) <=
-              page_end((uint64_t)st.st_size) + SR_AUDIT_TAIL_ROOM);
-  assert_int_equal(lseek(copy, 0, SEEK_SET), 0);
-  {
-    struct sr_audit_check c;
-    assert_int_equal(sr_audit_check_fd(copy, "copy", NULL, &c, &err), 0);
-    assert_int_equal(c.verdict, SR_AUDIT_OK);
-    assert_int_equal(c.lines, 8);
-  }
 }
 
 /* ----------------------------------------------------------- verification */
@@ -1069,8 +984,6 @@ int main(void) {
       cmocka_unit_test(test_copy_outlives_primary),
       cmocka_unit_test(test_primary_stall_budget),
       cmocka_unit_test(test_copy_reserve),
-      cmocka_unit_test(test_copy_trim),
-      cmocka_unit_test(test_copy_trim_overflow),
       cmocka_unit_test(test_verify_good_and_bad),
       cmocka_unit_test(test_verify_common_key_types),
       cmocka_unit_test(test_verify_execution_id_constant),
