@@ -218,11 +218,14 @@ static void exec_failure(const char *bundle, const char *cmd, int e,
            detail, *detail ? ": " : "", strerror(e));
 }
 
-/* init's byte: 0 once it came, -1 on EOF or an error (init failed). */
+/* Tells init this process is narrowed, then waits for init's byte: 0
+ * once it came, -1 on EOF or an error (init failed). */
 static int wait_for_init(int go_fd) {
-  char c;
+  char c = 'n';
   ssize_t n;
 
+  if (sr_write_all(go_fd, &c, 1) < 0)
+    return -1;
   do
     n = read(go_fd, &c, 1);
   while (n < 0 && errno == EINTR);

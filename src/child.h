@@ -7,9 +7,11 @@ struct sr_sandbox;
 /*
  * The skill process, forked by init before init builds the mounts, so the
  * two run side by side.  First what needs no file system: signals, session,
- * stdout/stderr, ids, capabilities, no_new_privs, other fds, rlimits.  Then
- * it waits for init's byte on go_fd (the root, /dev, /proc, network and
- * hostname are in place; EOF means init failed and has reported it), and
+ * stdout/stderr, ids, lo (without the egress proxy), capabilities,
+ * no_new_privs, other fds, rlimits.  Then it sends a byte on go_fd (a
+ * stream socket: init reports the sandbox ready only after it) and waits
+ * for init's byte there (the root, /dev, /proc, network and hostname are
+ * in place; EOF means init failed and has reported it), and
  * finishes inside the sandbox's root: stdin, cwd, seccomp, exec.  Any
  * failure is sent to the supervisor over the sync socket.
  */

@@ -315,6 +315,18 @@ static int scrub_args(struct sr_error *err) {
   return 0;
 }
 
+/* The skill's process's byte on the go socket: it has narrowed itself
+ * (child.c).  False on EOF: it failed, and said why. */
+static bool skill_narrowed(int go_fd) {
+  char c;
+  ssize_t n;
+
+  do
+    n = read(go_fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  return n == 1;
+}
+
 _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_mount_plan plan = sb->mount;
   struct sr_error err;
@@ -396,11 +408,12 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   }
 
   /* The skill's process is forked now and narrows itself while the mounts
-   * are built; it execs nothing before the byte on the go pipe, sent once
-   * everything below is in place.  If init fails first, the pipe's EOF
-   * and the pid namespace's end take it along. */
-  if (pipe2(go, O_CLOEXEC) < 0) {
-    sr_error_layer(&err, "init", errno, "pipe");
+   * are built.  On the go socket it says when it is done (a byte), and
+   * execs nothing before init's byte, sent once everything below is in
+   * place.  If init fails first, the socket's EOF and the pid
+   * namespace's end take it along. */
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0) {
+    sr_error_layer(&err, "init", errno, "socketpair");
     fail(sb, &err);
   }
   skill = fork();
@@ -429,6 +442,11 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     fail(sb, &err);
   }
 
+  /* Not READY (not running, to the supervisor) before the skill's process
+   * has narrowed itself: had it failed, it has reported why and exited,
+   * and its report is the run's error. */
+  if (!skill_narrowed(go[1]))
+    _exit(SR_EXIT_FAILED);
   /* EPIPE (SIGPIPE is ignored) only if the skill's process is gone
    * already; its own report, or its exit status, tells why. */
   (void)sr_write_all(go[1], "g", 1);

@@ -262,10 +262,10 @@ int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
 }
 
 int sr_net_sandbox_up(struct sr_error *err) {
-  int n;
+  int n = sr_net_loopback_up(err);
 
-  if (sr_net_loopback_up(err) < 0)
-    return -1;
+  if (n < 0)
+    return n;
   n = sr_net_count_non_loopback(err);
   if (n != 0)
     return sr_error_layer(err, "network", n < 0 ? -n : 0,
