@@ -222,14 +222,11 @@ static void exec_failure(const char *bundle, const char *cmd, int e,
  * once it came, -1 on EOF or an error (init failed). */
 static int wait_for_init(int go_fd) {
   char c = 'n';
-  ssize_t n;
+  size_t got = 0;
 
-  if (sr_write_all(go_fd, &c, 1) < 0)
+  if (sr_write_all(go_fd, &c, 1) < 0 || sr_read_full(go_fd, &c, 1, &got) < 0)
     return -1;
-  do
-    n = read(go_fd, &c, 1);
-  while (n < 0 && errno == EINTR);
-  return n == 1 ? 0 : -1;
+  return got == 1 ? 0 : -1;
 }
 
 _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {

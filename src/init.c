@@ -315,18 +315,6 @@ static int scrub_args(struct sr_error *err) {
   return 0;
 }
 
-/* The skill's process's byte on the go socket: it has narrowed itself
- * (child.c).  False on EOF: it failed, and said why. */
-static bool skill_narrowed(int go_fd) {
-  char c;
-  ssize_t n;
-
-  do
-    n = read(go_fd, &c, 1);
-  while (n < 0 && errno == EINTR);
-  return n == 1;
-}
-
 _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_mount_plan plan = sb->mount;
   struct sr_error err;
@@ -445,8 +433,12 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   /* Not READY (not running, to the supervisor) before the skill's process
    * has narrowed itself: had it failed, it has reported why and exited,
    * and its report is the run's error. */
-  if (!skill_narrowed(go[1]))
-    _exit(SR_EXIT_FAILED);
+  {
+    char c;
+    size_t got = 0;
+    if (sr_read_full(go[1], &c, 1, &got) < 0 || got != 1)
+      _exit(SR_EXIT_FAILED);
+  }
   /* EPIPE (SIGPIPE is ignored) only if the skill's process is gone
    * already; its own report, or its exit status, tells why. */
   (void)sr_write_all(go[1], "g", 1);
