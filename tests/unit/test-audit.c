@@ -107,6 +107,22 @@ static void test_format_common_keys(void **state) {
       strstr(line, "\"skill\":\"pdf-tools\",\"version\":\"1.2.0\""));
   free(line);
   assert_int_equal(json_object_size(fields), 2);
+  /* ... nor changed: its values are shared with the line's object, not
+   * copied, and every reference taken is given back. */
+  {
+    json_t *nested = json_pack("{s:[i,i]}", "n", 1, 2);
+    json_t *before = json_deep_copy(fields);
+    assert_int_equal(json_object_set_new(fields, "nested", nested), 0);
+    assert_int_equal(json_object_set(before, "nested", nested), 0);
+    assert_int_equal(nested->refcount, 2);
+    line = sr_audit_format(&a, "x", fields, TS);
+    assert_non_null(strstr(line, "\"nested\":{\"n\":[1,2]}"));
+    free(line);
+    assert_int_equal(fields->refcount, 1);
+    assert_int_equal(nested->refcount, 2);
+    assert_true(json_equal(fields, before));
+    json_decref(before);
+  }
   json_decref(fields);
 
   /* Bad input gives NULL, not a half line. */
