@@ -367,6 +367,14 @@ static int emit_policy_resolved(struct sr_run *run, struct sr_error *err) {
       err);
 }
 
+/* sr_launch.while_mounting: policy_resolved, once. */
+static int record_policy(void *ctx, struct sr_error *err) {
+  struct sr_run *run = ctx;
+
+  run->policy_pending = false;
+  return emit_policy_resolved(run, err);
+}
+
 /* The sandbox's metadata.json, beside the staging copy. */
 static int write_sandbox_metadata(struct sr_run *run, struct sr_error *err) {
   json_t *meta = sr_run_metadata_json(run);
@@ -436,11 +444,10 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
   if (r >= 0)
     r = decide_network(run, err);
   if (r >= 0)
-    r = emit_policy_resolved(run, err);
-  if (r >= 0)
     r = write_sandbox_metadata(run, err);
   if (r < 0)
     return r;
+  run->policy_pending = true;
   run->launch = (struct sr_launch){
       .policy = &run->policy,
       .enf = &run->enf,
@@ -458,12 +465,24 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
                        ? &run->policy.net_allow
                        : NULL,
       .net_hosts = run->have_net_hosts ? &run->net_hosts : NULL,
+      .while_mounting = record_policy,
+      .while_mounting_ctx = run,
   };
   return 0;
 }
 
 int sr_stage_launch(struct sr_run *run, struct sr_error *err) {
   return sr_supervisor_launch(&run->sup, &run->launch, err);
+}
+
+int sr_stage_record_policy(struct sr_run *run, int r, struct sr_error *err) {
+  struct sr_error mine = {0};
+  int q;
+
+  if (!run->policy_pending)
+    return r;
+  q = record_policy(run, r < 0 ? &mine : err);
+  return r < 0 ? r : q;
 }
 
 int sr_stage_supervise(struct sr_run *run, struct sr_error *err) {

@@ -49,6 +49,7 @@ int sr_cmd_run(const struct sr_args *args) {
     r = sr_stage_prepare(&run, &err);
   if (r >= 0 && (r = sr_run_check_cancel(&run, &err)) >= 0)
     r = sr_stage_launch(&run, &err);
+  r = sr_stage_record_policy(&run, r, &err);
   if (r >= 0)
     r = sr_stage_supervise(&run, &err);
   r = sr_stage_collect(&run, r, &err);

@@ -81,6 +81,10 @@ struct sr_run {
   struct sr_nethosts net_hosts; /* skillrun.conf network-hosts, read */
   bool have_net_hosts;
   struct sr_launch launch;
+  /* policy_resolved is due (prepare succeeded) but not yet on the record:
+   * it is written while init mounts (sr_launch.while_mounting), or by
+   * sr_stage_record_policy when the launch did not get that far. */
+  bool policy_pending;
 
   /* launch, supervise */
   struct sr_supervisor sup;
@@ -118,11 +122,17 @@ int sr_stage_verify(struct sr_run *run, struct sr_error *err);
  * field; the policy is final afterwards (its warnings recorded). */
 int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err);
 /* The command, the seccomp program, the inputs, the environment, the host
- * ids and cgroup leaf and what enforces each limit; policy_resolved and the
- * sandbox's metadata.json. */
+ * ids and cgroup leaf and what enforces each limit; the sandbox's
+ * metadata.json.  policy_resolved is then due (sr_stage_launch). */
 int sr_stage_prepare(struct sr_run *run, struct sr_error *err);
-/* Clones the sandbox and releases it. */
+/* Clones the sandbox and releases it; policy_resolved is recorded while
+ * init builds the mounts. */
 int sr_stage_launch(struct sr_run *run, struct sr_error *err);
+/* Records policy_resolved if prepare succeeded and the launch did not (a
+ * cancellation before it, a failure before init was released), ahead of
+ * the run's end; r is the pipeline's result so far, and stays its
+ * result (with err) when it is a failure already. */
+int sr_stage_record_policy(struct sr_run *run, int r, struct sr_error *err);
 /* The event loop until the skill has ended. */
 int sr_stage_supervise(struct sr_run *run, struct sr_error *err);
 /* Always called, with the pipeline's result so far (r): the verdict, the

@@ -301,6 +301,8 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
    * is born in them. */
   if (r >= 0 && sr_sync_send(s->sync_fd, SR_SYNC_GO, 0, NULL, -1) < 0)
     r = sr_error_layer(err, "sync", errno, "cannot release the sandbox");
+  if (r >= 0 && spec->while_mounting)
+    r = spec->while_mounting(spec->while_mounting_ctx, err);
   /* The log files are opened once the sandbox is being built: on the
    * workspace's file system a new file costs 0.01 - 0.2 ms, and the
    * supervisor has nothing else to do while init mounts. */

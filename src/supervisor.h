@@ -48,6 +48,11 @@ struct sr_launch {
    * names of skillrun.conf's network-hosts (NULL: the proxy asks DNS). */
   const struct sr_netallow *net_allow;
   const struct sr_nethosts *net_hosts;
+  /* Called once init is released, while it builds the mounts, so that the
+   * records that need not come before the clone do not delay it
+   * (policy_resolved); its error ends the launch.  May be NULL. */
+  int (*while_mounting)(void *ctx, struct sr_error *err);
+  void *while_mounting_ctx;
 };
 
 /* At most this many network_connect events per run; the rest are counted

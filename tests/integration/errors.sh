@@ -97,37 +97,56 @@ EOF
       grep -q "^skillrun: warning: no cgroup v2 leaf: .* (.*)$" "$W/err.$n"
   fi
 
-  # The sandbox's lo cannot be brought up (rtnetlink refused by a filter
-  # the whole run inherits).  The skill's process does it while init
-  # mounts; it fails like any layer: one line on stderr, status error,
-  # the layer's event, a complete run directory.
-  if ! "$NO_NETLINK" true 2>/dev/null; then
-    pass "# SKIP $mode: lo cannot be brought up: tests/no-netlink does not work on this architecture"
+  # One step of the launch refused by a filter the whole run inherits
+  # (tests/refuse): each fails like any layer: one line on stderr, status
+  # error, the layer's event after policy_resolved, a complete run
+  # directory, and the skill never ran.
+  # refused WHAT TEXT LAYER LINE [RUN-DIR]: RUN-DIR, what the run
+  # directory holds (outputs/ is made once init is released).
+  refused() {
+    local what=$1 text=$2 layer=$3 line=$4
+    local dir=${5:-audit.jsonl logs metadata.json outputs}
+    n=$((n + 1))
+    "${pre[@]}" "$REFUSE" "$what" "$SKILLRUN" --workspace-root "$W" \
+      --execution-id "x$n" --audit-file "$W/a.$n" "$B" -- \
+      /bin/sh -c 'echo ran; echo ran >/workspace/outputs/ran' \
+      2>"$W/err.$n" </dev/null
+    is "$mode: $text: exit 125" "$?" 125
+    is "$mode: ... one line on stderr says why" "$(cat "$W/err.$n")" "$line"
+    is "$mode: ... the $layer layer's event" \
+      "$(field "$W/a.$n" layer_failed .layer)" "$layer"
+    # policy_resolved is written while init mounts, or before the run's
+    # end when the launch failed before that: on the record either way.
+    is "$mode: ... policy_resolved, then layer_failed" \
+      "$("$JQ" -r 'select(.event == "policy_resolved" or .event == "layer_failed") | .event' "$W/a.$n" | paste -sd' ')" \
+      "policy_resolved layer_failed"
+    is "$mode: ... execution_completed: error" \
+      "$(field "$W/a.$n" execution_completed .status)" error
+    is "$mode: ... metadata.json: error" \
+      "$("$JQ" -r .result.status "$W/default/x$n/metadata.json")" error
+    is "$mode: ... the run directory holds its records and nothing else" \
+      "$(ls -A "$W/default/x$n" | paste -sd' ')" "$dir"
+    # The skill never ran, and the record does not say it did.
+    is "$mode: ... the skill never ran (no output, no stdout)" \
+      "$(ls -A "$W/default/x$n/outputs" 2>/dev/null)$(cat "$W/default/x$n/logs/stdout.log" 2>/dev/null)" ""
+    is "$mode: ... no 'running' state on the record" \
+      "$(grep -c '"state":"running"' "$W/a.$n")" 0
+  }
+  if ! "$REFUSE" netlink true 2>/dev/null; then
+    pass "# SKIP $mode: refused launch steps: tests/refuse does not work on this architecture"
     check_run_audits "$mode" "$W" x
     continue
   fi
-  n=$((n + 1))
-  "${pre[@]}" "$NO_NETLINK" "$SKILLRUN" --workspace-root "$W" \
-    --execution-id "x$n" --audit-file "$W/a.$n" "$B" -- \
-    /bin/sh -c 'echo ran; echo ran >/workspace/outputs/ran' \
-    2>"$W/err.$n" </dev/null
-  is "$mode: lo cannot be brought up: exit 125" "$?" 125
-  is "$mode: ... one line on stderr says why" "$(cat "$W/err.$n")" \
+  # The skill's process brings the sandbox's lo up while init mounts.
+  refused netlink "lo cannot be brought up" network \
     "skillrun: open rtnetlink socket: Permission denied"
-  is "$mode: ... the network layer's event" \
-    "$(field "$W/a.$n" layer_failed .layer)" network
-  is "$mode: ... execution_completed: error" \
-    "$(field "$W/a.$n" execution_completed .status)" error
-  is "$mode: ... metadata.json: error" \
-    "$("$JQ" -r .result.status "$W/default/x$n/metadata.json")" error
-  is "$mode: ... the run directory holds its records and nothing else" \
-    "$(ls -A "$W/default/x$n" | paste -sd' ')" \
-    "audit.jsonl logs metadata.json outputs"
-  # The skill never ran, and the record does not say it did.
-  is "$mode: ... the skill never ran (no output, no stdout)" \
-    "$(ls -A "$W/default/x$n/outputs")$(cat "$W/default/x$n/logs/stdout.log")" ""
-  is "$mode: ... no 'running' state on the record" \
-    "$(grep -c '"state":"running"' "$W/a.$n")" 0
+  # As root the supervisor leaves root's groups before the clone: refused,
+  # the launch ends before init is released.
+  if [ $mode = root ]; then
+    refused setgroups "the supervisor cannot leave root's groups" userns \
+      "skillrun: setgroups: Operation not permitted" \
+      "audit.jsonl logs metadata.json"
+  fi
   check_run_audits "$mode" "$W" x
 done
 
