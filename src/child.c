@@ -220,13 +220,15 @@ static void exec_failure(const char *bundle, const char *cmd, int e,
 
 /* Tells init this process is narrowed, then waits for init's byte: 0
  * once it came, -1 on EOF or an error (init failed). */
-static int wait_for_init(int go_fd) {
-  char c = 'n';
-  size_t got = 0;
+/* Tells init this process is narrowed (with the network namespace it made,
+ * if any), then waits for init's go. */
+static int wait_for_init(int go_fd, int netns_fd) {
+  struct sr_sync_msg m;
 
-  if (sr_write_all(go_fd, &c, 1) < 0 || sr_read_full(go_fd, &c, 1, &got) < 0)
+  if (sr_sync_send(go_fd, SR_SYNC_NARROWED, 0, NULL, netns_fd) < 0 ||
+      sr_sync_recv(go_fd, &m, NULL) < 0)
     return -1;
-  return got == 1 ? 0 : -1;
+  return m.type == SR_SYNC_GO ? 0 : -1;
 }
 
 _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
@@ -234,8 +236,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
   const char *bundle = p->skill_dir ? p->skill_dir : SR_VIEW_SKILLS "/bundle";
   struct sr_error err;
   sigset_t all;
-  int keep[2];
-  int nullfd, e, listener = -1;
+  int keep[3];
+  int nullfd, e, listener = -1, netns_fd = -1;
   bool fell_back = false;
 
   memset(&err, 0, sizeof(err));
@@ -275,10 +277,12 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
                    SR_SANDBOX_UID, SR_SANDBOX_GID);
     fail(sb, &err);
   }
-  /* The sandbox's lo, from here while init builds the mounts: the last
+  /* The sandbox's network namespace and its lo, made here while init
+   * builds the mounts (init joins it before the skill may run): the last
    * use of the capabilities this process inherited.  (With the egress
-   * proxy, init does it before making the proxy's listeners.) */
-  if (sb->new_netns && !sb->proxy_port && sr_net_sandbox_up(&err) < 0)
+   * proxy, clone made it, and init brings lo up before making the proxy's
+   * listeners.) */
+  if (sr_sandbox_child_netns(sb) && sr_net_unshare_sandbox(&netns_fd, &err) < 0)
     fail(sb, &err);
   if (sr_caps_drop_all(&err) < 0)
     fail(sb, &err);
@@ -288,7 +292,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
    * needed to report an exec failure; go_fd is O_CLOEXEC too. */
   keep[0] = sb->sync_fd;
   keep[1] = go_fd;
-  e = sr_close_all_fds_except(3, keep, 2);
+  keep[2] = netns_fd;
+  e = sr_close_all_fds_except(3, keep, netns_fd >= 0 ? 3 : 2);
   if (e < 0) {
     sr_error_layer(&err, "fds", -e, "close_range");
     fail(sb, &err);
@@ -297,9 +302,10 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     fail(sb, &err);
 
   /* Inside the sandbox's root from here on. */
-  if (wait_for_init(go_fd) < 0)
+  if (wait_for_init(go_fd, netns_fd) < 0)
     _exit(SR_EXIT_FAILED);
   safe_close(go_fd);
+  safe_close(netns_fd);
   /* Until now fd 0 was init's, opened on the host before the mounts. */
   if (sb->stdin_r < 0) {
     nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);

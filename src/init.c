@@ -113,6 +113,35 @@ static int start_proxy(const struct sr_sandbox *sb, struct sr_error *err) {
 }
 
 /*
+ * Waits for the skill's process to say it has narrowed itself, and joins
+ * the network namespace it made (sr_sandbox_child_netns): init, pid 1 of
+ * the sandbox, is in it before the skill may run, and never again in the
+ * host's (which it was born in).  1 done; 0 the process is gone (it has
+ * reported why, or its exit status tells); -errno with err set.
+ */
+static int skill_narrowed(const struct sr_sandbox *sb, int go,
+                          struct sr_error *err) {
+  _cleanup_close_ int nsfd = -1;
+  struct sr_sync_msg m;
+
+  if (sr_sync_recv(go, &m, &nsfd) < 0 || m.type != SR_SYNC_NARROWED)
+    return 0;
+  if (!sr_sandbox_child_netns(sb))
+    return nsfd < 0 ? 1
+                    : sr_error_layer(err, "network", EBADMSG,
+                                     "unexpected network namespace");
+  if (nsfd < 0)
+    return sr_error_layer(err, "network", EBADMSG,
+                          "no network namespace from the skill's process");
+  /* setns(2) wants CAP_SYS_ADMIN over the namespace's owner, which init
+   * holds only in the sandbox's user namespace (always new): the host's
+   * namespace, or any init could have been born in, is refused (EPERM). */
+  if (setns(nsfd, CLONE_NEWNET) < 0)
+    return sr_error_layer(err, "network", errno, "setns(CLONE_NEWNET)");
+  return 1;
+}
+
+/*
  * cgroup v1: init writes itself into each leaf through the `tasks` files
  * the supervisor opened (sr_cgroup_open_join says why not cgroup.procs),
  * reads each back (it lists the leaf's tasks as this pid namespace sees
@@ -400,7 +429,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
    * execs nothing before init's byte, sent once everything below is in
    * place.  If init fails first, the socket's EOF and the pid
    * namespace's end take it along. */
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0) {
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0) {
     sr_error_layer(&err, "init", errno, "socketpair");
     fail(sb, &err);
   }
@@ -433,15 +462,17 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   /* Not READY (not running, to the supervisor) before the skill's process
    * has narrowed itself: had it failed, it has reported why and exited,
    * and its report is the run's error. */
-  {
-    char c;
-    size_t got = 0;
-    if (sr_read_full(go[1], &c, 1, &got) < 0 || got != 1)
-      _exit(SR_EXIT_FAILED);
+  switch (skill_narrowed(sb, go[1], &err)) {
+  case 1:
+    break;
+  case 0:
+    _exit(SR_EXIT_FAILED);
+  default:
+    fail(sb, &err);
   }
   /* EPIPE (SIGPIPE is ignored) only if the skill's process is gone
    * already; its own report, or its exit status, tells why. */
-  (void)sr_write_all(go[1], "g", 1);
+  (void)sr_sync_send(go[1], SR_SYNC_GO, 0, NULL, -1);
   safe_close(go[1]);
   if (sr_sync_send(sb->sync_fd, SR_SYNC_READY, skill, NULL, outputs_fd) < 0)
     _exit(SR_EXIT_FAILED); /* the supervisor is gone: PDEATHSIG follows */

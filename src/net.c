@@ -11,11 +11,14 @@
 #include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -270,5 +273,26 @@ int sr_net_sandbox_up(struct sr_error *err) {
   if (n != 0)
     return sr_error_layer(err, "network", n < 0 ? -n : 0,
                           "unexpected network interfaces in the sandbox");
+  return 0;
+}
+
+int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err) {
+  _cleanup_close_ int sock = -1;
+  int nsfd, r;
+
+  if (unshare(CLONE_NEWNET) < 0)
+    return sr_error_layer(err, "network", errno, "unshare(CLONE_NEWNET)");
+  r = sr_net_sandbox_up(err);
+  if (r < 0)
+    return r;
+  /* The namespace by descriptor, not by a /proc path: /proc is being
+   * replaced while this runs (init mounts the sandbox's view). */
+  sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return sr_error_layer(err, "network", errno, "socket");
+  nsfd = ioctl(sock, SIOCGSKNS); /* O_CLOEXEC (open_related_ns) */
+  if (nsfd < 0)
+    return sr_error_layer(err, "network", errno, "ioctl(SIOCGSKNS)");
+  *ret_nsfd = nsfd;
   return 0;
 }

@@ -21,6 +21,15 @@ int sr_net_count_non_loopback(struct sr_error *err);
 int sr_net_sandbox_up(struct sr_error *err);
 
 /*
+ * A new network namespace for the calling process (unshare(2)), made ready
+ * as sr_net_sandbox_up does, and a descriptor of it in *ret_nsfd (O_CLOEXEC,
+ * from SIOCGSKNS on a socket made in it) that a process of the same user
+ * namespace can setns(2) into.  Needs CAP_SYS_ADMIN and CAP_NET_ADMIN in
+ * the current user namespace.  0, or -errno with sr_error_layer("network").
+ */
+int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err);
+
+/*
  * A listening TCP socket on the loopback address of the current network
  * namespace: 127.0.0.1 (family AF_INET) or ::1 (AF_INET6, IPV6_V6ONLY), on
  * `port` (0: the kernel picks one; *bound_port, may be NULL, tells which),

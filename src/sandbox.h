@@ -41,3 +41,11 @@ struct sr_sandbox {
    * port of lo and waits for the supervisor's proxy; 0: none. */
   uint16_t proxy_port;
 };
+
+/* Who makes the sandbox's network namespace: without the egress proxy,
+ * the skill's process, while init builds the mounts (unshare(2), then init
+ * joins it); with the proxy, clone(2) (init makes the listeners in it
+ * before anything else runs). */
+static inline bool sr_sandbox_child_netns(const struct sr_sandbox *sb) {
+  return sb->new_netns && !sb->proxy_port;
+}

@@ -258,7 +258,6 @@ static void close_joins(struct sr_sandbox *sb) {
 static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
                       int err_w, int out_r, int err_r, int in_r, int in_w,
                       struct sr_error *err) {
-  const struct sr_policy *p = s->spec->policy;
   _cleanup_(close_joins) struct sr_sandbox sb = {.n_cg_join = 0};
   unsigned long long flags;
   pid_t pid;
@@ -269,7 +268,7 @@ static int clone_init(struct sr_supervisor *s, int sync_child, int out_w,
     return r;
   flags =
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-  if (p->network != SR_NET_HOST)
+  if (sb.new_netns && !sr_sandbox_child_netns(&sb))
     flags |= CLONE_NEWNET;
   fflush(NULL); /* nothing buffered may be written twice */
   pid = sr_ns_clone(flags, sr_cgroup_clone_fd(s->spec->cgroup), &s->init.pidfd,

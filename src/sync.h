@@ -32,6 +32,9 @@ enum sr_sync_type {
   SR_SYNC_DISCARD,          /* supervisor -> init: a log pipe's read end
                              * attached (value = 0 stdout, 1 stderr) for
                              * init to drain and count (init.c) */
+  SR_SYNC_NARROWED,         /* child -> init, on their go socket: narrowed,
+                             * waiting for SR_SYNC_GO; the fd, its new
+                             * network namespace if it made one */
 };
 
 #define SR_DISCARD_COUNTS_SIZE (2 * sizeof(uint64_t))

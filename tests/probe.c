@@ -21,6 +21,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -148,6 +150,41 @@ static void report_prctl(void) {
     printf("securebits=0x%x\n", (unsigned)r);
 }
 
+/* pid1_netns=same when a TCP listener of ours on 127.0.0.1 shows in
+ * /proc/1/net/tcp, the table of pid 1's network namespace; other if not. */
+static void report_pid1_netns(void) {
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t len = sizeof(a);
+  char line[512], want[32];
+  const char *res = "other";
+  FILE *f;
+  int fd;
+
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      listen(fd, 1) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+    kv("pid1_netns", errname(errno));
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  snprintf(want, sizeof(want), "0100007F:%04X 00000000:0000 0A",
+           (unsigned)ntohs(a.sin_port));
+  f = fopen("/proc/1/net/tcp", "re");
+  if (!f) {
+    kv("pid1_netns", errname(errno));
+    close(fd);
+    return;
+  }
+  while (fgets(line, sizeof(line), f))
+    if (strstr(line, want))
+      res = "same";
+  fclose(f);
+  close(fd);
+  kv("pid1_netns", res);
+}
+
 static void report_net(void) {
   struct if_nameindex *ifs = if_nameindex();
   struct ifreq ifr;
@@ -175,6 +212,7 @@ static void report_net(void) {
   else
     kv_long("lo_up", (ifr.ifr_flags & IFF_UP) ? 1 : 0);
   close(fd);
+  report_pid1_netns();
 }
 
 static void report_procs(void) {

@@ -137,9 +137,12 @@ EOF
     check_run_audits "$mode" "$W" x
     continue
   fi
-  # The skill's process brings the sandbox's lo up while init mounts.
+  # The skill's process makes the sandbox's network namespace and brings
+  # its lo up while init mounts.
   refused netlink "lo cannot be brought up" network \
     "skillrun: open rtnetlink socket: Permission denied"
+  refused unshare-net "no network namespace" network \
+    "skillrun: unshare(CLONE_NEWNET): Operation not permitted"
   # As root the supervisor leaves root's groups before the clone: refused,
   # the launch ends before init is released.
   if [ $mode = root ]; then

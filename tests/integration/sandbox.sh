@@ -137,6 +137,8 @@ check_report() {
   is "$who" no_new_privs 1
   is "$who" ifaces lo
   is "$who" lo_up 1
+  # pid 1 (init) is in the skill's network namespace, not the host's.
+  is "$who" pid1_netns same
   is "$who" pid1_comm skillrun
   pid=$(val "$who" pid)
   is "$who" sid "$pid"
