@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1017,6 +1018,66 @@ static void test_term_escape(void **state) {
 }
 
 /* A trust file is opened only when it is a regular file within bounds. */
+/* sr_read_file_at: a regular file in one read of its size, a /proc file
+ * (st_size 0) from a 64 KiB first read, growing past it; the bytes are
+ * those sr_read_fd's 4 KiB reads get; max still refuses. */
+static void test_read_file_at_sizes(void **state) {
+  char path[] = "/tmp/sr-test-read-XXXXXX";
+  char *a = NULL, *b = NULL;
+  size_t la = 0, lb = 0;
+  int fd;
+
+  (void)state;
+  fd = mkstemp(path);
+  assert_true(fd >= 0);
+  /* 200 KiB: past the first read of a /proc file and of sr_read_fd. */
+  for (int i = 0; i < 200 * 1024 / 16; i++)
+    assert_int_equal(write(fd, "0123456789abcde\n", 16), 16);
+  assert_int_equal(sr_read_file_at(AT_FDCWD, path, 1 << 20, &a, &la), 0);
+  assert_int_equal(la, 200 * 1024);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_read_fd(fd, 1 << 20, &b, &lb), 0);
+  assert_int_equal(lb, la);
+  assert_memory_equal(a, b, la);
+  assert_int_equal(a[la], '\0');
+  free(a);
+  free(b);
+  assert_int_equal(sr_read_file_at(AT_FDCWD, path, 200 * 1024 - 1, &a, &la),
+                   -EFBIG);
+  close(fd);
+  unlink(path);
+
+  /* A /proc file: the same bytes as 4 KiB reads give. */
+  assert_int_equal(
+      sr_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 4 << 20, &a, &la), 0);
+  fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  assert_int_equal(sr_read_fd(fd, 4 << 20, &b, &lb), 0);
+  close(fd);
+  assert_true(la > 0);
+  assert_int_equal(la, lb);
+  assert_memory_equal(a, b, la);
+  free(a);
+  free(b);
+  /* One larger than the first read: /proc/self/smaps of a process with
+   * enough mappings (a few hundred bytes each). */
+  {
+    void *maps[128];
+    for (int i = 0; i < 128; i++) {
+      maps[i] = mmap(NULL, 4096, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      assert_true(maps[i] != MAP_FAILED);
+    }
+    assert_int_equal(
+        sr_read_file_at(AT_FDCWD, "/proc/self/smaps", 16 << 20, &a, &la), 0);
+    assert_true(la > 64 * 1024);
+    assert_int_equal(strlen(a), la);
+    free(a);
+    for (int i = 0; i < 128; i++)
+      munmap(maps[i], 4096);
+  }
+}
+
 static void test_open_regular(void **state) {
   char dir[] = "/tmp/skillrun-test-open.XXXXXX", p[64], q[64], why[128];
   struct stat st;
@@ -1081,6 +1142,7 @@ int main(void) {
       cmocka_unit_test(test_utf8_valid),
       cmocka_unit_test(test_name_escape),
       cmocka_unit_test(test_term_escape),
+      cmocka_unit_test(test_read_file_at_sizes),
       cmocka_unit_test(test_open_regular),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
