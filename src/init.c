@@ -116,16 +116,21 @@ static int start_proxy(const struct sr_sandbox *sb, struct sr_error *err) {
  * Waits for the skill's process to say it has narrowed itself, and joins
  * the network namespace it made (sr_sandbox_child_netns): init, pid 1 of
  * the sandbox, is in it before the skill may run, and never again in the
- * host's (which it was born in).  1 done; 0 the process is gone (it has
- * reported why, or its exit status tells); -errno with err set.
+ * host's (which it was born in).  1 done; 0 the process is gone (EOF: it
+ * has reported why, or its exit status tells); -errno with err set.
  */
 static int skill_narrowed(const struct sr_sandbox *sb, int go,
                           struct sr_error *err) {
   _cleanup_close_ int nsfd = -1;
   struct sr_sync_msg m;
+  int r;
 
-  if (sr_sync_recv(go, &m, &nsfd) < 0 || m.type != SR_SYNC_NARROWED)
+  r = sr_sync_recv(go, &m, &nsfd);
+  if (r == -EPIPE)
     return 0;
+  if (r < 0 || m.type != SR_SYNC_NARROWED)
+    return sr_error_layer(err, "init", r < 0 ? -r : EBADMSG,
+                          "the skill's process's message");
   if (!sr_sandbox_child_netns(sb))
     return nsfd < 0 ? 1
                     : sr_error_layer(err, "network", EBADMSG,
@@ -133,9 +138,10 @@ static int skill_narrowed(const struct sr_sandbox *sb, int go,
   if (nsfd < 0)
     return sr_error_layer(err, "network", EBADMSG,
                           "no network namespace from the skill's process");
-  /* setns(2) wants CAP_SYS_ADMIN over the namespace's owner, which init
-   * holds only in the sandbox's user namespace (always new): the host's
-   * namespace, or any init could have been born in, is refused (EPERM). */
+  /* setns(2) wants CAP_SYS_ADMIN over the namespace's owner (and in
+   * init's own user namespace), which init holds only in the sandbox's
+   * user namespace (always new) and any below it: the host's namespace,
+   * or whichever init was born in, is refused (EPERM). */
   if (setns(nsfd, CLONE_NEWNET) < 0)
     return sr_error_layer(err, "network", errno, "setns(CLONE_NEWNET)");
   return 1;
@@ -449,6 +455,13 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
 
   if (sr_mount_build(&plan, &outputs_fd, &err) < 0)
     fail(sb, &err);
+  /* Nothing of the skill's runs before the supervisor has recorded the
+   * policy and armed the run's timers (EOF: it failed, and says why). */
+  {
+    struct sr_sync_msg m;
+    if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_RECORDED)
+      _exit(SR_EXIT_FAILED);
+  }
   /* Without the proxy the skill's process brings lo up while the mounts
    * are built (child.c); the proxy's listeners need it up first. */
   if (sb->new_netns && sb->proxy_port &&

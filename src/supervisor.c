@@ -321,6 +321,12 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
     s->sample_ms = SR_SAMPLER_INTERVAL_MS;
     r = arm_timer(s->sample_fd, s->sample_ms, s->sample_ms);
   }
+  /* Only now may init let the skill go: a reader of the audit stream that
+   * stalls policy_resolved's write (for up to SR_AUDIT_STALL_MS) must not
+   * leave a skill running without its timers, or one the record then says
+   * never ran.  Init's mounts take longer than all of the above. */
+  if (r >= 0 && sr_sync_send(s->sync_fd, SR_SYNC_RECORDED, 0, NULL, -1) < 0)
+    r = sr_error_layer(err, "sync", errno, "cannot release the sandbox");
   return r;
 }
 

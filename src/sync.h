@@ -32,6 +32,9 @@ enum sr_sync_type {
   SR_SYNC_DISCARD,          /* supervisor -> init: a log pipe's read end
                              * attached (value = 0 stdout, 1 stderr) for
                              * init to drain and count (init.c) */
+  SR_SYNC_RECORDED,         /* supervisor -> init: policy_resolved is on
+                             * the record and the run's timers are armed:
+                             * the skill may be let go */
   SR_SYNC_NARROWED,         /* child -> init, on their go socket: narrowed,
                              * waiting for SR_SYNC_GO; the fd, its new
                              * network namespace if it made one */
