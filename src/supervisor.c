@@ -325,8 +325,14 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
    * stalls policy_resolved's write (for up to SR_AUDIT_STALL_MS) must not
    * leave a skill running without its timers, or one the record then says
    * never ran.  Init's mounts take longer than all of the above. */
-  if (r >= 0 && sr_sync_send(s->sync_fd, SR_SYNC_RECORDED, 0, NULL, -1) < 0)
-    r = sr_error_layer(err, "sync", errno, "cannot release the sandbox");
+  if (r >= 0) {
+    int q = sr_sync_send(s->sync_fd, SR_SYNC_RECORDED, 0, NULL, -1);
+    /* Init gone already (EPIPE, ECONNRESET): it failed after GO and its
+     * own error, queued on the socket, is what the event loop reports;
+     * nothing of the skill's can run without it. */
+    if (q < 0 && q != -EPIPE && q != -ECONNRESET)
+      r = sr_error_layer(err, "sync", -q, "cannot release the sandbox");
+  }
   return r;
 }
 

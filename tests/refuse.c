@@ -11,7 +11,9 @@
  *                root's groups before the clone: a launch failing before
  *                the sandbox is released);
  *   unshare-net  unshare(2) with CLONE_NEWNET fails with EPERM (the skill's
- *                process making the sandbox's network namespace).
+ *                process making the sandbox's network namespace);
+ *   unshare-cgroup  unshare(2) with CLONE_NEWCGROUP fails with EPERM (the
+ *                sandbox's init, once released: a failure of init's).
  * Exits 125 if the filter cannot be installed (or WHAT is unknown), 127 if
  * COMMAND cannot be executed.
  */
@@ -56,6 +58,7 @@ static const struct what whats[] = {
     {"netlink", SYS_socket, BPF_JEQ, AF_NETLINK, EACCES},
     {"setgroups", SYS_setgroups, 0, 0, EPERM},
     {"unshare-net", SYS_unshare, BPF_JSET, CLONE_NEWNET, EPERM},
+    {"unshare-cgroup", SYS_unshare, BPF_JSET, CLONE_NEWCGROUP, EPERM},
 };
 #endif
 
@@ -67,8 +70,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], whats[i].name) == 0)
       w = &whats[i];
   if (!w) {
-    fprintf(stderr, "usage: refuse netlink|setgroups|unshare-net COMMAND "
-                    "[ARG...]\n");
+    fprintf(stderr, "usage: refuse netlink|setgroups|unshare-net|"
+                    "unshare-cgroup COMMAND [ARG...]\n");
     return 125;
   }
   /* arch; nr; [arg0]; the match refused, everything else allowed. */
