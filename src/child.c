@@ -218,10 +218,9 @@ static void exec_failure(const char *bundle, const char *cmd, int e,
            detail, *detail ? ": " : "", strerror(e));
 }
 
-/* Tells init this process is narrowed, then waits for init's byte: 0
- * once it came, -1 on EOF or an error (init failed). */
-/* Tells init this process is narrowed (with the network namespace it made,
- * if any), then waits for init's go. */
+/* Tells init this process is narrowed (SR_SYNC_NARROWED, with the network
+ * namespace it made, if any), then waits for init's SR_SYNC_GO: 0 once it
+ * came, -1 on EOF or an error (init failed). */
 static int wait_for_init(int go_fd, int netns_fd) {
   struct sr_sync_msg m;
 

@@ -431,8 +431,9 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   }
 
   /* The skill's process is forked now and narrows itself while the mounts
-   * are built.  On the go socket it says when it is done (a byte), and
-   * execs nothing before init's byte, sent once everything below is in
+   * are built.  On the go socket it says when it is done
+   * (SR_SYNC_NARROWED, with the network namespace it made), and execs
+   * nothing before init's SR_SYNC_GO, sent once everything below is in
    * place.  If init fails first, the socket's EOF and the pid
    * namespace's end take it along. */
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0) {
@@ -462,8 +463,9 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_RECORDED)
       _exit(SR_EXIT_FAILED);
   }
-  /* Without the proxy the skill's process brings lo up while the mounts
-   * are built (child.c); the proxy's listeners need it up first. */
+  /* Without the proxy the skill's process makes the network namespace and
+   * brings its lo up while the mounts are built (child.c; init joins it
+   * below); with it, clone made it, and the listeners need lo up first. */
   if (sb->new_netns && sb->proxy_port &&
       (sr_net_sandbox_up(&err) < 0 || start_proxy(sb, &err) < 0))
     fail(sb, &err);

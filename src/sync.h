@@ -11,7 +11,9 @@
  * send.  Errors inside the sandbox travel up as a struct sr_error.
  */
 enum sr_sync_type {
-  SR_SYNC_GO = 1,      /* supervisor -> init: maps written, go on */
+  SR_SYNC_GO = 1,      /* supervisor -> init: maps written, go on; and
+                        * init -> the skill's process, on their go
+                        * socket: exec */
   SR_SYNC_ERROR,       /* init/child -> supervisor: a layer failed (err) */
   SR_SYNC_READY,       /* init -> supervisor: skill started (value = pid in
                         * the sandbox), outputs dir fd attached */
