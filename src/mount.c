@@ -1066,7 +1066,7 @@ static bool in_list(const char *p, const char *const *list, size_t n) {
  * read-only except the writable tmpfs and device mounts; all nodev except
  * the device mounts.  Catches a submount that a recursive attribute missed.
  */
-static int verify_mountinfo(struct ctx *c) {
+static int verify_mountinfo(struct ctx *c, int proc_fd) {
   static const char *const writable[] = {
       "/",
       "/dev/null",
@@ -1091,7 +1091,7 @@ static int verify_mountinfo(struct ctx *c) {
   char *line, *save = NULL;
   int r;
 
-  r = sr_read_file_at(c->host_fd, "proc/self/mountinfo", 4 << 20, &buf, NULL);
+  r = sr_read_file_at(proc_fd, "self/mountinfo", 4 << 20, &buf, NULL);
   if (r < 0)
     return sr_error_layer(c->err, "mount", -r, "read mountinfo");
   for (line = strtok_r(buf, "\n", &save); line;
@@ -1159,17 +1159,23 @@ static int enter_base(struct sr_error *err) {
   return 0;
 }
 
-/* pivot_root(2) "." "." idiom: the base tmpfs ends up stacked on the new
- * root and is detached through an fd opened before. */
-static int enter_newroot(struct sr_error *err) {
-  _cleanup_close_ int base = -1;
-  struct statvfs sv;
-
+/* The host's mounts leave init's namespace once the view is built.  What
+ * of them is still open (the pinned sources, the host's procfs) stays
+ * usable through its fd. */
+static int detach_host(struct sr_error *err) {
   /* Unmount events must not travel anywhere: private before detaching. */
   if (mount(NULL, OLDROOT, NULL, MS_PRIVATE | MS_REC, NULL) < 0)
     return sr_error_layer(err, "mount", errno, "make %s private", OLDROOT);
   if (umount2(OLDROOT, MNT_DETACH) < 0)
     return sr_error_layer(err, "mount", errno, "detach the host root");
+  return 0;
+}
+
+/* pivot_root(2) "." "." idiom: the base tmpfs ends up stacked on the new
+ * root and is detached through an fd opened before. */
+static int enter_newroot(struct sr_error *err) {
+  _cleanup_close_ int base = -1;
+  struct statvfs sv;
 
   base = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (base < 0)
@@ -1207,6 +1213,7 @@ static void ctx_done(struct ctx *c) {
 int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err) {
   _cleanup_close_ int outputs = -1;
+  int proc;
   _cleanup_(restore_umask) mode_t old_umask = umask(022);
   _cleanup_(ctx_done) struct ctx c = {
       .plan = plan, .err = err, .host_fd = -1, .root_fd = -1};
@@ -1225,7 +1232,17 @@ int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
   r = build_view(&c);
   if (r < 0)
     return r;
-  r = verify_mountinfo(&c);
+  /* The check reads the namespace back once the host's mounts have left
+   * it: mountinfo then lists the base and the sandbox's mounts only, and
+   * costs the same however many mounts the host has. */
+  proc =
+      openat(c.host_fd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (proc < 0)
+    return sr_error_layer(err, "mount", errno, "open the host's /proc");
+  r = detach_host(err);
+  if (r >= 0)
+    r = verify_mountinfo(&c, proc);
+  safe_close(proc);
   if (r < 0)
     return r;
 
