@@ -87,3 +87,10 @@ int sr_cg1_kill(const struct sr_cgroup *cg);
 int sr_cg1_remove(struct sr_cgroup *cg);
 void sr_cg1_reset(struct sr_cgroup *cg);
 int sr_cg1_gc(struct sr_error *err);
+/* The memory, pids and cpuacct hierarchies' mount points (malloc'd, by
+ * enum sr_cg1_ctrl, SR__CG1_MAX of them).  _fast: the usual layout under BASE
+ * (/sys/fs/cgroup), by statfs and one file per hierarchy; 0 only when it
+ * found all three, -ENOENT otherwise, with nothing set.  _scan: from
+ * /proc/self/mountinfo; those not mounted stay NULL. */
+int sr_cg1_mounts_fast(const char *base, char *mnt[]);
+int sr_cg1_mounts_scan(char *mnt[]);
