@@ -142,17 +142,24 @@ int sr_read_full(int fd, void *buf, size_t len, size_t *got) {
   return 0;
 }
 
-/* sr_read_fd, whose first read asks for `first` bytes. */
-static int read_fd_from(int fd, size_t max, size_t first, char **out,
-                        size_t *len) {
+/* What a read fills first: most files read here (/proc, cgroupfs, small
+ * configuration) fit, and are then copied into one allocation of their
+ * size.  A 64 KiB malloc(3) per call used to move the heap's top on every
+ * read of a counter, a page fault each time (in init and the skill's
+ * process every heap page written is copied from the supervisor's). */
+#define READ_ON_STACK (16 * 1024)
+
+/* Reads on into the heap: the `used` bytes in small filled it. */
+static int read_fd_heap(int fd, size_t max, size_t first, const char *small,
+                        size_t used, char **out, size_t *len) {
   _cleanup_free_ char *buf = NULL;
-  size_t size = 0, used = 0;
+  size_t size = used;
 
   for (;;) {
     ssize_t n;
 
     if (used == size) {
-      size_t nsize = size ? size * 2 : first;
+      size_t nsize = first > size * 2 ? first : size * 2;
       char *nbuf;
       if (nsize > max + 1)
         nsize = max + 1;
@@ -161,6 +168,8 @@ static int read_fd_from(int fd, size_t max, size_t first, char **out,
       nbuf = realloc(buf, nsize + 1);
       if (!nbuf)
         return -ENOMEM;
+      if (!buf)
+        memcpy(nbuf, small, used);
       buf = nbuf;
       size = nsize;
     }
@@ -176,11 +185,6 @@ static int read_fd_from(int fd, size_t max, size_t first, char **out,
     if (used > max)
       return -EFBIG;
   }
-  if (!buf) {
-    buf = malloc(1);
-    if (!buf)
-      return -ENOMEM;
-  }
   buf[used] = '\0';
   *out = TAKE_PTR(buf);
   if (len)
@@ -188,15 +192,52 @@ static int read_fd_from(int fd, size_t max, size_t first, char **out,
   return 0;
 }
 
+/* sr_read_fd, whose reads past the stack's buffer ask for `first` bytes
+ * at once. */
+static int read_fd_from(int fd, size_t max, size_t first, char **out,
+                        size_t *len) {
+  char small[READ_ON_STACK];
+  const size_t cap = max < sizeof(small) ? max + 1 : sizeof(small);
+  size_t used = 0;
+
+  while (used < cap) {
+    ssize_t n = read(fd, small + used, cap - used);
+    char *buf;
+
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (n > 0) {
+      used += (size_t)n;
+      continue;
+    }
+    buf = malloc(used + 1);
+    if (!buf)
+      return -ENOMEM;
+    memcpy(buf, small, used);
+    buf[used] = '\0';
+    *out = buf;
+    if (len)
+      *len = used;
+    return 0;
+  }
+  if (used > max)
+    return -EFBIG;
+  return read_fd_heap(fd, max, first, small, used, out, len);
+}
+
 int sr_read_fd(int fd, size_t max, char **out, size_t *len) {
   return read_fd_from(fd, max, 4096, out, len);
 }
 
 /* A /proc file says it is empty (st_size 0) and is made again from its
- * start on every read(2) that does not take the rest: one 64 KiB read
- * takes a mount table of some 200 lines at once (mountinfo: 60 lines in
- * 96 us instead of 141 in 4 KiB reads).  A regular file is read in one
- * call of its size (and one that sees the end). */
+ * start on every read(2) that does not take the rest: past the stack's
+ * 16 KiB (some 100 lines of mountinfo), one 64 KiB read takes the rest of
+ * a long mount table (mountinfo: 60 lines in 96 us instead of 141 in
+ * 4 KiB reads).  A regular file is read in one call of its size (and one
+ * that sees the end). */
 #define READ_UNSIZED_FIRST (64 * 1024)
 
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,

@@ -1078,6 +1078,65 @@ static void test_read_file_at_sizes(void **state) {
   }
 }
 
+/* Around the 16 KiB a read fills on the stack before it goes to the heap:
+ * the same bytes, NUL-terminated, and a file one byte over `max` refused,
+ * whether the whole file fits there or not; a pipe, which gives its bytes
+ * in pieces, the same. */
+static void test_read_sizes_around_stack(void **state) {
+  static const size_t sizes[] = {0,     1,     4095,  4096,  16383,
+                                 16384, 16385, 32768, 40000, 70000};
+  char path[] = "/tmp/sr-test-read-XXXXXX";
+  char *want = malloc(70000), *got = NULL;
+  (void)state;
+
+  assert_non_null(want);
+  for (size_t i = 0; i < 70000; i++)
+    want[i] = (char)('a' + i % 26);
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    const size_t n = sizes[k];
+    size_t len = 1;
+    int fd = mkstemp(path);
+    int pfd[2];
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, want, n), (ssize_t)n);
+    assert_int_equal(sr_read_file_at(AT_FDCWD, path, n, &got, &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(got, want, n);
+    assert_int_equal(got[n], '\0');
+    free(got);
+    got = NULL;
+    if (n > 0)
+      assert_int_equal(sr_read_file_at(AT_FDCWD, path, n - 1, &got, &len),
+                       -EFBIG);
+    assert_null(got);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    assert_int_equal(sr_read_fd(fd, n, &got, &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(got, want, n);
+    free(got);
+    got = NULL;
+    close(fd);
+    unlink(path);
+    snprintf(path, sizeof(path), "/tmp/sr-test-read-XXXXXX");
+
+    /* A pipe of at most 64 KiB (its default size) written in full first. */
+    if (n > 65536)
+      continue;
+    assert_int_equal(pipe(pfd), 0);
+    assert_int_equal(write(pfd[1], want, n), (ssize_t)n);
+    close(pfd[1]);
+    assert_int_equal(sr_read_fd(pfd[0], n, &got, &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(got, want, n);
+    assert_int_equal(got[n], '\0');
+    free(got);
+    got = NULL;
+    close(pfd[0]);
+  }
+  free(want);
+}
+
 static void test_open_regular(void **state) {
   char dir[] = "/tmp/skillrun-test-open.XXXXXX", p[64], q[64], why[128];
   struct stat st;
@@ -1143,6 +1202,7 @@ int main(void) {
       cmocka_unit_test(test_name_escape),
       cmocka_unit_test(test_term_escape),
       cmocka_unit_test(test_read_file_at_sizes),
+      cmocka_unit_test(test_read_sizes_around_stack),
       cmocka_unit_test(test_open_regular),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
