@@ -144,9 +144,10 @@ int sr_read_full(int fd, void *buf, size_t len, size_t *got) {
 
 /* What a read fills first: most files read here (/proc, cgroupfs, small
  * configuration) fit, and are then copied into one allocation of their
- * size.  A 64 KiB malloc(3) per call used to move the heap's top on every
- * read of a counter, a page fault each time (in init and the skill's
- * process every heap page written is copied from the supervisor's). */
+ * size; a longer one goes on in the heap, in buffers that double.  A 64 KiB
+ * malloc(3) per call used to move the heap's top on every read of a counter, a
+ * page fault each time (in init and the skill's process every heap page written
+ * is copied from the supervisor's). */
 #define READ_ON_STACK (16 * 1024)
 
 /* Reads on into the heap: the `used` bytes in small filled it. */
@@ -234,10 +235,10 @@ int sr_read_fd(int fd, size_t max, char **out, size_t *len) {
 
 /* A /proc file says it is empty (st_size 0) and is made again from its
  * start on every read(2) that does not take the rest: past the stack's
- * 16 KiB (some 100 lines of mountinfo), one 64 KiB read takes the rest of
- * a long mount table (mountinfo: 60 lines in 96 us instead of 141 in
- * 4 KiB reads).  A regular file is read in one call of its size (and one
- * that sees the end). */
+ * 16 KiB (some 100 lines of mountinfo), a 64 KiB buffer takes the next
+ * 48 KiB of a long mount table in one read (mountinfo: 60 lines in 96 us
+ * instead of 141 in 4 KiB reads).  A regular file is read in one call of its
+ * size (and one that sees the end). */
 #define READ_UNSIZED_FIRST (64 * 1024)
 
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,

@@ -47,9 +47,10 @@ int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err);
  * Builds the sandbox root and enters it.  Runs in pid 1 of the new pid
  * namespace, inside the new user and mount namespaces, with full
  * capabilities there.  Order: / MS_SLAVE|MS_REC; the entries of the view
- * (view.h) in table order, from the tmpfs root to metadata.json; every
- * mount's flags read back (statvfs, mountinfo); pivot_root; old root detached;
- * root remounted read-only; cwd "/".  Any failure: sr_error_layer("mount",
+ * (view.h) in table order, from the tmpfs root to metadata.json (each
+ * mount's flags read back with statvfs); the old root detached; every
+ * mount's flags read back from mountinfo; pivot_root; root remounted
+ * read-only; cwd "/".  Any failure: sr_error_layer("mount",
  * ...). *ret_outputs_fd receives an O_DIRECTORY|O_CLOEXEC fd of the
  * /workspace/outputs tmpfs: init passes it to the supervisor (SCM_RIGHTS),
  * which harvests from it after every process of the run is dead (the fd

@@ -5,7 +5,8 @@
 # in a private mount namespace of the test's, and runs there as root and as
 # the unprivileged user.  Each run succeeds, its audit verifies, and the
 # sandbox's mount table is the same as on the host without them: none of
-# the host's mounts reaches the skill, and init's own check of the table
+# those mounts (outside every path the view binds) reaches the skill, and
+# init's own check of the table
 # (src/mount.c, verify_mountinfo) passes on it.  That check reads the
 # table once the host's mounts have left init's namespace; this test is
 # what shows that the reorder keeps it working where the host's table is
