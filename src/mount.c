@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The sandbox filesystem.  Technique (the one bubblewrap uses, written
- * afresh): make / a recursive slave, mount a scratch tmpfs on /tmp, pivot
+ * afresh): make / private recursively, mount a scratch tmpfs on /tmp, pivot
  * into it so the host root sits at /oldroot, build the new root in
  * /newroot from clones of host trees (open_tree + mount_setattr +
  * move_mount, so read-only holds recursively), pivot into /newroot, detach
@@ -40,7 +40,7 @@
 #include "view.h"
 
 /* Where the intermediate tmpfs goes.  Private to this mount namespace once
- * / is a slave, so the host never sees it. */
+ * / is private, so the host never sees it. */
 #define BASE_DIR "/tmp"
 #define NEWROOT "/newroot"
 #define OLDROOT "/oldroot"
@@ -1101,7 +1101,7 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
 
     while (nf < SR_ARRAY_SIZE(f) && (f[nf] = strsep(&s, " ")))
       nf++;
-    if (nf < 6)
+    if (nf < 6 || !s)
       return sr_error_layer(c->err, "mount", EIO, "bad mountinfo line");
     mp = f[4];
     unescape_octal(mp);
@@ -1112,6 +1112,15 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
     if (!*mp)
       mp = "/";
     found++;
+    /* Optional fields (shared:N, master:N, unbindable) come before the
+     * "-": a mount with none is private, and no later host mount reaches
+     * it. */
+    if (strncmp(s, "- ", 2) != 0) {
+      const char *end = strstr(s, " - ");
+      return sr_error_layer(c->err, "mount", EPERM,
+                            "verify %s: takes part in mount propagation (%.*s)",
+                            mp, end ? (int)(end - s) : (int)strlen(s), s);
+    }
     /* f[5] holds the per-mount options: what the skill is held to. */
     if (!has_opt(f[5], "nosuid"))
       return sr_error_layer(c->err, "mount", EPERM,
@@ -1140,10 +1149,13 @@ static void restore_umask(mode_t *m) {
 }
 
 static int enter_base(struct sr_error *err) {
-  /* The host never sees a sandbox mount, and nothing the host mounts later
-   * is needed: slave, recursively. */
-  if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
-    return sr_error_layer(err, "mount", errno, "mount MS_SLAVE|MS_REC on /");
+  /* Private, recursively, before anything is cloned: the host never sees a
+   * sandbox mount, and the view's clones of host trees (private like their
+   * sources) receive nothing the host mounts under them later.  A slave
+   * clone would: a host mount under a bound shared path would appear in the
+   * running sandbox with the host's flags, not ro, nosuid, nodev. */
+  if (mount(NULL, "/", NULL, MS_PRIVATE | MS_REC, NULL) < 0)
+    return sr_error_layer(err, "mount", errno, "mount MS_PRIVATE|MS_REC on /");
   if (mount("tmpfs", BASE_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
             "size=64k,nr_inodes=16,mode=0755") < 0)
     return sr_error_layer(err, "mount", errno, "mount tmpfs on %s (base)",
@@ -1163,9 +1175,7 @@ static int enter_base(struct sr_error *err) {
  * of them is still open (the pinned sources, the host's procfs) stays
  * usable through its fd. */
 static int detach_host(struct sr_error *err) {
-  /* Unmount events must not travel anywhere: private before detaching. */
-  if (mount(NULL, OLDROOT, NULL, MS_PRIVATE | MS_REC, NULL) < 0)
-    return sr_error_layer(err, "mount", errno, "make %s private", OLDROOT);
+  /* Private since enter_base: the unmount travels nowhere. */
   if (umount2(OLDROOT, MNT_DETACH) < 0)
     return sr_error_layer(err, "mount", errno, "detach the host root");
   return 0;

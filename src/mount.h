@@ -46,7 +46,7 @@ int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err);
 /*
  * Builds the sandbox root and enters it.  Runs in pid 1 of the new pid
  * namespace, inside the new user and mount namespaces, with full
- * capabilities there.  Order: / MS_SLAVE|MS_REC; the entries of the view
+ * capabilities there.  Order: / MS_PRIVATE|MS_REC; the entries of the view
  * (view.h) in table order, from the tmpfs root to metadata.json (each
  * mount's flags read back with statvfs); the old root detached; every
  * mount's flags read back from mountinfo; pivot_root; root remounted
