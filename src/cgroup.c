@@ -57,7 +57,7 @@ char *sr_cg_xasprintf(const char *fmt, ...) {
 }
 
 int sr_cg_read_at(int dfd, const char *file, char **out) {
-  return sr_read_file_at(dfd, file, CG_FILE_MAX, out, NULL);
+  return sr_read_pseudo_file_at(dfd, file, CG_FILE_MAX, out);
 }
 
 /* "N\n" or "max\n" (UINT64_MAX). */
@@ -1040,6 +1040,10 @@ static int destroy_v2(struct sr_cgroup *cg) {
   int r;
 
   if (cg->leaf_fd < 0 || !cg->leaf_path || !cg->parent_path)
+    return 0;
+  /* Every process of the run is usually reaped by now: an empty leaf goes
+   * at the first rmdir, and only a busy one (EBUSY) waits and is killed. */
+  if (unlinkat(AT_FDCWD, cg->leaf_path, AT_REMOVEDIR) == 0 || errno == ENOENT)
     return 0;
   r = wait_unpopulated(cg->leaf_fd, DESTROY_WAIT_MS);
   if (r == -EBUSY) {

@@ -385,7 +385,10 @@ static int read_oom_kill(const struct sr_cgroup *cg, uint64_t *v) {
   return r;
 }
 
-int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
+/* The counters; pids.current only when `current` (the final statistics
+ * have no use for it). */
+static int read_counters(const struct sr_cgroup *cg, bool current,
+                         struct sr_cgroup_counters *c) {
   struct sr_cgroup_counters n = {0};
   uint64_t ns = 0;
   int r;
@@ -396,7 +399,7 @@ int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
   if (r >= 0)
     r = sr_cg_read_key_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.events", "max",
                               &n.pids_max_hit);
-  if (r >= 0)
+  if (r >= 0 && current)
     r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.current",
                           &n.pids_current);
   if (r < 0)
@@ -406,10 +409,14 @@ int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
   return 0;
 }
 
+int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
+  return read_counters(cg, true, c);
+}
+
 int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
   struct sr_cgroup_counters n;
   struct sr_cgroup_stats s = {0};
-  int r = sr_cg1_poll(cg, &n);
+  int r = read_counters(cg, false, &n);
 
   if (r < 0)
     return r;
@@ -434,15 +441,21 @@ int sr_cg1_kill(const struct sr_cgroup *cg) {
   return sr_cg_kill_listed(cg->v1_fd[SR_CG1_PIDS]);
 }
 
-/* 0 once every leaf's cgroup.procs is empty, -EBUSY after timeout_ms. */
-static int wait_empty(const struct sr_cgroup *cg, unsigned timeout_ms) {
+/* 0 once every leaf not gone has an empty cgroup.procs, -EBUSY after
+ * timeout_ms. */
+static int wait_empty(const struct sr_cgroup *cg, const bool *gone,
+                      unsigned timeout_ms) {
   uint64_t start = sr_now_mono_ms();
 
   for (;;) {
     bool all = true;
     for (int c = 0; c < SR__CG1_MAX && all; c++) {
       _cleanup_free_ char *s = NULL;
-      int r = sr_cg_read_at(cg->v1_fd[c], "cgroup.procs", &s);
+      int r;
+
+      if (gone[c])
+        continue;
+      r = sr_cg_read_at(cg->v1_fd[c], "cgroup.procs", &s);
       if (r < 0)
         return r;
       all = s[strspn(s, "\n")] == '\0';
@@ -456,17 +469,29 @@ static int wait_empty(const struct sr_cgroup *cg, unsigned timeout_ms) {
 }
 
 int sr_cg1_remove(struct sr_cgroup *cg) {
-  int r = wait_empty(cg, SR_CG_DESTROY_WAIT_MS), ret = 0;
+  bool gone[SR__CG1_MAX] = {false}, all = true;
+  int r, ret = 0;
 
+  /* Every process of the run is usually reaped by now: an empty leaf goes
+   * at the first rmdir, and only busy ones (EBUSY) wait and are killed. */
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    gone[c] = !cg->v1_path[c] ||
+              unlinkat(AT_FDCWD, cg->v1_path[c], AT_REMOVEDIR) == 0 ||
+              errno == ENOENT;
+    all = all && gone[c];
+  }
+  if (all)
+    return 0;
+  r = wait_empty(cg, gone, SR_CG_DESTROY_WAIT_MS);
   if (r == -EBUSY) {
     r = sr_cg1_kill(cg);
     if (r >= 0)
-      r = wait_empty(cg, SR_CG_DESTROY_WAIT_MS);
+      r = wait_empty(cg, gone, SR_CG_DESTROY_WAIT_MS);
   }
   if (r < 0)
     return r;
   for (int c = 0; c < SR__CG1_MAX; c++) {
-    if (!cg->v1_path[c])
+    if (gone[c])
       continue;
     r = sr_cg_rmdir_at(AT_FDCWD, cg->v1_path[c]);
     if (r < 0 && ret == 0)

@@ -260,6 +260,38 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
                       out, len);
 }
 
+/* One read(2) for a short file (sr_read_pseudo_file_at in fdutil.h). */
+int sr_read_pseudo_file_at(int dirfd, const char *path, size_t max,
+                           char **out) {
+  char buf[4096];
+  _cleanup_close_ int fd = -1;
+  ssize_t n;
+
+  *out = NULL;
+  fd = openat(dirfd, path,
+              O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return -errno;
+  do
+    n = read(fd, buf, sizeof(buf));
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  if ((size_t)n >= sizeof(buf) / 2)
+    return sr_read_file_at(dirfd, path, max, out, NULL);
+  if ((size_t)n > max)
+    return -EFBIG;
+  if (n == 0) {
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+      return -errno;
+    if (!S_ISREG(st.st_mode))
+      return -EINVAL;
+  }
+  *out = strndup(buf, (size_t)n);
+  return *out ? 0 : -ENOMEM;
+}
+
 int sr_open_regular(int dirfd, const char *path, uint64_t max,
                     struct stat *st) {
   _cleanup_close_ int fd = -1;

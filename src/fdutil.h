@@ -47,6 +47,20 @@ int sr_read_full(int fd, void *buf, size_t len, size_t *got);
  */
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
                     size_t *len);
+/*
+ * The same for the files of a kernel pseudo file system (cgroupfs, procfs)
+ * that are short: their seq_file fills a read with every record that fits
+ * a page, and a record (a line, or a whole counter file) is far shorter
+ * than half a page, so one read(2) into a page-sized buffer that returns
+ * less than half of it has returned the whole file.  Open, one read, close;
+ * a longer read goes to sr_read_file_at.  The supervisor's teardown reads a
+ * handful of cgroup counters this way: the fstat and the read returning 0
+ * were two of their five system calls.  O_NONBLOCK: never waits on a FIFO;
+ * an empty read is proved a regular file with fstat, and what is not one
+ * and fills the buffer is refused by sr_read_file_at.  Not for files whose
+ * records may be long (mountinfo: sr_read_file_at).
+ */
+int sr_read_pseudo_file_at(int dirfd, const char *path, size_t max, char **out);
 /* Reads an already open fd the same way. */
 int sr_read_fd(int fd, size_t max, char **out, size_t *len);
 

@@ -14,13 +14,17 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "cgroup-internal.h"
 #include "cgroup.h"
+#include "error.h"
+#include "policy.h"
 
 static void test_mountinfo_split(void **state) {
   char v2[] = "35 24 0:30 / /sys/fs/cgroup/unified rw,nosuid,nodev shared:9 "
@@ -191,12 +195,168 @@ static void test_v1_fast_rejects(void **state) {
   assert_int_equal(rmdir(base), 0);
 }
 
+/* sr_cg_read_at reads a short file with one read(2) and leaves longer ones
+ * to the general reader: every size around that boundary reads back whole;
+ * what is not a regular file is refused without waiting. */
+static void test_read_at_sizes(void **state) {
+  static const size_t sizes[] = {0,    1,    9,    100,   2046,
+                                 2047, 2048, 2049, 4095,  4096,
+                                 4097, 5000, 8192, 65535, 65536};
+  char base[] = "/tmp/sr-cg-read.XXXXXX", p[4096];
+  char *want, *got = NULL;
+  int dfd;
+  (void)state;
+
+  assert_non_null(mkdtemp(base));
+  dfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(dfd >= 0);
+  want = malloc(65537);
+  assert_non_null(want);
+  for (size_t i = 0; i < 65537; i++)
+    want[i] = i % 8 == 7 ? '\n' : (char)('0' + i % 10);
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    int fd = openat(dfd, "f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, want, sizes[i]), (ssize_t)sizes[i]);
+    close(fd);
+    assert_int_equal(sr_cg_read_at(dfd, "f", &got), 0);
+    assert_int_equal(strlen(got), sizes[i]);
+    assert_memory_equal(got, want, sizes[i]);
+    free(got);
+    got = NULL;
+  }
+  /* Over the cap (64 KiB). */
+  {
+    int fd = openat(dfd, "f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, want, 65537), 65537);
+    close(fd);
+    assert_int_equal(sr_cg_read_at(dfd, "f", &got), -EFBIG);
+  }
+  /* A FIFO (no writer: an empty read) and a directory are refused; a
+   * symlink is not followed. */
+  assert_int_equal(mkfifoat(dfd, "fifo", 0600), 0);
+  assert_int_equal(sr_cg_read_at(dfd, "fifo", &got), -EINVAL);
+  assert_int_equal(mkdirat(dfd, "dir", 0700), 0);
+  assert_int_equal(sr_cg_read_at(dfd, "dir", &got), -EISDIR);
+  assert_int_equal(symlinkat("f", dfd, "link"), 0);
+  assert_int_equal(sr_cg_read_at(dfd, "link", &got), -ELOOP);
+  assert_int_equal(sr_cg_read_at(dfd, "missing", &got), -ENOENT);
+  assert_null(got);
+  for (size_t i = 0; i < 4; i++) {
+    static const char *const n[] = {"f", "fifo", "link", "dir"};
+    snprintf(p, sizeof(p), "%s/%s", base, n[i]);
+    assert_int_equal(i == 3 ? rmdir(p) : unlink(p), 0);
+  }
+  close(dfd);
+  assert_int_equal(rmdir(base), 0);
+  free(want);
+}
+
+static bool v1_leaves_exist(const struct sr_cgroup *cg, char **paths) {
+  bool any = false;
+
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    any = any || access(paths[c], F_OK) == 0;
+  (void)cg;
+  return any;
+}
+
+/* A cgroup v1 leaf for this test (as root, on a host with the v1
+ * hierarchies, like this one's CI host); skips otherwise. */
+static void v1_setup(struct sr_cgroup *cg, const char *what, char **paths) {
+  struct sr_policy p;
+  struct sr_error err = {0};
+  char id[96], *why = NULL;
+  int r;
+
+  if (geteuid() != 0)
+    skip();
+  memset(&p, 0, sizeof(p));
+  p.cgroup = SR_CGROUP_PREFER;
+  p.limits[SR_LIM_MEMORY].value = 64 << 20;
+  p.limits[SR_LIM_PIDS].value = 16;
+  p.limits[SR_LIM_CPU_SECONDS].value = 60;
+  snprintf(id, sizeof(id), "t%d-unit-%s", (int)getpid(), what);
+  r = sr_cgroup_setup(cg, &p, false, NULL, id, &why, &err);
+  free(why);
+  assert_int_equal(r, 0);
+  if (!cg->active || cg->version != SR_CGV_1) {
+    sr_cgroup_done(cg);
+    skip(); /* cgroup v2 or none: the VM tier tests v2's removal */
+  }
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    paths[c] = strdup(cg->v1_path[c]);
+    assert_non_null(paths[c]);
+  }
+  assert_true(v1_leaves_exist(cg, paths));
+}
+
+/* An empty set of v1 leaves goes at the first rmdir. */
+static void test_v1_remove_empty(void **state) {
+  struct sr_cgroup cg;
+  char *paths[SR__CG1_MAX];
+  (void)state;
+
+  v1_setup(&cg, "empty", paths);
+  assert_int_equal(sr_cgroup_remove(&cg), 0);
+  assert_false(cg.active);
+  assert_false(v1_leaves_exist(&cg, paths));
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    free(paths[c]);
+  sr_cgroup_done(&cg);
+}
+
+/* A process still in the leaves (the rmdir says EBUSY): it is killed and
+ * the leaves removed. */
+static void test_v1_remove_populated(void **state) {
+  struct sr_cgroup cg;
+  char *paths[SR__CG1_MAX], c1;
+  const char *jpaths[SR__CG1_MAX];
+  int fds[SR__CG1_MAX], sync[2], status = 0;
+  struct sr_error err = {0};
+  pid_t pid;
+  (void)state;
+
+  v1_setup(&cg, "busy", paths);
+  assert_int_equal(sr_cgroup_open_join(&cg, fds, jpaths, SR__CG1_MAX, &err),
+                   SR__CG1_MAX);
+  assert_int_equal(pipe2(sync, O_CLOEXEC), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    for (int c = 0; c < SR__CG1_MAX; c++)
+      if (write(fds[c], "0", 1) != 1)
+        _exit(2);
+    if (write(sync[1], "j", 1) != 1)
+      _exit(3);
+    for (;;)
+      pause();
+  }
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    close(fds[c]);
+  close(sync[1]);
+  assert_int_equal(read(sync[0], &c1, 1), 1);
+  close(sync[0]);
+  assert_int_equal(sr_cgroup_remove(&cg), 0);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  assert_false(v1_leaves_exist(&cg, paths));
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    free(paths[c]);
+  sr_cgroup_done(&cg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mountinfo_split),
       cmocka_unit_test(test_mountinfo_split_malformed),
       cmocka_unit_test(test_v1_fast_matches_scan),
       cmocka_unit_test(test_v1_fast_rejects),
+      cmocka_unit_test(test_read_at_sizes),
+      cmocka_unit_test(test_v1_remove_empty),
+      cmocka_unit_test(test_v1_remove_populated),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

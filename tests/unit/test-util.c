@@ -1083,8 +1083,8 @@ static void test_read_file_at_sizes(void **state) {
  * whether the whole file fits there or not; a pipe, which gives its bytes
  * in pieces, the same. */
 static void test_read_sizes_around_stack(void **state) {
-  static const size_t sizes[] = {0,     1,     4095,  4096,  16383,
-                                 16384, 16385, 32768, 40000, 70000};
+  static const size_t sizes[] = {0,     1,     2047,  2048,  4095,  4096,
+                                 16383, 16384, 16385, 32768, 40000, 70000};
   char path[] = "/tmp/sr-test-read-XXXXXX";
   char *want = malloc(70000), *got = NULL;
   (void)state;
@@ -1108,6 +1108,16 @@ static void test_read_sizes_around_stack(void **state) {
     got = NULL;
     if (n > 0)
       assert_int_equal(sr_read_file_at(AT_FDCWD, path, n - 1, &got, &len),
+                       -EFBIG);
+    assert_null(got);
+    /* The one-read reader of pseudo files: the same text, the same cap. */
+    assert_int_equal(sr_read_pseudo_file_at(AT_FDCWD, path, n, &got), 0);
+    assert_int_equal(strlen(got), n);
+    assert_memory_equal(got, want, n);
+    free(got);
+    got = NULL;
+    if (n > 0)
+      assert_int_equal(sr_read_pseudo_file_at(AT_FDCWD, path, n - 1, &got),
                        -EFBIG);
     assert_null(got);
     assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
