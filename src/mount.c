@@ -1062,25 +1062,17 @@ static bool in_list(const char *p, const char *const *list, size_t n) {
 }
 
 /*
- * Reads back every mount below /newroot from mountinfo: all nosuid; all
- * read-only except the writable tmpfs and device mounts; all nodev except
- * the device mounts.  Catches a submount that a recursive attribute missed.
+ * Reads back every mount of the namespace from mountinfo, once the new root
+ * is entered and the rest detached, so that the table holds the sandbox's
+ * mounts only: all private; all nosuid; all read-only (the root too) except
+ * the writable tmpfs and device mounts; all nodev except the device mounts.
+ * Catches a submount that a recursive attribute missed.
  */
 static int verify_mountinfo(struct ctx *c, int proc_fd) {
   static const char *const writable[] = {
-      "/",
-      "/dev/null",
-      "/dev/zero",
-      "/dev/full",
-      "/dev/random",
-      "/dev/urandom",
-      "/dev/tty",
-      "/dev/pts",
-      "/dev/shm",
-      "/tmp",
-      "/proc",
-      "/workspace/scratch",
-      "/workspace/outputs",
+      "/dev/null",    "/dev/zero", "/dev/full",          "/dev/random",
+      "/dev/urandom", "/dev/tty",  "/dev/pts",           "/dev/shm",
+      "/tmp",         "/proc",     "/workspace/scratch", "/workspace/outputs",
   };
   static const char *const devices[] = {
       "/dev",        "/dev/null",    "/dev/zero", "/dev/full",
@@ -1105,12 +1097,6 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
       return sr_error_layer(c->err, "mount", EIO, "bad mountinfo line");
     mp = f[4];
     unescape_octal(mp);
-    if (strncmp(mp, NEWROOT, strlen(NEWROOT)) != 0 ||
-        (mp[strlen(NEWROOT)] != '/' && mp[strlen(NEWROOT)] != '\0'))
-      continue;
-    mp += strlen(NEWROOT);
-    if (!*mp)
-      mp = "/";
     found++;
     /* Optional fields (shared:N, master:N, unbindable) come before the
      * "-": a mount with none is private, and no later host mount reaches
@@ -1171,18 +1157,12 @@ static int enter_base(struct sr_error *err) {
   return 0;
 }
 
-/* The host's mounts leave init's namespace once the view is built.  What
- * of them is still open (the pinned sources, the host's procfs) stays
- * usable through its fd. */
-static int detach_host(struct sr_error *err) {
-  /* Private since enter_base: the unmount travels nowhere. */
-  if (umount2(OLDROOT, MNT_DETACH) < 0)
-    return sr_error_layer(err, "mount", errno, "detach the host root");
-  return 0;
-}
-
 /* pivot_root(2) "." "." idiom: the base tmpfs ends up stacked on the new
- * root and is detached through an fd opened before. */
+ * root and is detached through an fd opened before, and with it the host's
+ * tree below /oldroot: one lazy unmount (each costs the kernel an expedited
+ * RCU grace period), private since enter_base, so it travels nowhere.
+ * What of the host is still open (the host's procfs) stays usable through
+ * its fd. */
 static int enter_newroot(struct sr_error *err) {
   _cleanup_close_ int base = -1;
   struct statvfs sv;
@@ -1197,7 +1177,8 @@ static int enter_newroot(struct sr_error *err) {
   if (fchdir(base) < 0)
     return sr_error_layer(err, "mount", errno, "fchdir base");
   if (umount2(".", MNT_DETACH) < 0)
-    return sr_error_layer(err, "mount", errno, "detach the base tmpfs");
+    return sr_error_layer(err, "mount", errno,
+                          "detach the base tmpfs and the host root");
   if (chdir("/") < 0)
     return sr_error_layer(err, "mount", errno, "chdir /");
 
@@ -1242,28 +1223,25 @@ int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
   r = build_view(&c);
   if (r < 0)
     return r;
-  /* The check reads the namespace back once the host's mounts have left
-   * it: mountinfo then lists the base and the sandbox's mounts only, and
-   * costs the same however many mounts the host has. */
-  proc =
-      openat(c.host_fd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (proc < 0)
-    return sr_error_layer(err, "mount", errno, "open the host's /proc");
-  r = detach_host(err);
-  if (r >= 0)
-    r = verify_mountinfo(&c, proc);
-  safe_close(proc);
-  if (r < 0)
-    return r;
-
   outputs = openat(c.root_fd, SR_VIEW_OUTPUTS + 1,
                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (outputs < 0)
     return sr_error_layer(err, "mount", errno, "open %s", SR_VIEW_OUTPUTS);
+  /* The check reads the namespace back once the host's mounts have left
+   * it: mountinfo then lists the sandbox's mounts only, and costs the same
+   * however many mounts the host has.  Through the host's procfs: the view
+   * may have none (proc tmpfs).  Closed right after the check. */
+  proc =
+      openat(c.host_fd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (proc < 0)
+    return sr_error_layer(err, "mount", errno, "open the host's /proc");
 
-  ctx_done(&c); /* nothing of the old root may stay open */
+  ctx_done(&c); /* nothing else of the old root may stay open */
   plan_unpin(plan);
   r = enter_newroot(err);
+  if (r >= 0)
+    r = verify_mountinfo(&c, proc);
+  safe_close(proc);
   if (r < 0)
     return r;
   *ret_outputs_fd = TAKE_FD(outputs);

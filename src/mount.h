@@ -48,9 +48,10 @@ int sr_mount_pin(struct sr_mount_plan *plan, struct sr_error *err);
  * namespace, inside the new user and mount namespaces, with full
  * capabilities there.  Order: / MS_PRIVATE|MS_REC; the entries of the view
  * (view.h) in table order, from the tmpfs root to metadata.json (each
- * mount's flags read back with statvfs); the old root detached; every
- * mount's flags read back from mountinfo; pivot_root; root remounted
- * read-only; cwd "/".  Any failure: sr_error_layer("mount",
+ * mount's flags read back with statvfs); pivot_root; the base and the old
+ * root detached in one lazy unmount; root remounted read-only; cwd "/";
+ * every mount's flags and propagation read back from mountinfo.  Any
+ * failure: sr_error_layer("mount",
  * ...). *ret_outputs_fd receives an O_DIRECTORY|O_CLOEXEC fd of the
  * /workspace/outputs tmpfs: init passes it to the supervisor (SCM_RIGHTS),
  * which harvests from it after every process of the run is dead (the fd
