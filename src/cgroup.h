@@ -121,9 +121,11 @@ int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
 /* v2 cgroup.kill (or SIGKILL of every pid in cgroup.procs on old
  * kernels); v1 SIGKILL of every pid listed until none is left. */
 int sr_cgroup_kill(const struct sr_cgroup *cg);
-/* Waits until empty (killing what is left after a while) and removes the
- * leaves: 0 and cg reset, or -errno with cg kept intact (the caller may
- * retry; --gc later).  Safe to call when inactive. */
+/* Removes the leaves: at once when they are empty (rmdir says EBUSY
+ * otherwise); else waits until empty, killing what is left after a while.
+ * 0 and cg reset, or -errno with cg kept (the caller may retry; --gc
+ * later; on v1 the leaves found empty may be gone already).  Safe to
+ * call when inactive. */
 int sr_cgroup_remove(struct sr_cgroup *cg);
 /* sr_cgroup_remove (best effort: a leaf still busy is left to --gc), then
  * closes and frees everything.  Safe on an empty record. */

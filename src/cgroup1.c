@@ -484,7 +484,11 @@ int sr_cg1_remove(struct sr_cgroup *cg) {
     return 0;
   r = wait_empty(cg, gone, SR_CG_DESTROY_WAIT_MS);
   if (r == -EBUSY) {
-    r = sr_cg1_kill(cg);
+    /* Through every leaf still there: one already removed cannot list. */
+    r = 0;
+    for (int c = 0; c < SR__CG1_MAX && r >= 0; c++)
+      if (!gone[c])
+        r = sr_cg_kill_listed(cg->v1_fd[c]);
     if (r >= 0)
       r = wait_empty(cg, gone, SR_CG_DESTROY_WAIT_MS);
   }

@@ -55,10 +55,13 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
  * less than half of it has returned the whole file.  Open, one read, close;
  * a longer read goes to sr_read_file_at.  The supervisor's teardown reads a
  * handful of cgroup counters this way: the fstat and the read returning 0
- * were two of their five system calls.  O_NONBLOCK: never waits on a FIFO;
- * an empty read is proved a regular file with fstat, and what is not one
- * and fills the buffer is refused by sr_read_file_at.  Not for files whose
- * records may be long (mountinfo: sr_read_file_at).
+ * were two of their five system calls.  Only for directories of such a
+ * file system (cgroup fds are checked for its magic), where nothing but
+ * regular files exists: elsewhere a FIFO with a writer would be read as
+ * text.  Still, O_NONBLOCK never waits on a FIFO, an empty read is proved
+ * a regular file with fstat, and what is not one and fills half the buffer
+ * is refused by sr_read_file_at.  Not for files whose records may be long
+ * (mountinfo: sr_read_file_at).
  */
 int sr_read_pseudo_file_at(int dirfd, const char *path, size_t max, char **out);
 /* Reads an already open fd the same way. */

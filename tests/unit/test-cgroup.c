@@ -24,6 +24,7 @@
 #include "cgroup-internal.h"
 #include "cgroup.h"
 #include "error.h"
+#include "fdutil.h"
 #include "policy.h"
 
 static void test_mountinfo_split(void **state) {
@@ -308,40 +309,118 @@ static void test_v1_remove_empty(void **state) {
   sr_cgroup_done(&cg);
 }
 
-/* A process still in the leaves (the rmdir says EBUSY): it is killed and
- * the leaves removed. */
-static void test_v1_remove_populated(void **state) {
-  struct sr_cgroup cg;
-  char *paths[SR__CG1_MAX], c1;
+/* Forks n children that join the v1 leaves in `mask` (bits of enum
+ * sr_cg1_ctrl) and wait; returns when all have joined. */
+static void spawn_joined(struct sr_cgroup *cg, unsigned mask, pid_t *pids,
+                         size_t n) {
   const char *jpaths[SR__CG1_MAX];
-  int fds[SR__CG1_MAX], sync[2], status = 0;
+  int fds[SR__CG1_MAX], sync[2];
   struct sr_error err = {0};
-  pid_t pid;
-  (void)state;
 
-  v1_setup(&cg, "busy", paths);
-  assert_int_equal(sr_cgroup_open_join(&cg, fds, jpaths, SR__CG1_MAX, &err),
+  assert_int_equal(sr_cgroup_open_join(cg, fds, jpaths, SR__CG1_MAX, &err),
                    SR__CG1_MAX);
   assert_int_equal(pipe2(sync, O_CLOEXEC), 0);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    for (int c = 0; c < SR__CG1_MAX; c++)
-      if (write(fds[c], "0", 1) != 1)
-        _exit(2);
-    if (write(sync[1], "j", 1) != 1)
-      _exit(3);
-    for (;;)
-      pause();
+  for (size_t i = 0; i < n; i++) {
+    pids[i] = fork();
+    assert_true(pids[i] >= 0);
+    if (pids[i] == 0) {
+      for (int c = 0; c < SR__CG1_MAX; c++)
+        if ((mask & (1u << c)) && write(fds[c], "0", 1) != 1)
+          _exit(2);
+      if (write(sync[1], "j", 1) != 1)
+        _exit(3);
+      for (;;)
+        pause();
+    }
   }
   for (int c = 0; c < SR__CG1_MAX; c++)
     close(fds[c]);
   close(sync[1]);
-  assert_int_equal(read(sync[0], &c1, 1), 1);
+  for (size_t i = 0; i < n; i++) {
+    char c1;
+    assert_int_equal(read(sync[0], &c1, 1), 1);
+  }
   close(sync[0]);
-  assert_int_equal(sr_cgroup_remove(&cg), 0);
+}
+
+static void assert_killed(pid_t pid) {
+  int status = 0;
+
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* A process still in the leaves (the rmdir says EBUSY): it is killed and
+ * the leaves removed. */
+static void test_v1_remove_populated(void **state) {
+  struct sr_cgroup cg;
+  char *paths[SR__CG1_MAX];
+  pid_t pid;
+  (void)state;
+
+  v1_setup(&cg, "busy", paths);
+  spawn_joined(&cg, (1u << SR__CG1_MAX) - 1, &pid, 1);
+  assert_int_equal(sr_cgroup_remove(&cg), 0);
+  assert_killed(pid);
+  assert_false(v1_leaves_exist(&cg, paths));
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    free(paths[c]);
+  sr_cgroup_done(&cg);
+}
+
+/* A process in some leaves only (the pids leaf, found empty, goes at the
+ * first rmdir): it is killed through a leaf it is in. */
+static void test_v1_remove_partly(void **state) {
+  struct sr_cgroup cg;
+  char *paths[SR__CG1_MAX];
+  pid_t pid;
+  (void)state;
+
+  v1_setup(&cg, "partly", paths);
+  spawn_joined(&cg, (1u << SR_CG1_MEMORY) | (1u << SR_CG1_CPUACCT), &pid, 1);
+  assert_int_equal(sr_cgroup_remove(&cg), 0);
+  assert_killed(pid);
+  assert_false(v1_leaves_exist(&cg, paths));
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    free(paths[c]);
+  sr_cgroup_done(&cg);
+}
+
+/* What sr_cg_read_at relies on, on real cgroupfs: a cgroup.procs longer
+ * than half a page, and longer than a page, reads back whole (the same
+ * text as the general reader, one line per process). */
+static void test_v1_read_long_procs(void **state) {
+  enum { N = 700 }; /* about 2.8 KiB of pids at first, over 4 KiB later */
+  static pid_t pids[N];
+  struct sr_cgroup cg;
+  char *paths[SR__CG1_MAX];
+  (void)state;
+
+  v1_setup(&cg, "long", paths);
+  for (size_t done = 0, step = 300; done < N; done += step) {
+    char *fast = NULL, *full = NULL;
+    size_t lines = 0;
+
+    if (step > N - done)
+      step = N - done;
+    spawn_joined(&cg, 1u << SR_CG1_MEMORY, pids + done, step);
+    assert_int_equal(
+        sr_cg_read_at(cg.v1_fd[SR_CG1_MEMORY], "cgroup.procs", &fast), 0);
+    assert_int_equal(sr_read_file_at(cg.v1_fd[SR_CG1_MEMORY], "cgroup.procs",
+                                     1 << 20, &full, NULL),
+                     0);
+    assert_string_equal(fast, full);
+    for (const char *p = fast; *p; p++)
+      lines += *p == '\n';
+    assert_int_equal(lines, done + step);
+    free(fast);
+    free(full);
+  }
+  for (size_t i = 0; i < N; i++)
+    kill(pids[i], SIGKILL);
+  for (size_t i = 0; i < N; i++)
+    assert_killed(pids[i]);
+  assert_int_equal(sr_cgroup_remove(&cg), 0);
   assert_false(v1_leaves_exist(&cg, paths));
   for (int c = 0; c < SR__CG1_MAX; c++)
     free(paths[c]);
@@ -357,6 +436,8 @@ int main(void) {
       cmocka_unit_test(test_read_at_sizes),
       cmocka_unit_test(test_v1_remove_empty),
       cmocka_unit_test(test_v1_remove_populated),
+      cmocka_unit_test(test_v1_remove_partly),
+      cmocka_unit_test(test_v1_read_long_procs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
