@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The sandbox filesystem.  Technique (the one bubblewrap uses, written
- * afresh): make / private recursively, mount a scratch tmpfs on /tmp, pivot
- * into it so the host root sits at /oldroot, build the new root in
- * /newroot from clones of host trees (open_tree + mount_setattr +
+ * The sandbox filesystem.  Technique (bubblewrap's, written afresh, but
+ * private where bubblewrap makes / a slave: no host mount made later
+ * reaches the view): make / private recursively, mount a scratch tmpfs on
+ * /tmp, pivot into it so the host root sits at /oldroot, build the new
+ * root in /newroot from clones of host trees (open_tree + mount_setattr +
  * move_mount, so read-only holds recursively), pivot into /newroot, detach
- * everything else, and remount the new root read-only.
+ * everything else, remount the new root read-only and read the table
+ * back.
  *
  * What is built, in which order, is the view table (view.c): this file has
  * one builder per entry type and walks the table.

@@ -62,7 +62,10 @@ SKILLRUN=$SKILLRUN B=$B T=$T MODES=$MODES nap=$nap JQ=$JQ AS_USER_WORDS="${AS_US
     echo late >"$T/shared/late/marker"
     mknod "$T/shared/late/null" c 1 3
     cp /bin/true "$T/shared/late/suid" && chmod 4755 "$T/shared/late/suid"
+    # The skill must still be sleeping: otherwise it looked before the
+    # mount and the test proves nothing.
     pkill -x -f "sleep $nap"
+    echo $? >"$T/$mode.pkill"
     wait "$sup"
     echo $? >"$T/$mode.rc"
     umount "$T/shared/late"
@@ -74,6 +77,7 @@ for mode in $MODES; do
   id=prop-$mode
   out=$w/default/$id/logs/stdout.log
   check "$mode: the skill was running when the host mounted" test -s "$T/$mode.spid"
+  is "$mode: ... and still waiting once the mount was made" "$(cat "$T/$mode.pkill" 2>/dev/null)" 0
   is "$mode: the run exits 0" "$(cat "$T/$mode.rc" 2>/dev/null)" 0
   check "$mode: ... and the skill saw its bind of the shared path" \
     grep -q '^mount /opt/shared ' "$out"
