@@ -361,17 +361,16 @@ static void assert_killed(pid_t pid) {
   assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
-/* A process still in the leaves (the rmdir says EBUSY): it is killed and
- * the leaves removed. */
-static void test_v1_remove_populated(void **state) {
+/* One process in the v1 leaves of `mask`, then sr_cgroup_remove: it is
+ * killed and every leaf removed. */
+static void remove_with_process(const char *what, unsigned mask) {
   struct sr_cgroup cg;
   char *paths[SR__CG1_MAX];
   pid_t pid;
-  (void)state;
 
-  if (!v1_setup(&cg, "busy", paths))
+  if (!v1_setup(&cg, what, paths))
     return;
-  spawn_joined(&cg, (1u << SR__CG1_MAX) - 1, &pid, 1);
+  spawn_joined(&cg, mask, &pid, 1);
   assert_int_equal(sr_cgroup_remove(&cg), 0);
   assert_killed(pid);
   assert_false(v1_leaves_exist(&cg, paths));
@@ -380,23 +379,17 @@ static void test_v1_remove_populated(void **state) {
   sr_cgroup_done(&cg);
 }
 
+/* A process still in the leaves (the rmdir says EBUSY). */
+static void test_v1_remove_populated(void **state) {
+  (void)state;
+  remove_with_process("busy", (1u << SR__CG1_MAX) - 1);
+}
+
 /* A process in some leaves only (the pids leaf, found empty, goes at the
  * first rmdir): it is killed through a leaf it is in. */
 static void test_v1_remove_partly(void **state) {
-  struct sr_cgroup cg;
-  char *paths[SR__CG1_MAX];
-  pid_t pid;
   (void)state;
-
-  if (!v1_setup(&cg, "partly", paths))
-    return;
-  spawn_joined(&cg, (1u << SR_CG1_MEMORY) | (1u << SR_CG1_CPUACCT), &pid, 1);
-  assert_int_equal(sr_cgroup_remove(&cg), 0);
-  assert_killed(pid);
-  assert_false(v1_leaves_exist(&cg, paths));
-  for (int c = 0; c < SR__CG1_MAX; c++)
-    free(paths[c]);
-  sr_cgroup_done(&cg);
+  remove_with_process("partly", (1u << SR_CG1_MEMORY) | (1u << SR_CG1_CPUACCT));
 }
 
 /* What sr_cg_read_at relies on, on real cgroupfs: a cgroup.procs longer
