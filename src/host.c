@@ -136,10 +136,10 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
   if (r < 0)
     return r;
   if (p->cgroup != SR_CGROUP_OFF) {
-    /* Leaves of runs whose supervisor was killed are removed by the next
-     * run (gc skips locked, populated and young leaves); a failure here
-     * must not stop this run. */
-    (void)sr_cgroup_gc(cgroup_parent, NULL);
+    /* Leaves of runs whose supervisor was killed are removed by this run,
+     * after its launch (sr_host_gc). */
+    h->gc_due = true;
+    h->gc_parent = cgroup_parent;
     r = leaf_name(root, tenant, execution, &name);
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "cgroup", "cgroup");
@@ -182,10 +182,19 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
   return 0;
 }
 
+void sr_host_gc(struct sr_host *h) {
+  if (!h->gc_due)
+    return;
+  h->gc_due = false;
+  (void)sr_cgroup_gc(h->gc_parent, NULL);
+}
+
 void sr_host_done(struct sr_host *h) {
   /* A leaf that cannot be removed now is left to --gc; the cgroup record
    * is released either way. */
   sr_cgroup_done(&h->cgroup);
+  /* A run that ended before it was launched still collects the others'. */
+  sr_host_gc(h);
   /* Closing the lock frees the slot. */
   h->uidpool_fd = safe_close(h->uidpool_fd);
 }

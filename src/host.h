@@ -21,6 +21,10 @@ struct sr_host {
   gid_t gid;
   int uidpool_fd; /* locked uid-pool slot (root), -1 otherwise */
   struct sr_cgroup cgroup;
+  /* The other runs' stale leaves are still to be collected (sr_host_gc),
+   * below this parent (NULL: the default one). */
+  bool gc_due;
+  const char *gc_parent;
 };
 
 /* An empty record (fds -1), safe to pass to sr_host_done. */
@@ -43,7 +47,17 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
                     struct sr_enforcement *enf, char **fallback_why,
                     struct sr_error *err);
 
-/* Removes the cgroup leaf (left to --gc when it cannot be removed now) and
- * frees the uid-pool slot.  Nothing of the run may be alive. */
+/*
+ * Removes the leaves left by runs whose supervisor was killed (gc skips
+ * locked, populated and young leaves), once per run that set up a cgroup
+ * and only the first time it is called: after the launch, where the
+ * supervisor waits anyway (while the sandbox's init tears down its
+ * namespaces), not on the way to it.  A failure is not the run's.
+ */
+void sr_host_gc(struct sr_host *h);
+
+/* Removes the cgroup leaf (left to --gc when it cannot be removed now),
+ * collects the stale leaves if sr_host_gc did not, and frees the uid-pool
+ * slot.  Nothing of the run may be alive. */
 void sr_host_done(struct sr_host *h);
 #define _cleanup_host_ _cleanup_(sr_host_done)

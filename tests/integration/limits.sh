@@ -181,6 +181,25 @@ if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
   left=0
   for d in "${stale[@]}"; do [ -e "$d" ] && left=$((left + 1)) && rmdir "$d"; done
   is "cgroup1: --gc removed the stale leaf in every hierarchy" "$left" 0
+
+  # ... and so does the next run, once it is launched (sr_host_gc), while
+  # its own leaf (locked, populated) stays until its end.
+  stale=()
+  for c in memory pids cpuacct; do
+    d=/sys/fs/cgroup/$c/skillrun/run-stale-next-$$
+    mkdir -p "$d" && stale+=("$d")
+    stat "$d" >/dev/null 2>&1
+  done
+  sleep 3
+  "$SKILLRUN" --workspace-root "$W" --audit-file "$W/next.a" "$B" \
+    -- /bin/true >/dev/null 2>"$W/next.err"
+  rc=$?
+  is "cgroup1: a run after a stale leaf exits 0 ($(head -n 1 "$W/next.err"))" "$rc" 0
+  is "cgroup1: ... its own leaf was v1 ($(field "$W/next.a" policy_resolved .cgroup))" \
+    "$(field "$W/next.a" policy_resolved '.cgroup | startswith("/sys/fs/cgroup/memory/skillrun/")')" true
+  left=0
+  for d in "${stale[@]}"; do [ -e "$d" ] && left=$((left + 1)) && rmdir "$d"; done
+  is "cgroup1: ... and it removed the stale leaf in every hierarchy" "$left" 0
 else
   diag "SKIP cgroup1 checks: not root, or root gets $root_cg here"
 fi
