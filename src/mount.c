@@ -75,7 +75,8 @@ static const char *const dev_nodes[] = {"null",   "zero",    "full",
                                         "random", "urandom", "tty"};
 
 /* Top-level /proc entries hidden from the skill: files get /dev/null bound
- * over them, directories an empty read-only tmpfs.  The list follows the
+ * over them, directories one empty read-only tmpfs (the first mounted, the
+ * others bound from it).  The list follows the
  * runc/crun defaults plus the kernel-memory and key views. */
 static const char *const proc_masked[] = {
     "kcore",       "keys",       "key-users",  "timer_list",    "timer_stats",
@@ -720,7 +721,7 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
 }
 
 static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
-  _cleanup_close_ int proc = -1, null = -1;
+  _cleanup_close_ int proc = -1, null = -1, mask = -1;
   int r;
 
   (void)e; /* /proc: the masked paths below are spelled out */
@@ -768,7 +769,14 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
       continue;
     if (fd < 0 || fstat(fd, &st) < 0)
       return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
-    if (S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(st.st_mode) && mask >= 0) {
+      /* One empty tmpfs for every masked directory: each more is a bind
+       * of the first, not another superblock to make and tear down. */
+      r = bind_fd(mask, fd, ATTR_RO_BIND_NOEXEC);
+      if (r < 0)
+        return sr_error_layer(c->err, "mount", -r,
+                              "mount the empty tmpfs on /proc/%s", name);
+    } else if (S_ISDIR(st.st_mode)) {
       char where[64];
       snprintf(where, sizeof(where), "/proc/%s", name);
       r = mount_fs(c, "tmpfs", where,
@@ -776,6 +784,9 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
                    MASK_TMPFS_OPTS);
       if (r < 0)
         return r;
+      mask = openat(proc, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (mask < 0)
+        return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
     } else {
       r = bind_fd(null, fd, ATTR_RO_BIND_NOEXEC & ~MOUNT_ATTR_NODEV);
       if (r < 0)

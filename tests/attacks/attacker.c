@@ -556,6 +556,32 @@ static void case_noread(struct res *r, const char *arg) {
   close(fd);
 }
 
+/* The host's drivers and firmware tables under /proc (acpi, driver, scsi,
+ * asound): absent, or an empty directory nothing can be made in (one
+ * read-only tmpfs, bound over each of them). */
+static void case_masked_dir(struct res *r, const char *arg) {
+  DIR *d = opendir(arg);
+  struct dirent *de;
+  int n = 0;
+
+  if (!d) {
+    if (errno == ENOENT)
+      how(r, "absent");
+    else
+      how(r, "opendir:%s", ename(errno));
+    return;
+  }
+  while ((de = readdir(d)))
+    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+      if (n++ == 0)
+        esc(r, "lists %s", de->d_name);
+    }
+  closedir(d);
+  if (n == 0)
+    how(r, "masked (empty)");
+  case_ro_dir(r, arg);
+}
+
 /* Host devices: raw disks, memory, the kernel log, tun, kvm, fuse, the
  * console.  None may be present or openable. */
 static void case_nodev(struct res *r, const char *arg) {
@@ -1648,6 +1674,7 @@ static const struct {
     {"oom_adj", case_oom_adj},
     {"nowrite", case_nowrite},
     {"noread", case_noread},
+    {"masked_dir", case_masked_dir},
     {"nodev", case_nodev},
     {"mknod", case_mknod},
     {"devpts", case_devpts},

@@ -37,6 +37,8 @@ proc_dev_cases=(
   noread:/proc/kcore noread:/proc/kallsyms noread:/proc/kmsg noread:/proc/timer_list
   noread:/proc/keys noread:/proc/1/environ noread:/proc/1/mem noread:/proc/1/maps
   noread:/proc/1/stack noread:/proc/1/syscall
+  masked_dir:/proc/acpi masked_dir:/proc/driver masked_dir:/proc/scsi
+  masked_dir:/proc/asound
   nodev:/dev/mem nodev:/dev/kmem nodev:/dev/port nodev:/dev/sda nodev:/dev/vda
   nodev:/dev/nvme0n1 nodev:/dev/kmsg nodev:/dev/console nodev:/dev/tty0
   nodev:/dev/tty1 nodev:/dev/net/tun nodev:/dev/fuse nodev:/dev/kvm
