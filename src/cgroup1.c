@@ -158,7 +158,7 @@ int sr_cg1_mounts_scan(char *mnt[]) {
 }
 
 /* The mount points, found once per process: a run looks them up twice
- * (the --gc of its start and its own leaves).  The usual layout is
+ * (its own leaves, and the gc after its launch).  The usual layout is
  * answered by statfs(2) and one file per hierarchy; mountinfo, which
  * grows with the host's mount table (1.5 ms a run with 500 mounts), is
  * read only when that finds less than all three. */
