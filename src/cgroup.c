@@ -1092,9 +1092,9 @@ int sr_cg_gc_candidate(int fd) {
   struct timespec now;
 
   /* The age first: a young leaf may be one a starting run has just made
-   * and not yet locked, and every run collects before it makes its own; a
-   * lock taken here then made that run fail its flock (EWOULDBLOCK), as
-   * 64 runs started at once showed (bench/concurrent). */
+   * and not yet locked, and every run collects as it launches (and --gc at
+   * any time); a lock taken here then made that run fail its flock
+   * (EWOULDBLOCK), as 64 runs started at once showed (bench/concurrent). */
   if (fstat(fd, &st) < 0)
     return -errno;
   if (clock_gettime(CLOCK_REALTIME, &now) < 0)

@@ -136,8 +136,8 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
   if (r < 0)
     return r;
   if (p->cgroup != SR_CGROUP_OFF) {
-    /* Leaves of runs whose supervisor was killed are removed by this run,
-     * after its launch (sr_host_gc). */
+    /* Leaves of runs whose supervisor was killed are removed by this run
+     * as it launches (sr_host_gc), not on the way to the clone. */
     h->gc_due = true;
     h->gc_parent = cgroup_parent;
     r = leaf_name(root, tenant, execution, &name);
@@ -193,7 +193,7 @@ void sr_host_done(struct sr_host *h) {
   /* A leaf that cannot be removed now is left to --gc; the cgroup record
    * is released either way. */
   sr_cgroup_done(&h->cgroup);
-  /* A run that ended before it was launched still collects the others'. */
+  /* A run that was not launched still collects the others'. */
   sr_host_gc(h);
   /* Closing the lock frees the slot. */
   h->uidpool_fd = safe_close(h->uidpool_fd);

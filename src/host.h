@@ -49,15 +49,15 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
 
 /*
  * Removes the leaves left by runs whose supervisor was killed (gc skips
- * locked, populated and young leaves), once per run that set up a cgroup
- * and only the first time it is called: after the launch, where the
- * supervisor waits anyway (while the sandbox's init tears down its
- * namespaces), not on the way to it.  A failure is not the run's.
+ * locked, populated and young leaves): once per run whose policy asks for
+ * a cgroup, the first time it is called.  The launch stage calls it while
+ * init finishes its mounts, off the way to them; sr_host_done, for a run
+ * that was not launched.  A failure is not the run's.
  */
 void sr_host_gc(struct sr_host *h);
 
 /* Removes the cgroup leaf (left to --gc when it cannot be removed now),
- * collects the stale leaves if sr_host_gc did not, and frees the uid-pool
- * slot.  Nothing of the run may be alive. */
+ * collects the stale leaves if the launch did not (sr_host_gc), and frees
+ * the uid-pool slot.  Nothing of the run may be alive. */
 void sr_host_done(struct sr_host *h);
 #define _cleanup_host_ _cleanup_(sr_host_done)

@@ -472,7 +472,13 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
 }
 
 int sr_stage_launch(struct sr_run *run, struct sr_error *err) {
-  return sr_supervisor_launch(&run->sup, &run->launch, err);
+  int r = sr_supervisor_launch(&run->sup, &run->launch, err);
+
+  /* While init finishes its mounts: nothing of the run waits for this
+   * (init lets the skill go by itself once they are done). */
+  if (r >= 0)
+    sr_host_gc(&run->host);
+  return r;
 }
 
 int sr_stage_record_policy(struct sr_run *run, int r, struct sr_error *err) {

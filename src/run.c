@@ -590,9 +590,6 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
                          json_integer((json_int_t)run->duration_ms));
     sr_workspace_remove_staging(&run->ws);
   }
-  /* While init tears down its namespaces: the supervisor would only wait
-   * for it here. */
-  sr_host_gc(&run->host);
   /* Reaps init, then releases the leaf and the uid slot: from here on
    * nothing of the run is alive. */
   sr_supervisor_done(&run->sup);
