@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <mqueue.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -60,6 +61,7 @@
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -557,10 +559,13 @@ static void case_noread(struct res *r, const char *arg) {
 }
 
 /* The host's drivers and firmware tables under /proc (acpi, driver, scsi,
- * asound): absent, or an empty directory nothing can be made in (one
- * read-only tmpfs, bound over each of them). */
+ * asound): absent, or an empty directory nothing can be made in, on a
+ * read-only tmpfs (one, bound over each of them).  The file system is
+ * checked too: procfs's own directory may be empty and refuse writes
+ * as well, unmasked. */
 static void case_masked_dir(struct res *r, const char *arg) {
   DIR *d = opendir(arg);
+  struct statfs sf;
   struct dirent *de;
   int n = 0;
 
@@ -571,6 +576,14 @@ static void case_masked_dir(struct res *r, const char *arg) {
       how(r, "opendir:%s", ename(errno));
     return;
   }
+  if (fstatfs(dirfd(d), &sf) < 0)
+    esc(r, "fstatfs:%s", ename(errno));
+  else if (sf.f_type != TMPFS_MAGIC)
+    esc(r, "not masked (file system 0x%lx)", (unsigned long)sf.f_type);
+  else if (!(sf.f_flags & ST_RDONLY))
+    esc(r, "the mask is writable");
+  else
+    how(r, "read-only tmpfs");
   while ((de = readdir(d)))
     if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
       if (n++ == 0)
