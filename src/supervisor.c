@@ -305,7 +305,8 @@ static int release_init(struct sr_supervisor *s, struct sr_error *err) {
    * put init on this CPU, as a VM that packs its vCPUs does, it would
    * wait for them: 0.3 ms a launch there (bench/README.md).  With nothing
    * else to run here this returns at once. */
-  (void)sched_yield();
+  if (r >= 0)
+    (void)sched_yield();
   if (r >= 0 && spec->while_mounting)
     r = spec->while_mounting(spec->while_mounting_ctx, err);
   /* The log files are opened once the sandbox is being built: on the
