@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -1074,11 +1075,21 @@ static bool in_list(const char *p, const char *const *list, size_t n) {
   return false;
 }
 
+/* Whether path (in the new root) is the null device: what a masked /proc
+ * file is once /dev/null is bound over it. */
+static bool is_dev_null(const char *path) {
+  struct stat st;
+
+  return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
 /*
  * Reads back every mount of the namespace from mountinfo, once the new root
  * is entered and the rest detached, so that the table holds the sandbox's
  * mounts only: all private; all nosuid; all read-only (the root too) except
- * the writable tmpfs and device mounts; all nodev except the device mounts.
+ * the writable tmpfs and device mounts; all nodev except the device mounts
+ * and /dev/null over the masked /proc files; those masks noexec.
  * Catches a submount that a recursive attribute missed.
  */
 static int verify_mountinfo(struct ctx *c, int proc_fd) {
@@ -1127,10 +1138,19 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
     if (!in_list(mp, writable, SR_ARRAY_SIZE(writable)) && !has_opt(f[5], "ro"))
       return sr_error_layer(c->err, "mount", EPERM,
                             "verify %s: not read-only (%s)", mp, f[5]);
-    /* /dev/null bound over masked /proc files stays a device. */
+    /* The masks over /proc entries: noexec, and nodev unless the mount is
+     * /dev/null itself, bound over a file (it stays a device). */
+    if (strncmp(mp, "/proc/", 6) == 0 &&
+        in_list(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) {
+      if (!has_opt(f[5], "noexec"))
+        return sr_error_layer(c->err, "mount", EPERM,
+                              "verify %s: not noexec (%s)", mp, f[5]);
+      if (!has_opt(f[5], "nodev") && !is_dev_null(mp))
+        return sr_error_layer(c->err, "mount", EPERM,
+                              "verify %s: not nodev (%s)", mp, f[5]);
+      continue;
+    }
     if (!in_list(mp, devices, SR_ARRAY_SIZE(devices)) &&
-        !(strncmp(mp, "/proc/", 6) == 0 &&
-          in_list(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) &&
         !has_opt(f[5], "nodev"))
       return sr_error_layer(c->err, "mount", EPERM, "verify %s: not nodev (%s)",
                             mp, f[5]);
