@@ -114,18 +114,27 @@ for mode in "${modes[@]}"; do
 done
 
 # ------------------------------------------------------------ cgroup v1
+# leaves_when_running AUDIT: the run's three cgroup leaves from
+# policy_resolved, one a line, once the run is running (nothing after 5 s).
+leaves_when_running() {
+  local l=() _
+  for _ in $(seq 100); do
+    mapfile -t l < <(field "$1" policy_resolved '.cgroup_leaves[]' 2>/dev/null)
+    if [ "${#l[@]}" -eq 3 ] && [ -n "$("$JQ" -c 'select(.state == "running")' "$1" 2>/dev/null)" ]; then
+      printf '%s\n' "${l[@]}"
+      return
+    fi
+    sleep 0.05
+  done
+}
+
 if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
   W=$(tmpdir)
   "$SKILLRUN" --workspace-root "$W" --execution-id v1 --audit-file "$W/v1.audit" \
     --memory 48M --pids 40 "$B" -- /bin/sh -c 'cat /proc/self/cgroup; sleep 2' \
     2>"$W/v1.err" &
   sr=$!
-  leaves=()
-  for _ in $(seq 100); do
-    mapfile -t leaves < <(field "$W/v1.audit" policy_resolved '.cgroup_leaves[]' 2>/dev/null)
-    [ "${#leaves[@]}" -eq 3 ] && [ -n "$("$JQ" -c 'select(.state == "running")' "$W/v1.audit" 2>/dev/null)" ] && break
-    sleep 0.05
-  done
+  mapfile -t leaves < <(leaves_when_running "$W/v1.audit")
   is "cgroup1: a leaf in each of the memory, pids and cpuacct hierarchies" \
     "$(printf '%s\n' "${leaves[@]}" | sed -E 's|^/sys/fs/cgroup/([^/]*)/skillrun/run-default\.v1\.[0-9a-f]{8}$|\1|' | sort | tr '\n' ' ')" \
     "cpuacct memory pids "
@@ -196,12 +205,7 @@ if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
   "$SKILLRUN" --workspace-root "$W" --execution-id next --audit-file "$W/next.a" \
     "$B" -- /bin/sleep 2 >/dev/null 2>"$W/next.err" &
   sr=$!
-  own=()
-  for _ in $(seq 100); do
-    mapfile -t own < <(field "$W/next.a" policy_resolved '.cgroup_leaves[]' 2>/dev/null)
-    [ "${#own[@]}" -eq 3 ] && [ -n "$("$JQ" -c 'select(.state == "running")' "$W/next.a" 2>/dev/null)" ] && break
-    sleep 0.05
-  done
+  mapfile -t own < <(leaves_when_running "$W/next.a")
   left=0 mine=0
   for d in "${stale[@]}"; do [ -e "$d" ] && left=$((left + 1)); done
   for d in "${own[@]}"; do [ -d "$d" ] && mine=$((mine + 1)); done
