@@ -63,6 +63,24 @@ uint64_t sr_cg_page_round(uint64_t bytes);
  * after making it).  It stays locked by the caller when 1 is returned.
  * 1, 0 or -errno. */
 int sr_cg_gc_candidate(int fd);
+/* True when there is nothing to collect at dfd/name for a reason one
+ * fstatat(2) shows without opening it: gone, or a directory younger than
+ * SR_CG_GC_MIN_AGE_SEC (the leaves of the runs starting beside this one;
+ * sr_cg_gc_candidate checks the age again on the one it opens). */
+bool sr_cg_gc_skip_at(int dfd, const char *name);
+/*
+ * Collects below the directory at sfd (path for messages) the entries
+ * `want` accepts, with one(sfd, name), skipping what sr_cg_gc_skip_at
+ * skips.  max 0 (--gc): every one.  Otherwise (a run's launch) at most max
+ * of them, picked at random when there are more, so that a launch's cost
+ * does not grow with the number of runs alive beside it (each would be
+ * looked at, opened and tried for its lock); a stale leaf among n leaves
+ * is looked at by a launch with a chance of max/n.  The first error is
+ * reported (err may be NULL), the rest are still tried.
+ */
+int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
+                 int (*one)(int, const char *), unsigned max,
+                 struct sr_error *err);
 
 /* ---- systemd (cgroup-systemd.c): asks the caller's systemd user manager
  * for the transient scope `unit` (Delegate=yes, collected once empty)
@@ -86,7 +104,7 @@ int sr_cg1_kill(const struct sr_cgroup *cg);
 /* 0 once every leaf is removed; cg keeps what is left otherwise. */
 int sr_cg1_remove(struct sr_cgroup *cg);
 void sr_cg1_reset(struct sr_cgroup *cg);
-int sr_cg1_gc(struct sr_error *err);
+int sr_cg1_gc(unsigned max, struct sr_error *err);
 /* The memory, pids and cpuacct hierarchies' mount points (malloc'd, by
  * enum sr_cg1_ctrl, SR__CG1_MAX of them).  _fast: the usual layout under BASE
  * (/sys/fs/cgroup), by statfs and one file per hierarchy; 0 only when it

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -1087,9 +1089,28 @@ void sr_cgroup_done(struct sr_cgroup *cg) {
   memset(&cg->scope, 0, sizeof(cg->scope));
 }
 
+/* Made less than SR_CG_GC_MIN_AGE_SEC ago (by its ctime). */
+static bool young(const struct stat *st) {
+  struct timespec now;
+
+  /* CLOCK_REALTIME cannot fail with a valid clock and pointer. */
+  (void)clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec - st->st_ctim.tv_sec < SR_CG_GC_MIN_AGE_SEC;
+}
+
+/* Nothing to collect at dfd/name, as one fstatat(2) shows without
+ * opening it: gone, or a directory younger than SR_CG_GC_MIN_AGE_SEC
+ * (sr_cg_gc_candidate checks the age again on the one it opens). */
+bool sr_cg_gc_skip_at(int dfd, const char *name) {
+  struct stat st;
+
+  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT;
+  return S_ISDIR(st.st_mode) && young(&st);
+}
+
 int sr_cg_gc_candidate(int fd) {
   struct stat st;
-  struct timespec now;
 
   /* The age first: a young leaf may be one a starting run has just made
    * and not yet locked, and every run collects as it launches (and --gc at
@@ -1097,9 +1118,7 @@ int sr_cg_gc_candidate(int fd) {
    * (EWOULDBLOCK), as 64 runs started at once showed (bench/concurrent). */
   if (fstat(fd, &st) < 0)
     return -errno;
-  if (clock_gettime(CLOCK_REALTIME, &now) < 0)
-    return -errno;
-  if (now.tv_sec - st.st_ctim.tv_sec < SR_CG_GC_MIN_AGE_SEC)
+  if (young(&st))
     return 0;
   if (flock(fd, LOCK_EX | LOCK_NB) < 0)
     return errno == EWOULDBLOCK ? 0 : -errno; /* a live run holds it */
@@ -1131,50 +1150,109 @@ static int gc_one(int pfd, const char *name) {
   return 0;
 }
 
-static int gc_v2(const char *parent_override, struct sr_error *err) {
-  _cleanup_free_ char *reason = NULL;
-  _cleanup_free_ char *path = NULL;
-  _cleanup_close_ int pfd = -1;
-  DIR *d;
+/* xorshift64*: which leaves a launch looks at, nothing more. */
+static uint64_t pick_next(uint64_t *x) {
+  *x ^= *x >> 12;
+  *x ^= *x << 25;
+  *x ^= *x >> 27;
+  return *x * 0x2545F4914F6CDD1DULL;
+}
+
+/* The generator's state, seeded at its first use in the process. */
+static uint64_t *pick_state(void) {
+  static uint64_t x;
+  struct timespec ts;
+
+  if (!x &&
+      (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x) || !x)) {
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    x = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+        (uint64_t)getpid() ^ 0x9E3779B97F4A7C15ULL;
+  }
+  return &x;
+}
+
+int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
+                 int (*one)(int, const char *), unsigned max,
+                 struct sr_error *err) {
+  _cleanup_free_ char(*pick)[NAME_MAX + 1] = NULL;
+  uint64_t seen = 0;
   struct dirent *de;
-  bool cpu;
+  DIR *d;
   int r, dfd, ret = 0;
 
-  r = find_parent(parent_override, false, &pfd, &path, &cpu, &reason, NULL,
-                  NULL, err);
-  if (r < 0)
-    return reason ? 0 : r; /* no cgroup subtree: nothing to collect */
-
-  dfd = fcntl(pfd, F_DUPFD_CLOEXEC, 3);
-  if (dfd < 0)
-    return sr_error_layer(err, "cgroup", errno, "%s", path);
-  d = fdopendir(dfd);
-  if (!d) {
-    r = -errno;
-    safe_close(dfd);
-    return sr_error_layer(err, "cgroup", -r, "%s", path);
+  if (max) {
+    pick = calloc(max, sizeof(*pick));
+    if (!pick)
+      return sr_error_layer(err, "cgroup", ENOMEM, "--gc: %s", path);
   }
+  dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+  d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (!d) {
+    r = errno;
+    safe_close(dfd);
+    return sr_error_layer(err, "cgroup", r, "--gc: %s", path);
+  }
+  /* The duplicate shares sfd's offset: from the start, every time. */
+  rewinddir(d);
   while ((errno = 0, de = readdir(d))) {
     if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
       continue;
-    if (strncmp(de->d_name, LEAF_PREFIX, strlen(LEAF_PREFIX)) != 0 &&
-        strcmp(de->d_name, SUPERVISOR_LEAF) != 0)
+    if (!want(de->d_name))
       continue;
-    r = gc_one(pfd, de->d_name);
+    if (max) {
+      /* Reservoir sampling: each leaf is kept with equal chance. */
+      uint64_t slot = seen < max ? seen : pick_next(pick_state()) % (seen + 1);
+      if (slot < max)
+        snprintf(pick[slot], sizeof(pick[slot]), "%s", de->d_name);
+      seen++;
+      continue;
+    }
+    if (sr_cg_gc_skip_at(sfd, de->d_name))
+      continue;
+    r = one(sfd, de->d_name);
     if (r < 0 && ret == 0)
       ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, de->d_name);
   }
   if (errno != 0 && ret == 0)
     ret = sr_error_layer(err, "cgroup", errno, "--gc: read %s", path);
   closedir(d);
+  for (uint64_t i = 0; i < seen && i < max; i++) {
+    if (sr_cg_gc_skip_at(sfd, pick[i]))
+      continue;
+    r = one(sfd, pick[i]);
+    if (r < 0 && ret == 0)
+      ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, pick[i]);
+  }
   return ret;
 }
 
-int sr_cgroup_gc(const char *parent_override, struct sr_error *err) {
-  int r = gc_v2(parent_override, err);
+static bool want_v2(const char *name) {
+  return strncmp(name, LEAF_PREFIX, strlen(LEAF_PREFIX)) == 0 ||
+         strcmp(name, SUPERVISOR_LEAF) == 0;
+}
+
+static int gc_v2(const char *parent_override, unsigned max,
+                 struct sr_error *err) {
+  _cleanup_free_ char *reason = NULL;
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int pfd = -1;
+  bool cpu;
+  int r;
+
+  r = find_parent(parent_override, false, &pfd, &path, &cpu, &reason, NULL,
+                  NULL, err);
+  if (r < 0)
+    return reason ? 0 : r; /* no cgroup subtree: nothing to collect */
+  return sr_cg_gc_dir(pfd, path, want_v2, gc_one, max, err);
+}
+
+int sr_cgroup_gc(const char *parent_override, unsigned max,
+                 struct sr_error *err) {
+  int r = gc_v2(parent_override, max, err);
 
   /* An explicit parent is v2 and the only place to look. */
   if (r < 0 || parent_override)
     return r;
-  return sr_cg1_gc(err);
+  return sr_cg1_gc(max, err);
 }

@@ -132,6 +132,12 @@ int sr_cgroup_remove(struct sr_cgroup *cg);
 void sr_cgroup_done(struct sr_cgroup *cg);
 #define _cleanup_cgroup_ _cleanup_(sr_cgroup_done)
 
+/* How many old leaves per cgroup directory a run's launch looks at
+ * (sr_cgroup_gc). */
+#define SR_CGROUP_GC_LAUNCH_MAX 8
 /* Removes leftover leaves of dead runs below the skillrun subtrees (v2,
- * or parent_override, and every v1 hierarchy): --gc. */
-int sr_cgroup_gc(const char *parent_override, struct sr_error *err);
+ * or parent_override, and every v1 hierarchy): every one with max 0
+ * (--gc), else at most max old ones per directory, picked at random (a
+ * run's launch; cgroup-internal.h, sr_cg_gc_dir). */
+int sr_cgroup_gc(const char *parent_override, unsigned max,
+                 struct sr_error *err);

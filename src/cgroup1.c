@@ -528,16 +528,20 @@ static int gc_one(int sfd, const char *name) {
   return 0;
 }
 
-int sr_cg1_gc(struct sr_error *err) {
+static bool want_v1(const char *name) {
+  return strncmp(name, SR_CG_LEAF_PREFIX, strlen(SR_CG_LEAF_PREFIX)) == 0;
+}
+
+int sr_cg1_gc(unsigned max, struct sr_error *err) {
   char *mnt[SR__CG1_MAX] = {0};
   int r, ret = 0;
 
   r = find_v1_mounts(mnt);
+  if (r < 0)
+    ret = sr_error_layer(err, "cgroup", -r, "--gc: /proc/self/mountinfo");
   for (int c = 0; r >= 0 && c < SR__CG1_MAX; c++) {
+    _cleanup_free_ char *path = NULL;
     _cleanup_close_ int sfd = -1;
-    DIR *d;
-    struct dirent *de;
-    int dfd;
 
     if (!mnt[c])
       continue; /* not mounted: nothing of ours there */
@@ -552,37 +556,18 @@ int sr_cg1_gc(struct sr_error *err) {
       continue; /* no subtree, or not ours to collect */
     if (sfd >= 0 && faccessat(sfd, ".", W_OK, AT_EACCESS) < 0)
       continue; /* root's (an ordinary user's --gc) */
-    if (sfd < 0) {
+    path = sr_cg_xasprintf("%s/" SUBTREE, mnt[c]);
+    if (sfd < 0 || !path) {
       ret = ret ? ret
-                : sr_error_layer(err, "cgroup", -sfd, "--gc: %s/" SUBTREE,
-                                 mnt[c]);
+                : sr_error_layer(err, "cgroup", sfd < 0 ? -sfd : ENOMEM,
+                                 "--gc: %s/" SUBTREE, mnt[c]);
       continue;
     }
-    dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
-    d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-      int e = errno;
-      safe_close(dfd);
-      ret = ret ? ret
-                : sr_error_layer(err, "cgroup", e, "--gc: %s/" SUBTREE, mnt[c]);
-      continue;
-    }
-    while ((errno = 0, de = readdir(d))) {
-      if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
-        continue;
-      if (strncmp(de->d_name, SR_CG_LEAF_PREFIX, strlen(SR_CG_LEAF_PREFIX)) !=
-          0)
-        continue;
-      r = gc_one(sfd, de->d_name);
-      if (r < 0 && ret == 0)
-        ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/" SUBTREE "/%s",
-                             mnt[c], de->d_name);
-    }
-    closedir(d);
+    r = sr_cg_gc_dir(sfd, path, want_v1, gc_one, max, ret ? NULL : err);
+    if (r < 0 && ret == 0)
+      ret = r;
     r = 0;
   }
-  if (r < 0 && ret == 0)
-    ret = sr_error_layer(err, "cgroup", -r, "--gc: /proc/self/mountinfo");
   for (int c = 0; c < SR__CG1_MAX; c++)
     free(mnt[c]);
   return ret;

@@ -186,7 +186,7 @@ void sr_host_gc(struct sr_host *h) {
   if (!h->gc_due)
     return;
   h->gc_due = false;
-  (void)sr_cgroup_gc(h->gc_parent, NULL);
+  (void)sr_cgroup_gc(h->gc_parent, SR_CGROUP_GC_LAUNCH_MAX, NULL);
 }
 
 void sr_host_done(struct sr_host *h) {

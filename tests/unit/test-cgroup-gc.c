@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* --gc's test of a leaf (sr_cg_gc_candidate, src/cgroup.c), on plain
+/* --gc's test of a leaf (sr_cg_gc_skip_at, sr_cg_gc_candidate,
+ * sr_cg_gc_dir: src/cgroup.c), on plain
  * directories: flock(2) and ctime behave there as on a cgroup's.  Every
  * run collects stale leaves before it makes and locks its own, so a young
  * leaf must never be locked by the collector, or the run that made it
@@ -10,9 +11,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -50,12 +54,35 @@ static void test_young_leaf_is_left_unlocked(void **state) {
   rmdir(path);
 }
 
+/* The collector's first look, one fstatat(2) before it opens anything:
+ * a young directory or a name gone is skipped. */
+static void test_skip_without_opening(void **state) {
+  char path[] = "/tmp/sr-cg-gc.XXXXXX";
+  char file[sizeof(path) + 2];
+  int fd = make_dir(path), f;
+
+  (void)state;
+  assert_true(sr_cg_gc_skip_at(AT_FDCWD, path));
+  /* Not a directory: left to the full check, which reports it. */
+  snprintf(file, sizeof(file), "%s/f", path);
+  f = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(f >= 0);
+  close(f);
+  assert_false(sr_cg_gc_skip_at(AT_FDCWD, file));
+  unlink(file);
+  close(fd);
+  rmdir(path);
+  assert_true(sr_cg_gc_skip_at(AT_FDCWD, path));
+}
+
 static void test_old_leaf(void **state) {
   char path[] = "/tmp/sr-cg-gc.XXXXXX";
   int fd = make_dir(path), live;
 
   (void)state;
   sleep(SR_CG_GC_MIN_AGE_SEC + 1);
+  /* Old enough to be looked at. */
+  assert_false(sr_cg_gc_skip_at(AT_FDCWD, path));
   /* Locked by a live run: not a candidate. */
   live = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   assert_true(live >= 0);
@@ -69,10 +96,88 @@ static void test_old_leaf(void **state) {
   rmdir(path);
 }
 
+/* sr_cg_gc_dir's callback: counts the names it is given. */
+static unsigned called[6];
+
+static int count_one(int sfd, const char *name) {
+  (void)sfd;
+  if (name[0] == 'L' && name[1] >= '0' && name[1] <= '5' && !name[2])
+    called[name[1] - '0']++;
+  return 0;
+}
+
+static bool want_l(const char *name) {
+  return name[0] == 'L';
+}
+
+/* --gc looks at every old leaf; a launch at no more than its budget of
+ * leaves, picked at random: the budget caps it whatever the number of
+ * leaves, and over launches none is left out. */
+static void test_gc_dir_budget(void **state) {
+  char path[] = "/tmp/sr-cg-gc.XXXXXX";
+  char sub[sizeof(path) + 4];
+  int fd = make_dir(path);
+  unsigned total;
+
+  (void)state;
+  for (int i = 0; i < 5; i++) {
+    snprintf(sub, sizeof(sub), "%s/L%d", path, i);
+    assert_int_equal(mkdir(sub, 0755), 0);
+  }
+  sleep(SR_CG_GC_MIN_AGE_SEC + 1);
+  /* Young, and not what `want` takes: never given to the callback. */
+  snprintf(sub, sizeof(sub), "%s/L5", path);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  snprintf(sub, sizeof(sub), "%s/x0", path);
+  assert_int_equal(mkdir(sub, 0755), 0);
+
+  memset(called, 0, sizeof(called));
+  assert_int_equal(sr_cg_gc_dir(fd, path, want_l, count_one, 0, NULL), 0);
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(called[i], 1);
+  assert_int_equal(called[5], 0);
+
+  /* A budget above the number of old leaves: every one. */
+  memset(called, 0, sizeof(called));
+  assert_int_equal(sr_cg_gc_dir(fd, path, want_l, count_one, 8, NULL), 0);
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(called[i], 1);
+
+  /* Below it: the budget picks among the six (the young one is then
+   * skipped), each leaf at most once, and over 200 launches every old one
+   * at least once (a miss: (4/6)^200). */
+  memset(called, 0, sizeof(called));
+  for (int k = 0; k < 200; k++) {
+    unsigned before[5];
+    memcpy(before, called, sizeof(before));
+    assert_int_equal(sr_cg_gc_dir(fd, path, want_l, count_one, 2, NULL), 0);
+    total = 0;
+    for (int i = 0; i < 5; i++) {
+      assert_true(called[i] - before[i] <= 1);
+      total += called[i] - before[i];
+    }
+    assert_true(total == 1 || total == 2);
+  }
+  for (int i = 0; i < 5; i++)
+    assert_true(called[i] > 0);
+  assert_int_equal(called[5], 0);
+
+  for (int i = 0; i < 6; i++) {
+    snprintf(sub, sizeof(sub), "%s/L%d", path, i);
+    rmdir(sub);
+  }
+  snprintf(sub, sizeof(sub), "%s/x0", path);
+  rmdir(sub);
+  close(fd);
+  rmdir(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_young_leaf_is_left_unlocked),
+      cmocka_unit_test(test_skip_without_opening),
       cmocka_unit_test(test_old_leaf),
+      cmocka_unit_test(test_gc_dir_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
