@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -1150,47 +1148,22 @@ static int gc_one(int pfd, const char *name) {
   return 0;
 }
 
-/* xorshift64*: which leaves a launch looks at, nothing more. */
-static uint64_t pick_next(uint64_t *x) {
-  *x ^= *x >> 12;
-  *x ^= *x << 25;
-  *x ^= *x >> 27;
-  return *x * 0x2545F4914F6CDD1DULL;
-}
-
-/* The generator's state, seeded at its first use in the process. */
-static uint64_t *pick_state(void) {
-  static uint64_t x;
-  struct timespec ts;
-
-  if (!x &&
-      (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x) || !x)) {
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    x = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-        (uint64_t)getpid() ^ 0x9E3779B97F4A7C15ULL;
-  }
-  return &x;
-}
-
 int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
                  int (*one)(int, const char *), unsigned max,
                  struct sr_error *err) {
-  _cleanup_free_ char(*pick)[NAME_MAX + 1] = NULL;
-  uint64_t seen = 0;
+  struct sr_name_sample pick = {0};
   struct dirent *de;
   DIR *d;
   int r, dfd, ret = 0;
 
-  if (max) {
-    pick = calloc(max, sizeof(*pick));
-    if (!pick)
-      return sr_error_layer(err, "cgroup", ENOMEM, "--gc: %s", path);
-  }
+  if (max && sr_name_sample_init(&pick, max) < 0)
+    return sr_error_layer(err, "cgroup", ENOMEM, "--gc: %s", path);
   dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
   d = dfd >= 0 ? fdopendir(dfd) : NULL;
   if (!d) {
     r = errno;
     safe_close(dfd);
+    sr_name_sample_done(&pick);
     return sr_error_layer(err, "cgroup", r, "--gc: %s", path);
   }
   /* The duplicate shares sfd's offset: from the start, every time. */
@@ -1201,11 +1174,7 @@ int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
     if (!want(de->d_name))
       continue;
     if (max) {
-      /* Reservoir sampling: each leaf is kept with equal chance. */
-      uint64_t slot = seen < max ? seen : pick_next(pick_state()) % (seen + 1);
-      if (slot < max)
-        snprintf(pick[slot], sizeof(pick[slot]), "%s", de->d_name);
-      seen++;
+      sr_name_sample_offer(&pick, de->d_name);
       continue;
     }
     if (sr_cg_gc_skip_at(sfd, de->d_name))
@@ -1217,13 +1186,16 @@ int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
   if (errno != 0 && ret == 0)
     ret = sr_error_layer(err, "cgroup", errno, "--gc: read %s", path);
   closedir(d);
-  for (uint64_t i = 0; i < seen && i < max; i++) {
-    if (sr_cg_gc_skip_at(sfd, pick[i]))
+  for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++) {
+    const char *name = sr_name_sample_get(&pick, i);
+
+    if (sr_cg_gc_skip_at(sfd, name))
       continue;
-    r = one(sfd, pick[i]);
+    r = one(sfd, name);
     if (r < 0 && ret == 0)
-      ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, pick[i]);
+      ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, name);
   }
+  sr_name_sample_done(&pick);
   return ret;
 }
 

@@ -555,3 +555,48 @@ uint64_t sr_now_mono_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
+
+/* xorshift64*: which names a collection looks at, nothing more. */
+static uint64_t sample_next(void) {
+  static uint64_t x;
+  struct timespec ts;
+
+  if (!x &&
+      (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x) || !x)) {
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    x = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+        (uint64_t)getpid() ^ 0x9E3779B97F4A7C15ULL;
+  }
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+int sr_name_sample_init(struct sr_name_sample *s, unsigned max) {
+  s->seen = 0;
+  s->max = max;
+  s->names = calloc(max, sizeof(*s->names));
+  return s->names ? 0 : -ENOMEM;
+}
+
+void sr_name_sample_offer(struct sr_name_sample *s, const char *name) {
+  uint64_t slot = s->seen < s->max ? s->seen : sample_next() % (s->seen + 1);
+
+  if (slot < s->max)
+    snprintf(s->names[slot], sizeof(s->names[slot]), "%s", name);
+  s->seen++;
+}
+
+unsigned sr_name_sample_count(const struct sr_name_sample *s) {
+  return s->seen < s->max ? (unsigned)s->seen : s->max;
+}
+
+const char *sr_name_sample_get(const struct sr_name_sample *s, unsigned i) {
+  return s->names[i];
+}
+
+void sr_name_sample_done(struct sr_name_sample *s) {
+  free(s->names);
+  s->names = NULL;
+}

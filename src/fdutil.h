@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -132,3 +133,23 @@ void sr_now_rfc3339(char buf[32]);
  * the supervisor's timers, the same in every pid namespace). */
 uint64_t sr_now_mono_ms(void);
 uint64_t sr_now_mono_ns(void);
+
+/*
+ * At most `max` names out of a stream (a directory's entries), each kept
+ * with the same chance (reservoir sampling): what bounds the work a run
+ * gives to collecting other runs' leftovers, whatever the number of runs
+ * beside it.  The choice is not a secret (a generator seeded once per
+ * process from getrandom(2)).
+ */
+struct sr_name_sample {
+  char (*names)[NAME_MAX + 1];
+  unsigned max;
+  uint64_t seen;
+};
+/* 0, or -ENOMEM; max must not be 0. */
+int sr_name_sample_init(struct sr_name_sample *s, unsigned max);
+void sr_name_sample_offer(struct sr_name_sample *s, const char *name);
+/* How many are kept: the names offered, at most max. */
+unsigned sr_name_sample_count(const struct sr_name_sample *s);
+const char *sr_name_sample_get(const struct sr_name_sample *s, unsigned i);
+void sr_name_sample_done(struct sr_name_sample *s);

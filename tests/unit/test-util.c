@@ -738,6 +738,50 @@ static void test_random_uuid(void **state) {
   }
 }
 
+/* The sample of a stream of names: all of a short one, in order; of a
+ * long one, max distinct names of it, the first and the last with their
+ * chance (4/100 each time: missed in 400 samples with (0.96)^400, 8e-8). */
+static void test_name_sample(void **state) {
+  struct sr_name_sample s;
+  char name[16];
+  bool first = false, last = false, replaced = false;
+  (void)state;
+
+  assert_int_equal(sr_name_sample_init(&s, 4), 0);
+  sr_name_sample_offer(&s, "a");
+  sr_name_sample_offer(&s, "b");
+  assert_int_equal(sr_name_sample_count(&s), 2);
+  assert_string_equal(sr_name_sample_get(&s, 0), "a");
+  assert_string_equal(sr_name_sample_get(&s, 1), "b");
+  sr_name_sample_done(&s);
+  assert_null(s.names);
+
+  for (int k = 0; k < 400; k++) {
+    assert_int_equal(sr_name_sample_init(&s, 4), 0);
+    for (int i = 0; i < 100; i++) {
+      snprintf(name, sizeof(name), "n%d", i);
+      sr_name_sample_offer(&s, name);
+    }
+    assert_int_equal(sr_name_sample_count(&s), 4);
+    for (unsigned i = 0; i < 4; i++) {
+      const char *n = sr_name_sample_get(&s, i);
+      int v = atoi(n + 1);
+
+      assert_int_equal(n[0], 'n');
+      assert_true(v >= 0 && v < 100);
+      for (unsigned j = 0; j < i; j++)
+        assert_string_not_equal(n, sr_name_sample_get(&s, j));
+      first |= v == 0;
+      last |= v == 99;
+      replaced |= v >= 4;
+    }
+    sr_name_sample_done(&s);
+  }
+  assert_true(first);
+  assert_true(last);
+  assert_true(replaced);
+}
+
 static void test_strndup_safe(void **state) {
   const char *src = "hello";
   char *s;
@@ -1221,6 +1265,7 @@ int main(void) {
       cmocka_unit_test(test_open_regular),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
+      cmocka_unit_test(test_name_sample),
       cmocka_unit_test(test_strndup_safe),
       cmocka_unit_test(test_grow_array),
       cmocka_unit_test(test_strv),
