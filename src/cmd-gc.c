@@ -25,7 +25,7 @@ int sr_cmd_gc(const struct sr_args *a) {
     sr_log_error("%s", err.msg);
     return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   }
-  r = sr_workspace_gc(root, key, true, &n, &err);
+  r = sr_workspace_gc(root, key, true, 0, NULL, &n, &err);
   if (r >= 0)
     r = sr_cgroup_gc(a->cgroup_parent, 0, &err);
   sr_trust_key_free(key);

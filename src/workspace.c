@@ -370,8 +370,14 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     return r;
 
   /* Leftovers of runs whose supervisor was killed are cleaned by the next
-   * run; a failure here must not stop this run. */
-  (void)sr_workspace_gc(ws->root, key, false, NULL, NULL);
+   * runs (each looks at a bounded number of markers, this id's always); a
+   * failure here must not stop this run. */
+  if (asprintf(&name, "%s:%s", tenant, execution) < 0) {
+    name = NULL;
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  }
+  (void)sr_workspace_gc(ws->root, key, false, SR_WORKSPACE_GC_START_MAX, name,
+                        NULL, NULL);
 
   if (asprintf(&ws->run_path, "%s/%s", resolved, tenant) < 0) {
     ws->run_path = NULL;
@@ -409,12 +415,9 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
       return r;
   }
 
-  /* ws->active_name is set once the marker is ours (sr_workspace_done
-   * removes it): a name taken by another run is never removed. */
-  if (asprintf(&name, "%s:%s", tenant, execution) < 0) {
-    name = NULL;
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
-  }
+  /* ws->active_name is set once the marker (`name`, made above) is ours
+   * (sr_workspace_done removes it): a name taken by another run is never
+   * removed. */
   /* The marker first, then the run directory (the O_EXCL step: mkdir
    * fails with EEXIST if this id ever ran), then the marker linked into
    * it as its audit.jsonl: a run killed at any point leaves a marker that
@@ -1617,8 +1620,10 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
 }
 
 int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
-                    bool verbose, unsigned *n_cleaned, struct sr_error *err) {
+                    bool verbose, unsigned max, const char *own,
+                    unsigned *n_cleaned, struct sr_error *err) {
   _cleanup_close_ int root_fd = -1, active_fd = -1;
+  struct sr_name_sample pick = {0};
   char resolved[PATH_MAX];
   DIR *d;
   struct dirent *de;
@@ -1643,18 +1648,31 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc",
                         "cannot open %s/.active", root);
   }
+  if (max && sr_name_sample_init(&pick, max) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "gc");
   dupfd = fcntl(active_fd, F_DUPFD_CLOEXEC, 3);
   if (dupfd < 0 || !(d = fdopendir(dupfd))) {
+    int e = errno;
     safe_close(dupfd);
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "gc");
+    sr_name_sample_done(&pick);
+    return sr_error_set(err, SR_EXIT_FAILED, e, "gc", "gc");
   }
   while ((de = readdir(d))) {
     if (de->d_name[0] == '.')
       continue;
+    if (max && !(own && !strcmp(de->d_name, own))) {
+      sr_name_sample_offer(&pick, de->d_name);
+      continue;
+    }
     if (gc_one(root_fd, active_fd, resolved, de->d_name, verbose, key) > 0)
       cleaned++;
   }
   closedir(d);
+  for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++)
+    if (gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
+               verbose, key) > 0)
+      cleaned++;
+  sr_name_sample_done(&pick);
 done:
   if (n_cleaned)
     *n_cleaned = cleaned;

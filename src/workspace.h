@@ -238,6 +238,13 @@ int sr_workspace_count_live(int root_fd, uint64_t max, uint64_t *n_live);
  * abandoned, anchored with key when there is one).  Runs that still hold
  * their lock are left alone, and so is a marker that is not provably its
  * run's own (the same file as the run's audit.jsonl, owned by the run
- * directory's owner).  Prints what it did when verbose. */
+ * directory's owner).  Prints what it did when verbose.  max 0 looks at
+ * every marker; otherwise (a run's start) at most max of them, picked at
+ * random among more (sr_name_sample), and always at the marker named
+ * `own` (TENANT:EXECUTION of the starting run, may be NULL), so that a
+ * dead run of that id is closed first and the refusal says so. */
 int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
-                    bool verbose, unsigned *n_cleaned, struct sr_error *err);
+                    bool verbose, unsigned max, const char *own,
+                    unsigned *n_cleaned, struct sr_error *err);
+/* The markers a run's start looks at (sr_workspace_gc). */
+#define SR_WORKSPACE_GC_START_MAX 16

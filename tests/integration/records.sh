@@ -11,12 +11,15 @@
 # at most 5 s; a SIGKILLed supervisor's run is closed by --gc (as root
 # whatever the run's owner, without the run's XDG_RUNTIME_DIR) with an
 # "abandoned" record, its staging removed wherever it was, and its
-# execution id stays refused.  As root and as an unprivileged user.
+# execution id stays refused; among 40 other runs, a start looks at no
+# more than 16 of them, and always closes a dead run of its own id first.
+# As root and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
 [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3 to start a run with a signal pending"
 skip_modes
+STRACE=$(command -v strace || true) # counts what a start looks at, when there
 
 T=$(tmpdir)
 B=$T/rec-skill
@@ -254,6 +257,43 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   closed_ok "$mode: a torn last line" "$W/default/torn" abandoned
   is "$mode: ... counting the bytes it removed" \
     "$(tail -n 1 "$W/default/torn/audit.jsonl" | "$JQ" -r .discarded_bytes)" 38
+
+  # Among many runs, a start looks at no more than 16 of the others'
+  # markers (its cost must not grow with the runs beside it), and always at
+  # its own id's: a dead run of that id is closed first, and the refusal
+  # says it was abandoned.  40 live runs' markers (locked) stand in for
+  # the others.
+  "${SR[@]}" --execution-id dead-own "$B" -- /bin/sh -c 'sleep 60' >"$W/k.own" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 200); do grep -q '"state":"running"' "$W/k.own" 2>/dev/null && break; sleep 0.05; done
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+  live=()
+  for i in $(seq 40); do
+    f=$W/.active/default:live-$i
+    : >"$f"
+    [ $mode = root ] || chown "$USER_UID:$USER_UID" "$f"
+    exec {fd}<"$f"
+    flock -n "$fd" && live+=("$fd")
+  done
+  is "$mode: 40 live runs' markers stand beside the dead one" "${#live[@]}" 40
+  if [ -n "$STRACE" ]; then
+    "$STRACE" -f -qq -e trace=openat -o "$W/st.own" "${SR[@]}" --execution-id dead-own \
+      "$B" -- /bin/true >"$W/a.own" 2>/dev/null
+  else
+    sr --execution-id dead-own "$B" -- /bin/true >"$W/a.own" 2>/dev/null
+  fi
+  is "$mode: ... a start with the dead run's id is refused as abandoned" \
+    "$(field "$W/a.own" bundle_rejected .reason)" execution_abandoned
+  closed_ok "$mode: ... having closed it first" "$W/default/dead-own" abandoned
+  if [ -n "$STRACE" ]; then
+    n=$(grep -c 'default:live-' "$W/st.own")
+    check "$mode: ... looking at $n of the 40 others (at most 16)" [ "$n" -ge 1 -a "$n" -le 16 ]
+  else
+    diag "SKIP $mode: how many markers a start looks at: strace(1) is not installed"
+  fi
+  for fd in "${live[@]}"; do exec {fd}<&-; done
+  rm -f "$W"/.active/default:live-*
 
   check_run_audits "$mode" "$W" ""
   # The killed runs' cgroup leaves: gc takes a leaf once it is 2 s old and
