@@ -1221,10 +1221,11 @@ static int gc_v2(const char *parent_override, unsigned max,
 
 int sr_cgroup_gc(const char *parent_override, unsigned max,
                  struct sr_error *err) {
-  int r = gc_v2(parent_override, max, err);
+  int r = gc_v2(parent_override, max, err), r1;
 
   /* An explicit parent is v2 and the only place to look. */
-  if (r < 0 || parent_override)
+  if (parent_override)
     return r;
-  return sr_cg1_gc(max, err);
+  r1 = sr_cg1_gc(max, r < 0 ? NULL : err);
+  return r < 0 ? r : r1;
 }

@@ -137,7 +137,11 @@ void sr_cgroup_done(struct sr_cgroup *cg);
 #define SR_CGROUP_GC_LAUNCH_MAX 8
 /* Removes leftover leaves of dead runs below the skillrun subtrees (v2,
  * or parent_override, and every v1 hierarchy): every one with max 0
- * (--gc), else at most max old ones per directory, picked at random (a
- * run's launch; cgroup-internal.h, sr_cg_gc_dir). */
+ * (--gc), else at most max of the leaves of each directory, picked at
+ * random, young and live ones included (a run's launch; cgroup-internal.h,
+ * sr_cg_gc_dir).  A failure in one place does not stop the others; the
+ * first is returned.  The age is a leaf's ctime, which cgroupfs stamps
+ * when the leaf's inode is loaded: a leaf nothing has looked at since is
+ * young at its first look. */
 int sr_cgroup_gc(const char *parent_override, unsigned max,
                  struct sr_error *err);

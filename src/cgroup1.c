@@ -563,7 +563,7 @@ int sr_cg1_gc(unsigned max, struct sr_error *err) {
                                  "--gc: %s/" SUBTREE, mnt[c]);
       continue;
     }
-    r = sr_cg_gc_dir(sfd, path, want_v1, gc_one, max, ret ? NULL : err);
+    r = sr_cg_gc_dir(sfd, path, want_v1, gc_one, max, err);
     if (r < 0 && ret == 0)
       ret = r;
     r = 0;

@@ -1657,7 +1657,7 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
     sr_name_sample_done(&pick);
     return sr_error_set(err, SR_EXIT_FAILED, e, "gc", "gc");
   }
-  while ((de = readdir(d))) {
+  while ((errno = 0, de = readdir(d))) {
     if (de->d_name[0] == '.')
       continue;
     if (max && !(own && !strcmp(de->d_name, own))) {
@@ -1666,6 +1666,13 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
     }
     if (gc_one(root_fd, active_fd, resolved, de->d_name, verbose, key) > 0)
       cleaned++;
+  }
+  if (errno != 0) {
+    int e = errno;
+    closedir(d);
+    sr_name_sample_done(&pick);
+    return sr_error_set(err, SR_EXIT_FAILED, e, "gc", "cannot read %s/.active",
+                        resolved);
   }
   closedir(d);
   for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++)

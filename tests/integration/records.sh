@@ -288,7 +288,14 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   closed_ok "$mode: ... having closed it first" "$W/default/dead-own" abandoned
   if [ -n "$STRACE" ]; then
     n=$(grep -c 'default:live-' "$W/st.own")
-    check "$mode: ... looking at $n of the 40 others (at most 16)" [ "$n" -ge 1 -a "$n" -le 16 ]
+    is "$mode: ... looking at 16 of the 40 others" "$n" 16
+    # Its own id's marker while it lists them, the others it picked
+    # after (were its own only picked like them, it would come first with
+    # a chance of 16/41 x 1/16).
+    first=$(grep -n -m 1 'default:live-' "$W/st.own" | cut -d: -f1)
+    own=$(grep -n -m 1 'default:dead-own' "$W/st.own" | cut -d: -f1)
+    check "$mode: ... its own id's marker first (line ${own:-none}, the others from ${first:-none})" \
+      test "${own:-999999}" -lt "${first:-0}"
   else
     diag "SKIP $mode: how many markers a start looks at: strace(1) is not installed"
   fi

@@ -780,6 +780,27 @@ static void test_name_sample(void **state) {
   assert_true(first);
   assert_true(last);
   assert_true(replaced);
+
+  /* Each of 10 names kept with the same chance, 4/10: over 40,000
+   * samples 16,000 times each, give or take 98 (one standard deviation);
+   * a reservoir that favoured the last names by one place (4/9 for the
+   * last) would keep it 17,778 times. */
+  {
+    unsigned count[10] = {0};
+
+    for (int k = 0; k < 40000; k++) {
+      assert_int_equal(sr_name_sample_init(&s, 4), 0);
+      for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof(name), "n%d", i);
+        sr_name_sample_offer(&s, name);
+      }
+      for (unsigned i = 0; i < 4; i++)
+        count[atoi(sr_name_sample_get(&s, i) + 1)]++;
+      sr_name_sample_done(&s);
+    }
+    for (int i = 0; i < 10; i++)
+      assert_true(count[i] > 16000 - 600 && count[i] < 16000 + 600);
+  }
 }
 
 static void test_strndup_safe(void **state) {
