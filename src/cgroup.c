@@ -1148,6 +1148,20 @@ static int gc_one(int pfd, const char *name) {
   return 0;
 }
 
+/* One entry: skipped as sr_cg_gc_skip_at says, else collected; the first
+ * error is kept in *ret. */
+static void gc_entry(int sfd, const char *path, const char *name,
+                     int (*one)(int, const char *), int *ret,
+                     struct sr_error *err) {
+  int r;
+
+  if (sr_cg_gc_skip_at(sfd, name))
+    return;
+  r = one(sfd, name);
+  if (r < 0 && *ret == 0)
+    *ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, name);
+}
+
 int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
                  int (*one)(int, const char *), unsigned max,
                  struct sr_error *err) {
@@ -1177,24 +1191,13 @@ int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
       sr_name_sample_offer(&pick, de->d_name);
       continue;
     }
-    if (sr_cg_gc_skip_at(sfd, de->d_name))
-      continue;
-    r = one(sfd, de->d_name);
-    if (r < 0 && ret == 0)
-      ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, de->d_name);
+    gc_entry(sfd, path, de->d_name, one, &ret, err);
   }
   if (errno != 0 && ret == 0)
     ret = sr_error_layer(err, "cgroup", errno, "--gc: read %s", path);
   closedir(d);
-  for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++) {
-    const char *name = sr_name_sample_get(&pick, i);
-
-    if (sr_cg_gc_skip_at(sfd, name))
-      continue;
-    r = one(sfd, name);
-    if (r < 0 && ret == 0)
-      ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, name);
-  }
+  for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++)
+    gc_entry(sfd, path, sr_name_sample_get(&pick, i), one, &ret, err);
   sr_name_sample_done(&pick);
   return ret;
 }

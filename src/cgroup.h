@@ -132,7 +132,7 @@ int sr_cgroup_remove(struct sr_cgroup *cg);
 void sr_cgroup_done(struct sr_cgroup *cg);
 #define _cleanup_cgroup_ _cleanup_(sr_cgroup_done)
 
-/* How many old leaves per cgroup directory a run's launch looks at
+/* How many leaves per cgroup directory a run's launch looks at
  * (sr_cgroup_gc). */
 #define SR_CGROUP_GC_LAUNCH_MAX 8
 /* Removes leftover leaves of dead runs below the skillrun subtrees (v2,
