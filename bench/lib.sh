@@ -68,6 +68,15 @@ bench_note_fs() {
 	echo "# $BENCH_NAME: $1 is on ext4 without a journal ($dev): run directories cost more for minutes after mass deletions (see bench/README.md)"
 }
 
+# bwrap with the view skillrun's default profile gives the skill (read-only
+# /usr, the merged-/usr symlinks, fresh /proc, minimal /dev, /tmp): what
+# every launch benchmark compares with.  The command to run follows it.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+BENCH_BWRAP_VIEW=(bwrap --unshare-all --die-with-parent --new-session
+	--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
+	--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin
+	--proc /proc --dev /dev --tmpfs /tmp)
+
 # A bundle holding only SKILL.md, at $1.
 bench_make_bundle() {
 	mkdir -p "$1"
