@@ -166,6 +166,18 @@ cut -d' ' -f1 "$EXPECT" | sort >"$T/expected-cases"
 check "every try-syscall case has an expected result" \
   cmp -s "$T/cases" "$T/expected-cases"
 
+# The i386 ABI as the host offers it.  Under some hypervisors (a PVM
+# guest) `int $0x80` faults before it becomes a system call, outside any
+# sandbox too: the filter never sees it, and the probe dies of SIGSEGV
+# there as it would on the host.  Either way the call must not run.
+host_i386=$("$TRY_SYSCALL" i386 2>/dev/null)
+i386_want=KILLED:SIGSYS
+if [ "$host_i386" != i386=OK ]; then
+  i386_want=KILLED:SIGSEGV
+  diag "the host makes no i386 system call (try-syscall i386 on the host:" \
+    "'${host_i386:-killed}'): the sandbox's must fault the same way"
+fi
+
 for who in $MODES; do
   [ "$who" = "$ANY" ] || run "$who" probe "$BUNDLE" -- ./try-syscall all
   is "$who: try-syscall all exits 0" "$rc" 0
@@ -174,6 +186,7 @@ for who in $MODES; do
   sampled=$(field "$audit" policy_resolved '.sampler != null')
   while read -r name want; do
     case $sampled:$name in true:memfd_create | true:shmget) want=ENOSYS ;; esac
+    [ "$name" = i386 ] && want=$i386_want
     got=$(sed -n "s/^$name=//p" "$out" | head -n 1)
     is "$who: $name -> $want" "$got" "$want"
   done <"$EXPECT"
