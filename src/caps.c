@@ -35,7 +35,16 @@ static cap_value_t last_cap(void) {
   return last;
 }
 
-static int verify(cap_value_t last, struct sr_error *err) {
+/*
+ * Reads back what can change behind a call's success: the three sets
+ * (cap_get_proc) and the securebits.  The bounding set and the ambient set
+ * are not read back capability by capability (82 system calls, each about
+ * a microsecond on a virtual machine, on the path to the skill's exec):
+ * PR_CAPBSET_DROP succeeds only once the bit is cleared, and the kernel
+ * keeps ambient a subset of permitted and inheritable, both seen empty
+ * here.  tests/attacks/attacker.c checks both from inside the sandbox.
+ */
+static int verify(struct sr_error *err) {
   _cleanup_cap_ cap_t now = NULL, empty = NULL;
   int r;
 
@@ -49,23 +58,6 @@ static int verify(cap_value_t last, struct sr_error *err) {
   if (r != 0)
     return sr_error_layer(err, "capabilities", EPERM,
                           "capability sets not empty after dropping");
-
-  for (cap_value_t c = 0; c <= last; c++) {
-    r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
-    if (r < 0)
-      return sr_error_layer(err, "capabilities", errno, "PR_CAPBSET_READ(%d)",
-                            c);
-    if (r != 0)
-      return sr_error_layer(err, "capabilities", EPERM,
-                            "capability %d still in the bounding set", c);
-    r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0);
-    if (r < 0)
-      return sr_error_layer(err, "capabilities", errno,
-                            "PR_CAP_AMBIENT_IS_SET(%d)", c);
-    if (r != 0)
-      return sr_error_layer(err, "capabilities", EPERM,
-                            "capability %d still ambient", c);
-  }
 
   r = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
   if (r < 0)
@@ -91,7 +83,9 @@ int sr_caps_drop_all(struct sr_error *err) {
       return sr_error_layer(err, "capabilities", errno,
                             "dropping capability %d from the bounding set", c);
 
-  if (cap_reset_ambient() < 0)
+  /* One call: libcap's cap_reset_ambient() first asks about every
+   * capability in turn (PR_CAP_AMBIENT_IS_SET). */
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
     return sr_error_layer(err, "capabilities", errno,
                           "clearing the ambient set");
 
@@ -101,7 +95,7 @@ int sr_caps_drop_all(struct sr_error *err) {
   if (cap_set_proc(none) < 0)
     return sr_error_layer(err, "capabilities", errno, "cap_set_proc");
 
-  return verify(last, err);
+  return verify(err);
 }
 
 int sr_set_no_new_privs(struct sr_error *err) {

@@ -8,9 +8,10 @@ struct sr_error;
  * securebits (NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE,
  * each with its _LOCKED bit) while CAP_SETPCAP is still held, empties the
  * bounding set, clears ambient, then sets permitted, effective and
- * inheritable to empty.  Then reads every set back (cap_get_proc,
- * PR_CAPBSET_READ, PR_CAP_AMBIENT_IS_SET, PR_GET_SECUREBITS) and fails if
- * anything is left.  Failure: sr_error_layer("capabilities", ...).
+ * inheritable to empty.  Then reads the sets and the securebits back
+ * (cap_get_proc, PR_GET_SECUREBITS; caps.c says why not the bounding and
+ * ambient sets one by one) and fails if anything is left.  Failure:
+ * sr_error_layer("capabilities", ...).
  */
 int sr_caps_drop_all(struct sr_error *err);
 

@@ -700,6 +700,12 @@ static void case_capset(struct res *r, const char *arg) {
       break;
     }
   }
+  for (int c = 0; c <= 63; c++) {
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) == 1) {
+      esc(r, "capability %d in the ambient set", c);
+      break;
+    }
+  }
 }
 
 /* Runs PATH ids and reads what it reports.  Returns the output in buf. */
