@@ -120,55 +120,67 @@ static int mount_err(struct ctx *c, int r, const char *what,
 }
 
 /*
+ * Opens the leaf name below dir as make_path returns it, creating it first:
+ * a mount point is new far more often than not, so creating before looking
+ * saves a failed lookup.  A new empty regular file is returned as the
+ * descriptor that created it (O_EXCL: never a link's target); a directory,
+ * or a leaf that was already there, is opened O_PATH without following
+ * any link.
+ */
+static int make_leaf(int dir, const char *name, bool is_dir) {
+  if (!is_dir) {
+    int fd = openat(dir, name,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      return fd;
+    if (errno != EEXIST)
+      return -errno;
+  } else if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST) {
+    return -errno;
+  }
+  return sys_openat2(dir, name, O_PATH | (is_dir ? O_DIRECTORY : 0),
+                     RESOLVE_NEW);
+}
+
+/*
  * Creates path (absolute, inside root_fd) and its parents without
- * following any symlink, and returns an O_PATH fd of it.  The leaf is a
- * directory when dir, else an empty regular file; an existing leaf is kept.
+ * following any symlink, and returns an fd of it (O_PATH, or for a file it
+ * created the descriptor that created it).  The leaf is a directory when
+ * dir, else an empty regular file; an existing leaf is kept.
  */
 static int make_path(int root_fd, const char *path, bool dir, int *ret_fd) {
   _cleanup_free_ char *copy = strdup(path);
-  _cleanup_close_ int cur = -1;
+  _cleanup_close_ int owned = -1; /* cur, once it is not root_fd */
+  int cur = root_fd;
   char *save = NULL, *comp, *next;
 
   if (!copy)
     return -ENOMEM;
-  cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
-  if (cur < 0)
-    return -errno;
-
   comp = strtok_r(copy, "/", &save);
   if (!comp)
     return -EINVAL; /* the root itself is never a mount target here */
   for (; comp; comp = next) {
-    bool leaf;
     int fd;
 
     next = strtok_r(NULL, "/", &save);
-    leaf = next == NULL;
     if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
       return -EINVAL;
-
-    fd = sys_openat2(cur, comp, O_PATH | (leaf && !dir ? 0 : O_DIRECTORY),
-                     RESOLVE_NEW);
-    if (fd == -ENOENT) {
-      if (leaf && !dir) {
-        int wfd =
-            openat(cur, comp,
-                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (wfd < 0 && errno != EEXIST)
+    if (!next) {
+      fd = make_leaf(cur, comp, dir);
+    } else {
+      fd = sys_openat2(cur, comp, O_PATH | O_DIRECTORY, RESOLVE_NEW);
+      if (fd == -ENOENT) {
+        if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
           return -errno;
-        safe_close(wfd);
-      } else if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
-        return -errno;
+        fd = sys_openat2(cur, comp, O_PATH | O_DIRECTORY, RESOLVE_NEW);
       }
-      fd = sys_openat2(cur, comp, O_PATH | (leaf && !dir ? 0 : O_DIRECTORY),
-                       RESOLVE_NEW);
     }
     if (fd < 0)
       return fd;
-    safe_close(cur);
-    cur = fd;
+    safe_close(owned);
+    owned = cur = fd;
   }
-  *ret_fd = TAKE_FD(cur);
+  *ret_fd = TAKE_FD(owned);
   return 0;
 }
 
@@ -692,9 +704,9 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
     if (!S_ISCHR(st.st_mode))
       return sr_error_layer(c->err, "mount", ENODEV,
                             "host %s is not a character device", path);
-    r = make_path(c->root_fd, path, false, &dfd);
-    if (r < 0)
-      return sr_error_layer(c->err, "mount", -r, "create %s", path);
+    dfd = make_leaf(dev, dev_nodes[i], false);
+    if (dfd < 0)
+      return sr_error_layer(c->err, "mount", -dfd, "create %s", path);
     r = bind_fd(sfd, dfd, ATTR_DEV_BIND);
     if (r < 0)
       return mount_err(c, r, path, path);
