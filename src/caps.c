@@ -84,7 +84,9 @@ int sr_caps_drop_all(struct sr_error *err) {
                             "dropping capability %d from the bounding set", c);
 
   /* One call: libcap's cap_reset_ambient() first asks about every
-   * capability in turn (PR_CAP_AMBIENT_IS_SET). */
+   * capability in turn (PR_CAP_AMBIENT_IS_SET).  cap_set_proc below would
+   * empty ambient too (capset(2) keeps it inside permitted and
+   * inheritable); this says so first. */
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
     return sr_error_layer(err, "capabilities", errno,
                           "clearing the ambient set");

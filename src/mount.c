@@ -125,7 +125,9 @@ static int mount_err(struct ctx *c, int r, const char *what,
  * saves a failed lookup.  A new empty regular file is returned as the
  * descriptor that created it (O_EXCL: never a link's target); a directory,
  * or a leaf that was already there, is opened O_PATH without following
- * any link.
+ * any link.  A file's descriptor is a writer on dir's mount: close it
+ * before that mount is made read-only (MOUNT_ATTR_RDONLY fails with EBUSY
+ * while a writer is open).
  */
 static int make_leaf(int dir, const char *name, bool is_dir) {
   if (!is_dir) {
