@@ -375,6 +375,13 @@ static int record_policy(void *ctx, struct sr_error *err) {
   return emit_policy_resolved(run, err);
 }
 
+/* sr_launch.while_running: the other runs' stale cgroup leaves. */
+static void collect_stale(void *ctx) {
+  struct sr_run *run = ctx;
+
+  sr_host_gc(&run->host);
+}
+
 /* The sandbox's metadata.json, beside the staging copy. */
 static int write_sandbox_metadata(struct sr_run *run, struct sr_error *err) {
   json_t *meta = sr_run_metadata_json(run);
@@ -467,18 +474,13 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
       .net_hosts = run->have_net_hosts ? &run->net_hosts : NULL,
       .while_mounting = record_policy,
       .while_mounting_ctx = run,
+      .while_running = collect_stale,
   };
   return 0;
 }
 
 int sr_stage_launch(struct sr_run *run, struct sr_error *err) {
-  int r = sr_supervisor_launch(&run->sup, &run->launch, err);
-
-  /* While init finishes its mounts: nothing of the run waits for this
-   * (init lets the skill go by itself once they are done). */
-  if (r >= 0)
-    sr_host_gc(&run->host);
-  return r;
+  return sr_supervisor_launch(&run->sup, &run->launch, err);
 }
 
 int sr_stage_record_policy(struct sr_run *run, int r, struct sr_error *err) {

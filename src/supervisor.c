@@ -693,6 +693,8 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
         err);
     if (r < 0)
       return r;
+    if (s->spec->while_running)
+      s->spec->while_running(s->spec->while_mounting_ctx);
     break;
   case SR_SYNC_EXEC_FAILED:
     s->exec_errno = m.value;
