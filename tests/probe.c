@@ -98,6 +98,7 @@ static void report_status_fields(void) {
   } fields[] = {
       {"CapInh:", "cap_inh"}, {"CapPrm:", "cap_prm"}, {"CapEff:", "cap_eff"},
       {"CapBnd:", "cap_bnd"}, {"CapAmb:", "cap_amb"}, {"Seccomp:", "seccomp"},
+      {"SigBlk:", "sig_blk"}, {"SigIgn:", "sig_ign"},
   };
   char buf[8192], *line, *save = NULL;
   int r = read_small("/proc/self/status", buf, sizeof(buf));
