@@ -1111,8 +1111,8 @@ int sr_cg_gc_candidate(int fd) {
   struct stat st;
 
   /* The age first: a young leaf may be one a starting run has just made
-   * and not yet locked, and every run collects as it launches (and --gc at
-   * any time); a lock taken here then made that run fail its flock
+   * and not yet locked, and every run collects once its skill has started
+   * (and --gc at any time); a lock taken here then made that run fail its flock
    * (EWOULDBLOCK), as 64 runs started at once showed (bench/concurrent). */
   if (fstat(fd, &st) < 0)
     return -errno;

@@ -57,11 +57,15 @@ static bool status_sigset(const char *status, const char *key, uint64_t *out) {
  * the two real-time signals it keeps for its threads (32 and 33), which a
  * caller can leave ignored all the same (make(1)'s test harness does).  An
  * all-zero kernel sigaction is SIG_DFL with no flags and an empty mask in
- * any field order. */
-static void default_disposition(int sig) {
+ * any field order, on every architecture (at most 64 bytes).  EINVAL, for
+ * SIGKILL and SIGSTOP, is no failure: those are never ignored. */
+static int default_disposition(int sig) {
   uint64_t ksa[8] = {0};
 
-  (void)syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)(NSIG - 1) / 8);
+  if (syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)(NSIG - 1) / 8) < 0 &&
+      errno != EINVAL)
+    return -errno;
+  return 0;
 }
 
 /* The signals whose disposition is not the default, ignored or caught,
@@ -305,11 +309,17 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
   /* Signals: default dispositions, nothing blocked, as a fresh process.
    * Only those not at the default are reset (execve(2) would reset a
    * caught one, but not an ignored one, such as the caller's SIGHUP under
-   * nohup or skillrun's own SIGPIPE). */
+   * nohup or skillrun's own SIGPIPE).  Above 64 (MIPS has 128), each. */
   altered = altered_signals();
-  for (int s = 1; s < NSIG && s <= 64; s++)
-    if (altered & (UINT64_C(1) << (s - 1)))
-      default_disposition(s);
+  for (int s = 1; s < NSIG; s++) {
+    if (s <= 64 && !(altered & (UINT64_C(1) << (s - 1))))
+      continue;
+    e = default_disposition(s);
+    if (e < 0) {
+      sr_error_layer(&err, "child", -e, "signal %d to its default", s);
+      fail(sb, &err);
+    }
+  }
   sigemptyset(&all);
   if (sigprocmask(SIG_SETMASK, &all, NULL) < 0) {
     sr_error_layer(&err, "child", errno, "sigprocmask");

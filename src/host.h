@@ -50,9 +50,10 @@ int sr_host_acquire(struct sr_host *h, const struct sr_policy *p,
 /*
  * Removes the leaves left by runs whose supervisor was killed (gc skips
  * locked, populated and young leaves): once per run whose policy asks for
- * a cgroup, the first time it is called.  The launch stage calls it while
- * init finishes its mounts, off the way to them; sr_host_done, for a run
- * that was not launched.  A failure is not the run's.
+ * a cgroup, the first time it is called.  The supervisor calls it once the
+ * skill has started (sr_launch.while_running), off the way to it;
+ * sr_host_done, for a run that did not get that far.  A failure is not
+ * the run's.
  */
 void sr_host_gc(struct sr_host *h);
 

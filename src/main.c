@@ -51,9 +51,18 @@ static const struct {
  * path of a run on a virtual machine where a page fault costs 9 us
  * (bench/README.md).  Standard streams are flushed as exit() would; a
  * failed flush falls back to exit(), which ignores it the same way.
- * Sanitizer builds keep exit(): their leak check runs from it. */
+ * Sanitizer builds keep exit(): their leak check runs from it (as would
+ * a coverage build's counters, which configure does not offer). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_LEAK__)
+#define SR_KEEP_EXIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define SR_KEEP_EXIT 1
+#endif
+#endif
+
 static int leave(int code) {
-#if !defined(__SANITIZE_ADDRESS__)
+#ifndef SR_KEEP_EXIT
   if (fflush(NULL) == 0)
     _exit(code);
 #endif

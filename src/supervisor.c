@@ -664,6 +664,7 @@ static int emit_seccomp_plain(struct sr_supervisor *s, struct sr_error *err) {
 static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
   struct sr_sync_msg m;
   int passed = -1;
+  bool first;
   int r = sr_sync_recv(s->sync_fd, &m, &passed);
 
   if (r == -EPIPE || r == -ECONNRESET) {
@@ -681,6 +682,7 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
       s->setup_err = m.err;
     break;
   case SR_SYNC_READY:
+    first = !s->ready;
     s->ready = true;
     if (passed >= 0 && s->outputs_fd < 0)
       s->outputs_fd = TAKE_FD(passed);
@@ -693,7 +695,7 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
         err);
     if (r < 0)
       return r;
-    if (s->spec->while_running)
+    if (first && s->spec->while_running)
       s->spec->while_running(s->spec->while_mounting_ctx);
     break;
   case SR_SYNC_EXEC_FAILED:

@@ -53,7 +53,7 @@ struct sr_launch {
    * (policy_resolved); its error ends the launch.  May be NULL. */
   int (*while_mounting)(void *ctx, struct sr_error *err);
   void *while_mounting_ctx;
-  /* Called once the skill has started (after its state_changed event),
+  /* Called once, when the skill has started (after its state_changed event),
    * for work no record waits for: nothing of the launch is left to slow
    * down then, where while_mounting would take the CPU from init's mounts
    * on a host that packs a run onto one CPU (bench/README.md).  Its
