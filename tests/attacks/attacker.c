@@ -961,6 +961,43 @@ static void case_tiocsti(struct res *r, const char *arg) {
     esc(r, "not a session leader (sid %d)", getsid(0));
 }
 
+/* ------------------------------------------------ inherited signals */
+
+/* The caller's signal state must not reach the skill: an ignored SIGTERM
+ * or SIGHUP survives execve(2) and would keep a skill from ending the
+ * way its own code expects; glibc's sigaction() cannot reset signals 32
+ * and 33, so a launcher using it passes those on.  Nothing ignored and
+ * nothing blocked, as in a fresh process. */
+static void case_signals(struct res *r, const char *arg) {
+  static const char *const keys[] = {"SigIgn:", "SigBlk:"};
+  FILE *f = fopen("/proc/self/status", "re");
+  char line[256];
+  int seen = 0;
+
+  (void)arg;
+  if (!f) {
+    esc(r, "/proc/self/status: %s", ename(errno));
+    return;
+  }
+  while (fgets(line, sizeof(line), f))
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+      size_t n = strlen(keys[i]);
+      unsigned long long set;
+
+      if (strncmp(line, keys[i], n) != 0)
+        continue;
+      seen++;
+      set = strtoull(line + n, NULL, 16);
+      if (set)
+        esc(r, "%.6s %016llx from the caller", keys[i], set);
+      else
+        how(r, "%.6s 0", keys[i]);
+    }
+  fclose(f);
+  if (seen != 2)
+    esc(r, "/proc/self/status has %d of SigIgn and SigBlk", seen);
+}
+
 /* ------------------------------------------------------ fd leaks */
 
 /* CVE-2024-21626 (runc), CVE-2016-9962 (runc fd to host): no fd above 2,
@@ -1708,6 +1745,7 @@ static const struct {
     {"host_pid", case_host_pid},
     {"tiocsti", case_tiocsti},
     {"fds", case_fds},
+    {"signals", case_signals},
     {"env", case_env},
     {"abstract", case_abstract},
     {"unix_path", case_unix_path},

@@ -37,9 +37,13 @@ _run_n=0
 # with COMMAND, as MODE's user.  Sets $rc, $RUN_ID, $OUT (the skill's
 # stdout.log, absent when the run made none), $AUDIT, $ERR (skillrun's
 # stderr) and $STDOUT (skillrun's own stdout).  The caller's environment
-# and fds pass through: the tests plant bait in them.
+# and fds pass through: the tests plant bait in them, and in the state
+# $CALLER leaves: a command run as the test's own user (before the switch
+# to MODE's, so that it need not be readable by that user) that then runs
+# skillrun (empty: none).
+CALLER=()
 skill() {
-  local mode=$1 opts=() w
+  local mode=$1 opts=() w as=()
   shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
     opts+=("$1")
@@ -47,13 +51,16 @@ skill() {
   done
   shift
   _run_n=$((_run_n + 1))
-  if [ "$mode" = user ]; then w=$WS_user; else w=$WS_root; fi
+  if [ "$mode" = user ]; then
+    w=$WS_user
+    as=("${AS_USER[@]}")
+  else w=$WS_root; fi
   RUN_ID=a$_run_n
   AUDIT=$w/$RUN_ID.audit
   ERR=$w/$RUN_ID.err
   STDOUT=$w/$RUN_ID.stdout
   OUT=$w/default/$RUN_ID/logs/stdout.log
-  in_mode "$mode" "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
+  "${CALLER[@]}" "${as[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "$RUN_ID" \
     --audit-file "$AUDIT" "${opts[@]}" "$B" -- "$@" >"$STDOUT" 2>"$ERR"
   rc=$?
 }

@@ -46,25 +46,6 @@ mkdir "$T/bin"
 cp "$SKILLRUN" "$T/bin/skillrun"
 chmod 755 "$T/bin" "$T/bin/skillrun"
 
-# The caller also ignores real-time signals, glibc's own two among them
-# (32 and 33: its sigaction() refuses them, rt_sigaction(2) does not; a
-# test harness can leave them ignored).  rt_sigaction's number is
-# x86-64's; elsewhere the trap's three standard signals are the check.
-IGNORING=()
-if [ "$(uname -m)" = x86_64 ]; then
-  cat >"$T/ignoring.py" <<'EOF'
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-act = ctypes.create_string_buffer(64)
-act[0:8] = (1).to_bytes(8, "little")  # SIG_IGN; no flags, empty mask
-for sig in (32, 33, 34, 64):
-    if libc.syscall(13, sig, act, None, 8) != 0:
-        sys.exit("rt_sigaction %d: %s" % (sig, os.strerror(ctypes.get_errno())))
-os.execvp(sys.argv[1], sys.argv[1:])
-EOF
-  IGNORING=("${PYTHON3:-python3}" "$T/ignoring.py")
-fi
-
 # run_probe WHO: WHO is "root" or "user" (uid $USER_UID: $NOBODY as root,
 # else whoever runs the tests).  Leaves the probe report in $T/WHO.report,
 # skillrun's stdout (audit) and stderr next to it, and the exit status in
@@ -79,10 +60,7 @@ run_probe() {
   else
     set --
   fi
-  # The caller ignores signals (skillrun itself ignores SIGPIPE and blocks
-  # others): the skill must start with none ignored or blocked.
-  (cd "$T" && trap '' HUP TERM USR1 && SECRET_TOKEN=hunter2 \
-    "${IGNORING[@]}" "$@" "$T/bin/skillrun" \
+  (cd "$T" && SECRET_TOKEN=hunter2 "$@" "$T/bin/skillrun" \
     --workspace-root "$w" --execution-id X "$BUNDLE" \
     -- /workspace/inputs/bundle/probe --host-path "$MARKER" \
     >"$T/$who.audit" 2>"$T/$who.err")
@@ -157,7 +135,8 @@ check_report() {
     is "$who" "$k" 0000000000000000
   done
   is "$who" no_new_privs 1
-  # Dispositions and mask as a fresh process's, whatever the caller's.
+  # Dispositions and mask as a fresh process's: skillrun itself ignores
+  # SIGPIPE and blocks others (a caller's own: tests/attacks/privs.sh).
   is "$who" sig_ign 0000000000000000
   is "$who" sig_blk 0000000000000000
   is "$who" ifaces lo
