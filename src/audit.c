@@ -387,7 +387,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
     }
   }
   if (!a->fd_failed) {
-    r = sr_write_bounded(a->fd, line, n, &a->stall_ms);
+    r = sr_write_bounded(a->fd, &a->fd_type, line, n, &a->stall_ms);
     if (r < 0) {
       a->fd_failed = true;
       if (r == -ETIMEDOUT)

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -45,6 +46,7 @@ struct sr_audit {
   int echo_fd; /* -1, or where each warning is also written as one line */
   bool fd_failed, copy_failed; /* a sink that failed is written no more */
   uint64_t stall_ms;           /* what is left of SR_AUDIT_STALL_MS */
+  mode_t fd_type; /* fd's S_IFMT, once written (sr_write_bounded) */
   /* The copy's length and the end of the room reserved for it (0: none,
    * the file system cannot reserve); closing: the final events, which may
    * use the last SR_AUDIT_FINAL_RESERVE bytes. */

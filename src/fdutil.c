@@ -68,16 +68,21 @@ static int wait_writable(int fd, uint64_t *budget_ms) {
   return 0;
 }
 
-int sr_write_bounded(int fd, const void *buf, size_t len, uint64_t *budget_ms) {
+int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
+                     uint64_t *budget_ms) {
   const char *p = buf;
-  struct stat st;
   bool sock;
 
-  if (fstat(fd, &st) < 0)
-    return -errno;
-  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+  if (!*type) {
+    struct stat st;
+
+    if (fstat(fd, &st) < 0)
+      return -errno;
+    *type = st.st_mode & S_IFMT;
+  }
+  if (S_ISREG(*type) || S_ISBLK(*type))
     return sr_write_all(fd, buf, len);
-  sock = S_ISSOCK(st.st_mode);
+  sock = S_ISSOCK(*type);
   while (len > 0) {
     size_t chunk = len < PIPE_BUF ? len : PIPE_BUF;
     ssize_t n;
@@ -357,6 +362,29 @@ int sr_write_file_at(int dirfd, const char *path, const char *s) {
   return 0;
 }
 
+int sr_write_read_back_at(int dirfd, const char *path, const char *s,
+                          char *back, size_t size, const char **step) {
+  _cleanup_close_ int fd = -1;
+  ssize_t n;
+  int r;
+
+  *step = "write";
+  fd = openat(dirfd, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  r = sr_write_all(fd, s, strlen(s));
+  if (r < 0)
+    return r;
+  *step = "read back";
+  do
+    n = pread(fd, back, size - 1, 0);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  back[n] = '\0';
+  return 0;
+}
+
 static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
   DIR *d;
   struct dirent *de;
@@ -490,16 +518,37 @@ int sr_random_uuid(char out[37]) {
   return 0;
 }
 
+/*
+ * Not gmtime_r(3) and strftime(3): the C library's first conversion of
+ * either kind loads the time zone (/etc/localtime: seven system calls in
+ * every run) that a UTC stamp never uses.  The date is the proleptic
+ * Gregorian calendar's, counted in 400-year eras of 146,097 days from
+ * 0000-03-01 (so that a leap day ends its year); a clock before 1970 is
+ * stamped 1970-01-01.
+ */
+void sr_format_rfc3339(const struct timespec *ts, char buf[32]) {
+  uint64_t t = ts->tv_sec > 0 ? (uint64_t)ts->tv_sec : 0;
+  uint64_t z = t / 86400 + 719468, sec = t % 86400;
+  uint64_t era = z / 146097, doe = z % 146097;
+  uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  uint64_t mp = (5 * doy + 2) / 153;
+  unsigned day = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+  unsigned mon = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+  uint64_t year = era * 400 + yoe + (mon <= 2);
+  long usec = ts->tv_sec >= 0 ? ts->tv_nsec / 1000 : 0;
+
+  snprintf(buf, 32, "%04u-%02u-%02uT%02u:%02u:%02u.%06luZ",
+           (unsigned)(year % 10000), mon % 100u, day % 100u,
+           (unsigned)(sec / 3600), (unsigned)(sec / 60 % 60),
+           (unsigned)(sec % 60), (unsigned long)usec % 1000000ul);
+}
+
 void sr_now_rfc3339(char buf[32]) {
   struct timespec ts;
-  struct tm tm;
-
-  char date[24];
 
   clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, 32, "%.19s.%06ldZ", date, ts.tv_nsec / 1000 % 1000000);
+  sr_format_rfc3339(&ts, buf);
 }
 
 static void cancel_set(sigset_t *set) {

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "macro.h"
 
@@ -29,9 +31,12 @@ int sr_write_all(int fd, const void *buf, size_t len);
  * a time (a pipe that polls writable takes that much without blocking;
  * sockets are written with MSG_DONTWAIT) and charges the time it waited to
  * *budget_ms: -ETIMEDOUT once that is spent.  A regular file is written as
- * sr_write_all does.  0 or -errno.
+ * sr_write_all does.  *type caches the kind of file fd is (S_IFMT bits; 0
+ * until the first call fstat(2)s it), for a caller that writes to one fd
+ * many times.  0 or -errno.
  */
-int sr_write_bounded(int fd, const void *buf, size_t len, uint64_t *budget_ms);
+int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
+                     uint64_t *budget_ms);
 
 /* Space for len bytes from off of a file, allocated now so that later
  * writes there cannot fail for want of space (fallocate KEEP_SIZE); and
@@ -96,6 +101,11 @@ static inline int sr_open_regular_errno(int r) {
 
 /* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */
 int sr_write_file_at(int dirfd, const char *path, const char *s);
+/* Writes s to a cgroupfs or /proc file, then reads it back from its start
+ * through the same descriptor into back (at most size - 1 bytes and a
+ * NUL).  0, or -errno with *step "write" or "read back". */
+int sr_write_read_back_at(int dirfd, const char *path, const char *s,
+                          char *back, size_t size, const char **step);
 
 /* Removes name below dirfd recursively, never following symlinks and never
  * crossing into another mount.  Missing is not an error.  0 or -errno. */
@@ -129,6 +139,8 @@ int sr_cancel_poll(void);
 int sr_random_uuid(char out[37]);
 /* Current wall-clock time as RFC 3339 UTC with microseconds. */
 void sr_now_rfc3339(char buf[32]);
+/* ts as sr_now_rfc3339 writes it (years past 9999 wrap). */
+void sr_format_rfc3339(const struct timespec *ts, char buf[32]);
 /* Monotonic milliseconds, and nanoseconds (CLOCK_MONOTONIC: the clock of
  * the supervisor's timers, the same in every pid namespace). */
 uint64_t sr_now_mono_ms(void);

@@ -7,9 +7,11 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -87,6 +89,15 @@ int main(int argc, char *argv[]) {
   }
   /* Writes to a closed pipe must fail with EPIPE, not kill us silently. */
   signal(SIGPIPE, SIG_IGN);
+  /* jansson seeds its hash function on its first object, from /dev/urandom
+   * (open, read, close); this seed comes from one getrandom(2).  Zero, or no
+   * entropy yet, leaves it to jansson. */
+  {
+    uint32_t seed = 0;
+
+    if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+      json_object_seed(seed);
+  }
 
   if (sr_cli_parse(argc, argv, &args, &err) < 0) {
     sr_log_error("%s", err.msg);

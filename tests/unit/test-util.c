@@ -925,6 +925,37 @@ static void test_strv(void **state) {
   assert_int_equal(sv.n, 0);
 }
 
+/* The calendar arithmetic against the C library's, across leap days,
+ * century years and the ends of months, and at random. */
+static void test_format_rfc3339(void **state) {
+  static const time_t fixed[] = {
+      0,          59,         86399,      86400,       951782399,  951782400,
+      951868800,  1078012800, 4107542399, 4107542400,  4107628800, 1709164800,
+      1709251199, 1735689599, 1735689600, 253402300799};
+  char got[32], want[32], date[24];
+  struct timespec ts;
+  struct tm tm;
+  (void)state;
+
+  srandom(12345);
+  for (size_t i = 0; i < SR_ARRAY_SIZE(fixed) + 20000; i++) {
+    ts.tv_sec = i < SR_ARRAY_SIZE(fixed)
+                    ? fixed[i]
+                    : (time_t)(((uint64_t)random() << 16 ^ (uint64_t)random()) %
+                               253402300800ULL);
+    ts.tv_nsec = (long)(i * 7919 % 1000000000);
+    assert_non_null(gmtime_r(&ts.tv_sec, &tm));
+    assert_true(strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm) > 0);
+    snprintf(want, sizeof(want), "%s.%06ldZ", date, ts.tv_nsec / 1000);
+    sr_format_rfc3339(&ts, got);
+    assert_string_equal(got, want);
+  }
+  ts.tv_sec = -1;
+  ts.tv_nsec = 5000;
+  sr_format_rfc3339(&ts, got);
+  assert_string_equal(got, "1970-01-01T00:00:00.000000Z");
+}
+
 static void test_now_rfc3339(void **state) {
   char buf[32];
   struct tm tm = {0};
@@ -1290,6 +1321,7 @@ int main(void) {
       cmocka_unit_test(test_strndup_safe),
       cmocka_unit_test(test_grow_array),
       cmocka_unit_test(test_strv),
+      cmocka_unit_test(test_format_rfc3339),
       cmocka_unit_test(test_now_rfc3339),
       cmocka_unit_test(test_now_mono_ms),
   };
