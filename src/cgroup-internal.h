@@ -75,12 +75,16 @@ bool sr_cg_gc_skip_at(int dfd, const char *name);
  * of them, picked at random when there are more, so that a launch's cost
  * does not grow with the number of runs alive beside it (each would be
  * looked at, opened and tried for its lock); a stale leaf among n leaves
- * is looked at by a launch with a chance of max/n.  The first error is
- * reported (err may be NULL), the rest are still tried.
+ * is looked at by a launch with a chance of max/n.  A launch does not read
+ * a directory whose only child directory, if any, is `own` (the caller's
+ * live leaf there, or NULL): cgroupfs counts a directory's children in its
+ * link count (2 + one per child), so one fstat(2) says there is nothing
+ * to collect.  The first error is reported (err may be NULL), the rest are
+ * still tried.
  */
-int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
-                 int (*one)(int, const char *), unsigned max,
-                 struct sr_error *err);
+int sr_cg_gc_dir(int sfd, const char *path, const char *own,
+                 bool (*want)(const char *), int (*one)(int, const char *),
+                 unsigned max, struct sr_error *err);
 
 /* ---- systemd (cgroup-systemd.c): asks the caller's systemd user manager
  * for the transient scope `unit` (Delegate=yes, collected once empty)
@@ -104,7 +108,7 @@ int sr_cg1_kill(const struct sr_cgroup *cg);
 /* 0 once every leaf is removed; cg keeps what is left otherwise. */
 int sr_cg1_remove(struct sr_cgroup *cg);
 void sr_cg1_reset(struct sr_cgroup *cg);
-int sr_cg1_gc(unsigned max, struct sr_error *err);
+int sr_cg1_gc(unsigned max, const char *own, struct sr_error *err);
 /* The memory, pids and cpuacct hierarchies' mount points (malloc'd, by
  * enum sr_cg1_ctrl, SR__CG1_MAX of them).  _fast: the usual layout under BASE
  * (/sys/fs/cgroup), by statfs and one file per hierarchy; 0 only when it

@@ -391,6 +391,10 @@ static const char *path_basename(const char *p) {
   return s ? s + 1 : p;
 }
 
+const char *sr_cgroup_leaf_name(const struct sr_cgroup *cg) {
+  return cg->active && cg->leaf_path ? path_basename(cg->leaf_path) : NULL;
+}
+
 /* Can the caller use the cgroup at dfd as a delegated subtree? */
 static bool delegated_to_us(int dfd) {
   struct stat st;
@@ -626,18 +630,18 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
 
 int sr_cg_write_checked(int lfd, const char *leaf_path, const char *file,
                         uint64_t value, struct sr_error *err) {
-  char buf[32];
+  char buf[32], back[64];
+  const char *step;
   uint64_t got = 0;
   int r;
 
   snprintf(buf, sizeof(buf), "%" PRIu64 "\n", value);
-  r = sr_write_file_at(lfd, file, buf);
+  /* One descriptor for both: two system calls fewer a limit. */
+  r = sr_write_read_back_at(lfd, file, buf, back, sizeof(back), &step);
+  if (r >= 0)
+    r = parse_u64_value(back, &got);
   if (r < 0)
-    return sr_error_layer(err, "cgroup", -r, "write %s/%s", leaf_path, file);
-  r = sr_cg_read_u64_at(lfd, file, &got);
-  if (r < 0)
-    return sr_error_layer(err, "cgroup", -r, "read back %s/%s", leaf_path,
-                          file);
+    return sr_error_layer(err, "cgroup", -r, "%s %s/%s", step, leaf_path, file);
   if (got != value)
     return sr_error_layer(err, "cgroup", EIO,
                           "%s/%s reads %" PRIu64 " after writing %" PRIu64,
@@ -1162,14 +1166,30 @@ static void gc_entry(int sfd, const char *path, const char *name,
     *ret = sr_error_layer(err, "cgroup", -r, "--gc: %s/%s", path, name);
 }
 
-int sr_cg_gc_dir(int sfd, const char *path, bool (*want)(const char *),
-                 int (*one)(int, const char *), unsigned max,
-                 struct sr_error *err) {
+/* sfd has no child directory, or only own (sr_cg_gc_dir).  A file system
+ * that does not count children in the link count (1) is read. */
+static bool nothing_below(int sfd, const char *own) {
+  struct stat st;
+
+  if (fstat(sfd, &st) < 0 || !S_ISDIR(st.st_mode))
+    return false;
+  if (st.st_nlink == 2)
+    return true;
+  return st.st_nlink == 3 && own &&
+         fstatat(sfd, own, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISDIR(st.st_mode);
+}
+
+int sr_cg_gc_dir(int sfd, const char *path, const char *own,
+                 bool (*want)(const char *), int (*one)(int, const char *),
+                 unsigned max, struct sr_error *err) {
   struct sr_name_sample pick = {0};
   struct dirent *de;
   DIR *d;
   int r, dfd, ret = 0;
 
+  if (max && nothing_below(sfd, own))
+    return 0;
   if (max && sr_name_sample_init(&pick, max) < 0)
     return sr_error_layer(err, "cgroup", ENOMEM, "--gc: %s", path);
   dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
@@ -1207,7 +1227,7 @@ static bool want_v2(const char *name) {
          strcmp(name, SUPERVISOR_LEAF) == 0;
 }
 
-static int gc_v2(const char *parent_override, unsigned max,
+static int gc_v2(const char *parent_override, unsigned max, const char *own,
                  struct sr_error *err) {
   _cleanup_free_ char *reason = NULL;
   _cleanup_free_ char *path = NULL;
@@ -1219,16 +1239,16 @@ static int gc_v2(const char *parent_override, unsigned max,
                   NULL, err);
   if (r < 0)
     return reason ? 0 : r; /* no cgroup subtree: nothing to collect */
-  return sr_cg_gc_dir(pfd, path, want_v2, gc_one, max, err);
+  return sr_cg_gc_dir(pfd, path, own, want_v2, gc_one, max, err);
 }
 
-int sr_cgroup_gc(const char *parent_override, unsigned max,
+int sr_cgroup_gc(const char *parent_override, unsigned max, const char *own,
                  struct sr_error *err) {
-  int r = gc_v2(parent_override, max, err), r1;
+  int r = gc_v2(parent_override, max, own, err), r1;
 
   /* An explicit parent is v2 and the only place to look. */
   if (parent_override)
     return r;
-  r1 = sr_cg1_gc(max, r < 0 ? NULL : err);
+  r1 = sr_cg1_gc(max, own, r < 0 ? NULL : err);
   return r < 0 ? r : r1;
 }

@@ -127,6 +127,9 @@ int sr_cgroup_kill(const struct sr_cgroup *cg);
  * later; on v1 the leaves found empty may be gone already).  Safe to
  * call when inactive. */
 int sr_cgroup_remove(struct sr_cgroup *cg);
+/* The leaf's name (the same in every v1 hierarchy), or NULL without one. */
+const char *sr_cgroup_leaf_name(const struct sr_cgroup *cg);
+
 /* sr_cgroup_remove (best effort: a leaf still busy is left to --gc), then
  * closes and frees everything.  Safe on an empty record. */
 void sr_cgroup_done(struct sr_cgroup *cg);
@@ -139,9 +142,10 @@ void sr_cgroup_done(struct sr_cgroup *cg);
  * or parent_override, and every v1 hierarchy): every one with max 0
  * (--gc), else at most max of the leaves of each directory, picked at
  * random, young and live ones included (a run's launch; cgroup-internal.h,
- * sr_cg_gc_dir).  A failure in one place does not stop the others; the
+ * sr_cg_gc_dir), where own (NULL, or the launch's own leaf's name) is not
+ * the only leaf.  A failure in one place does not stop the others; the
  * first is returned.  The age is a leaf's ctime, which cgroupfs stamps
  * when the leaf's inode is loaded: a leaf nothing has looked at since is
  * young at its first look. */
-int sr_cgroup_gc(const char *parent_override, unsigned max,
+int sr_cgroup_gc(const char *parent_override, unsigned max, const char *own,
                  struct sr_error *err);

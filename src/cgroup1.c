@@ -199,24 +199,41 @@ void sr_cg1_reset(struct sr_cgroup *cg) {
   cg->memsw = false;
 }
 
-/* Opens (root: creates) <mnt>/skillrun: the fd, or -errno with *reason. */
-static int open_subtree(const char *mnt, char **reason) {
-  _cleanup_close_ int mfd = -1;
+/* <mnt>/skillrun, opened (the mount point is root's and found by path;
+ * the subtree must not be a symlink): the fd or -errno. */
+static int open_subtree_fd(const char *mnt) {
+  char path[PATH_MAX];
   int fd;
 
-  mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
-  if (mfd < 0) {
-    *reason = sr_cg_xasprintf("cannot open %s: %s", mnt, strerror(-mfd));
-    return mfd;
+  if (snprintf(path, sizeof(path), "%s/" SUBTREE, mnt) >= (int)sizeof(path))
+    return -ENAMETOOLONG;
+  fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+/* Opens (root: creates, the first time) <mnt>/skillrun: the fd, or -errno
+ * with *reason. */
+static int open_subtree(const char *mnt, char **reason) {
+  int fd;
+
+  fd = open_subtree_fd(mnt);
+  if (fd == -ENOENT && geteuid() == 0) {
+    _cleanup_close_ int mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
+
+    if (mfd < 0) {
+      *reason = sr_cg_xasprintf("cannot open %s: %s", mnt, strerror(-mfd));
+      return mfd;
+    }
+    if (mkdirat(mfd, SUBTREE, 0755) < 0 && errno != EEXIST) {
+      int r = -errno;
+      *reason = sr_cg_xasprintf("mkdir %s/" SUBTREE ": %s", mnt, strerror(-r));
+      return r;
+    }
+    fd = open_subtree_fd(mnt);
   }
-  if (geteuid() == 0 && mkdirat(mfd, SUBTREE, 0755) < 0 && errno != EEXIST) {
-    int r = -errno;
-    *reason = sr_cg_xasprintf("mkdir %s/" SUBTREE ": %s", mnt, strerror(-r));
-    return r;
-  }
-  fd = openat(mfd, SUBTREE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    int r = -errno;
+    int r = fd;
+
     *reason =
         r == -ENOENT
             ? sr_cg_xasprintf("%s/" SUBTREE " does not exist (root "
@@ -532,7 +549,7 @@ static bool want_v1(const char *name) {
   return strncmp(name, SR_CG_LEAF_PREFIX, strlen(SR_CG_LEAF_PREFIX)) == 0;
 }
 
-int sr_cg1_gc(unsigned max, struct sr_error *err) {
+int sr_cg1_gc(unsigned max, const char *own, struct sr_error *err) {
   char *mnt[SR__CG1_MAX] = {0};
   int r, ret = 0;
 
@@ -545,13 +562,7 @@ int sr_cg1_gc(unsigned max, struct sr_error *err) {
 
     if (!mnt[c])
       continue; /* not mounted: nothing of ours there */
-    sfd = sr_cg_open_dir_at(AT_FDCWD, mnt[c]);
-    if (sfd >= 0) {
-      int s =
-          openat(sfd, SUBTREE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      safe_close(sfd);
-      sfd = s < 0 ? -errno : s;
-    }
+    sfd = open_subtree_fd(mnt[c]);
     if (sfd == -ENOENT || sfd == -EACCES)
       continue; /* no subtree, or not ours to collect */
     if (sfd >= 0 && faccessat(sfd, ".", W_OK, AT_EACCESS) < 0)
@@ -563,7 +574,7 @@ int sr_cg1_gc(unsigned max, struct sr_error *err) {
                                  "--gc: %s/" SUBTREE, mnt[c]);
       continue;
     }
-    r = sr_cg_gc_dir(sfd, path, want_v1, gc_one, max, err);
+    r = sr_cg_gc_dir(sfd, path, own, want_v1, gc_one, max, err);
     if (r < 0 && ret == 0)
       ret = r;
     r = 0;

@@ -27,7 +27,7 @@ int sr_cmd_gc(const struct sr_args *a) {
   }
   r = sr_workspace_gc(root, key, true, 0, NULL, &n, &err);
   if (r >= 0)
-    r = sr_cgroup_gc(a->cgroup_parent, 0, &err);
+    r = sr_cgroup_gc(a->cgroup_parent, 0, NULL, &err);
   sr_trust_key_free(key);
   if (r < 0) {
     sr_log_error("%s", err.msg);

@@ -186,7 +186,10 @@ void sr_host_gc(struct sr_host *h) {
   if (!h->gc_due)
     return;
   h->gc_due = false;
-  (void)sr_cgroup_gc(h->gc_parent, SR_CGROUP_GC_LAUNCH_MAX, NULL);
+  /* The run's own leaf, while it lives, is not a reason to read a
+   * directory (sr_cg_gc_dir). */
+  (void)sr_cgroup_gc(h->gc_parent, SR_CGROUP_GC_LAUNCH_MAX,
+                     sr_cgroup_leaf_name(&h->cgroup), NULL);
 }
 
 void sr_host_done(struct sr_host *h) {

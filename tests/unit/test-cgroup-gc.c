@@ -133,14 +133,14 @@ static void test_gc_dir_budget(void **state) {
   assert_int_equal(mkdir(sub, 0755), 0);
 
   memset(called, 0, sizeof(called));
-  assert_int_equal(sr_cg_gc_dir(fd, path, want_l, count_one, 0, NULL), 0);
+  assert_int_equal(sr_cg_gc_dir(fd, path, NULL, want_l, count_one, 0, NULL), 0);
   for (int i = 0; i < 5; i++)
     assert_int_equal(called[i], 1);
   assert_int_equal(called[5], 0);
 
   /* A budget above the number of old leaves: every one. */
   memset(called, 0, sizeof(called));
-  assert_int_equal(sr_cg_gc_dir(fd, path, want_l, count_one, 8, NULL), 0);
+  assert_int_equal(sr_cg_gc_dir(fd, path, NULL, want_l, count_one, 8, NULL), 0);
   for (int i = 0; i < 5; i++)
     assert_int_equal(called[i], 1);
 
@@ -155,7 +155,8 @@ static void test_gc_dir_budget(void **state) {
     assert_int_equal(rmdir(sub), 0);
     assert_int_equal(mkdir(sub, 0755), 0);
     memcpy(before, called, sizeof(before));
-    assert_int_equal(sr_cg_gc_dir(fd, path, want_l, count_one, 2, NULL), 0);
+    assert_int_equal(sr_cg_gc_dir(fd, path, NULL, want_l, count_one, 2, NULL),
+                     0);
     total = 0;
     for (int i = 0; i < 5; i++) {
       assert_true(called[i] - before[i] <= 1);
@@ -177,12 +178,64 @@ static void test_gc_dir_budget(void **state) {
   rmdir(path);
 }
 
+/* A launch does not read a directory whose only child is its own leaf
+ * (the link count says so), but does read one with any other child; --gc
+ * reads it either way. */
+static void test_gc_dir_own_leaf(void **state) {
+  char path[] = "/tmp/sr-cg-gc.XXXXXX", other[] = "/tmp/sr-cg-gc.XXXXXX";
+  char sub[sizeof(path) + 4];
+  int fd = make_dir(path), ofd = make_dir(other);
+
+  (void)state;
+  snprintf(sub, sizeof(sub), "%s/L0", path);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  snprintf(sub, sizeof(sub), "%s/L1", other);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  sleep(SR_CG_GC_MIN_AGE_SEC + 1);
+
+  memset(called, 0, sizeof(called));
+  assert_int_equal(sr_cg_gc_dir(fd, path, "L0", want_l, count_one, 8, NULL), 0);
+  assert_int_equal(called[0], 0); /* only its own: not read */
+  assert_int_equal(sr_cg_gc_dir(fd, path, NULL, want_l, count_one, 8, NULL), 0);
+  assert_int_equal(called[0], 1); /* no own leaf: L0 is another run's */
+  assert_int_equal(sr_cg_gc_dir(fd, path, "L1", want_l, count_one, 8, NULL), 0);
+  assert_int_equal(called[0], 2); /* its own is not there: L0 is not it */
+  assert_int_equal(sr_cg_gc_dir(fd, path, "L0", want_l, count_one, 0, NULL), 0);
+  assert_int_equal(called[0], 3); /* --gc reads every directory */
+
+  /* A second child, even one `want` does not take: read. */
+  snprintf(sub, sizeof(sub), "%s/x0", path);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  assert_int_equal(sr_cg_gc_dir(fd, path, "L0", want_l, count_one, 8, NULL), 0);
+  assert_int_equal(called[0], 4);
+  assert_int_equal(rmdir(sub), 0);
+
+  /* Its own name as a file beside one child directory: the child is not
+   * its leaf, read. */
+  snprintf(sub, sizeof(sub), "%s/L0", other);
+  close(open(sub, O_WRONLY | O_CREAT | O_EXCL, 0600));
+  assert_int_equal(sr_cg_gc_dir(ofd, other, "L0", want_l, count_one, 8, NULL),
+                   0);
+  assert_int_equal(called[1], 1);
+  assert_int_equal(unlink(sub), 0);
+
+  snprintf(sub, sizeof(sub), "%s/L0", path);
+  rmdir(sub);
+  snprintf(sub, sizeof(sub), "%s/L1", other);
+  rmdir(sub);
+  close(fd);
+  close(ofd);
+  rmdir(path);
+  rmdir(other);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_young_leaf_is_left_unlocked),
       cmocka_unit_test(test_skip_without_opening),
       cmocka_unit_test(test_old_leaf),
       cmocka_unit_test(test_gc_dir_budget),
+      cmocka_unit_test(test_gc_dir_own_leaf),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
