@@ -98,19 +98,17 @@ static int parse_map(const char *s, unsigned long v[3]) {
 
 static int write_proc(pid_t pid, const char *file, const char *text,
                       struct sr_error *err) {
-  char path[64];
-  _cleanup_free_ char *back = NULL;
+  char path[64], back[256];
+  const char *step;
   int r;
 
   snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-  r = sr_write_file_at(AT_FDCWD, path, text);
+  /* Read back (through the same descriptor): a map that did not take
+   * would leave the sandbox on the overflow id, which is not what the
+   * audit says. */
+  r = sr_write_read_back_at(AT_FDCWD, path, text, back, sizeof(back), &step);
   if (r < 0)
-    return sr_error_layer(err, "userns", -r, "cannot write %s", path);
-  /* Read back: a map that did not take would leave the sandbox on the
-   * overflow id, which is not what the audit says. */
-  r = sr_read_file_at(AT_FDCWD, path, 4096, &back, NULL);
-  if (r < 0)
-    return sr_error_layer(err, "userns", -r, "cannot read back %s", path);
+    return sr_error_layer(err, "userns", -r, "cannot %s %s", step, path);
   if (!strcmp(file, "setgroups")) {
     if (strcmp(back, "deny\n") != 0)
       return sr_error_layer(err, "userns", 0, "%s reads '%s', not deny", path,

@@ -332,6 +332,10 @@ static int link_ledger(struct sr_workspace *ws, int active_dir, char **name,
   return 0;
 }
 
+static int gc_at(int root_fd, const char *resolved,
+                 const struct sr_trust_key *key, bool verbose, unsigned max,
+                 const char *own, unsigned *n_cleaned, struct sr_error *err);
+
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
                         const struct sr_trust_key *key, int *audit_fd,
@@ -376,8 +380,8 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     name = NULL;
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   }
-  (void)sr_workspace_gc(ws->root, key, false, SR_WORKSPACE_GC_START_MAX, name,
-                        NULL, NULL);
+  (void)gc_at(ws->root_fd, ws->root, key, false, SR_WORKSPACE_GC_START_MAX,
+              name, NULL, NULL);
 
   if (asprintf(&ws->run_path, "%s/%s", resolved, tenant) < 0) {
     ws->run_path = NULL;
@@ -1619,34 +1623,24 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   return 1;
 }
 
-int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
-                    bool verbose, unsigned max, const char *own,
-                    unsigned *n_cleaned, struct sr_error *err) {
-  _cleanup_close_ int root_fd = -1, active_fd = -1;
+/* sr_workspace_gc on the root open at root_fd, whose resolved path is
+ * `resolved` (tmpfs staging names derive from it, as the runs' did). */
+static int gc_at(int root_fd, const char *resolved,
+                 const struct sr_trust_key *key, bool verbose, unsigned max,
+                 const char *own, unsigned *n_cleaned, struct sr_error *err) {
+  _cleanup_close_ int active_fd = -1;
   struct sr_name_sample pick = {0};
-  char resolved[PATH_MAX];
   DIR *d;
   struct dirent *de;
   unsigned cleaned = 0;
   int dupfd;
 
-  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) {
-    if (errno == ENOENT)
-      goto done;
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot open %s",
-                        root);
-  }
-  /* Tmpfs staging names derive from the resolved root, as the run's did. */
-  if (!realpath(root, resolved))
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot resolve %s",
-                        root);
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
   if (active_fd < 0) {
     if (errno == ENOENT)
       goto done;
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc",
-                        "cannot open %s/.active", root);
+                        "cannot open %s/.active", resolved);
   }
   if (max && sr_name_sample_init(&pick, max) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "gc");
@@ -1684,6 +1678,27 @@ done:
   if (n_cleaned)
     *n_cleaned = cleaned;
   return 0;
+}
+
+int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
+                    bool verbose, unsigned max, const char *own,
+                    unsigned *n_cleaned, struct sr_error *err) {
+  _cleanup_close_ int root_fd = -1;
+  char resolved[PATH_MAX];
+
+  if (n_cleaned)
+    *n_cleaned = 0;
+  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot open %s",
+                        root);
+  }
+  if (!realpath(root, resolved))
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot resolve %s",
+                        root);
+  return gc_at(root_fd, resolved, key, verbose, max, own, n_cleaned, err);
 }
 
 /* ------------------------------------------------------------ runs index */
