@@ -349,16 +349,28 @@ char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
   return buf;
 }
 
-int sr_write_file_at(int dirfd, const char *path, const char *s) {
-  _cleanup_close_ int fd = -1;
+/* Opens dirfd/path for writing (mode O_WRONLY or O_RDWR) and writes s:
+ * the descriptor, or -errno. */
+static int open_write(int dirfd, const char *path, int mode, const char *s) {
+  int fd = openat(dirfd, path, mode | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   int r;
 
-  fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   if (fd < 0)
     return -errno;
   r = sr_write_all(fd, s, strlen(s));
-  if (r < 0)
+  if (r < 0) {
+    safe_close(fd);
     return r;
+  }
+  return fd;
+}
+
+int sr_write_file_at(int dirfd, const char *path, const char *s) {
+  int fd = open_write(dirfd, path, O_WRONLY, s);
+
+  if (fd < 0)
+    return fd;
+  safe_close(fd);
   return 0;
 }
 
@@ -366,15 +378,11 @@ int sr_write_read_back_at(int dirfd, const char *path, const char *s,
                           char *back, size_t size, const char **step) {
   _cleanup_close_ int fd = -1;
   ssize_t n;
-  int r;
 
   *step = "write";
-  fd = openat(dirfd, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  fd = open_write(dirfd, path, O_RDWR, s);
   if (fd < 0)
-    return -errno;
-  r = sr_write_all(fd, s, strlen(s));
-  if (r < 0)
-    return r;
+    return fd;
   *step = "read back";
   do
     n = pread(fd, back, size - 1, 0);
