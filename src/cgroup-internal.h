@@ -79,8 +79,10 @@ bool sr_cg_gc_skip_at(int dfd, const char *name);
  * a directory whose only child directory, if any, is `own` (the caller's
  * live leaf there, or NULL): cgroupfs counts a directory's children in its
  * link count (2 + one per child), so one fstat(2) says there is nothing
- * to collect.  The first error is reported (err may be NULL), the rest are
- * still tried.
+ * to collect.  sfd must therefore be a cgroupfs directory (every caller's
+ * is: the v2 parent is checked to be cgroup2, the v1 mounts are found by
+ * their file-system type); a link count of 1 (btrfs) is read anyway.  The first
+ * error is reported (err may be NULL), the rest are still tried.
  */
 int sr_cg_gc_dir(int sfd, const char *path, const char *own,
                  bool (*want)(const char *), int (*one)(int, const char *),

@@ -229,7 +229,10 @@ static int open_subtree(const char *mnt, char **reason) {
       *reason = sr_cg_xasprintf("mkdir %s/" SUBTREE ": %s", mnt, strerror(-r));
       return r;
     }
-    fd = open_subtree_fd(mnt);
+    /* The directory just made, in the mount point just opened. */
+    fd = openat(mfd, SUBTREE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      fd = -errno;
   }
   if (fd < 0) {
     int r = fd;

@@ -380,6 +380,8 @@ int sr_write_read_back_at(int dirfd, const char *path, const char *s,
   ssize_t n;
 
   *step = "write";
+  if (size < 2)
+    return -EINVAL;
   fd = open_write(dirfd, path, O_RDWR, s);
   if (fd < 0)
     return fd;
@@ -389,6 +391,8 @@ int sr_write_read_back_at(int dirfd, const char *path, const char *s,
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return -errno;
+  if ((size_t)n == size - 1)
+    return -EFBIG; /* more than the caller expects: not compared cut short */
   back[n] = '\0';
   return 0;
 }
@@ -544,7 +548,9 @@ void sr_format_rfc3339(const struct timespec *ts, char buf[32]) {
   unsigned day = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
   unsigned mon = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
   uint64_t year = era * 400 + yoe + (mon <= 2);
-  long usec = ts->tv_sec >= 0 ? ts->tv_nsec / 1000 : 0;
+  long usec = ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000
+                  ? ts->tv_nsec / 1000
+                  : 0;
 
   snprintf(buf, 32, "%04u-%02u-%02uT%02u:%02u:%02u.%06luZ",
            (unsigned)(year % 10000), mon % 100u, day % 100u,

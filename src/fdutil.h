@@ -102,8 +102,9 @@ static inline int sr_open_regular_errno(int r) {
 /* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */
 int sr_write_file_at(int dirfd, const char *path, const char *s);
 /* Writes s to a cgroupfs or /proc file, then reads it back from its start
- * through the same descriptor into back (at most size - 1 bytes and a
- * NUL).  0, or -errno with *step "write" or "read back". */
+ * through the same descriptor into back (less than size - 1 bytes and a
+ * NUL: -EFBIG when it fills back).  0, or -errno with *step "write" or
+ * "read back". */
 int sr_write_read_back_at(int dirfd, const char *path, const char *s,
                           char *back, size_t size, const char **step);
 

@@ -33,6 +33,21 @@ static int make_dir(char *buf) {
   return fd;
 }
 
+/* Whether the file system of the directory at fd counts its child
+ * directories in its link count, as cgroupfs does (sr_cg_gc_dir relies on
+ * it; btrfs and some FUSE file systems do not). */
+static bool counts_children(int fd) {
+  struct stat before, after;
+  bool yes;
+
+  assert_int_equal(fstat(fd, &before), 0);
+  assert_int_equal(mkdirat(fd, "probe", 0700), 0);
+  assert_int_equal(fstat(fd, &after), 0);
+  yes = before.st_nlink == 2 && after.st_nlink == 3;
+  assert_int_equal(unlinkat(fd, "probe", AT_REMOVEDIR), 0);
+  return yes;
+}
+
 /* Whether another open file description can take the lock now. */
 static int lockable(const char *path) {
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok;
@@ -121,6 +136,11 @@ static void test_gc_dir_budget(void **state) {
   unsigned total;
 
   (void)state;
+  if (!counts_children(fd)) {
+    close(fd);
+    rmdir(path);
+    skip(); /* /tmp is not like cgroupfs here: see counts_children */
+  }
   for (int i = 0; i < 5; i++) {
     snprintf(sub, sizeof(sub), "%s/L%d", path, i);
     assert_int_equal(mkdir(sub, 0755), 0);
@@ -187,6 +207,16 @@ static void test_gc_dir_own_leaf(void **state) {
   int fd = make_dir(path), ofd = make_dir(other);
 
   (void)state;
+  if (!counts_children(fd)) {
+    close(fd);
+    close(ofd);
+    rmdir(path);
+    rmdir(other);
+    skip(); /* /tmp is not like cgroupfs here: see counts_children */
+  }
+  /* An empty directory: nothing given to the callback. */
+  memset(called, 0, sizeof(called));
+  assert_int_equal(sr_cg_gc_dir(fd, path, NULL, want_l, count_one, 8, NULL), 0);
   snprintf(sub, sizeof(sub), "%s/L0", path);
   assert_int_equal(mkdir(sub, 0755), 0);
   snprintf(sub, sizeof(sub), "%s/L1", other);
