@@ -92,77 +92,12 @@ static struct nlmsghdr *put_link_msg(char *buf, struct nl *nl, int type,
   return nlh;
 }
 
-struct link_state {
-  int ifindex;
-  bool seen;
-  unsigned flags;
-};
-
-static int link_flags_cb(const struct nlmsghdr *nlh, void *data) {
-  struct link_state *st = data;
-  const struct ifinfomsg *ifm;
-
-  if (nlh->nlmsg_type != RTM_NEWLINK ||
-      nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifm)))
-    return MNL_CB_OK;
-  ifm = mnl_nlmsg_get_payload(nlh);
-  if (ifm->ifi_index == st->ifindex) {
-    st->seen = true;
-    st->flags = ifm->ifi_flags;
-  }
-  return MNL_CB_OK;
-}
-
-int sr_net_loopback_up(struct sr_error *err) {
-  _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
-  struct nl nl = {0};
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh;
-  struct ifinfomsg *ifm;
-  struct link_state st = {0};
-  unsigned idx;
-  int r;
-
-  r = nl_open(&nl);
-  /* Read by the _cleanup_ handler (closes it on every return), which
-   * clang 14's dead-store check does not model.
-   * NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores) */
-  sock = nl.sock;
-  if (r < 0)
-    return sr_error_layer(err, "network", -r, "open rtnetlink socket");
-
-  /* A fresh network namespace always numbers lo 1; the lookup is for
-   * kernels or setups that do it differently. */
-  idx = if_nametoindex("lo");
-  if (idx == 0)
-    idx = 1;
-  st.ifindex = (int)idx;
-
-  nlh =
-      put_link_msg(buf, &nl, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, (int)idx);
-  ifm = mnl_nlmsg_get_payload(nlh);
-  ifm->ifi_change = IFF_UP;
-  ifm->ifi_flags = IFF_UP;
-  r = nl_transact(&nl, nlh, NULL, NULL);
-  if (r < 0)
-    return sr_error_layer(err, "network", -r, "set lo up (RTM_NEWLINK)");
-
-  nlh =
-      put_link_msg(buf, &nl, RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK, (int)idx);
-  r = nl_transact(&nl, nlh, link_flags_cb, &st);
-  if (r < 0)
-    return sr_error_layer(err, "network", -r, "read back lo (RTM_GETLINK)");
-  if (!st.seen)
-    return sr_error_layer(err, "network", ENODEV,
-                          "read back lo: no reply for ifindex %u", idx);
-  if (!(st.flags & IFF_UP))
-    return sr_error_layer(err, "network", EIO,
-                          "verify lo: still down after RTM_NEWLINK");
-  return 0;
-}
-
-struct count_state {
-  int n;
+/* What a dump of the namespace's links shows: lo and its flags, and how
+ * many links are not lo. */
+struct links {
+  bool lo_seen;
+  unsigned lo_flags;
+  int others;
 };
 
 static int ifname_attr_cb(const struct nlattr *attr, void *data) {
@@ -174,26 +109,67 @@ static int ifname_attr_cb(const struct nlattr *attr, void *data) {
   return MNL_CB_OK;
 }
 
-static int count_cb(const struct nlmsghdr *nlh, void *data) {
-  struct count_state *st = data;
+static int links_cb(const struct nlmsghdr *nlh, void *data) {
+  struct links *st = data;
+  const struct ifinfomsg *ifm;
   const char *name = NULL;
 
-  if (nlh->nlmsg_type != RTM_NEWLINK)
+  if (nlh->nlmsg_type != RTM_NEWLINK ||
+      nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifm)))
     return MNL_CB_OK;
-  if (mnl_attr_parse(nlh, sizeof(struct ifinfomsg), ifname_attr_cb, &name) < 0)
+  ifm = mnl_nlmsg_get_payload(nlh);
+  if (mnl_attr_parse(nlh, sizeof(*ifm), ifname_attr_cb, &name) < 0)
     return MNL_CB_ERROR;
-  /* A link without a name is still a link: count it. */
-  if (!name || strcmp(name, "lo") != 0)
-    st->n++;
+  /* A link without a name is still a link: counted. */
+  if (name && !strcmp(name, "lo")) {
+    st->lo_seen = true;
+    st->lo_flags = ifm->ifi_flags;
+  } else {
+    st->others++;
+  }
   return MNL_CB_OK;
 }
 
-int sr_net_count_non_loopback(struct sr_error *err) {
-  _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
-  struct nl nl = {0};
+/*
+ * Over one rtnetlink socket: lo set up (named, not numbered: a fresh
+ * namespace numbers it 1, but the kernel finds it by name whatever its
+ * number), then every link listed, which reads lo back and counts the
+ * others.  0 or -errno with err set.
+ */
+static int lo_up_and_list(struct nl *nl, struct links *st,
+                          struct sr_error *err) {
   char buf[MNL_SOCKET_BUFFER_SIZE];
   struct nlmsghdr *nlh;
-  struct count_state st = {0};
+  struct ifinfomsg *ifm;
+  int r;
+
+  nlh = put_link_msg(buf, nl, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 0);
+  ifm = mnl_nlmsg_get_payload(nlh);
+  ifm->ifi_change = IFF_UP;
+  ifm->ifi_flags = IFF_UP;
+  mnl_attr_put_strz(nlh, IFLA_IFNAME, "lo");
+  r = nl_transact(nl, nlh, NULL, NULL);
+  if (r < 0)
+    return sr_error_layer(err, "network", -r, "set lo up (RTM_NEWLINK)");
+
+  memset(st, 0, sizeof(*st));
+  nlh = put_link_msg(buf, nl, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
+  r = nl_transact(nl, nlh, links_cb, st);
+  if (r < 0)
+    return sr_error_layer(err, "network", -r, "list links (RTM_GETLINK)");
+  if (!st->lo_seen)
+    return sr_error_layer(err, "network", ENODEV,
+                          "read back lo: not among the links");
+  if (!(st->lo_flags & IFF_UP))
+    return sr_error_layer(err, "network", EIO,
+                          "verify lo: still down after RTM_NEWLINK");
+  return 0;
+}
+
+int sr_net_loopback_up(struct sr_error *err) {
+  _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
+  struct nl nl = {0};
+  struct links st;
   int r;
 
   r = nl_open(&nl);
@@ -203,11 +179,48 @@ int sr_net_count_non_loopback(struct sr_error *err) {
   sock = nl.sock;
   if (r < 0)
     return sr_error_layer(err, "network", -r, "open rtnetlink socket");
-  nlh = put_link_msg(buf, &nl, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
-  r = nl_transact(&nl, nlh, count_cb, &st);
+  return lo_up_and_list(&nl, &st, err);
+}
+
+/* sr_net_sandbox_up, and with ret_nsfd the namespace's descriptor, taken
+ * from the same socket (SIOCGSKNS works on any socket). */
+static int sandbox_up(int *ret_nsfd, struct sr_error *err) {
+  _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
+  struct nl nl = {0};
+  struct links st;
+  int r;
+
+  r = nl_open(&nl);
+  /* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): as above */
+  sock = nl.sock;
   if (r < 0)
-    return sr_error_layer(err, "network", -r, "list links (RTM_GETLINK)");
-  return st.n;
+    return sr_error_layer(err, "network", -r, "open rtnetlink socket");
+  r = lo_up_and_list(&nl, &st, err);
+  if (r < 0)
+    return r;
+  if (st.others != 0)
+    return sr_error_layer(err, "network", 0,
+                          "unexpected network interfaces in the sandbox");
+  if (ret_nsfd) {
+    /* The namespace by descriptor, not by a /proc path: /proc is being
+     * replaced while this runs (init mounts the sandbox's view). */
+    int nsfd = ioctl(mnl_socket_get_fd(sock), SIOCGSKNS);
+
+    if (nsfd < 0)
+      return sr_error_layer(err, "network", errno, "ioctl(SIOCGSKNS)");
+    *ret_nsfd = nsfd; /* O_CLOEXEC (open_related_ns) */
+  }
+  return 0;
+}
+
+int sr_net_sandbox_up(struct sr_error *err) {
+  return sandbox_up(NULL, err);
+}
+
+int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err) {
+  if (unshare(CLONE_NEWNET) < 0)
+    return sr_error_layer(err, "network", errno, "unshare(CLONE_NEWNET)");
+  return sandbox_up(ret_nsfd, err);
 }
 
 int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
@@ -261,38 +274,5 @@ int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
                                 : ((struct sockaddr_in6 *)&ss)->sin6_port);
   }
   *ret_fd = TAKE_FD(fd);
-  return 0;
-}
-
-int sr_net_sandbox_up(struct sr_error *err) {
-  int n = sr_net_loopback_up(err);
-
-  if (n < 0)
-    return n;
-  n = sr_net_count_non_loopback(err);
-  if (n != 0)
-    return sr_error_layer(err, "network", n < 0 ? -n : 0,
-                          "unexpected network interfaces in the sandbox");
-  return 0;
-}
-
-int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err) {
-  _cleanup_close_ int sock = -1;
-  int nsfd, r;
-
-  if (unshare(CLONE_NEWNET) < 0)
-    return sr_error_layer(err, "network", errno, "unshare(CLONE_NEWNET)");
-  r = sr_net_sandbox_up(err);
-  if (r < 0)
-    return r;
-  /* The namespace by descriptor, not by a /proc path: /proc is being
-   * replaced while this runs (init mounts the sandbox's view). */
-  sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (sock < 0)
-    return sr_error_layer(err, "network", errno, "socket");
-  nsfd = ioctl(sock, SIOCGSKNS); /* O_CLOEXEC (open_related_ns) */
-  if (nsfd < 0)
-    return sr_error_layer(err, "network", errno, "ioctl(SIOCGSKNS)");
-  *ret_nsfd = nsfd;
   return 0;
 }

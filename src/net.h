@@ -7,24 +7,21 @@ struct sr_error;
 
 /*
  * Brings `lo` up in the current (new) network namespace over rtnetlink,
- * requiring the kernel's ACK (NLM_F_ACK + mnl_cb_run), then reads the link
- * back and checks IFF_UP.  Failure: sr_error_layer("network", ...).
+ * requiring the kernel's ACK (NLM_F_ACK + mnl_cb_run), then lists the
+ * links and checks lo's IFF_UP.  Failure: sr_error_layer("network", ...).
  */
 int sr_net_loopback_up(struct sr_error *err);
 
-/* Number of network interfaces other than lo that are visible (for the
- * verification that no other interface exists); -errno on failure. */
-int sr_net_count_non_loopback(struct sr_error *err);
-
 /* The sandbox's network namespace made ready: lo up, and no interface
- * other than lo (sr_error_layer("network", ...) otherwise). */
+ * other than lo in the same listing (sr_error_layer("network", ...)
+ * otherwise). */
 int sr_net_sandbox_up(struct sr_error *err);
 
 /*
  * A new network namespace for the calling process (unshare(2)), made ready
  * as sr_net_sandbox_up does, and a descriptor of it in *ret_nsfd (O_CLOEXEC,
- * from SIOCGSKNS on a socket made in it) that a process of the same user
- * namespace can setns(2) into.  Needs CAP_SYS_ADMIN and CAP_NET_ADMIN in
+ * from SIOCGSKNS on the rtnetlink socket made in it) that a process of the same
+ * user namespace can setns(2) into.  Needs CAP_SYS_ADMIN and CAP_NET_ADMIN in
  * the current user namespace.  0, or -errno with sr_error_layer("network").
  */
 int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err);
