@@ -63,13 +63,18 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
     h->gid = getgid();
     return 0;
   }
-  if (mkdir("/run/skillrun", 0700) < 0 && errno != EEXIST)
-    return sr_error_layer(err, "uid-pool", errno,
-                          "cannot create /run/skillrun");
-  if (mkdir(SR_UID_POOL_DIR, 0700) < 0 && errno != EEXIST)
-    return sr_error_layer(err, "uid-pool", errno, "cannot create %s",
-                          SR_UID_POOL_DIR);
+  /* Made by the first run as root after each boot (/run is a tmpfs). */
   dir = open(SR_UID_POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0 && errno == ENOENT) {
+    if (mkdir("/run/skillrun", 0700) < 0 && errno != EEXIST)
+      return sr_error_layer(err, "uid-pool", errno,
+                            "cannot create /run/skillrun");
+    if (mkdir(SR_UID_POOL_DIR, 0700) < 0 && errno != EEXIST)
+      return sr_error_layer(err, "uid-pool", errno, "cannot create %s",
+                            SR_UID_POOL_DIR);
+    dir =
+        open(SR_UID_POOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
   if (dir < 0)
     return sr_error_layer(err, "uid-pool", errno, "cannot open %s",
                           SR_UID_POOL_DIR);

@@ -71,6 +71,11 @@ static int mkdir_parents(const char *path, mode_t mode) {
 
   if (n == 0 || n >= sizeof(buf))
     return -ENAMETOOLONG;
+  /* Usually there already: one call, not one per component. */
+  if (mkdir(path, mode) == 0 || errno == EEXIST)
+    return 0;
+  if (errno != ENOENT)
+    return -errno;
   memcpy(buf, path, n + 1);
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/')
@@ -86,15 +91,20 @@ static int mkdir_parents(const char *path, mode_t mode) {
 }
 
 static int open_or_make_dir_at(int dirfd, const char *name, mode_t mode) {
-  bool made = true;
+  bool made = false;
   int fd;
 
-  if (mkdirat(dirfd, name, mode) < 0) {
-    if (errno != EEXIST)
-      return -errno;
-    made = false;
-  }
+  /* Usually there already: opened first, made only when missing. */
   fd = openat(dirfd, name, OPEN_DIR_FLAGS);
+  if (fd < 0 && errno == ENOENT) {
+    made = true;
+    if (mkdirat(dirfd, name, mode) < 0) {
+      if (errno != EEXIST)
+        return -errno;
+      made = false; /* another run made it meanwhile */
+    }
+    fd = openat(dirfd, name, OPEN_DIR_FLAGS);
+  }
   if (fd < 0)
     return -errno;
   /* mkdirat honours the umask (a root caller's 077 would do no harm here,
@@ -523,9 +533,12 @@ static int open_tmpfs_base(const struct tmpfs_base *b, bool create,
       ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) ||
       !on_tmpfs(parent, need))
     return -EPERM;
-  if (create && mkdirat(parent, b->name, 0711) < 0 && errno != EEXIST)
-    return -errno;
   fd = openat(parent, b->name, OPEN_DIR_FLAGS);
+  if (fd < 0 && errno == ENOENT && create) {
+    if (mkdirat(parent, b->name, 0711) < 0 && errno != EEXIST)
+      return -errno;
+    fd = openat(parent, b->name, OPEN_DIR_FLAGS);
+  }
   if (fd < 0)
     return -errno;
   /* 0711: nobody lists the runs staged here; each run's own directory is
