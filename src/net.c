@@ -166,7 +166,10 @@ static int lo_up_and_list(struct nl *nl, struct links *st,
   return 0;
 }
 
-int sr_net_loopback_up(struct sr_error *err) {
+/* lo up (lo_up_and_list); with only_lo, no other link; with ret_nsfd, the
+ * namespace's descriptor, taken from the same socket (SIOCGSKNS works on
+ * any socket). */
+static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
   _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
   struct nl nl = {0};
   struct links st;
@@ -179,26 +182,10 @@ int sr_net_loopback_up(struct sr_error *err) {
   sock = nl.sock;
   if (r < 0)
     return sr_error_layer(err, "network", -r, "open rtnetlink socket");
-  return lo_up_and_list(&nl, &st, err);
-}
-
-/* sr_net_sandbox_up, and with ret_nsfd the namespace's descriptor, taken
- * from the same socket (SIOCGSKNS works on any socket). */
-static int sandbox_up(int *ret_nsfd, struct sr_error *err) {
-  _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
-  struct nl nl = {0};
-  struct links st;
-  int r;
-
-  r = nl_open(&nl);
-  /* NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): as above */
-  sock = nl.sock;
-  if (r < 0)
-    return sr_error_layer(err, "network", -r, "open rtnetlink socket");
   r = lo_up_and_list(&nl, &st, err);
   if (r < 0)
     return r;
-  if (st.others != 0)
+  if (only_lo && st.others != 0)
     return sr_error_layer(err, "network", 0,
                           "unexpected network interfaces in the sandbox");
   if (ret_nsfd) {
@@ -213,14 +200,18 @@ static int sandbox_up(int *ret_nsfd, struct sr_error *err) {
   return 0;
 }
 
+int sr_net_loopback_up(struct sr_error *err) {
+  return net_up(false, NULL, err);
+}
+
 int sr_net_sandbox_up(struct sr_error *err) {
-  return sandbox_up(NULL, err);
+  return net_up(true, NULL, err);
 }
 
 int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err) {
   if (unshare(CLONE_NEWNET) < 0)
     return sr_error_layer(err, "network", errno, "unshare(CLONE_NEWNET)");
-  return sandbox_up(ret_nsfd, err);
+  return net_up(true, ret_nsfd, err);
 }
 
 int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,
