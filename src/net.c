@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Loopback over rtnetlink with libmnl.  Every request asks for an ACK and
- * runs the reply through mnl_cb_run, so a refusal comes back as the
- * kernel's own errno (the pattern of libmnl's examples/rtnl), and the
- * result is read back before it is trusted.
+ * Loopback over rtnetlink with libmnl.  Every change asks for an ACK, and
+ * every reply runs through mnl_cb_run2, so a refusal comes back as the
+ * kernel's own errno (the pattern of libmnl's examples/rtnl), a dump that
+ * ends in an error as that error; the result is read back (a dump of the
+ * links) before it is trusted.
  */
 #include "config.h"
 
@@ -50,10 +51,58 @@ static int nl_open(struct nl *nl) {
   return 0;
 }
 
+/*
+ * The control messages, as libmnl's own handlers take them but for the end
+ * of a dump.  mnl_cb_run2 does not fall back to those handlers for a type
+ * its array leaves empty, so every type is named here.
+ */
+static int noop_cb(const struct nlmsghdr *nlh, void *data) {
+  (void)nlh;
+  (void)data;
+  return MNL_CB_OK;
+}
+
+/* An ACK (error 0) ends the exchange; an error is the kernel's errno. */
+static int error_cb(const struct nlmsghdr *nlh, void *data) {
+  const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+  (void)data;
+  if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e))) {
+    errno = EBADMSG;
+    return MNL_CB_ERROR;
+  }
+  if (e->error == 0)
+    return MNL_CB_STOP;
+  errno = e->error < 0 ? -e->error : e->error;
+  return MNL_CB_ERROR;
+}
+
+/* The end of a dump: the kernel puts an error there when the dump could
+ * not finish (libmnl's own NLMSG_DONE handler ignores it), and a listing
+ * cut short must not pass for a whole one. */
+static int done_cb(const struct nlmsghdr *nlh, void *data) {
+  int e;
+
+  (void)data;
+  if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(e))) {
+    memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
+    if (e < 0) {
+      errno = -e;
+      return MNL_CB_ERROR;
+    }
+  }
+  return MNL_CB_STOP;
+}
+
 /* Sends nlh and runs every reply through cb until the kernel's final ACK,
- * error or NLMSG_DONE.  0 or -errno (the errno of an error ACK). */
+ * error or NLMSG_DONE.  0 or -errno (the errno of an error ACK, or of a
+ * dump's NLMSG_DONE). */
 static int nl_transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
                        void *data) {
+  mnl_cb_t ctl[NLMSG_MIN_TYPE] = {[NLMSG_NOOP] = noop_cb,
+                                  [NLMSG_ERROR] = error_cb,
+                                  [NLMSG_DONE] = done_cb,
+                                  [NLMSG_OVERRUN] = noop_cb};
   _cleanup_free_ char *buf = malloc(NL_RECV_SIZE);
   unsigned seq = nlh->nlmsg_seq;
 
@@ -70,7 +119,8 @@ static int nl_transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
         continue;
       return -errno;
     }
-    r = mnl_cb_run(buf, (size_t)n, seq, nl->portid, cb, data);
+    r = mnl_cb_run2(buf, (size_t)n, seq, nl->portid, cb, data, ctl,
+                    SR_ARRAY_SIZE(ctl));
     if (r < 0)
       return errno > 0 ? -errno : -EIO;
     if (r == MNL_CB_STOP)
@@ -114,9 +164,12 @@ static int links_cb(const struct nlmsghdr *nlh, void *data) {
   const struct ifinfomsg *ifm;
   const char *name = NULL;
 
-  if (nlh->nlmsg_type != RTM_NEWLINK ||
-      nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifm)))
+  if (nlh->nlmsg_type != RTM_NEWLINK)
     return MNL_CB_OK;
+  if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifm))) {
+    st->others++; /* a link all the same, and not lo */
+    return MNL_CB_OK;
+  }
   ifm = mnl_nlmsg_get_payload(nlh);
   if (mnl_attr_parse(nlh, sizeof(*ifm), ifname_attr_cb, &name) < 0)
     return MNL_CB_ERROR;
