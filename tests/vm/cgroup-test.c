@@ -479,14 +479,14 @@ static void test_gc(void) {
   dead_path = abandon(&dead);
   busy_path = abandon(&busy);
 
-  r = sr_cgroup_gc(parent_override, 0, &err);
+  r = sr_cgroup_gc(parent_override, 0, NULL, &err);
   tap(r == 0 && exists(dead_path),
       "gc: a just-abandoned leaf is left alone (too young) (r=%d %s)", r,
       err.msg);
   sleep(3);
   /* As a run's launch does: with fewer leaves than its budget, it looks
    * at every one. */
-  r = sr_cgroup_gc(parent_override, SR_CGROUP_GC_LAUNCH_MAX, &err);
+  r = sr_cgroup_gc(parent_override, SR_CGROUP_GC_LAUNCH_MAX, NULL, &err);
   tap(r == 0 && !exists(dead_path),
       "gc: an empty, unlocked leaf is removed by a launch (r=%d %s)", r,
       err.msg);
@@ -502,7 +502,7 @@ static void test_gc(void) {
     (void)status;
   }
   sleep(1);
-  r = sr_cgroup_gc(parent_override, 0, &err);
+  r = sr_cgroup_gc(parent_override, 0, NULL, &err);
   tap(r == 0 && !exists(busy_path),
       "gc: the leaf is removed once its processes are gone (r=%d)", r);
   destroy_and_check(&live, "gc-live");
@@ -556,7 +556,7 @@ static void test_unavailable(void) {
       why ? why : "(null)");
   free(why);
   tap(sr_cgroup_remove(&cg) == 0, "destroy of an inactive cgroup is a no-op");
-  tap(sr_cgroup_gc(NULL, 0, &err) == 0, "gc with no subtree is a no-op");
+  tap(sr_cgroup_gc(NULL, 0, NULL, &err) == 0, "gc with no subtree is a no-op");
 }
 
 int main(int argc, char **argv) {
