@@ -225,7 +225,7 @@ static int lo_up_and_list(struct nl *nl, struct links *st,
 static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
   _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
   struct nl nl = {0};
-  struct links st;
+  struct links st = {0};
   int r;
 
   r = nl_open(&nl);
