@@ -207,13 +207,18 @@ static int check_statvfs_fd(int fd, uint64_t attr) {
 /*
  * Clones the mount tree at src_fd (recursively: a non-recursive clone of a
  * tree with locked submounts is refused in a user namespace, and read-only
- * must hold for submounts too), applies attr to every mount of the clone,
- * attaches it on dst_fd and reads the flags back.
+ * must hold for submounts too), applies attr to every mount of the clone
+ * (none when 0: a clone keeps its source's flags) and attaches it on
+ * dst_fd.  Returns the attached tree's descriptor, or -errno.
+ *
+ * The flags are read back by the caller (bind_fd), or, for the trees that
+ * nothing but the builders may mount in (/dev and /proc, reserved in
+ * view.c), by verify_mountinfo alone, which holds every mount there to
+ * nosuid and noexec and all but the devices to read-only and nodev.
  */
-static int bind_fd(int src_fd, int dst_fd, uint64_t attr) {
+static int clone_onto(int src_fd, int dst_fd, uint64_t attr) {
   _cleanup_close_ int tree = -1;
   struct mount_attr ma = {.attr_set = attr};
-  int r;
 
   tree = open_tree(src_fd, "",
                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
@@ -226,9 +231,17 @@ static int bind_fd(int src_fd, int dst_fd, uint64_t attr) {
   if (move_mount(tree, "", dst_fd, "",
                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return -errno;
-  /* tree now names the attached mount: verify what the skill will see. */
-  r = check_statvfs_fd(tree, attr);
-  return r;
+  return TAKE_FD(tree);
+}
+
+/* clone_onto, then the flags of the attached mount read back: what the
+ * skill will see. */
+static int bind_fd(int src_fd, int dst_fd, uint64_t attr) {
+  _cleanup_close_ int tree = clone_onto(src_fd, dst_fd, attr);
+
+  if (tree < 0)
+    return tree;
+  return check_statvfs_fd(tree, attr);
 }
 
 /* Binds host path src (resolved inside the host root) on sandbox path dst,
@@ -318,7 +331,6 @@ static int mount_sized_tmpfs(struct ctx *c, const char *where, uint64_t size,
 static int setattr_path(struct ctx *c, const char *where, uint64_t attr) {
   _cleanup_close_ int fd = -1;
   struct mount_attr ma = {.attr_set = attr};
-  int r;
 
   fd = sys_openat2(c->root_fd, where[0] == '/' ? where + 1 : where,
                    O_PATH | O_DIRECTORY, RESOLVE_NEW);
@@ -327,9 +339,8 @@ static int setattr_path(struct ctx *c, const char *where, uint64_t attr) {
   if (mount_setattr(fd, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
     return sr_error_layer(c->err, "mount", errno, "remount %s read-only",
                           where);
-  r = check_statvfs_fd(fd, attr);
-  if (r < 0)
-    return sr_error_layer(c->err, "mount", -r, "verify flags of %s", where);
+  /* Read back by verify_mountinfo: neither mount (/dev, the inputs'
+   * tmpfs) is one it lets stay writable. */
   return 0;
 }
 
@@ -709,9 +720,10 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
     dfd = make_leaf(dev, dev_nodes[i], false);
     if (dfd < 0)
       return sr_error_layer(c->err, "mount", -dfd, "create %s", path);
-    r = bind_fd(sfd, dfd, ATTR_DEV_BIND);
+    r = clone_onto(sfd, dfd, ATTR_DEV_BIND);
     if (r < 0)
       return mount_err(c, r, path, path);
+    safe_close(r);
   }
   for (size_t i = 0; i < SR_ARRAY_SIZE(links); i++)
     if (symlinkat(links[i].target, dev, links[i].name) < 0)
@@ -736,7 +748,10 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
 }
 
 static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
-  _cleanup_close_ int proc = -1, null = -1, mask = -1;
+  /* mask: the empty tmpfs over the first masked directory; file_mask: the
+   * /dev/null bound over the first masked file.  Each later mask is a
+   * clone of one of them, flags and all. */
+  _cleanup_close_ int proc = -1, null = -1, mask = -1, file_mask = -1;
   int r;
 
   (void)e; /* /proc: the masked paths below are spelled out */
@@ -768,10 +783,11 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
       continue;
     if (fd < 0)
       return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
-    r = bind_fd(fd, fd, ATTR_RO_BIND_NOEXEC);
+    r = clone_onto(fd, fd, ATTR_RO_BIND_NOEXEC);
     if (r < 0)
       return sr_error_layer(c->err, "mount", -r,
                             "mount /proc/%s read-only on /proc/%s", name, name);
+    safe_close(r);
   }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(proc_masked); i++) {
@@ -787,10 +803,11 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
     if (S_ISDIR(st.st_mode) && mask >= 0) {
       /* One empty tmpfs for every masked directory: each more is a bind
        * of the first, not another superblock to make and tear down. */
-      r = bind_fd(mask, fd, ATTR_RO_BIND_NOEXEC);
+      r = clone_onto(mask, fd, 0);
       if (r < 0)
         return sr_error_layer(c->err, "mount", -r,
                               "mount the empty tmpfs on /proc/%s", name);
+      safe_close(r);
     } else if (S_ISDIR(st.st_mode)) {
       char where[64];
       snprintf(where, sizeof(where), "/proc/%s", name);
@@ -802,10 +819,16 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
       mask = openat(proc, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (mask < 0)
         return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
-    } else {
-      r = bind_fd(null, fd, ATTR_RO_BIND_NOEXEC & ~MOUNT_ATTR_NODEV);
+    } else if (file_mask >= 0) {
+      r = clone_onto(file_mask, fd, 0);
       if (r < 0)
         return sr_error_layer(c->err, "mount", -r,
+                              "mount /dev/null on /proc/%s", name);
+      safe_close(r);
+    } else {
+      file_mask = clone_onto(null, fd, ATTR_RO_BIND_NOEXEC & ~MOUNT_ATTR_NODEV);
+      if (file_mask < 0)
+        return sr_error_layer(c->err, "mount", -file_mask,
                               "mount /dev/null on /proc/%s", name);
     }
   }
@@ -1103,8 +1126,10 @@ static bool is_dev_null(const char *path) {
  * is entered and the rest detached, so that the table holds the sandbox's
  * mounts only: all private; all nosuid; all read-only (the root too) except
  * the writable tmpfs and device mounts; all nodev except the device mounts
- * and /dev/null over the masked /proc files; those masks noexec.
- * Catches a submount that a recursive attribute missed.
+ * and /dev/null over the masked /proc files; all noexec in /dev (but
+ * /dev/shm) and /proc.  Catches a submount that a recursive attribute
+ * missed, and is the only read-back of the mounts in /dev and /proc and of
+ * the remounts (setattr_path).
  */
 static int verify_mountinfo(struct ctx *c, int proc_fd) {
   static const char *const writable[] = {
@@ -1152,13 +1177,17 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
     if (!in_list(mp, writable, SR_ARRAY_SIZE(writable)) && !has_opt(f[5], "ro"))
       return sr_error_layer(c->err, "mount", EPERM,
                             "verify %s: not read-only (%s)", mp, f[5]);
-    /* The masks over /proc entries: noexec, and nodev unless the mount is
-     * /dev/null itself, bound over a file (it stays a device). */
+    /* Only the builders mount in /dev and /proc (view.c reserves both):
+     * all noexec there but /dev/shm.  Their binds are read back here
+     * only (clone_onto). */
+    if ((sr_path_at_or_below(mp, "/proc") || sr_path_at_or_below(mp, "/dev")) &&
+        strcmp(mp, "/dev/shm") != 0 && !has_opt(f[5], "noexec"))
+      return sr_error_layer(c->err, "mount", EPERM,
+                            "verify %s: not noexec (%s)", mp, f[5]);
+    /* The masks over /proc entries: nodev unless the mount is /dev/null
+     * itself, bound over a file (it stays a device). */
     if (strncmp(mp, "/proc/", 6) == 0 &&
         in_list(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) {
-      if (!has_opt(f[5], "noexec"))
-        return sr_error_layer(c->err, "mount", EPERM,
-                              "verify %s: not noexec (%s)", mp, f[5]);
       if (!has_opt(f[5], "nodev") && !is_dev_null(mp))
         return sr_error_layer(c->err, "mount", EPERM,
                               "verify %s: not nodev (%s)", mp, f[5]);

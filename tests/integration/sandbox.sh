@@ -199,7 +199,17 @@ check_report() {
   has_opts "$who" / ro nosuid nodev
   has_opts "$who" /usr ro nosuid nodev
   has_opts "$who" /proc nosuid nodev noexec
-  has_opts "$who" /proc/sys ro
+  has_opts "$who" /proc/sys ro nosuid nodev noexec
+  # The masks: the first of each kind made, the others cloned from it.
+  has_opts "$who" /proc/keys ro nosuid noexec
+  has_opts "$who" /proc/kallsyms ro nosuid noexec
+  has_opts "$who" /proc/kpagecgroup ro nosuid noexec
+  has_opts "$who" /proc/acpi ro nosuid nodev noexec
+  has_opts "$who" /proc/driver ro nosuid nodev noexec
+  has_opts "$who" /dev ro nosuid noexec
+  has_opts "$who" /dev/null nosuid noexec
+  has_opts "$who" /dev/tty nosuid noexec
+  has_opts "$who" /dev/pts nosuid noexec
   has_opts "$who" /workspace/inputs ro
   has_opts "$who" /workspace/skills/probe-skill ro nosuid nodev
   has_opts "$who" /tmp rw nosuid nodev
