@@ -92,11 +92,6 @@ static void walk_done(struct walk *w) {
   w->n = w->alloc = 0;
 }
 
-static void closedirp(DIR **d) {
-  if (*d)
-    (void)closedir(*d);
-}
-
 void sr_bundle_caps_default(struct sr_bundle_caps *c) {
   c->max_files = 10000;
   c->max_bytes = UINT64_C(256) * 1024 * 1024;
@@ -224,42 +219,32 @@ static void strv_free(char **v, size_t n) {
   sr_error_set((err), SR_EXIT_REFUSED, 0, "bundle_invalid", __VA_ARGS__)
 
 /* Reads the names of one directory, sorted, so the walk (and which
- * offending path gets named first) does not depend on readdir order. */
+ * offending path gets named first) does not depend on the order the file
+ * system lists them in. */
 static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
                       struct sr_error *err) {
-  _cleanup_(closedirp) DIR *d = NULL;
+  _cleanup_free_ struct sr_dir *d = malloc(sizeof(*d));
   char **v = NULL;
   size_t nv = 0, alloc = 0;
-  struct dirent *de;
+  const char *de_name;
+  unsigned char type;
   char *name;
-  int fd, r;
+  int r;
 
-  /* fdopendir takes the fd; keep ours for openat/fstatat. */
-  fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-  if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: dup", relpath);
-  d = fdopendir(fd);
-  if (!d) {
-    r = errno;
-    safe_close(fd);
-    return sr_error_set(err, SR_EXIT_FAILED, r, "bundle_io",
-                        "bundle: %s: opendir", relpath);
-  }
+  if (!d)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle: %s",
+                        relpath);
+  /* dfd is fresh from openat (walk_dir): its offset is the start. */
+  sr_dir_init(d, dfd);
   for (;;) {
-    errno = 0;
-    de = readdir(d);
-    if (!de) {
-      if (errno != 0) {
-        r = errno;
-        strv_free(v, nv);
-        return sr_error_set(err, SR_EXIT_FAILED, r, "bundle_io",
-                            "bundle: %s: readdir", relpath);
-      }
-      break;
+    r = sr_dir_next(d, &de_name, &type);
+    if (r < 0) {
+      strv_free(v, nv);
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
+                          "bundle: %s: readdir", relpath);
     }
-    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-      continue;
+    if (r == 0)
+      break;
     if (nv == alloc) {
       size_t na = alloc ? alloc * 2 : 16;
       char **nvp = realloc(v, na * sizeof(*v));
@@ -271,7 +256,7 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
       v = nvp;
       alloc = na;
     }
-    name = strdup(de->d_name);
+    name = strdup(de_name);
     if (!name) {
       strv_free(v, nv);
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io",

@@ -397,60 +397,95 @@ int sr_write_read_back_at(int dirfd, const char *path, const char *s,
   return 0;
 }
 
+void sr_dir_init(struct sr_dir *d, int fd) {
+  d->fd = fd;
+  d->pos = d->len = 0;
+}
+
+int sr_dir_next(struct sr_dir *d, const char **name, unsigned char *type) {
+  for (;;) {
+    const struct dirent64 *de;
+
+    if (d->pos >= d->len) {
+      ssize_t n;
+
+      do
+        n = getdents64(d->fd, d->u.buf, sizeof(d->u.buf));
+      while (n < 0 && errno == EINTR);
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        return 0;
+      d->pos = 0;
+      d->len = (size_t)n;
+    }
+    de = (const struct dirent64 *)(d->u.buf + d->pos);
+    d->pos += de->d_reclen;
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    *name = de->d_name;
+    *type = de->d_type;
+    return 1;
+  }
+}
+
+/* Removes what is below the directory fd (closed before returning). */
 static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
-  DIR *d;
-  struct dirent *de;
-  int r = 0;
+  _cleanup_close_ int dfd = fd;
+  _cleanup_free_ struct sr_dir *d = NULL;
+  const char *name;
+  unsigned char type;
+  int r = 0, n;
 
   if (depth > 256)
     return -ELOOP;
-  d = fdopendir(fd);
-  if (!d) {
-    r = -errno;
-    safe_close(fd);
-    return r;
-  }
-  while ((errno = 0, de = readdir(d))) {
+  d = malloc(sizeof(*d));
+  if (!d)
+    return -ENOMEM;
+  sr_dir_init(d, dfd);
+  while ((n = sr_dir_next(d, &name, &type)) > 0) {
     struct stat st;
+    int sub, q;
 
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+    /* Anything the file system says is not a directory is unlinked as it
+     * is (never followed); the rest is looked at first. */
+    if (type != DT_DIR && type != DT_UNKNOWN) {
+      if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
+        r = -errno;
       continue;
-    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    }
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
       if (errno != ENOENT && r == 0)
         r = -errno;
       continue;
     }
-    if (S_ISDIR(st.st_mode)) {
-      int sub;
-      if (st.st_dev != dev) {
-        /* Never descend into another mount. */
-        if (r == 0)
-          r = -EXDEV;
-        continue;
-      }
-      sub = openat(dirfd(d), de->d_name,
-                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) {
-        if (errno != ENOENT && r == 0)
-          r = -errno;
-        continue;
-      }
-      /* A read-only copy has mode 0555 directories: make them writable. */
-      (void)fchmod(sub, 0700); /* failure shows up as unlinkat below */
-      int q = rm_rf_children(sub, dev, depth + 1);
-      if (q < 0 && r == 0)
-        r = q;
-      if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT &&
-          r == 0)
+    if (!S_ISDIR(st.st_mode)) {
+      if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
         r = -errno;
-    } else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT &&
-               r == 0) {
-      r = -errno;
+      continue;
     }
+    if (st.st_dev != dev) {
+      /* Never descend into another mount. */
+      if (r == 0)
+        r = -EXDEV;
+      continue;
+    }
+    sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) {
+      if (errno != ENOENT && r == 0)
+        r = -errno;
+      continue;
+    }
+    /* A read-only copy has mode 0555 directories: make them writable. */
+    (void)fchmod(sub, 0700); /* failure shows up as unlinkat below */
+    q = rm_rf_children(sub, dev, depth + 1);
+    if (q < 0 && r == 0)
+      r = q;
+    if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+      r = -errno;
   }
-  if (errno != 0 && r == 0)
-    r = -errno;
-  closedir(d);
+  if (n < 0 && r == 0)
+    r = n;
   return r;
 }
 

@@ -108,6 +108,28 @@ int sr_write_file_at(int dirfd, const char *path, const char *s);
 int sr_write_read_back_at(int dirfd, const char *path, const char *s,
                           char *back, size_t size, const char **step);
 
+/*
+ * A directory's entries, read with getdents64(2) straight from a
+ * descriptor the caller keeps open and may go on using (openat, unlinkat):
+ * no DIR stream to set up (fdopendir(3) calls fstat and fcntl twice) and
+ * no duplicate of the descriptor to make and close.  Reading starts at the
+ * descriptor's offset: one read before is rewound by the caller (lseek).
+ * About 8 KiB: recursive callers allocate it.
+ */
+struct sr_dir {
+  int fd;
+  size_t pos, len;
+  union {
+    uint64_t align; /* getdents64 records are 8-byte aligned */
+    char buf[8192];
+  } u;
+};
+void sr_dir_init(struct sr_dir *d, int fd);
+/* The next entry but "." and "..": its name (valid until the next call)
+ * and d_type (DT_UNKNOWN where the file system does not say).  1, 0 at
+ * the end, or -errno. */
+int sr_dir_next(struct sr_dir *d, const char **name, unsigned char *type);
+
 /* Removes name below dirfd recursively, never following symlinks and never
  * crossing into another mount.  Missing is not an error.  0 or -errno. */
 int sr_rm_rf_at(int dirfd, const char *name);

@@ -1305,32 +1305,29 @@ static int harvest_entry(struct harvest *h, int src_dir, int dst_dir,
 
 static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
                        const char *prefix, unsigned depth) {
-  DIR *d;
-  struct dirent *de;
-  int dupfd, r = 0;
+  _cleanup_free_ struct sr_dir *d = malloc(sizeof(*d));
+  const char *name;
+  unsigned char type;
+  int n, r = 0;
 
-  dupfd = fcntl(src_dir, F_DUPFD_CLOEXEC, 3);
-  if (dupfd < 0)
+  if (!d)
+    return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
+  /* From the start, however the descriptor was read before. */
+  if (lseek(src_dir, 0, SEEK_SET) < 0)
     return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest", "harvest");
-  d = fdopendir(dupfd);
-  if (!d) {
-    safe_close(dupfd);
-    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest", "harvest");
-  }
-  rewinddir(d);
-  while (r >= 0 && !h->stop && (de = readdir(d))) {
+  sr_dir_init(d, src_dir);
+  while (r >= 0 && !h->stop && (n = sr_dir_next(d, &name, &type)) != 0) {
     _cleanup_free_ char *rel = NULL;
 
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-      continue;
-    if (asprintf(&rel, "%s%s", prefix, de->d_name) < 0) {
+    if (n < 0)
+      return sr_error_set(h->err, SR_EXIT_FAILED, -n, "harvest", "harvest");
+    if (asprintf(&rel, "%s%s", prefix, name) < 0) {
       rel = NULL;
       r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
       break;
     }
-    r = harvest_entry(h, src_dir, dst_dir, de->d_name, rel, depth);
+    r = harvest_entry(h, src_dir, dst_dir, name, rel, depth);
   }
-  closedir(d);
   return r;
 }
 
@@ -1643,10 +1640,11 @@ static int gc_at(int root_fd, const char *resolved,
                  const char *own, unsigned *n_cleaned, struct sr_error *err) {
   _cleanup_close_ int active_fd = -1;
   struct sr_name_sample pick = {0};
-  DIR *d;
-  struct dirent *de;
+  struct sr_dir d;
+  const char *name;
+  unsigned char type;
   unsigned cleaned = 0;
-  int dupfd;
+  int n;
 
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
   if (active_fd < 0) {
@@ -1657,31 +1655,22 @@ static int gc_at(int root_fd, const char *resolved,
   }
   if (max && sr_name_sample_init(&pick, max) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "gc");
-  dupfd = fcntl(active_fd, F_DUPFD_CLOEXEC, 3);
-  if (dupfd < 0 || !(d = fdopendir(dupfd))) {
-    int e = errno;
-    safe_close(dupfd);
-    sr_name_sample_done(&pick);
-    return sr_error_set(err, SR_EXIT_FAILED, e, "gc", "gc");
-  }
-  while ((errno = 0, de = readdir(d))) {
-    if (de->d_name[0] == '.')
+  sr_dir_init(&d, active_fd);
+  while ((n = sr_dir_next(&d, &name, &type)) > 0) {
+    if (name[0] == '.')
       continue;
-    if (max && !(own && !strcmp(de->d_name, own))) {
-      sr_name_sample_offer(&pick, de->d_name);
+    if (max && !(own && !strcmp(name, own))) {
+      sr_name_sample_offer(&pick, name);
       continue;
     }
-    if (gc_one(root_fd, active_fd, resolved, de->d_name, verbose, key) > 0)
+    if (gc_one(root_fd, active_fd, resolved, name, verbose, key) > 0)
       cleaned++;
   }
-  if (errno != 0) {
-    int e = errno;
-    closedir(d);
+  if (n < 0) {
     sr_name_sample_done(&pick);
-    return sr_error_set(err, SR_EXIT_FAILED, e, "gc", "cannot read %s/.active",
+    return sr_error_set(err, SR_EXIT_FAILED, -n, "gc", "cannot read %s/.active",
                         resolved);
   }
-  closedir(d);
   for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++)
     if (gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
                verbose, key) > 0)

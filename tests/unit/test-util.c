@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -1283,6 +1285,88 @@ static void test_open_regular(void **state) {
   assert_int_equal(sr_rm_rf_at(AT_FDCWD, dir), 0);
 }
 
+/* sr_dir_next: every entry once (more of them than one getdents64 buffer
+ * holds), "." and ".." left out, the types the file system gives, the end
+ * said again when asked again, a non-directory refused; and sr_rm_rf_at,
+ * which reads with it, removes a tree of files, links and directories
+ * without following a link out of it. */
+static void test_dir_entries(void **state) {
+  enum { N = 700 }; /* names of 40 bytes: about 34 KiB of records */
+  char dir[] = "/tmp/skillrun-test-dir.XXXXXX", p[PATH_MAX],
+       out[] = "/tmp/skillrun-test-dir-out.XXXXXX";
+  static bool seen[N];
+  struct sr_dir d;
+  const char *name;
+  unsigned char type;
+  unsigned files = 0, dirs = 0, links = 0;
+  struct stat st;
+  int fd, n;
+  (void)state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_non_null(mkdtemp(out));
+  for (int i = 0; i < N; i++) {
+    snprintf(p, sizeof(p), "%s/%036d", dir, i);
+    fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+  }
+  snprintf(p, sizeof(p), "%s/sub", dir);
+  assert_int_equal(mkdir(p, 0700), 0);
+  fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  assert_int_equal(mknodat(fd, "f", S_IFREG | 0600, 0), 0);
+  assert_int_equal(fchmod(fd, 0500), 0); /* rm_rf makes it writable */
+  close(fd);
+  snprintf(p, sizeof(p), "%s/link", dir);
+  assert_int_equal(symlink(out, p), 0); /* a link out: never followed */
+  snprintf(p, sizeof(p), "%s/kept", out);
+  fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  close(fd);
+
+  fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  sr_dir_init(&d, fd);
+  while ((n = sr_dir_next(&d, &name, &type)) > 0) {
+    assert_string_not_equal(name, ".");
+    assert_string_not_equal(name, "..");
+    if (!strcmp(name, "sub")) {
+      assert_true(type == DT_DIR || type == DT_UNKNOWN);
+      dirs++;
+    } else if (!strcmp(name, "link")) {
+      assert_true(type == DT_LNK || type == DT_UNKNOWN);
+      links++;
+    } else {
+      int i = atoi(name);
+      assert_true(i >= 0 && i < N);
+      assert_false(seen[i]);
+      seen[i] = true;
+      files++;
+    }
+  }
+  assert_int_equal(n, 0);
+  assert_int_equal(sr_dir_next(&d, &name, &type), 0);
+  assert_int_equal(files, N);
+  assert_int_equal(dirs, 1);
+  assert_int_equal(links, 1);
+  close(fd);
+
+  snprintf(p, sizeof(p), "%s/%036d", dir, 0);
+  fd = open(p, O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  sr_dir_init(&d, fd);
+  assert_int_equal(sr_dir_next(&d, &name, &type), -ENOTDIR);
+  close(fd);
+
+  assert_int_equal(sr_rm_rf_at(AT_FDCWD, dir), 0);
+  assert_int_equal(lstat(dir, &st), -1);
+  assert_int_equal(errno, ENOENT);
+  snprintf(p, sizeof(p), "%s/kept", out);
+  assert_int_equal(lstat(p, &st), 0);
+  assert_int_equal(sr_rm_rf_at(AT_FDCWD, out), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_size_plain),
@@ -1315,6 +1399,7 @@ int main(void) {
       cmocka_unit_test(test_read_file_at_sizes),
       cmocka_unit_test(test_read_sizes_around_stack),
       cmocka_unit_test(test_open_regular),
+      cmocka_unit_test(test_dir_entries),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
       cmocka_unit_test(test_name_sample),
