@@ -111,6 +111,9 @@ int sr_cg1_kill(const struct sr_cgroup *cg);
 int sr_cg1_remove(struct sr_cgroup *cg);
 void sr_cg1_reset(struct sr_cgroup *cg);
 int sr_cg1_gc(unsigned max, const char *own, struct sr_error *err);
+/* sr_cg1_gc in cg's subtrees (v1_sub_fd), beside cg's own leaves. */
+int sr_cg1_gc_beside(const struct sr_cgroup *cg, unsigned max,
+                     struct sr_error *err);
 /* The memory, pids and cpuacct hierarchies' mount points (malloc'd, by
  * enum sr_cg1_ctrl, SR__CG1_MAX of them).  _fast: the usual layout under BASE
  * (/sys/fs/cgroup), by statfs and one file per hierarchy; 0 only when it

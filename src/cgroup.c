@@ -731,7 +731,7 @@ void sr_cgroup_init(struct sr_cgroup *cg) {
   memset(cg, 0, sizeof(*cg));
   cg->leaf_fd = -1;
   for (int i = 0; i < SR__CG1_MAX; i++)
-    cg->v1_fd[i] = -1;
+    cg->v1_fd[i] = cg->v1_sub_fd[i] = -1;
 }
 
 static void cgroup_reset(struct sr_cgroup *cg) {
@@ -1251,4 +1251,11 @@ int sr_cgroup_gc(const char *parent_override, unsigned max, const char *own,
     return r;
   r1 = sr_cg1_gc(max, own, r < 0 ? NULL : err);
   return r < 0 ? r : r1;
+}
+
+int sr_cgroup_gc_beside(const struct sr_cgroup *cg, const char *parent_override,
+                        unsigned max, struct sr_error *err) {
+  if (cg->active && cg->version == SR_CGV_1)
+    return sr_cg1_gc_beside(cg, max, err);
+  return sr_cgroup_gc(parent_override, max, sr_cgroup_leaf_name(cg), err);
 }

@@ -47,6 +47,9 @@ struct sr_cgroup {
   /* v1: each hierarchy's leaf, locked for --gc while the run lives. */
   int v1_fd[SR__CG1_MAX];
   char *v1_path[SR__CG1_MAX];
+  /* v1: each hierarchy's skillrun subtree, where the leaf was made: the
+   * other runs' leaves are collected there while the run lives. */
+  int v1_sub_fd[SR__CG1_MAX];
   bool memsw; /* v1 swap accounting: memory.memsw.limit_in_bytes set */
   struct sr_cgroup_scope scope; /* kept until sr_cgroup_done */
 };
@@ -149,3 +152,10 @@ void sr_cgroup_done(struct sr_cgroup *cg);
  * young at its first look. */
 int sr_cgroup_gc(const char *parent_override, unsigned max, const char *own,
                  struct sr_error *err);
+/* sr_cgroup_gc with max for a launch, beside the run's own leaves in cg:
+ * on cgroup v1, in the subtrees cg's leaves were made in moments ago,
+ * through the descriptors kept from then (no mount is looked up again,
+ * and v2, which had nothing to offer the run, is not looked at); with a
+ * v2 leaf or none, sr_cgroup_gc(parent_override, max, the leaf's name). */
+int sr_cgroup_gc_beside(const struct sr_cgroup *cg, const char *parent_override,
+                        unsigned max, struct sr_error *err);

@@ -193,6 +193,7 @@ static int find_v1_mounts(char *mnt[SR__CG1_MAX]) {
 void sr_cg1_reset(struct sr_cgroup *cg) {
   for (int c = 0; c < SR__CG1_MAX; c++) {
     cg->v1_fd[c] = safe_close(cg->v1_fd[c]);
+    cg->v1_sub_fd[c] = safe_close(cg->v1_sub_fd[c]);
     free(cg->v1_path[c]);
     cg->v1_path[c] = NULL;
   }
@@ -362,6 +363,9 @@ int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
   }
   cg->version = SR_CGV_1;
   cg->active = cg->memory = cg->pids = cg->cpu = true;
+  /* Kept for the collection of the other runs' leaves (gc_beside). */
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    cg->v1_sub_fd[c] = TAKE_FD(sub[c]);
   r = 0;
   goto out;
 
@@ -550,6 +554,32 @@ static int gc_one(int sfd, const char *name) {
 
 static bool want_v1(const char *name) {
   return strncmp(name, SR_CG_LEAF_PREFIX, strlen(SR_CG_LEAF_PREFIX)) == 0;
+}
+
+int sr_cg1_gc_beside(const struct sr_cgroup *cg, unsigned max,
+                     struct sr_error *err) {
+  const char *own = sr_cgroup_leaf_name(cg);
+  int r, ret = 0;
+
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    _cleanup_free_ char *path = NULL;
+    const char *slash;
+
+    if (cg->v1_sub_fd[c] < 0 || !cg->v1_path[c])
+      continue;
+    /* "<mount>/skillrun/<leaf>": the subtree's path, for messages. */
+    slash = strrchr(cg->v1_path[c], '/');
+    path = slash ? strndup(cg->v1_path[c], (size_t)(slash - cg->v1_path[c]))
+                 : NULL;
+    if (!path) {
+      ret = ret ? ret : sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
+      continue;
+    }
+    r = sr_cg_gc_dir(cg->v1_sub_fd[c], path, own, want_v1, gc_one, max, err);
+    if (r < 0 && ret == 0)
+      ret = r;
+  }
+  return ret;
 }
 
 int sr_cg1_gc(unsigned max, const char *own, struct sr_error *err) {

@@ -193,8 +193,8 @@ void sr_host_gc(struct sr_host *h) {
   h->gc_due = false;
   /* The run's own leaf, while it lives, is not a reason to read a
    * directory (sr_cg_gc_dir). */
-  (void)sr_cgroup_gc(h->gc_parent, SR_CGROUP_GC_LAUNCH_MAX,
-                     sr_cgroup_leaf_name(&h->cgroup), NULL);
+  (void)sr_cgroup_gc_beside(&h->cgroup, h->gc_parent, SR_CGROUP_GC_LAUNCH_MAX,
+                            NULL);
 }
 
 void sr_host_done(struct sr_host *h) {
