@@ -205,33 +205,43 @@ static int check_statvfs_fd(int fd, uint64_t attr) {
 }
 
 /*
- * Clones the mount tree at src_fd (recursively: a non-recursive clone of a
- * tree with locked submounts is refused in a user namespace, and read-only
- * must hold for submounts too), applies attr to every mount of the clone
- * (none when 0: a clone keeps its source's flags) and attaches it on
- * dst_fd.  Returns the attached tree's descriptor, or -errno.
+ * Clones the mount tree at src_name below src_dir (recursively: a
+ * non-recursive clone of a tree with locked submounts is refused in a user
+ * namespace, and read-only must hold for submounts too), applies attr to
+ * every mount of the clone (none when 0: a clone keeps its source's flags)
+ * and attaches it on dst_name below dst_dir.  A name "" is the descriptor
+ * itself; a name is one component, and a symlink there is not followed.
+ * Returns the attached tree's descriptor, or -errno.
  *
  * The flags are read back by the caller (bind_fd), or, for the trees that
  * nothing but the builders may mount in (/dev and /proc, reserved in
  * view.c), by verify_mountinfo alone, which holds every mount there to
  * nosuid and noexec and all but the devices to read-only and nodev.
  */
-static int clone_onto(int src_fd, int dst_fd, uint64_t attr) {
+static int clone_at(int src_dir, const char *src_name, int dst_dir,
+                    const char *dst_name, uint64_t attr) {
   _cleanup_close_ int tree = -1;
   struct mount_attr ma = {.attr_set = attr};
 
-  tree = open_tree(src_fd, "",
-                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                       AT_RECURSIVE);
+  tree = open_tree(src_dir, src_name,
+                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                       (*src_name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH));
   if (tree < 0)
     return -errno;
   if (attr && mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma,
                             sizeof(ma)) < 0)
     return -errno;
-  if (move_mount(tree, "", dst_fd, "",
-                 MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+  /* Without MOVE_MOUNT_T_SYMLINKS a link at dst_name is not followed. */
+  if (move_mount(tree, "", dst_dir, dst_name,
+                 MOVE_MOUNT_F_EMPTY_PATH |
+                     (*dst_name ? 0 : MOVE_MOUNT_T_EMPTY_PATH)) < 0)
     return -errno;
   return TAKE_FD(tree);
+}
+
+/* clone_at of the descriptors themselves. */
+static int clone_onto(int src_fd, int dst_fd, uint64_t attr) {
+  return clone_at(src_fd, "", dst_fd, "", attr);
 }
 
 /* clone_onto, then the flags of the attached mount read back: what the
@@ -774,16 +784,14 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
   if (null < 0)
     return sr_error_layer(c->err, "mount", -null, "open /dev/null");
 
+  /* By name below /proc: its top-level entries are the kernel's, and
+   * neither clone_at nor fstatat follows a link. */
   for (size_t i = 0; i < SR_ARRAY_SIZE(proc_readonly); i++) {
-    _cleanup_close_ int fd = -1;
     const char *name = proc_readonly[i];
 
-    fd = openat(proc, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
+    r = clone_at(proc, name, proc, name, ATTR_RO_BIND_NOEXEC);
+    if (r == -ENOENT)
       continue;
-    if (fd < 0)
-      return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
-    r = clone_onto(fd, fd, ATTR_RO_BIND_NOEXEC);
     if (r < 0)
       return sr_error_layer(c->err, "mount", -r,
                             "mount /proc/%s read-only on /proc/%s", name, name);
@@ -791,19 +799,18 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
   }
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(proc_masked); i++) {
-    _cleanup_close_ int fd = -1;
     const char *name = proc_masked[i];
     struct stat st;
 
-    fd = openat(proc, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-      continue;
-    if (fd < 0 || fstat(fd, &st) < 0)
-      return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
+    if (fstatat(proc, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      if (errno == ENOENT)
+        continue;
+      return sr_error_layer(c->err, "mount", errno, "stat /proc/%s", name);
+    }
     if (S_ISDIR(st.st_mode) && mask >= 0) {
       /* One empty tmpfs for every masked directory: each more is a bind
        * of the first, not another superblock to make and tear down. */
-      r = clone_onto(mask, fd, 0);
+      r = clone_at(mask, "", proc, name, 0);
       if (r < 0)
         return sr_error_layer(c->err, "mount", -r,
                               "mount the empty tmpfs on /proc/%s", name);
@@ -820,13 +827,14 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
       if (mask < 0)
         return sr_error_layer(c->err, "mount", errno, "open /proc/%s", name);
     } else if (file_mask >= 0) {
-      r = clone_onto(file_mask, fd, 0);
+      r = clone_at(file_mask, "", proc, name, 0);
       if (r < 0)
         return sr_error_layer(c->err, "mount", -r,
                               "mount /dev/null on /proc/%s", name);
       safe_close(r);
     } else {
-      file_mask = clone_onto(null, fd, ATTR_RO_BIND_NOEXEC & ~MOUNT_ATTR_NODEV);
+      file_mask = clone_at(null, "", proc, name,
+                           ATTR_RO_BIND_NOEXEC & ~MOUNT_ATTR_NODEV);
       if (file_mask < 0)
         return sr_error_layer(c->err, "mount", -file_mask,
                               "mount /dev/null on /proc/%s", name);
