@@ -1129,6 +1129,18 @@ static bool is_dev_null(const char *path) {
          S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
 }
 
+/* Whether a mount whose source fields (major:minor of the file system,
+ * root within it) are dev and root is the mount null_src describes ("DEV
+ * ROOT" of a mask is_dev_null passed): the same object, the null device,
+ * without another stat.  One reading of the table gives every line's
+ * root at one moment, so one path names one object. */
+static bool same_null(const char *null_src, const char *dev, const char *root) {
+  size_t n = strlen(dev);
+
+  return null_src[0] && strncmp(null_src, dev, n) == 0 && null_src[n] == ' ' &&
+         strcmp(null_src + n + 1, root) == 0;
+}
+
 /*
  * Reads back every mount of the namespace from mountinfo, once the new root
  * is entered and the rest detached, so that the table holds the sandbox's
@@ -1150,6 +1162,7 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
       "/dev/random", "/dev/urandom", "/dev/tty",  "/dev/pts",
   };
   _cleanup_free_ char *buf = NULL;
+  char null_src[128] = ""; /* the first device mask's source (same_null) */
   unsigned found = 0;
   char *line, *save = NULL;
   int r;
@@ -1196,9 +1209,15 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
      * itself, bound over a file (it stays a device). */
     if (strncmp(mp, "/proc/", 6) == 0 &&
         in_list(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) {
-      if (!has_opt(f[5], "nodev") && !is_dev_null(mp))
+      if (!has_opt(f[5], "nodev") && !same_null(null_src, f[2], f[3]) &&
+          !is_dev_null(mp))
         return sr_error_layer(c->err, "mount", EPERM,
                               "verify %s: not nodev (%s)", mp, f[5]);
+      if (!has_opt(f[5], "nodev") && !null_src[0]) {
+        int n = snprintf(null_src, sizeof(null_src), "%s %s", f[2], f[3]);
+        if (n < 0 || (size_t)n >= sizeof(null_src))
+          null_src[0] = '\0'; /* cut short: every mask is looked at */
+      }
       continue;
     }
     if (!in_list(mp, devices, SR_ARRAY_SIZE(devices)) &&

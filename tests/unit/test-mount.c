@@ -4,9 +4,10 @@
  * own user, mount and pid namespaces: the view's masks and device nodes
  * carry their flags, and when a flag does not take, the build fails closed
  * on the read-back of the mount table (verify_mountinfo), the only
- * read-back of the mounts in /dev and /proc.  mount_setattr(2) and
- * mount(2) are wrapped (-Wl,--wrap) so that a case can drop one attribute
- * from the calls that ask for a given set.  Needs user namespaces (root or
+ * read-back of the mounts in /dev and /proc.  mount_setattr(2), mount(2)
+ * and open_tree(2) are wrapped (-Wl,--wrap) so that a case can drop one
+ * attribute from the calls that ask for a given set, or clone another
+ * device than the null device.  Needs user namespaces (root or
  * not); without them a TAP comment says why and nothing is exercised.
  */
 #include "config.h"
@@ -73,6 +74,38 @@ int __wrap_mount(const char *src, const char *target, const char *type,
   if (mount_drop_type && type && strcmp(type, mount_drop_type) == 0)
     flags &= ~mount_drop;
   return __real_mount(src, target, type, flags, data);
+}
+
+/* And the swap_nth call of open_tree(2) that clones the null device (its
+ * own descriptor: the /dev/null bind, then the first /proc mask, then the
+ * masks cloned from it) clones the view's /dev/zero instead. */
+static int swap_nth, swap_seen;
+#define MASK (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)
+
+int __real_open_tree(int dfd, const char *path, unsigned int flags);
+int __wrap_open_tree(int dfd, const char *path, unsigned int flags);
+int __wrap_open_tree(int dfd, const char *path, unsigned int flags) {
+  struct stat st;
+
+  if (swap_nth && !*path && fstat(dfd, &st) == 0 && S_ISCHR(st.st_mode) &&
+      st.st_rdev == makedev(1, 3) && ++swap_seen == swap_nth) {
+    int zero = open("/newroot/dev/zero", O_PATH | O_CLOEXEC);
+    int r;
+
+    if (zero < 0)
+      return -1;
+    r = __real_open_tree(zero, path, flags);
+    close(zero);
+    /* With a mask's flags: only the device differs. */
+    if (r >= 0 && __real_mount_setattr(r, "", AT_EMPTY_PATH | AT_RECURSIVE,
+                                       &(struct mount_attr){.attr_set = MASK},
+                                       sizeof(struct mount_attr)) < 0) {
+      close(r);
+      return -1;
+    }
+    return r;
+  }
+  return __real_open_tree(dfd, path, flags);
 }
 
 /* The options field of mountpoint mp in this namespace's table, or "". */
@@ -269,6 +302,22 @@ static void test_proc_noexec_read_back(void **state) {
   mount_drop = 0;
 }
 
+/* A mask over a /proc file that is another device than /dev/null: the
+ * first one, made from /dev/null, and the second, cloned from the first
+ * (the read-back looks at the null device's mount once, and at any other
+ * mount again). */
+static void test_proc_mask_is_null(void **state) {
+  (void)state;
+  inject(0, false, 0);
+  swap_seen = 0;
+  swap_nth = 2;
+  run("first proc mask /dev/zero", "verify /proc/keys: not nodev");
+  swap_seen = 0;
+  swap_nth = 3;
+  run("second proc mask /dev/zero", "verify /proc/key-users: not nodev");
+  swap_nth = 0;
+}
+
 /* /dev sealed (not recursive) without read-only. */
 static void test_dev_seal_read_back(void **state) {
   (void)state;
@@ -285,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_device_noexec_read_back),
       cmocka_unit_test(test_proc_mask_read_back),
       cmocka_unit_test(test_proc_noexec_read_back),
+      cmocka_unit_test(test_proc_mask_is_null),
       cmocka_unit_test(test_dev_seal_read_back),
   };
   snprintf(bundle, sizeof(bundle), "%s/skillrun-test-mount.XXXXXX",
