@@ -429,6 +429,13 @@ int sr_dir_next(struct sr_dir *d, const char **name, unsigned char *type) {
   }
 }
 
+/* Lets the directory fd (st: its stat) have its entries removed: owner
+ * write and search, which a read-only copy's 0555 lacks. */
+static void make_removable(int fd, const struct stat *st) {
+  if ((st->st_mode & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR))
+    (void)fchmod(fd, 0700);
+}
+
 /* Removes what is below the directory fd (closed before returning). */
 static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
   _cleanup_close_ int dfd = fd;
@@ -476,8 +483,9 @@ static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
         r = -errno;
       continue;
     }
-    /* A read-only copy has mode 0555 directories: make them writable. */
-    (void)fchmod(sub, 0700); /* failure shows up as unlinkat below */
+    /* A read-only copy has mode 0555 directories: make them writable
+     * (a failure shows up as unlinkat below). */
+    make_removable(sub, &st);
     q = rm_rf_children(sub, dev, depth + 1);
     if (q < 0 && r == 0)
       r = q;
@@ -500,7 +508,7 @@ int sr_rm_rf_at(int dirfd, const char *name) {
   fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT ? 0 : -errno;
-  (void)fchmod(fd, 0700); /* see rm_rf_children */
+  make_removable(fd, &st); /* see rm_rf_children */
   r = rm_rf_children(fd, st.st_dev, 0);
   if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
     r = -errno;

@@ -18,24 +18,31 @@
 #include "macro.h"
 #include "metafile.h"
 
-int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
-                         mode_t mode, uid_t owner, gid_t group, int *ret_fd,
-                         struct sr_error *err) {
+/* sr_metafile_write_at without the error record: 0 or -errno. */
+static int write_file(int dirfd, const char *name, const json_t *meta,
+                      mode_t mode, uid_t owner, gid_t group, int *ret_fd) {
   _cleanup_free_ char *text = NULL;
   _cleanup_close_ int fd = -1;
+  size_t len;
+  char *nl;
   int r;
 
   text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   if (!text)
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "metadata", "metadata");
+    return -ENOMEM;
+  /* The final newline in the same write. */
+  len = strlen(text);
+  nl = realloc(text, len + 2);
+  if (!nl)
+    return -ENOMEM;
+  text = nl;
+  text[len++] = '\n';
+  text[len] = '\0';
   fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
               mode);
   if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
-                        "cannot write metadata.json");
-  r = sr_write_all(fd, text, strlen(text));
-  if (r >= 0)
-    r = sr_write_all(fd, "\n", 1);
+    return -errno;
+  r = sr_write_all(fd, text, len);
   if (r >= 0 && fchmod(fd, mode) < 0)
     r = -errno;
   if (r >= 0 && owner != (uid_t)-1 && fchown(fd, owner, group) < 0)
@@ -49,9 +56,18 @@ int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
     if (*ret_fd < 0)
       r = -errno;
   }
+  return r;
+}
+
+int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
+                         mode_t mode, uid_t owner, gid_t group, int *ret_fd,
+                         struct sr_error *err) {
+  int r = write_file(dirfd, name, meta, mode, owner, group, ret_fd);
+
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
-                        "cannot write metadata.json");
+                        r == -ENOMEM ? "metadata"
+                                     : "cannot write metadata.json");
   return 0;
 }
 
@@ -59,11 +75,16 @@ int sr_metafile_replace_at(int run_fd, const json_t *meta, uid_t owner,
                            gid_t group, struct sr_error *err) {
   int r;
 
-  (void)unlinkat(run_fd, "metadata.json.tmp", 0); /* stale temp file */
-  r = sr_metafile_write_at(run_fd, "metadata.json.tmp", meta, 0600, owner,
-                           group, NULL, err);
+  r = write_file(run_fd, "metadata.json.tmp", meta, 0600, owner, group, NULL);
+  if (r == -EEXIST) {
+    /* A temporary file left by a run that died between the two steps. */
+    (void)unlinkat(run_fd, "metadata.json.tmp", 0);
+    r = write_file(run_fd, "metadata.json.tmp", meta, 0600, owner, group, NULL);
+  }
   if (r < 0)
-    return r;
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
+                        r == -ENOMEM ? "metadata"
+                                     : "cannot write metadata.json");
   if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");

@@ -717,15 +717,14 @@ static void emit_failure(struct sr_run *run, const struct sr_error *err) {
   }
 }
 
-/* The workspace root a run uses or would have used, opened without
- * creating it: -1 when there is none (nothing is recorded then). */
+/* The workspace root a run would have used, opened without creating it
+ * (the run has none open): -1 when there is none (nothing is recorded
+ * then). */
 static int open_root(const struct sr_run *run) {
   const char *root = run->args->workspace_root;
   _cleanup_free_ char *def = NULL;
   struct sr_error ignored = {0};
 
-  if (run->ws.root_fd >= 0)
-    return fcntl(run->ws.root_fd, F_DUPFD_CLOEXEC, 3);
   if (!root && run->policy_init)
     root = run->policy.workspace_root;
   if (!root && sr_workspace_default_root(&def, &ignored) == 0)
@@ -741,12 +740,13 @@ static void record_in_index(const struct sr_run *run, bool ran,
                             enum sr_status status, const char *reason) {
   struct sr_run_record rec = {0};
   char line[SR_RECORD_LINE_MAX + 1];
-  _cleanup_close_ int root = -1;
-  int n, r;
+  _cleanup_close_ int opened = -1; /* the root, when the run had none */
+  int root = run->ws.root_fd, n, r;
 
   if (run->explain || !run->audit_open)
     return;
-  root = open_root(run);
+  if (root < 0)
+    root = opened = open_root(run);
   if (root < 0)
     return; /* no workspace root: a run refused before it had one */
   rec.finished_s = (uint64_t)time(NULL);

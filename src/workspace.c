@@ -1753,9 +1753,8 @@ int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
    * O_APPEND is weaker (NFS). */
   if (flock(fd, LOCK_EX) < 0)
     return -errno;
-  r = sr_write_all(fd, line, len);
-  (void)flock(fd, LOCK_UN); /* closing releases it anyway */
-  return r;
+  /* Closing fd (the only one of its open file) releases the lock. */
+  return sr_write_all(fd, line, len);
 }
 
 /* Read side: the workspace root's owner, root and the reader itself may

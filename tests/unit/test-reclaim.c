@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -74,9 +75,72 @@ static void test_empty_ledger(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* A metadata.json.tmp the dead run left (here a link out of the run
+ * directory): replaced, never followed, and gone afterwards; the file
+ * written is one JSON document and a newline. */
+static void test_stale_temp(void **state) {
+  char dir[] = "/tmp/test-reclaim.XXXXXX",
+       out[] = "/tmp/test-reclaim-out.XXXXXX";
+  char path[4096], buf[16];
+  struct sr_error err = {0};
+  struct stat st;
+  json_error_t jerr;
+  json_t *meta;
+  int run_fd, ledger, fd;
+  ssize_t n;
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  assert_non_null(mkdtemp(out));
+  snprintf(path, sizeof(path), "%s/victim", out);
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, "keep", 4), 4);
+  close(fd);
+  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(run_fd >= 0);
+  assert_int_equal(symlinkat(path, run_fd, "metadata.json.tmp"), 0);
+  ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  assert_true(ledger >= 0);
+
+  assert_int_equal(sr_reclaim_run(ledger, run_fd, "default", "e2", getuid(),
+                                  getgid(), NULL, &err),
+                   1);
+  assert_int_equal(
+      fstatat(run_fd, "metadata.json.tmp", &st, AT_SYMLINK_NOFOLLOW), -1);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  n = read(fd, buf, sizeof(buf));
+  close(fd);
+  assert_int_equal(n, 4);
+  assert_memory_equal(buf, "keep", 4);
+
+  snprintf(path, sizeof(path), "%s/metadata.json", dir);
+  meta = json_load_file(path, 0, &jerr);
+  assert_non_null(meta);
+  json_decref(meta);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  assert_int_equal(fstat(fd, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0600);
+  assert_int_equal(pread(fd, buf, 2, st.st_size - 2), 2);
+  close(fd);
+  assert_true(buf[0] == '}' && buf[1] == '\n');
+
+  assert_int_equal(unlinkat(run_fd, "metadata.json", 0), 0);
+  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
+  close(ledger);
+  close(run_fd);
+  assert_int_equal(rmdir(dir), 0);
+  snprintf(path, sizeof(path), "%s/victim", out);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(rmdir(out), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_empty_ledger),
+      cmocka_unit_test(test_stale_temp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
