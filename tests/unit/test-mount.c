@@ -35,6 +35,7 @@
 #include "error.h"
 #include "fdutil.h"
 #include "mount.h"
+#include "own-userns.h"
 #include "policy.h"
 
 enum { CHILD_OK = 0, CHILD_FAILED = 1, CHILD_NO_USERNS = 77 };
@@ -208,21 +209,13 @@ static int in_new_namespaces(char *msg, size_t len) {
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    char map[64];
-    uid_t uid = getuid();
-    gid_t gid = getgid();
+    int r;
     pid_t one;
 
     close(p[0]);
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
-      _exit(CHILD_NO_USERNS);
-    snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-    if (sr_write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny") < 0 ||
-        sr_write_file_at(AT_FDCWD, "/proc/self/uid_map", map) < 0)
-      _exit(CHILD_FAILED);
-    snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-    if (sr_write_file_at(AT_FDCWD, "/proc/self/gid_map", map) < 0)
-      _exit(CHILD_FAILED);
+    r = unit_own_userns(CLONE_NEWNS | CLONE_NEWPID);
+    if (r < 0)
+      _exit(r == -1 ? CHILD_NO_USERNS : CHILD_FAILED);
     one = fork();
     if (one == 0)
       _exit(build(p[1]));

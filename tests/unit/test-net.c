@@ -29,6 +29,7 @@
 #include "error.h"
 #include "fdutil.h"
 #include "net.h"
+#include "own-userns.h"
 
 enum { CHILD_OK = 0, CHILD_FAILED = 1, CHILD_NO_USERNS = 77 };
 
@@ -41,19 +42,10 @@ static int in_new_netns(int (*fn)(void)) {
 
   assert_true(pid >= 0);
   if (pid == 0) {
-    char map[64];
-    uid_t uid = getuid();
-    gid_t gid = getgid();
+    int r = unit_own_userns(CLONE_NEWNET);
 
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
-      _exit(CHILD_NO_USERNS);
-    snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-    if (sr_write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny") < 0 ||
-        sr_write_file_at(AT_FDCWD, "/proc/self/uid_map", map) < 0)
-      _exit(CHILD_FAILED);
-    snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-    if (sr_write_file_at(AT_FDCWD, "/proc/self/gid_map", map) < 0)
-      _exit(CHILD_FAILED);
+    if (r < 0)
+      _exit(r == -1 ? CHILD_NO_USERNS : CHILD_FAILED);
     _exit(fn());
   }
   assert_int_equal(waitpid(pid, &st, 0), pid);
