@@ -9,6 +9,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,6 +404,8 @@ void sr_dir_init(struct sr_dir *d, int fd) {
 }
 
 int sr_dir_next(struct sr_dir *d, const char **name, unsigned char *type) {
+  *name = ""; /* what a caller reads on the end or an error */
+  *type = DT_UNKNOWN;
   for (;;) {
     const struct dirent64 *de;
 
@@ -420,6 +423,11 @@ int sr_dir_next(struct sr_dir *d, const char **name, unsigned char *type) {
       d->len = (size_t)n;
     }
     de = (const struct dirent64 *)(d->u.buf + d->pos);
+    /* The kernel's records fill what it returned, one after another;
+     * one that does not is never walked past. */
+    if (de->d_reclen <= offsetof(struct dirent64, d_name) ||
+        de->d_reclen > d->len - d->pos)
+      return -EIO;
     d->pos += de->d_reclen;
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
       continue;
@@ -429,11 +437,36 @@ int sr_dir_next(struct sr_dir *d, const char **name, unsigned char *type) {
   }
 }
 
-/* Lets the directory fd (st: its stat) have its entries removed: owner
- * write and search, which a read-only copy's 0555 lacks. */
-static void make_removable(int fd, const struct stat *st) {
-  if ((st->st_mode & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR))
+/*
+ * Opens the directory name below dfd to remove what is in it, never
+ * following a link: its descriptor, made owner-writable when it is not (a
+ * read-only copy's 0555 directories); -ENOTDIR when name is not a
+ * directory (a link included: the caller unlinks it); -EXDEV when it is on
+ * another file system than *dev (a mount, never entered; *dev 0: any, set
+ * to the directory's); or -errno.  What is checked is the directory
+ * opened, not one seen by name before it.
+ */
+static int open_for_removal(int dfd, const char *name, dev_t *dev) {
+  struct stat st;
+  int fd, r;
+
+  fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ELOOP ? -ENOTDIR : -errno;
+  if (fstat(fd, &st) < 0) {
+    r = -errno;
+    safe_close(fd);
+    return r;
+  }
+  if (*dev && st.st_dev != *dev) {
+    safe_close(fd);
+    return -EXDEV;
+  }
+  *dev = st.st_dev;
+  /* A failure shows up as the unlinks that follow. */
+  if ((st.st_mode & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR))
     (void)fchmod(fd, 0700);
+  return fd;
 }
 
 /* Removes what is below the directory fd (closed before returning). */
@@ -451,41 +484,23 @@ static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
     return -ENOMEM;
   sr_dir_init(d, dfd);
   while ((n = sr_dir_next(d, &name, &type)) > 0) {
-    struct stat st;
-    int sub, q;
+    dev_t sub_dev = dev;
+    int sub = -ENOTDIR, q;
 
-    /* Anything the file system says is not a directory is unlinked as it
-     * is (never followed); the rest is looked at first. */
-    if (type != DT_DIR && type != DT_UNKNOWN) {
+    /* What the file system says is not a directory is unlinked as it is
+     * (never followed); the rest is opened as a directory first. */
+    if (type == DT_DIR || type == DT_UNKNOWN)
+      sub = open_for_removal(dfd, name, &sub_dev);
+    if (sub == -ENOTDIR) {
       if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
         r = -errno;
       continue;
     }
-    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-      if (errno != ENOENT && r == 0)
-        r = -errno;
-      continue;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-      if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
-        r = -errno;
-      continue;
-    }
-    if (st.st_dev != dev) {
-      /* Never descend into another mount. */
-      if (r == 0)
-        r = -EXDEV;
-      continue;
-    }
-    sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0) {
-      if (errno != ENOENT && r == 0)
-        r = -errno;
+      if (sub != -ENOENT && r == 0)
+        r = sub; /* -EXDEV: another mount, never descended into */
       continue;
     }
-    /* A read-only copy has mode 0555 directories: make them writable
-     * (a failure shows up as unlinkat below). */
-    make_removable(sub, &st);
     q = rm_rf_children(sub, dev, depth + 1);
     if (q < 0 && r == 0)
       r = q;
@@ -498,18 +513,17 @@ static int rm_rf_children(int fd, dev_t dev, unsigned depth) {
 }
 
 int sr_rm_rf_at(int dirfd, const char *name) {
-  struct stat st;
+  dev_t dev = 0;
   int fd, r;
 
-  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return errno == ENOENT ? 0 : -errno;
-  if (!S_ISDIR(st.st_mode))
+  fd = open_for_removal(dirfd, name, &dev);
+  if (fd == -ENOENT)
+    return 0;
+  if (fd == -ENOTDIR)
     return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-  fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return errno == ENOENT ? 0 : -errno;
-  make_removable(fd, &st); /* see rm_rf_children */
-  r = rm_rf_children(fd, st.st_dev, 0);
+    return fd;
+  r = rm_rf_children(fd, dev, 0);
   if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
     r = -errno;
   return r;

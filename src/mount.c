@@ -72,8 +72,14 @@ struct ctx {
   struct sr_error *err;
 };
 
-static const char *const dev_nodes[] = {"null",   "zero",    "full",
-                                        "random", "urandom", "tty"};
+/* The device nodes bound from the host, and the devices they must be. */
+static const struct {
+  const char *name;
+  unsigned major, minor;
+} dev_nodes[] = {
+    {"null", 1, 3},   {"zero", 1, 5},    {"full", 1, 7},
+    {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
+};
 
 /* Top-level /proc entries hidden from the skill: files get /dev/null bound
  * over them, directories one empty read-only tmpfs (the first mounted, the
@@ -85,6 +91,8 @@ static const char *const proc_masked[] = {
     "vmallocinfo", "kpagecount", "kpageflags", "kpagecgroup",   "acpi",
     "asound",      "scsi",       "driver",
 };
+_Static_assert(SR_ARRAY_SIZE(proc_masked) <= 32,
+               "verify_mountinfo keeps a bit per masked entry");
 /* Bound onto themselves read-only.  sysrq-trigger is here rather than in
  * the mask list: a /dev/null over it would make writes "succeed". */
 static const char *const proc_readonly[] = {"sys", "bus", "irq", "fs",
@@ -223,9 +231,10 @@ static int clone_at(int src_dir, const char *src_name, int dst_dir,
   _cleanup_close_ int tree = -1;
   struct mount_attr ma = {.attr_set = attr};
 
-  tree = open_tree(src_dir, src_name,
-                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                       (*src_name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH));
+  tree = open_tree(
+      src_dir, src_name,
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+          (*src_name ? AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT : AT_EMPTY_PATH));
   if (tree < 0)
     return -errno;
   if (attr && mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma,
@@ -717,17 +726,19 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
     _cleanup_close_ int sfd = -1, dfd = -1;
     struct stat st;
 
-    snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+    snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i].name);
     /* mknod is refused in a user namespace: bind the host's node. */
     sfd = sys_openat2(c->host_fd, path, O_PATH, RESOLVE_HOST);
     if (sfd < 0)
       return sr_error_layer(c->err, "mount", -sfd, "open host %s", path);
     if (fstat(sfd, &st) < 0)
       return sr_error_layer(c->err, "mount", errno, "stat host %s", path);
-    if (!S_ISCHR(st.st_mode))
+    if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != dev_nodes[i].major ||
+        minor(st.st_rdev) != dev_nodes[i].minor)
       return sr_error_layer(c->err, "mount", ENODEV,
-                            "host %s is not a character device", path);
-    dfd = make_leaf(dev, dev_nodes[i], false);
+                            "host %s is not the character device %u:%u", path,
+                            dev_nodes[i].major, dev_nodes[i].minor);
+    dfd = make_leaf(dev, dev_nodes[i].name, false);
     if (dfd < 0)
       return sr_error_layer(c->err, "mount", -dfd, "create %s", path);
     r = clone_onto(sfd, dfd, ATTR_DEV_BIND);
@@ -790,8 +801,9 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
     const char *name = proc_readonly[i];
 
     r = clone_at(proc, name, proc, name, ATTR_RO_BIND_NOEXEC);
-    if (r == -ENOENT)
-      continue;
+    if (r == -ENOENT && faccessat(proc, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+        errno == ENOENT)
+      continue; /* not in this kernel's /proc */
     if (r < 0)
       return sr_error_layer(c->err, "mount", -r,
                             "mount /proc/%s read-only on /proc/%s", name, name);
@@ -1113,11 +1125,15 @@ static bool has_opt(const char *opts, const char *opt) {
   return false;
 }
 
-static bool in_list(const char *p, const char *const *list, size_t n) {
+static int list_index(const char *p, const char *const *list, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(p, list[i]) == 0)
-      return true;
-  return false;
+      return (int)i;
+  return -1;
+}
+
+static bool in_list(const char *p, const char *const *list, size_t n) {
+  return list_index(p, list, n) >= 0;
 }
 
 /* Whether path (in the new root) is the null device: what a masked /proc
@@ -1135,8 +1151,13 @@ static bool is_dev_null(const char *path) {
  * without another stat.  One reading of the table gives every line's
  * root at one moment, so one path names one object. */
 static bool same_null(const char *null_src, const char *dev, const char *root) {
-  size_t n = strlen(dev);
+  static const char deleted[] = "//deleted";
+  size_t n = strlen(dev), rn = strlen(root);
 
+  /* A deleted root is shown by its old name: never the same object. */
+  if (rn >= sizeof(deleted) - 1 &&
+      strcmp(root + rn - (sizeof(deleted) - 1), deleted) == 0)
+    return false;
   return null_src[0] && strncmp(null_src, dev, n) == 0 && null_src[n] == ' ' &&
          strcmp(null_src + n + 1, root) == 0;
 }
@@ -1163,7 +1184,8 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
   };
   _cleanup_free_ char *buf = NULL;
   char null_src[128] = ""; /* the first device mask's source (same_null) */
-  unsigned found = 0;
+  unsigned found = 0, masked_seen = 0; /* bits by proc_masked index */
+  int k;
   char *line, *save = NULL;
   int r;
 
@@ -1208,7 +1230,14 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
     /* The masks over /proc entries: nodev unless the mount is /dev/null
      * itself, bound over a file (it stays a device). */
     if (strncmp(mp, "/proc/", 6) == 0 &&
-        in_list(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) {
+        (k = list_index(mp + 6, proc_masked, SR_ARRAY_SIZE(proc_masked))) >=
+            0) {
+      /* One mount on each: the path that is_dev_null looks at is then
+       * the mount of this line. */
+      if (masked_seen & (1u << k))
+        return sr_error_layer(c->err, "mount", EPERM,
+                              "verify %s: masked more than once", mp);
+      masked_seen |= 1u << k;
       if (!has_opt(f[5], "nodev") && !same_null(null_src, f[2], f[3]) &&
           !is_dev_null(mp))
         return sr_error_layer(c->err, "mount", EPERM,

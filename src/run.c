@@ -745,8 +745,10 @@ static void record_in_index(const struct sr_run *run, bool ran,
 
   if (run->explain || !run->audit_open)
     return;
-  if (root < 0)
-    root = opened = open_root(run);
+  if (root < 0) {
+    opened = open_root(run);
+    root = opened;
+  }
   if (root < 0)
     return; /* no workspace root: a run refused before it had one */
   rec.finished_s = (uint64_t)time(NULL);

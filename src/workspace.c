@@ -1314,13 +1314,15 @@ static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,
     return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   /* From the start, however the descriptor was read before. */
   if (lseek(src_dir, 0, SEEK_SET) < 0)
-    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest", "harvest");
+    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+                        "cannot read outputs/%s", prefix);
   sr_dir_init(d, src_dir);
   while (r >= 0 && !h->stop && (n = sr_dir_next(d, &name, &type)) != 0) {
     _cleanup_free_ char *rel = NULL;
 
     if (n < 0)
-      return sr_error_set(h->err, SR_EXIT_FAILED, -n, "harvest", "harvest");
+      return sr_error_set(h->err, SR_EXIT_FAILED, -n, "harvest",
+                          "cannot read outputs/%s", prefix);
     if (asprintf(&rel, "%s%s", prefix, name) < 0) {
       rel = NULL;
       r = sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");

@@ -332,6 +332,59 @@ static void case_mountinfo(struct res *r, const char *arg) {
   how(r, "%d mounts, no host root reachable", n);
 }
 
+/* At or below dir (a mount point as mountinfo lists it). */
+static bool at_or_below(const char *p, const char *dir) {
+  size_t n = strlen(dir);
+  return strncmp(p, dir, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+/* Technique: look for a mount to run a planted program from, or to reach
+ * a device through: one without nosuid, one in /dev or /proc without
+ * noexec (a writable device mount, /dev/shm aside, or procfs), a /proc
+ * mask that is a device other than the null device, a mount point
+ * listed twice (what a lower mount hides is what the view's checks did
+ * not see).  The whole table is read, not a list of known mounts. */
+static void case_mount_flags(struct res *r, const char *arg) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  static char seen[128][256];
+  char line[4096];
+  size_t nseen = 0;
+  int n = 0;
+
+  (void)arg;
+  if (!f) {
+    esc(r, "mountinfo:%s", ename(errno));
+    return;
+  }
+  while (fgets(line, sizeof(line), f)) {
+    char mp[PATH_MAX], opts[1024], o[1026];
+    struct stat st;
+
+    if (sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mp, opts) != 2)
+      continue;
+    n++;
+    snprintf(o, sizeof(o), ",%s,", opts);
+    if (!strstr(o, ",nosuid,"))
+      esc(r, "%s is not nosuid (%s)", mp, opts);
+    if ((at_or_below(mp, "/proc") ||
+         (at_or_below(mp, "/dev") && strcmp(mp, "/dev/shm") != 0)) &&
+        !strstr(o, ",noexec,"))
+      esc(r, "%s is not noexec (%s)", mp, opts);
+    if (at_or_below(mp, "/proc") && strcmp(mp, "/proc") != 0 &&
+        !strstr(o, ",nodev,") &&
+        (stat(mp, &st) < 0 || !S_ISCHR(st.st_mode) ||
+         st.st_rdev != makedev(1, 3)))
+      esc(r, "%s is a device mount that is not /dev/null", mp);
+    for (size_t i = 0; i < nseen; i++)
+      if (strcmp(seen[i], mp) == 0)
+        esc(r, "%s is mounted twice", mp);
+    if (nseen < 128 && strlen(mp) < sizeof(seen[0]))
+      strcpy(seen[nseen++], mp);
+  }
+  fclose(f);
+  how(r, "%d mounts: all nosuid, noexec in /dev and /proc, listed once", n);
+}
+
 /* The 2014 Docker "shocker" exploit: open_by_handle_at with a guessed
  * handle (ext4 root directory, inode 2) opens the host filesystem's root
  * through any fd on that filesystem. */
@@ -1721,6 +1774,7 @@ static const struct {
     {"proc_root", case_proc_root},
     {"proc_fds", case_proc_fds},
     {"mountinfo", case_mountinfo},
+    {"mount_flags", case_mount_flags},
     {"shocker", case_shocker},
     {"chroot", case_chroot},
     {"mount", case_mount},

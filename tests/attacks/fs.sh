@@ -18,7 +18,7 @@ reach_cases=(
   "host_path:$MARKER" "host_path:$T" host_path:/etc/shadow host_path:/root
   host_path:/home host_path:/boot host_path:/var/lib host_path:/run
   host_path:/sys/fs/cgroup "dotdot:$MARKER" "proc_root:$MARKER" proc_fds
-  mountinfo shocker chroot mount
+  mountinfo mount_flags shocker chroot mount
 )
 ro_cases=(
   ro_file:/workspace/inputs/bundle/SKILL.md ro_file:/workspace/inputs/bundle/attacker

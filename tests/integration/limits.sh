@@ -206,8 +206,15 @@ if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
     "$B" -- /bin/sleep 2 >/dev/null 2>"$W/next.err" &
   sr=$!
   mapfile -t own < <(leaves_when_running "$W/next.a")
-  left=0 mine=0
-  for d in "${stale[@]}"; do [ -e "$d" ] && left=$((left + 1)); done
+  # The collection follows the "running" record (sr_launch.while_running):
+  # give it until the skill's 2 s are half over.
+  for _ in $(seq 20); do
+    left=0
+    for d in "${stale[@]}"; do [ -e "$d" ] && left=$((left + 1)); done
+    [ "$left" -eq 0 ] && break
+    sleep 0.05
+  done
+  mine=0
   for d in "${own[@]}"; do [ -d "$d" ] && mine=$((mine + 1)); done
   is "cgroup1: a running run has removed the stale leaf in every hierarchy" "$left" 0
   is "cgroup1: ... and kept its own three leaves" "$mine" 3
