@@ -59,16 +59,18 @@ static int write_file(int dirfd, const char *name, const json_t *meta,
   return r;
 }
 
+/* write_file's failure r (< 0) as the run's error. */
+static int write_failed(struct sr_error *err, int r) {
+  return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
+                      r == -ENOMEM ? "metadata" : "cannot write metadata.json");
+}
+
 int sr_metafile_write_at(int dirfd, const char *name, const json_t *meta,
                          mode_t mode, uid_t owner, gid_t group, int *ret_fd,
                          struct sr_error *err) {
   int r = write_file(dirfd, name, meta, mode, owner, group, ret_fd);
 
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
-                        r == -ENOMEM ? "metadata"
-                                     : "cannot write metadata.json");
-  return 0;
+  return r < 0 ? write_failed(err, r) : 0;
 }
 
 int sr_metafile_replace_at(int run_fd, const json_t *meta, uid_t owner,
@@ -82,9 +84,7 @@ int sr_metafile_replace_at(int run_fd, const json_t *meta, uid_t owner,
     r = write_file(run_fd, "metadata.json.tmp", meta, 0600, owner, group, NULL);
   }
   if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
-                        r == -ENOMEM ? "metadata"
-                                     : "cannot write metadata.json");
+    return write_failed(err, r);
   if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot write metadata.json");

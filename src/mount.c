@@ -1149,12 +1149,14 @@ static bool is_dev_null(const char *path) {
  * root within it) are dev and root is the mount null_src describes ("DEV
  * ROOT" of a mask is_dev_null passed): the same object, the null device,
  * without another stat.  One reading of the table gives every line's
- * root at one moment, so one path names one object. */
+ * root at one moment, so one path names one object, except a deleted
+ * root, shown by its old name: never taken for the same.  (Each masked
+ * entry is mounted once, verify_mountinfo checks, so the stat of the
+ * first one's path was of that mount.) */
 static bool same_null(const char *null_src, const char *dev, const char *root) {
   static const char deleted[] = "//deleted";
   size_t n = strlen(dev), rn = strlen(root);
 
-  /* A deleted root is shown by its old name: never the same object. */
   if (rn >= sizeof(deleted) - 1 &&
       strcmp(root + rn - (sizeof(deleted) - 1), deleted) == 0)
     return false;
