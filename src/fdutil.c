@@ -247,23 +247,61 @@ int sr_read_fd(int fd, size_t max, char **out, size_t *len) {
  * size (and one that sees the end). */
 #define READ_UNSIZED_FIRST (64 * 1024)
 
+/* path under dirfd, a regular file, not through a final symlink: its
+ * descriptor (st filled), or -errno. */
+static int open_regular_at(int dirfd, const char *path, struct stat *st) {
+  _cleanup_close_ int fd = -1;
+
+  fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, st) < 0)
+    return -errno;
+  if (!S_ISREG(st->st_mode))
+    return -EINVAL;
+  return TAKE_FD(fd);
+}
+
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
                     size_t *len) {
   _cleanup_close_ int fd = -1;
   struct stat st;
 
-  fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  fd = open_regular_at(dirfd, path, &st);
   if (fd < 0)
-    return -errno;
-  if (fstat(fd, &st) < 0)
-    return -errno;
-  if (!S_ISREG(st.st_mode))
-    return -EINVAL;
+    return fd;
   if ((uint64_t)st.st_size > max)
     return -EFBIG;
   return read_fd_from(fd, max,
                       st.st_size ? (size_t)st.st_size + 1 : READ_UNSIZED_FIRST,
                       out, len);
+}
+
+int sr_read_file_into(int dirfd, const char *path, char *buf, size_t size,
+                      size_t *len) {
+  _cleanup_close_ int fd = -1;
+  struct stat st;
+  size_t got;
+  int r;
+
+  if (size < 2)
+    return -EINVAL;
+  fd = open_regular_at(dirfd, path, &st);
+  if (fd < 0)
+    return fd;
+  if ((uint64_t)st.st_size > size - 2)
+    return -EFBIG;
+  /* One byte more than a whole file may hold: had it filled that too, the
+   * file would be too long, or be growing. */
+  r = sr_read_full(fd, buf, size - 1, &got);
+  if (r < 0)
+    return r;
+  if (got > size - 2)
+    return -EFBIG;
+  buf[got] = '\0';
+  if (len)
+    *len = got;
+  return 0;
 }
 
 /* One read(2) for a short file (sr_read_pseudo_file_at in fdutil.h). */

@@ -54,6 +54,16 @@ int sr_read_full(int fd, void *buf, size_t len, size_t *got);
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
                     size_t *len);
 /*
+ * The same into the caller's buffer of size bytes, for a process that
+ * should not touch its heap: init and the skill's process are forks whose
+ * heap is the supervisor's, and the first large malloc(3) there sorts the
+ * free chunks it inherited, a copy-on-write fault for each page touched.
+ * At most size - 2 bytes, NUL-terminated; -EFBIG for a longer file (the
+ * caller may go to sr_read_file_at).
+ */
+int sr_read_file_into(int dirfd, const char *path, char *buf, size_t size,
+                      size_t *len);
+/*
  * The same for the files of a kernel pseudo file system (cgroupfs, procfs)
  * that are short: their seq_file fills a read with every record that fits
  * a page, and a record (a line, or a whole counter file) is far shorter

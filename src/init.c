@@ -321,12 +321,12 @@ static int wait_skill(const struct sr_sandbox *sb, int sigfd, pid_t skill,
  */
 static int scrub_args(struct sr_error *err) {
   static const char name[] = "skillrun-init";
-  _cleanup_free_ char *stat = NULL;
+  char stat[4097]; /* not the heap: sr_read_file_into says why */
   unsigned long v[4];
   char *p;
   int r;
 
-  r = sr_read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &stat, NULL);
+  r = sr_read_file_into(AT_FDCWD, "/proc/self/stat", stat, sizeof(stat), NULL);
   if (r < 0)
     return sr_error_layer(err, "init", -r, "read /proc/self/stat");
   /* proc(5): after the command's closing parenthesis come field 3 (state)

@@ -159,13 +159,14 @@ static int make_leaf(int dir, const char *name, bool is_dir) {
  * dir, else an empty regular file; an existing leaf is kept.
  */
 static int make_path(int root_fd, const char *path, bool dir, int *ret_fd) {
-  _cleanup_free_ char *copy = strdup(path);
+  char copy[PATH_MAX];            /* not the heap: sr_read_file_into says why */
   _cleanup_close_ int owned = -1; /* cur, once it is not root_fd */
   int cur = root_fd;
   char *save = NULL, *comp, *next;
 
-  if (!copy)
-    return -ENOMEM;
+  if (strlen(path) >= sizeof(copy))
+    return -ENAMETOOLONG;
+  strcpy(copy, path);
   comp = strtok_r(copy, "/", &save);
   if (!comp)
     return -EINVAL; /* the root itself is never a mount target here */
@@ -1184,14 +1185,20 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
       "/dev",        "/dev/null",    "/dev/zero", "/dev/full",
       "/dev/random", "/dev/urandom", "/dev/tty",  "/dev/pts",
   };
-  _cleanup_free_ char *buf = NULL;
+  _cleanup_free_ char *heap = NULL;
+  char small[16384]; /* some 100 lines; not the heap: sr_read_file_into */
+  char *buf = small;
   char null_src[128] = ""; /* the first device mask's source (same_null) */
   unsigned found = 0, masked_seen = 0; /* bits by proc_masked index */
   int k;
   char *line, *save = NULL;
   int r;
 
-  r = sr_read_file_at(proc_fd, "self/mountinfo", 4 << 20, &buf, NULL);
+  r = sr_read_file_into(proc_fd, "self/mountinfo", small, sizeof(small), NULL);
+  if (r == -EFBIG) {
+    r = sr_read_file_at(proc_fd, "self/mountinfo", 4 << 20, &heap, NULL);
+    buf = heap;
+  }
   if (r < 0)
     return sr_error_layer(c->err, "mount", -r, "read mountinfo");
   for (line = strtok_r(buf, "\n", &save); line;

@@ -109,6 +109,25 @@ int __wrap_open_tree(int dfd, const char *path, unsigned int flags) {
   return __real_open_tree(dfd, path, flags);
 }
 
+/* And with mountinfo_long, the mount table does not fit the caller's
+ * buffer (as one of some 150 mounts would not): the table check reads it
+ * from the heap instead, and mountinfo_reads counts the refusals. */
+static bool mountinfo_long;
+static int mountinfo_reads;
+
+int __real_sr_read_file_into(int dirfd, const char *path, char *buf,
+                             size_t size, size_t *len);
+int __wrap_sr_read_file_into(int dirfd, const char *path, char *buf,
+                             size_t size, size_t *len);
+int __wrap_sr_read_file_into(int dirfd, const char *path, char *buf,
+                             size_t size, size_t *len) {
+  if (mountinfo_long && strcmp(path, "self/mountinfo") == 0) {
+    mountinfo_reads++;
+    return -EFBIG;
+  }
+  return __real_sr_read_file_into(dirfd, path, buf, size, len);
+}
+
 /* The options field of mountpoint mp in this namespace's table, or "". */
 static void mount_opts(const char *mp, char *out, size_t len) {
   _cleanup_free_ char *buf = NULL;
@@ -214,6 +233,8 @@ static int build(int msg_fd) {
     (void)sr_write_all(msg_fd, err.msg, strlen(err.msg));
     return CHILD_FAILED;
   }
+  if (mountinfo_long != (mountinfo_reads > 0))
+    return CHILD_FAILED;
   /* The first masks are made, the others cloned from them. */
   for (char **m = mask_files; *m; m++)
     if (!has_opts(*m, mask) || stat(*m, &st) < 0 || !S_ISCHR(st.st_mode) ||
@@ -365,6 +386,19 @@ static void test_dev_seal_read_back(void **state) {
   run("/dev not sealed", "verify /dev: not read-only");
 }
 
+/* A mount table longer than the stack's buffer: read from the heap, and
+ * checked all the same. */
+static void test_long_mount_table(void **state) {
+  (void)state;
+  inject(0, false, 0);
+  mountinfo_long = true;
+  run("long mount table", NULL);
+  inject(MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true, MOUNT_ATTR_NOEXEC);
+  run("long mount table, device without noexec",
+      "verify /dev/null: not noexec");
+  mountinfo_long = false;
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   int r;
@@ -375,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_proc_noexec_read_back),
       cmocka_unit_test(test_proc_mask_is_null),
       cmocka_unit_test(test_dev_seal_read_back),
+      cmocka_unit_test(test_long_mount_table),
   };
   snprintf(bundle, sizeof(bundle), "%s/skillrun-test-mount.XXXXXX",
            tmp && *tmp ? tmp : "/tmp");

@@ -1181,6 +1181,78 @@ static void test_read_file_at_sizes(void **state) {
   }
 }
 
+/* sr_read_file_into: a file of up to size - 2 bytes in the caller's
+ * buffer, NUL-terminated, the same bytes sr_read_file_at gives; one byte
+ * more refused (-EFBIG), for a regular file (st_size) and a /proc file
+ * (st_size 0, told by what the read fills); a final symlink, a directory
+ * and a buffer too small for anything refused. */
+static void test_read_file_into(void **state) {
+  static const size_t sizes[] = {0, 1, 4093, 4094, 4095, 4096, 9000};
+  char path[] = "/tmp/sr-test-into-XXXXXX";
+  char dir[] = "/tmp/sr-test-into-dir-XXXXXX";
+  char link[PATH_MAX + 8];
+  char buf[4096], want[9000];
+  char *heap = NULL;
+  size_t len;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof(want); i++)
+    want[i] = (char)('a' + i % 26);
+  for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    const size_t n = sizes[k];
+    int fd;
+
+    strcpy(path, "/tmp/sr-test-into-XXXXXX");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, want, n), (ssize_t)n);
+    close(fd);
+    len = 12345;
+    memset(buf, 'X', sizeof(buf));
+    if (n <= sizeof(buf) - 2) {
+      assert_int_equal(
+          sr_read_file_into(AT_FDCWD, path, buf, sizeof(buf), &len), 0);
+      assert_int_equal(len, n);
+      assert_memory_equal(buf, want, n);
+      assert_int_equal(buf[n], '\0');
+    } else {
+      assert_int_equal(
+          sr_read_file_into(AT_FDCWD, path, buf, sizeof(buf), &len), -EFBIG);
+      assert_int_equal(len, 12345);
+    }
+    unlink(path);
+  }
+
+  /* A /proc file: what sr_read_file_at reads; and one too long for the
+   * buffer (st_size 0: the read fills it). */
+  assert_int_equal(
+      sr_read_file_into(AT_FDCWD, "/proc/self/stat", buf, sizeof(buf), &len),
+      0);
+  assert_int_equal(
+      sr_read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &heap, NULL), 0);
+  /* The same process, a moment apart: the same pid and command. */
+  assert_true(len > 0);
+  assert_int_equal(strlen(buf), len);
+  assert_memory_equal(buf, heap, strchr(heap, ')') - heap + 1);
+  free(heap);
+  assert_int_equal(
+      sr_read_file_into(AT_FDCWD, "/proc/self/smaps", buf, sizeof(buf), &len),
+      -EFBIG);
+
+  /* Not a regular file, or not this one. */
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(sr_read_file_into(AT_FDCWD, dir, buf, sizeof(buf), &len),
+                   -EINVAL);
+  snprintf(link, sizeof(link), "%s/l", dir);
+  assert_int_equal(symlink("/proc/self/stat", link), 0);
+  assert_int_equal(sr_read_file_into(AT_FDCWD, link, buf, sizeof(buf), &len),
+                   -ELOOP);
+  assert_int_equal(unlink(link), 0);
+  assert_int_equal(rmdir(dir), 0);
+  assert_int_equal(sr_read_file_into(AT_FDCWD, "/proc/self/stat", buf, 1, &len),
+                   -EINVAL);
+}
+
 /* Around the 16 KiB a read fills on the stack before it goes to the heap:
  * the same bytes, NUL-terminated, and a file one byte over `max` refused,
  * whether the whole file fits there or not; a pipe, which gives its bytes
@@ -1400,6 +1472,7 @@ int main(void) {
       cmocka_unit_test(test_read_sizes_around_stack),
       cmocka_unit_test(test_open_regular),
       cmocka_unit_test(test_dir_entries),
+      cmocka_unit_test(test_read_file_into),
       cmocka_unit_test(test_hex),
       cmocka_unit_test(test_random_uuid),
       cmocka_unit_test(test_name_sample),
