@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -32,15 +33,34 @@
  * the kernel truncate dump messages; libmnl 1.0.4 lacks the constant. */
 #define NL_RECV_SIZE 32768
 
-SR_DEFINE_CLEANUP(struct mnl_socket *, mnl_socket_close)
-
+/* An rtnetlink socket and its receive buffer: a mapping of its own,
+ * neither the heap nor the stack.  The skill's process (and init, with the
+ * proxy) is a fork of the supervisor: malloc(3)'s first large request
+ * there sorts the free chunks it shares with it copy-on-write, a fault for
+ * each page it touches (about 13 us each on a virtual machine with shadow
+ * paging, bench/README.md); on the stack, 32 KiB would end in SIGSEGV
+ * where the caller's RLIMIT_STACK leaves less.  Only the pages the kernel
+ * writes are touched. */
 struct nl {
   struct mnl_socket *sock;
+  char *buf; /* NL_RECV_SIZE bytes, or MAP_FAILED */
   unsigned portid;
   unsigned seq;
 };
 
+static void nl_close(struct nl *nl) {
+  if (nl->sock)
+    (void)mnl_socket_close(nl->sock);
+  if (nl->buf != MAP_FAILED)
+    (void)munmap(nl->buf, NL_RECV_SIZE);
+}
+
+/* 0 or -errno; nl_close releases what was opened either way. */
 static int nl_open(struct nl *nl) {
+  nl->buf = mmap(NULL, NL_RECV_SIZE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (nl->buf == MAP_FAILED)
+    return -errno;
   nl->sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
   if (!nl->sock)
     return -errno;
@@ -96,25 +116,20 @@ static int done_cb(const struct nlmsghdr *nlh, void *data) {
 
 /* Sends nlh and runs every reply through cb until the kernel's final ACK,
  * error or NLMSG_DONE.  0 or -errno (the errno of an error ACK, or of a
- * dump's NLMSG_DONE). */
+ * dump's NLMSG_DONE).  nlh may be built in nl->buf: it is sent before the
+ * first reply is read there. */
 static int nl_transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
                        void *data) {
   mnl_cb_t ctl[NLMSG_MIN_TYPE] = {[NLMSG_NOOP] = noop_cb,
                                   [NLMSG_ERROR] = error_cb,
                                   [NLMSG_DONE] = done_cb,
                                   [NLMSG_OVERRUN] = noop_cb};
-  /* On the stack, not the heap: the skill's process is a fork of init, and
-   * malloc's first large request here consolidates the heap it shares
-   * with its parents, a copy-on-write fault for each page it touches
-   * (about 13 us each on a virtual machine with shadow paging,
-   * bench/README.md).  The kernel writes the first bytes only. */
-  char buf[NL_RECV_SIZE];
   unsigned seq = nlh->nlmsg_seq;
 
   if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
     return -errno;
   for (;;) {
-    ssize_t n = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
+    ssize_t n = mnl_socket_recvfrom(nl->sock, nl->buf, NL_RECV_SIZE);
     int r;
 
     if (n < 0) {
@@ -122,7 +137,7 @@ static int nl_transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
         continue;
       return -errno;
     }
-    r = mnl_cb_run2(buf, (size_t)n, seq, nl->portid, cb, data, ctl,
+    r = mnl_cb_run2(nl->buf, (size_t)n, seq, nl->portid, cb, data, ctl,
                     SR_ARRAY_SIZE(ctl));
     if (r < 0)
       return errno > 0 ? -errno : -EIO;
@@ -194,12 +209,11 @@ static int links_cb(const struct nlmsghdr *nlh, void *data) {
  */
 static int lo_up_and_list(struct nl *nl, struct links *st,
                           struct sr_error *err) {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
   struct nlmsghdr *nlh;
   struct ifinfomsg *ifm;
   int r;
 
-  nlh = put_link_msg(buf, nl, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 0);
+  nlh = put_link_msg(nl->buf, nl, RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 0);
   ifm = mnl_nlmsg_get_payload(nlh);
   ifm->ifi_change = IFF_UP;
   ifm->ifi_flags = IFF_UP;
@@ -209,7 +223,7 @@ static int lo_up_and_list(struct nl *nl, struct links *st,
     return sr_error_layer(err, "network", -r, "set lo up (RTM_NEWLINK)");
 
   memset(st, 0, sizeof(*st));
-  nlh = put_link_msg(buf, nl, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
+  nlh = put_link_msg(nl->buf, nl, RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
   r = nl_transact(nl, nlh, links_cb, st);
   if (r < 0)
     return sr_error_layer(err, "network", -r, "list links (RTM_GETLINK)");
@@ -226,16 +240,11 @@ static int lo_up_and_list(struct nl *nl, struct links *st,
  * namespace's descriptor, taken from the same socket (SIOCGSKNS works on
  * any socket). */
 static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
-  _cleanup_(mnl_socket_closep) struct mnl_socket *sock = NULL;
-  struct nl nl = {0};
+  _cleanup_(nl_close) struct nl nl = {.buf = MAP_FAILED};
   struct links st = {0};
   int r;
 
   r = nl_open(&nl);
-  /* Read by the _cleanup_ handler (closes it on every return), which
-   * clang 14's dead-store check does not model.
-   * NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores) */
-  sock = nl.sock;
   if (r < 0)
     return sr_error_layer(err, "network", -r, "open rtnetlink socket");
   r = lo_up_and_list(&nl, &st, err);
@@ -247,7 +256,7 @@ static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
   if (ret_nsfd) {
     /* The namespace by descriptor, not by a /proc path: /proc is being
      * replaced while this runs (init mounts the sandbox's view). */
-    int nsfd = ioctl(mnl_socket_get_fd(sock), SIOCGSKNS);
+    int nsfd = ioctl(mnl_socket_get_fd(nl.sock), SIOCGSKNS);
 
     if (nsfd < 0)
       return sr_error_layer(err, "network", errno, "ioctl(SIOCGSKNS)");

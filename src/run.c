@@ -145,25 +145,47 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
 /* The descriptors a run holds at once (the run directory's, the staging
  * copy's walk, pipes, sockets, timers), with room to spare. */
 #define RUN_FDS 128
+/* The stack the supervisor, and init and the skill's process, which grow
+ * on the stack they are forked with, use at most: some 60 KiB (a 16 KiB
+ * buffer for the mount table under the deepest calls of init's mount
+ * build), four times over. */
+#define RUN_STACK (256 * 1024)
 
-/* A caller whose open-file limit is below what a run needs gets that said
- * plainly, not an odd failure somewhere later; a soft limit below it is
- * raised as far as the hard one allows. */
-static int check_fds(struct sr_error *err) {
+/* A caller whose limit of resource is below what a run needs gets that
+ * said plainly, not an odd failure (or SIGSEGV) somewhere later; a soft
+ * limit below it is raised as far as the hard one allows, and the skill
+ * inherits it.  unit divides the figures in the message, suffix follows
+ * each of them. */
+static int ensure_rlimit(int resource, rlim_t need, rlim_t unit,
+                         const char *suffix, const char *what,
+                         const char *limit, const char *ulimit_opt,
+                         struct sr_error *err) {
   struct rlimit rl;
 
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= RUN_FDS)
+  if (getrlimit(resource, &rl) < 0 || rl.rlim_cur >= need)
     return 0;
-  if (rl.rlim_max >= RUN_FDS) {
-    rl.rlim_cur = RUN_FDS;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+  if (rl.rlim_max >= need) {
+    rl.rlim_cur = need;
+    if (setrlimit(resource, &rl) == 0)
       return 0;
   }
   return sr_error_set(err, SR_EXIT_FAILED, 0, "resources",
-                      "a run needs %d file descriptors; the open-file limit "
-                      "is %llu (ulimit -n; hard limit %llu)",
-                      RUN_FDS, (unsigned long long)rl.rlim_cur,
-                      (unsigned long long)rl.rlim_max);
+                      "a run needs %llu%s %s; the %s is %llu%s (ulimit -%s; "
+                      "hard limit %llu%s)",
+                      (unsigned long long)(need / unit), suffix, what, limit,
+                      (unsigned long long)(rl.rlim_cur / unit), suffix,
+                      ulimit_opt, (unsigned long long)(rl.rlim_max / unit),
+                      suffix);
+}
+
+static int check_resources(struct sr_error *err) {
+  int r = ensure_rlimit(RLIMIT_NOFILE, RUN_FDS, 1, "", "file descriptors",
+                        "open-file limit", "n", err);
+
+  if (r >= 0)
+    r = ensure_rlimit(RLIMIT_STACK, RUN_STACK, 1024, " KiB", "of stack",
+                      "stack limit", "s", err);
+  return r;
 }
 
 /* The sandbox cannot raise the open-file hard limit it inherits: a policy
@@ -224,7 +246,7 @@ int sr_stage_start(struct sr_run *run, struct sr_error *err) {
   if (a->execution_id_invalid)
     return sr_cli_id_refusal("execution", a->execution_id, err);
   /* execution_started waits for the run directory (admit). */
-  return run->explain ? 0 : check_fds(err);
+  return run->explain ? 0 : check_resources(err);
 }
 
 int sr_run_emit_started(struct sr_run *run, struct sr_error *err) {

@@ -366,6 +366,19 @@ check "... and a warning that says so" grep -q "nofile 1024 lowered to 200" "$W/
 (ulimit -Sn 50 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fd50 "$B" -- /bin/true) >/dev/null 2>&1
 is "a soft limit of 50 under a higher hard one: raised, the run succeeds" "$?" 0
 
+# ------------------------------------------------------ stack
+# Below some 60 KiB of stack init's mount build (or the supervisor) died
+# of SIGSEGV; a run says what it needs before anything is built.
+out=$(ulimit -s 100 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id st100 "$B" -- /bin/true 2>&1 >"$W/a.st100")
+is "ulimit -s 100: 125" "$?" 125
+check "... saying how much stack a run needs ($out)" grep -q "a run needs 256 KiB of stack; the stack limit is 100 KiB" <<<"$out"
+is "... on the record too" "$(field "$W/a.st100" error .reason)" resources
+check "... and its stream verifies" audit_ok "$W/a.st100"
+(ulimit -Ss 100 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id st100s "$B" -- \
+  /bin/sh -c 'ulimit -s') >"$W/a.st100s" 2>/dev/null
+is "a soft limit of 100 KiB under a higher hard one: raised, the run succeeds" "$?" 0
+is "... and the skill inherits the raised one" "$(cat "$W/default/st100s/logs/stdout.log")" 256
+
 # ------------------------------------------------------ a full workspace
 # A workspace that fills up during the run (a 2 MiB tmpfs, in a mount
 # namespace of its own): the outputs do not fit, the record does, in the

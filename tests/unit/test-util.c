@@ -1233,6 +1233,7 @@ static void test_read_file_into(void **state) {
   /* The same process, a moment apart: the same pid and command. */
   assert_true(len > 0);
   assert_int_equal(strlen(buf), len);
+  assert_non_null(strchr(heap, ')'));
   assert_memory_equal(buf, heap, strchr(heap, ')') - heap + 1);
   free(heap);
   assert_int_equal(
