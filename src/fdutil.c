@@ -265,7 +265,7 @@ static int open_regular_at(int dirfd, const char *path, struct stat *st) {
 int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
                     size_t *len) {
   _cleanup_close_ int fd = -1;
-  struct stat st;
+  struct stat st = {0}; /* for the analyzer: -errno is never 0 */
 
   fd = open_regular_at(dirfd, path, &st);
   if (fd < 0)
@@ -280,8 +280,8 @@ int sr_read_file_at(int dirfd, const char *path, size_t max, char **out,
 int sr_read_file_into(int dirfd, const char *path, char *buf, size_t size,
                       size_t *len) {
   _cleanup_close_ int fd = -1;
-  struct stat st;
-  size_t got;
+  struct stat st = {0}; /* for the analyzer: -errno is never 0 */
+  size_t got = 0;
   int r;
 
   if (size < 2)

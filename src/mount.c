@@ -163,10 +163,11 @@ static int make_path(int root_fd, const char *path, bool dir, int *ret_fd) {
   _cleanup_close_ int owned = -1; /* cur, once it is not root_fd */
   int cur = root_fd;
   char *save = NULL, *comp, *next;
+  size_t len = strlen(path);
 
-  if (strlen(path) >= sizeof(copy))
+  if (len >= sizeof(copy))
     return -ENAMETOOLONG;
-  strcpy(copy, path);
+  memcpy(copy, path, len + 1);
   comp = strtok_r(copy, "/", &save);
   if (!comp)
     return -EINVAL; /* the root itself is never a mount target here */
