@@ -151,31 +151,42 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
  * build), four times over. */
 #define RUN_STACK (256 * 1024)
 
+/* "N<suffix>" for a limit in the message, or "unlimited". */
+static const char *limit_text(rlim_t v, rlim_t unit, const char *suffix,
+                              char buf[32]) {
+  if (v == RLIM_INFINITY)
+    return "unlimited";
+  snprintf(buf, 32, "%llu%s", (unsigned long long)(v / unit), suffix);
+  return buf;
+}
+
 /* A caller whose limit of resource is below what a run needs gets that
  * said plainly, not an odd failure (or SIGSEGV) somewhere later; a soft
- * limit below it is raised as far as the hard one allows, and the skill
- * inherits it.  unit divides the figures in the message, suffix follows
- * each of them. */
+ * limit below it is raised as far as the hard one allows (the skill's
+ * process sets its own open-file limit, and inherits the stack's).  unit
+ * divides the figures in the message, suffix follows each of them. */
 static int ensure_rlimit(int resource, rlim_t need, rlim_t unit,
                          const char *suffix, const char *what,
                          const char *limit, const char *ulimit_opt,
                          struct sr_error *err) {
   struct rlimit rl;
+  char cur[32], max[32];
+  int e = 0;
 
   if (getrlimit(resource, &rl) < 0 || rl.rlim_cur >= need)
     return 0;
   if (rl.rlim_max >= need) {
-    rl.rlim_cur = need;
-    if (setrlimit(resource, &rl) == 0)
+    struct rlimit raised = {.rlim_cur = need, .rlim_max = rl.rlim_max};
+    if (setrlimit(resource, &raised) == 0)
       return 0;
+    e = errno;
   }
-  return sr_error_set(err, SR_EXIT_FAILED, 0, "resources",
-                      "a run needs %llu%s %s; the %s is %llu%s (ulimit -%s; "
-                      "hard limit %llu%s)",
+  return sr_error_set(err, SR_EXIT_FAILED, e, "resources",
+                      "a run needs %llu%s %s; the %s is %s (ulimit -%s; "
+                      "hard limit %s)",
                       (unsigned long long)(need / unit), suffix, what, limit,
-                      (unsigned long long)(rl.rlim_cur / unit), suffix,
-                      ulimit_opt, (unsigned long long)(rl.rlim_max / unit),
-                      suffix);
+                      limit_text(rl.rlim_cur, unit, suffix, cur), ulimit_opt,
+                      limit_text(rl.rlim_max, unit, suffix, max));
 }
 
 static int check_resources(struct sr_error *err) {
