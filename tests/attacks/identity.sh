@@ -51,7 +51,10 @@ for mode in root user; do
     "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "$id" --audit-file "$w/$id.audit" \
       --expect-sha256 "$pin" -i "$T/in.txt" "$G" -- ./run.sh >/dev/null 2>"$w/$id.err"
     rc=$?
-    wait $racer
+    # A racer that has not swapped by now missed this run: it would poll
+    # on for 30 s.
+    kill "$racer" 2>/dev/null
+    wait "$racer"
     grep -q swapped "$w/racer-$i" && swapped=$((swapped + 1))
     out=$(cat "$w/default/$id.moved/logs/stdout.log" "$w/default/$id/logs/stdout.log" 2>/dev/null)
     case "$rc:$out" in
