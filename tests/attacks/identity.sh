@@ -53,7 +53,7 @@ for mode in root user; do
     rc=$?
     # A racer that has not swapped by now missed this run: it would poll
     # on for 30 s.
-    kill "$racer" 2>/dev/null
+    kill -KILL "$racer" 2>/dev/null
     wait "$racer"
     grep -q swapped "$w/racer-$i" && swapped=$((swapped + 1))
     out=$(cat "$w/default/$id.moved/logs/stdout.log" "$w/default/$id/logs/stdout.log" 2>/dev/null)

@@ -305,6 +305,9 @@ is "loop: exit 0" "$rc" 0
 is "loop: 4 x 250 refusals counted in one event" \
   "$(denied "$audit" mount | "$JQ" -r .count)" 1000
 is "loop: and nothing else" "$(n_events "$audit" syscall_denied)" 1
+# Past the burst, so the case covers the rationed answers too.
+is "loop: past the listener's burst (one seccomp_throttled warning)" \
+  "$("$JQ" -c 'select(.event == "warning" and .reason == "seccomp_throttled")' "$audit" | wc -l)" 1
 t0=$(date +%s)
 run "$ANY" denied-flood --timeout 2s "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
   for i in 1 2; do ./try-syscall mount 1000000000 & done; wait'
