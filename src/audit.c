@@ -340,23 +340,29 @@ static void event_ts(const struct sr_audit *a, char ts[32]) {
     sr_now_rfc3339(ts);
 }
 
-/* One line to the run's copy, within its reserved room: an ordinary event
- * that would eat into the room kept for the final ones, when no more can
- * be reserved, fails as the full file system would. */
-static int copy_write(struct sr_audit *a, const char *line, size_t n) {
+/* Room in the run's copy for a line of n bytes: an ordinary event that
+ * would eat into the room kept for the final ones, when the file system
+ * gives no more, is refused (-ENOSPC).  The caller then writes it to
+ * neither sink, so that both keep one chain and the final events, which
+ * may use that room, still reach the copy (a full file system takes them). */
+static int copy_room(struct sr_audit *a, size_t n) {
   const uint64_t keep = a->closing ? 0 : SR_AUDIT_FINAL_RESERVE;
-  int r;
+  uint64_t more = SR_AUDIT_RESERVE_STEP;
 
-  if (a->copy_reserved && a->copy_len + n + keep > a->copy_reserved) {
-    uint64_t more = SR_AUDIT_RESERVE_STEP;
-    while (a->copy_len + n + SR_AUDIT_FINAL_RESERVE > a->copy_reserved + more)
-      more += SR_AUDIT_RESERVE_STEP;
-    if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) >= 0)
-      a->copy_reserved += more;
-    else if (!a->closing)
-      return -ENOSPC;
-  }
-  r = sr_write_all(a->copy_fd, line, n);
+  if (a->copy_fd < 0 || a->copy_failed || !a->copy_reserved ||
+      a->copy_len + n + keep <= a->copy_reserved)
+    return 0;
+  while (a->copy_len + n + SR_AUDIT_FINAL_RESERVE > a->copy_reserved + more)
+    more += SR_AUDIT_RESERVE_STEP;
+  if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) >= 0)
+    a->copy_reserved += more;
+  else if (!a->closing)
+    return -ENOSPC;
+  return 0;
+}
+
+static int copy_write(struct sr_audit *a, const char *line, size_t n) {
+  int r = sr_write_all(a->copy_fd, line, n);
   if (r >= 0)
     a->copy_len += n;
   return r;
@@ -374,6 +380,12 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
   bool taken = false;
   int r, failed = 0;
 
+  r = copy_room(a, n);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
+                        "audit: no room left in the run's audit.jsonl for "
+                        "event '%s' (its file system is full)",
+                        name);
   if (!a->copy_failed) {
     r = a->copy_fd >= 0 ? copy_write(a, line, n) : backlog_append(a, line, n);
     if (r < 0) {

@@ -22,7 +22,10 @@
  * one goes on: sr_audit_emit returns that first failure as -errno, so the
  * caller stops the run, and later events (the failure's, the final one)
  * still reach the sink that works.  Only when neither takes a line is it
- * not on the record (the chain does not advance).
+ * not on the record (the chain does not advance): that is also what
+ * happens to an ordinary event that would take the room the run's copy
+ * keeps for the final ones on a full file system (it fails, and the run
+ * stops, with both sinks still on one chain).
  */
 /* The time the primary sink's reader may keep a run waiting, in all
  * (skillrun(1) AUDIT EVENTS): then the sink counts as failed. */

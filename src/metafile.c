@@ -83,10 +83,17 @@ int sr_metafile_replace_at(int run_fd, const json_t *meta, uid_t owner,
     (void)unlinkat(run_fd, "metadata.json.tmp", 0);
     r = write_file(run_fd, "metadata.json.tmp", meta, 0600, owner, group, NULL);
   }
-  if (r < 0)
+  /* Never left behind half written (a full file system): the run's
+   * directory holds metadata.json or nothing of it. */
+  if (r < 0) {
+    (void)unlinkat(run_fd, "metadata.json.tmp", 0);
     return write_failed(err, r);
-  if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
+  }
+  if (renameat(run_fd, "metadata.json.tmp", run_fd, "metadata.json") < 0) {
+    r = -errno;
+    (void)unlinkat(run_fd, "metadata.json.tmp", 0);
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
                         "cannot write metadata.json");
+  }
   return 0;
 }

@@ -132,8 +132,12 @@ static int reject_input(struct sr_run *run, const struct sr_input_arg *in,
                         const char *why, const char *other,
                         struct sr_error *err) {
   json_decref(run->refusal_extra);
-  run->refusal_extra = json_pack("{s:s, s:s, s:s}", "name", in->name, "path",
-                                 in->path, "rule", "name");
+  /* Either may be any bytes (a name that is not UTF-8 is refused here):
+   * recorded lossily rather than not at all. */
+  run->refusal_extra = json_pack(
+      "{s:o, s:o, s:s}", "name",
+      sr_json_string_lossy(in->name, strlen(in->name)), "path",
+      sr_json_string_lossy(in->path, strlen(in->path)), "rule", "name");
   run->refusal_event = "input_rejected";
   /* The event has the name as given (JSON-escaped); the message line,
    * printed on stderr too, must not carry a hostile name's escapes. */

@@ -586,8 +586,9 @@ static void collect_usage(struct sr_run *run) {
 static void write_final_metadata(struct sr_run *run, enum sr_status status,
                                  int exit_code, json_t *duration_ms) {
   struct sr_error merr = {0};
-  json_t *meta = NULL;
+  json_t *meta = NULL, *list;
   char finished[32];
+  int r;
 
   if (run->ws.run_fd >= 0)
     meta = sr_run_metadata_json(run);
@@ -602,7 +603,19 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
                 "exit_code", exit_code, "duration_ms",
                 duration_ms ? duration_ms : json_null(), "finished_at",
                 finished, "artifacts", sr_artifacts_json(&run->artifacts)));
-  if (sr_workspace_write_metadata(&run->ws, meta, &merr) < 0)
+  r = sr_workspace_write_metadata(&run->ws, meta, &merr);
+  /* A full file system, where the record took the room it kept: once more
+   * without the list of artifacts (up to 256 KiB), which the ledger's
+   * artifact_committed events hold in full. */
+  list = json_object_get(json_object_get(meta, "result"), "artifacts");
+  if (r < 0 && merr.err == ENOSPC &&
+      json_array_size(json_object_get(list, "list")) > 0) {
+    json_object_set_new(list, "list", json_array());
+    json_object_set_new(list, "truncated", json_true());
+    merr = (struct sr_error){0};
+    r = sr_workspace_write_metadata(&run->ws, meta, &merr);
+  }
+  if (r < 0)
     sr_log_warning("%s", merr.msg);
   else
     run->metadata_written = true;

@@ -552,6 +552,8 @@ int sr_input_name_check(const char *name, const char **why) {
     *why = "an absolute name: names are relative to /workspace/inputs";
   else if (sr_has_control_chars(name))
     *why = "a control character in the name";
+  else if (!sr_utf8_valid(name, strlen(name)))
+    *why = "the name is not UTF-8 text (give one as PATH:NAME)";
   if (*why)
     return -EINVAL;
   /* Component by component: at most two, each a plain file name. */

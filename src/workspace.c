@@ -687,8 +687,12 @@ static int reject(struct staging *st, const char *reason, const char *rule,
                   json_t *extra, const char *fmt, ...) _printf_(5, 6);
 static int reject(struct staging *st, const char *reason, const char *rule,
                   json_t *extra, const char *fmt, ...) {
-  json_t *f = json_pack("{s:s, s:s, s:s}", "name", st->in->name, "path",
-                        st->in->path, "rule", rule);
+  /* The path is the caller's, in any bytes: recorded lossily rather than
+   * not at all (the name is UTF-8, sr_input_name_check). */
+  json_t *f = json_pack(
+      "{s:o, s:o, s:s}", "name",
+      sr_json_string_lossy(st->in->name, strlen(st->in->name)), "path",
+      sr_json_string_lossy(st->in->path, strlen(st->in->path)), "rule", rule);
   char msg[768];
   va_list ap;
 
@@ -1079,10 +1083,12 @@ struct harvest {
   uint64_t n_entries;       /* every entry seen, skipped ones too */
   struct sr_artifacts *out; /* what was committed */
   uint64_t deadline_ms;
+  uint64_t record_bytes; /* the artifact events' lines, at most (estimated) */
   uint64_t skipped[SKIP__MAX];
   uint64_t n_skipped;
   /* The cap that stopped the harvest (a key of skillrun.profile(5), or
-   * "harvest-deadline"), its value, and the entry it stopped at. */
+   * the harvest's own "harvest-deadline" or "harvest-record"), its value,
+   * and the entry it stopped at. */
   const char *stop;
   uint64_t stop_cap;
   char *stop_path;
@@ -1180,6 +1186,15 @@ static mode_t harvested_mode(mode_t src, bool dir) {
   return (src & 0755) | (dir ? 0700 : 0600);
 }
 
+/* The most one artifact_committed line can take: its path escaped (six
+ * bytes a byte at most, \u00XX), again in base64, and the rest of the line
+ * (the common keys, size, sha256, mode) well under 1 KiB. */
+static uint64_t record_cost(const char *rel) {
+  const uint64_t n = strlen(rel);
+
+  return 6 * n + 4 * ((n + 2) / 3) + 1024;
+}
+
 static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
                         const char *name, const char *rel,
                         const struct stat *st) {
@@ -1187,10 +1202,18 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
   enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
   unsigned char md[SR_SHA256_LEN];
   char hex[SR_SHA256_HEX_LEN + 1], mode[8];
-  uint64_t size = 0;
+  const uint64_t cost = record_cost(rel);
+  uint64_t size = 0, seq;
   json_t *item;
   int q;
 
+  /* Before anything is copied: a file whose event would not fit is not
+   * harvested, as at outputs-size. */
+  if (h->record_bytes + cost > SR_HARVEST_RECORD_MAX) {
+    stop(h, "harvest-record", SR_HARVEST_RECORD_MAX, rel);
+    return 0;
+  }
+  h->record_bytes += cost;
   s = openat(src_dir, name,
              O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (s < 0)
@@ -1230,9 +1253,17 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
       json_object_set_new(item, "mode", json_string(mode)) < 0 ||
       list_artifact(h->out, item, rel) < 0) {
     json_decref(item);
+    (void)unlinkat(dst_dir, name, 0);
     return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   }
-  return sr_audit_emit(h->audit, "artifact_committed", item, h->err);
+  /* A file is harvested with its event or not at all: one that neither
+   * sink took (the chain did not advance; the run stops) is not left on
+   * the host. */
+  seq = h->audit->seq;
+  q = sr_audit_emit(h->audit, "artifact_committed", item, h->err);
+  if (q < 0 && h->audit->seq == seq)
+    (void)unlinkat(dst_dir, name, 0);
+  return q;
 }
 
 static int harvest_dir(struct harvest *h, int src_dir, int dst_dir,

@@ -539,9 +539,17 @@ static void test_path_at_or_below(void **state) {
 
 static void test_input_name_check(void **state) {
   static const char *const good[] = {
-      "doc.pdf",   "materials/doc.pdf", "a/b", "bundle.txt",
-      "bundles/x", "x/bundle",          "..a", "a..",
-      ".hidden",   "dir/.hidden",
+      "doc.pdf",
+      "materials/doc.pdf",
+      "a/b",
+      "bundle.txt",
+      "bundles/x",
+      "x/bundle",
+      "..a",
+      "a..",
+      ".hidden",
+      "dir/.hidden",
+      "caf\xc3\xa9.txt",
   };
   static const struct {
     const char *name, *why;
@@ -562,6 +570,8 @@ static void test_input_name_check(void **state) {
       {"bundle/x", "reserved"},
       {"a\nb", "control character"},
       {"a/\x1b[31m", "control character"},
+      {"caf\xe9.txt", "not UTF-8"},
+      {"d/\xff\xfe", "not UTF-8"},
   };
   char longname[300];
   const char *why = NULL;

@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, the run's record against a skill that grows it
+# and a file system that fills up:
+# - Long names deep in /workspace/outputs, not UTF-8 (each byte escaped,
+#   then written again in base64): 9,960 empty files used to write 500 MB
+#   of artifact_committed lines, past the 256 MiB that --verify-audit and
+#   --gc read of a ledger, so an untouched ledger failed as "tampered" and
+#   a killed run's could never be closed.  The harvest now stops before
+#   its artifact lines pass 64 MiB (limit_exceeded, key harvest-record).
+# - A workspace that fills up with the record itself: an ordinary event
+#   that would take the room audit.jsonl keeps for the final ones used to
+#   end the copy there for good, so the run's ledger had no
+#   execution_completed, no metadata.json (a half-written
+#   metadata.json.tmp instead) and gc never closed it.  Now that event is
+#   written to neither sink, the run stops, and both end with
+#   execution_completed on one chain.
+# - An --input whose name is not UTF-8: "Cannot allocate memory" and no
+#   input_rejected fields; now refused under the name rule, recorded.
+# As root: the full workspace is a tmpfs in a mount namespace of its own.
+. "$(dirname "$0")/../integration/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (a tmpfs workspace in a mount namespace of its own)"
+. "$(dirname "$0")/common.sh"
+
+# A skill that leaves FILES empty files, named with 250 bytes that are not
+# UTF-8, 15 directories deep in outputs, each directory's name as long
+# (the shell's cd keeps the path under PATH_MAX): about 25 KB of
+# artifact_committed line for each.
+deep_names='
+  cd /workspace/outputs || exit 1
+  long=$(head -c 248 /dev/zero | tr "\0" "\377")
+  for i in $(seq 10 24); do mkdir "$long$i" && cd "$long$i" || exit 1; done
+  for i in $(seq 1000 $((999 + $1))); do : >"$long$i" || exit 1; done
+  echo made $1
+'
+run_dir() { echo "$WS_root/default/$RUN_ID"; }
+
+# ---------------------------------------------------- the ledger's growth
+skill root -- /bin/sh -c "$deep_names" sh 6000
+run_ok root "6,000 deep files with long names that are not UTF-8"
+check "root: ... the skill made them" grep -q "^made 6000" "$OUT"
+size=$(stat -c %s "$(run_dir)/audit.jsonl")
+check "root: ... the ledger stays under 65 MiB ($size bytes)" [ "$size" -lt $((65 << 20)) ]
+is "root: ... the harvest stopped at its record's bound, said so" \
+  "$("$JQ" -r 'select(.event == "limit_exceeded") | "\(.limit) \(.key) \(.cap)"' "$AUDIT")" \
+  "output harvest-record $((64 << 20))"
+committed=$("$JQ" -c 'select(.event == "artifact_committed")' "$AUDIT" | wc -l)
+on_host=$(find "$(run_dir)/outputs" -type f | wc -l)
+check "root: ... some were committed ($committed)" [ "$committed" -gt 100 ]
+is "root: ... and only those are on the host" "$on_host" "$committed"
+is "root: ... the run's copy is the stream" "$(cmp "$AUDIT" "$(run_dir)/audit.jsonl" && echo same)" same
+is "root: ... metadata.json counts them" \
+  "$("$JQ" -r '.result.artifacts.files' "$(run_dir)/metadata.json")" "$committed"
+# The schema check (finish) reads every line the test left: keep the
+# events that matter, not 60 MB of artifact lines twice.
+{
+  "$JQ" -c 'select(.event == "artifact_committed")' "$AUDIT" | head -n 1
+  "$JQ" -c 'select(.event != "artifact_committed")' "$AUDIT"
+} >"$T/growth-sample.lines"
+rm -rf -- "$(run_dir)" "$AUDIT" "$STDOUT"
+
+# ------------------------------------------- the record fills the workspace
+if unshare -m true 2>/dev/null; then
+  F=$(tmpdir)
+  cat >"$T/full.sh" <<'EOS'
+set -u
+mount -t tmpfs -o size=2m,mode=0755 full "$1"
+shift
+"$SKILLRUN" --workspace-root "$F" --execution-id full --audit-file "$F.stream" \
+  "$@" >/dev/null 2>"$F.err"
+echo "rc $?"
+EOS
+  # 400 files: about 10 MB of artifact lines, on a 2 MiB tmpfs.
+  out=$(F=$F SKILLRUN=$SKILLRUN unshare -m --propagation private \
+    bash -c 'bash "$0" "$F" "$@"; r=$?; cp -a "$F/." "$F.keep" 2>/dev/null; exit $r' \
+    "$T/full.sh" "$B" -- /bin/sh -c "$deep_names" sh 400 2>&1)
+  # The tmpfs is gone with the namespace; its contents were copied out.
+  K=$F.keep
+  is "a record that fills the workspace: the run fails (125)" "$out" "rc 125"
+  check "... and says why on stderr" grep -q "no room left in the run's audit.jsonl" "$F.err"
+  is "... the run's ledger ends with execution_completed" \
+    "$(tail -n 1 "$K/default/full/audit.jsonl" | "$JQ" -r '[.event, .status] | @tsv')" \
+    "$(printf 'execution_completed\terror')"
+  check "... and verifies" audit_ok "$K/default/full/audit.jsonl"
+  is "... the stream is the same record" \
+    "$(cmp "$F.stream" "$K/default/full/audit.jsonl" && echo same)" same
+  is "... metadata.json says error" "$("$JQ" -r .result.status "$K/default/full/metadata.json")" error
+  is "... no half-written metadata.json.tmp is left" \
+    "$(find "$K/default/full" -name 'metadata.json.tmp' | wc -l)" 0
+  committed=$("$JQ" -c 'select(.event == "artifact_committed")' "$F.stream" | wc -l)
+  is "... every file on the host has its event" \
+    "$(find "$K/default/full/outputs" -type f | wc -l)" "$committed"
+  is "... and gc has nothing to close" \
+    "$(find "$K/.active" -mindepth 1 2>/dev/null | wc -l)" 0
+  rm -rf -- "$K" "$F.stream"
+else
+  pass "# SKIP a record that fills the workspace: no mount namespace (unshare -m)"
+fi
+
+# ----------------------------------------- an input name that is not UTF-8
+I=$(tmpdir)
+chmod 755 "$I"
+name=$(printf 'caf\351.txt')
+printf 'latin-1\n' >"$I/$name"
+chmod 644 "$I/$name"
+skill root -i "$I/$name" -- /bin/true
+is "an input named in Latin-1: refused (123)" "$rc" 123
+is "... input_rejected names the rule" \
+  "$(field "$AUDIT" input_rejected '"\(.rule) \(.name) \(.path)"')" \
+  "name caf$(printf '\357\277\275').txt $I/caf$(printf '\357\277\275').txt"
+check "... stderr says what to do" grep -q "not UTF-8 text (give one as PATH:NAME)" "$ERR"
+check "... and its audit verifies" audit_ok "$AUDIT"
+skill root -i "$I/$name:cafe.txt" -- /bin/cat /workspace/inputs/cafe.txt
+is "... given a name, it is staged" "$rc $(cat "$OUT")" "0 latin-1"
+printf 'include default\ninputs-max-size 4\n' >"$T/small-inputs.profile"
+chmod 644 "$T/small-inputs.profile"
+skill root -p "$T/small-inputs.profile" -i "$I/$name:cafe.txt" -- /bin/true
+is "... over inputs-max-size, refused with every field" \
+  "$rc $(field "$AUDIT" input_rejected '"\(.rule) \(.name) \(.limit) \(.size)"')" \
+  "123 inputs-max-size cafe.txt 4 8"
+
+finish
