@@ -470,6 +470,37 @@ static int parse_prefix(const char *s, size_t len, unsigned max,
   return 0;
 }
 
+/* The IPv6 blocks that carry every IPv4 address, the ones
+ * sr_netaddr_classify judges by the IPv4 address inside: IPv4-mapped (the
+ * form an IPv4 entry takes here, which the proxy connects to over IPv4),
+ * SIIT-translated and NAT64's well-known prefix.  A range containing one
+ * of them permits every IPv4 address, the host's 127.0.0.1 included, however
+ * the range is written ("[::ffff:0:0]/96", "[::]/80", "[::]/1",
+ * "[64:ff9b::]/96"...).  IPv4-compatible ::/96 is not here: it is
+ * reserved, and the host does not route it to IPv4. */
+static const struct {
+  const char *text;
+  uint8_t b[12];
+} all_v4[] = {
+    {"::ffff:0:0/96 (IPv4-mapped)", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}},
+    {"::ffff:0:0:0/96 (IPv4-translated)",
+     {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0}},
+    {"64:ff9b::/96 (NAT64)", {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}},
+};
+
+/* 0, or 1 + the index in all_v4 of a block that net/len contains. */
+static int contains_all_v4(const struct sr_netaddr *net, unsigned len) {
+  if (len > 96)
+    return 0;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(all_v4); i++) {
+    struct sr_netaddr block = {{0}};
+    memcpy(block.b, all_v4[i].b, sizeof(all_v4[i].b));
+    if (in_prefix(&block, net, len))
+      return (int)i + 1;
+  }
+  return 0;
+}
+
 /* The address part of a literal entry: "a.b.c.d", "a.b.c.d/N", "v6" (from
  * inside brackets) with the prefix given apart. */
 static int parse_literal(const char *addr, size_t alen, const char *prefix,
@@ -477,6 +508,7 @@ static int parse_literal(const char *addr, size_t alen, const char *prefix,
                          struct sr_netallow_entry *e, char *why,
                          size_t why_len) {
   unsigned len;
+  int r;
   bool v4 = memchr(addr, ':', alen) == NULL;
 
   if (sr_netaddr_parse(addr, alen, &e->addr) < 0)
@@ -499,6 +531,13 @@ static int parse_literal(const char *addr, size_t alen, const char *prefix,
     return fail(why, why_len,
                 "'%.*s/%.*s' has host bits set: write the network address",
                 (int)alen, addr, (int)plen, prefix);
+  r = contains_all_v4(&e->addr, len);
+  if (r)
+    return fail(why, why_len,
+                "'[%.*s]/%u' contains %s: it would permit every IPv4 "
+                "address, including the host's loopback and private "
+                "networks",
+                (int)alen, addr, len, all_v4[r - 1].text);
   e->kind = SR_NETALLOW_RANGE;
   e->prefix = len;
   e->host[0] = '\0';

@@ -138,6 +138,23 @@ static void test_parse_refusals(void **state) {
   assert_refused("10.0.0.0/08", SR_NETALLOW_LITERALS, "prefix");
   assert_refused("0.0.0.0/0", SR_NETALLOW_LITERALS, "every address");
   assert_refused("[::]/0", SR_NETALLOW_LITERALS, "every address");
+  /* A range containing all of IPv4, however written: IPv4-mapped (which
+   * --explain printed as 0.0.0.0/0, the proxy connecting to 127.0.0.1),
+   * IPv4-translated and NAT64 carry every IPv4 address too. */
+  assert_refused("[::ffff:0:0]/96:8443", SR_NETALLOW_LITERALS,
+                 "every IPv4 address");
+  assert_refused("[::ffff:0.0.0.0]/96", SR_NETALLOW_LITERALS,
+                 "::ffff:0:0/96 (IPv4-mapped)");
+  assert_refused("[0:0:0:0:0:ffff::]/96", SR_NETALLOW_LITERALS,
+                 "every IPv4 address");
+  assert_refused("[::]/80", SR_NETALLOW_LITERALS, "every IPv4 address");
+  assert_refused("[::]/64", SR_NETALLOW_LITERALS, "every IPv4 address");
+  assert_refused("[::]/1", SR_NETALLOW_LITERALS, "every IPv4 address");
+  assert_refused("[::ffff:0:0:0]/96", SR_NETALLOW_LITERALS,
+                 "IPv4-translated");
+  assert_refused("[64:ff9b::]/96", SR_NETALLOW_LITERALS, "NAT64");
+  assert_refused("[64:ff9b::]/32", SR_NETALLOW_LITERALS, "NAT64");
+  assert_refused("[::]/16", SR_NETALLOW_LITERALS, "IPv4-mapped");
   assert_refused("[2001:db8::1]/129", SR_NETALLOW_LITERALS, "prefix");
   assert_refused("010.0.0.1", SR_NETALLOW_LITERALS, "letter");
   assert_refused("[fe80::1%eth0]", SR_NETALLOW_LITERALS, "invalid IP");
@@ -160,6 +177,14 @@ static void test_parse_literals(void **state) {
   /* An IPv4-mapped range is the IPv4 range. */
   assert_format("[::ffff:10.0.0.0]/104", SR_NETALLOW_LITERALS,
                 "10.0.0.0/8:443");
+  /* Half of IPv4 is not all of it; each round-trips. */
+  assert_format("[::ffff:0:0]/97:8443", SR_NETALLOW_LITERALS,
+                "0.0.0.0/1:8443");
+  assert_format("0.0.0.0/1", SR_NETALLOW_LITERALS, "0.0.0.0/1:443");
+  assert_format("[64:ff9b::]/97", SR_NETALLOW_LITERALS, "[64:ff9b::]/97:443");
+  /* IPv4-compatible ::/96 is reserved, not routed to IPv4: not refused. */
+  assert_format("[::]/96", SR_NETALLOW_LITERALS, "[::]/96:443");
+  assert_format("[2000::]/3", SR_NETALLOW_LITERALS, "[2000::]/3:443");
 }
 
 static void test_split_hostport(void **state) {
