@@ -118,6 +118,7 @@ struct conn {
   struct sr_netaddr cand[SR_PROXY_ADDRS_MAX];
   size_t n_cand, next_cand;
   int connect_errno;
+  int check_errno; /* the host's addresses could not be read: refused */
   bool have_addr;
   struct sr_netaddr addr;
   enum sr_netaddr_class addr_class;
@@ -385,15 +386,26 @@ static void host_text(const struct conn *c, char *buf, size_t len) {
     (void)snprintf(buf, len, "%s", c->host.name);
 }
 
-/* The host's own interface addresses (getifaddrs), malloc'd. */
-static size_t host_addresses(struct sr_netaddr **out) {
+/* The host's own interface addresses (getifaddrs) into *out, malloc'd,
+ * and their number into *n.  0, or -errno when they cannot all be read:
+ * then no address can be checked against them, and the caller refuses
+ * the connection rather than skip the check. */
+static int host_addresses(struct sr_netaddr **out, size_t *n) {
   struct ifaddrs *ifa = NULL;
-  size_t n = 0, cap = 0;
-  struct sr_netaddr *v = NULL;
+  size_t cap = 0;
+  struct sr_netaddr *v;
 
   *out = NULL;
+  *n = 0;
   if (getifaddrs(&ifa) < 0)
-    return 0;
+    return errno > 0 ? -errno : -EIO;
+  for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+    cap++;
+  v = calloc(cap ? cap : 1, sizeof(*v));
+  if (!v) {
+    freeifaddrs(ifa);
+    return -ENOMEM;
+  }
   for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
     struct sr_netaddr a;
     if (!i->ifa_addr ||
@@ -403,19 +415,11 @@ static size_t host_addresses(struct sr_netaddr **out) {
                                      : sizeof(struct sockaddr_in),
                                  &a, NULL) < 0)
       continue;
-    if (n == cap) {
-      size_t nc = cap ? cap * 2 : 16;
-      struct sr_netaddr *nv = realloc(v, nc * sizeof(*nv));
-      if (!nv)
-        break;
-      v = nv;
-      cap = nc;
-    }
-    v[n++] = a;
+    v[(*n)++] = a;
   }
   freeifaddrs(ifa);
   *out = v;
-  return n;
+  return 0;
 }
 
 static int set_buf(char **dst, size_t *len, size_t *off, const void *src,
@@ -567,7 +571,13 @@ static void refusal_message(const struct conn *c, enum sr_proxy_reason r,
     (void)snprintf(msg, len, "skillrun: no complete request in time");
     return;
   case SR_PROXY_INTERNAL_ERROR:
-    (void)snprintf(msg, len, "skillrun: the proxy is out of resources");
+    if (c->check_errno)
+      (void)snprintf(msg, len,
+                     "skillrun: cannot read the host's own addresses to "
+                     "check %s against them (%s): refused",
+                     h, strerror(c->check_errno));
+    else
+      (void)snprintf(msg, len, "skillrun: the proxy is out of resources");
     return;
   default:
     (void)snprintf(msg, len, "skillrun: malformed proxy request");
@@ -769,10 +779,18 @@ static void conn_candidates(struct conn *c, const struct sr_netaddr *addrs,
                             size_t n) {
   struct proxy *px = c->px;
   struct sr_netaddr *host = NULL;
-  size_t n_host = host_addresses(&host);
+  size_t n_host = 0;
   bool blocked = false;
+  int e = host_addresses(&host, &n_host);
 
   c->n_cand = c->next_cand = 0;
+  if (e < 0) {
+    /* Fail closed: an address that cannot be told from the host's own is
+     * not connected to. */
+    c->check_errno = -e;
+    conn_refuse(c, false, SR_PROXY_INTERNAL_ERROR);
+    return;
+  }
   for (size_t i = 0; i < n && c->n_cand < SR_PROXY_ADDRS_MAX; i++) {
     enum sr_netaddr_class cls;
     if (sr_netallow_check_addr(px->cfg->allow, &addrs[i], c->port, host, n_host,

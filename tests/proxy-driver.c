@@ -21,6 +21,10 @@
  *                           netns_pid=, then the proxy environment lines
  *       --records FILE      one JSON object per record, as the supervisor
  *                           would turn it into an audit event
+ *       --fail-getifaddrs ERRNO
+ *                           every getifaddrs(3) of the proxy fails with
+ *                           ERRNO (the driver is linked with
+ *                           --wrap=getifaddrs)
  *     Runs until SIGTERM or SIGINT, then stops the proxy in order.
  *
  *   proxy-driver sink ADDR PORT PORTFILE     discard every connection's bytes
@@ -66,6 +70,21 @@
 #include "proxyproto.h"
 #include "sync.h"
 #include "util.h"
+
+/* --fail-getifaddrs: the errno every getifaddrs(3) fails with, 0 for
+ * none.  Set before the proxy forks, which inherits it. */
+static int getifaddrs_errno;
+
+struct ifaddrs;
+int __real_getifaddrs(struct ifaddrs **ifap);
+int __wrap_getifaddrs(struct ifaddrs **ifap);
+int __wrap_getifaddrs(struct ifaddrs **ifap) {
+  if (getifaddrs_errno) {
+    errno = getifaddrs_errno;
+    return -1;
+  }
+  return __real_getifaddrs(ifap);
+}
 
 _Noreturn static void die(const char *fmt, ...) _printf_(1, 2);
 static void die(const char *fmt, ...) {
@@ -210,6 +229,7 @@ static int cmd_serve(int argc, char **argv) {
       {"port", required_argument, NULL, 'p'},
       {"info", required_argument, NULL, 'I'},
       {"records", required_argument, NULL, 'r'},
+      {"fail-getifaddrs", required_argument, NULL, 'F'},
       {NULL, 0, NULL, 0},
   };
   struct sr_netallow allow = {0};
@@ -253,6 +273,7 @@ static int cmd_serve(int argc, char **argv) {
     case 'u':
     case 'g':
     case 'p':
+    case 'F':
       if (sr_parse_uint(optarg, UINT64_MAX, &v) < 0)
         die("bad number '%s'", optarg);
       if (opt == 'c')
@@ -269,6 +290,8 @@ static int cmd_serve(int argc, char **argv) {
         cfg.uid = (uid_t)v;
       else if (opt == 'g')
         cfg.gid = (gid_t)v;
+      else if (opt == 'F')
+        getifaddrs_errno = (int)v;
       else {
         port = (uint16_t)v;
         have_port = true;

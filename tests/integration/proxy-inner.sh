@@ -364,6 +364,27 @@ is "record: the permitted loopback name" \
   "$(recf permit "$(conn '.host == "loop.test"')" '[.decision, .reason, .address, .address_class] | join(" ")')" \
   "allowed closed 127.0.0.1 loopback"
 
+# ---------------------------------------------------------------- host check
+# The host's own addresses cannot be read (getifaddrs fails, here with
+# EMFILE, 24): a connection that cannot be checked against them is
+# refused, not let through unchecked.
+start_proxy noifaddrs --fail-getifaddrs 24 --allow allowed.test:7007 \
+  --allow self.test:7007 --allow allowed.test:8080
+is "the host's addresses unreadable: a listed name is refused (503 internal-error)" \
+  "$(client connect-status $P allowed.test 7007)" "503 internal-error"
+is "... and so is a name resolving to the host's own address" \
+  "$(client connect-status $P self.test 7007)" "503 internal-error"
+is "... with a reason that says why" \
+  "$(sbcurl -x http://127.0.0.1:$P http://allowed.test:8080/hello.txt)" \
+  "skillrun: cannot read the host's own addresses to check allowed.test against them (Too many open files): refused"
+is "... through SOCKS5 too (1: general failure)" \
+  "$(client socks $P 3 allowed.test 7007)" 1
+stop_proxy
+is "record: the unchecked connections are denied internal_error" \
+  "$(rec noifaddrs "$(conn '.decision == "denied" and .reason == "internal_error"')" | wc -l)" 4
+is "record: ... and none was allowed" \
+  "$(rec noifaddrs "$(conn '.decision == "allowed"')" | wc -l)" 0
+
 # ---------------------------------------------------------------- egress
 : >"$W/sink.counts"
 start_proxy egress --max-egress 100000 --allow allowed.test:7009 \
