@@ -302,6 +302,15 @@ static void *resolver_thread(void *arg) {
       memset(&hints, 0, sizeof(hints));
       hints.ai_family = AF_UNSPEC;
       hints.ai_socktype = SOCK_STREAM;
+      /* The name as listed, without a trailing dot, so resolv.conf's
+       * search domains may apply to it (first, for a name with fewer dots
+       * than "ndots").  Not made absolute ("name."): glibc's files backend
+       * (2.36) does not match "name." to an /etc/hosts line of "name", so
+       * an administrator's pinned addresses would be skipped for DNS, or
+       * lost.  The search domains are the host's own configuration, not
+       * the skill's, and whatever address they yield is checked below
+       * like any other; skillrun.conf's network-hosts file, read first,
+       * pins a name exactly. */
       e = getaddrinfo(j->name, NULL, &hints, &res);
       j->gai_err = e;
       if (e == 0) {
