@@ -150,8 +150,7 @@ static void test_parse_refusals(void **state) {
   assert_refused("[::]/80", SR_NETALLOW_LITERALS, "every IPv4 address");
   assert_refused("[::]/64", SR_NETALLOW_LITERALS, "every IPv4 address");
   assert_refused("[::]/1", SR_NETALLOW_LITERALS, "every IPv4 address");
-  assert_refused("[::ffff:0:0:0]/96", SR_NETALLOW_LITERALS,
-                 "IPv4-translated");
+  assert_refused("[::ffff:0:0:0]/96", SR_NETALLOW_LITERALS, "IPv4-translated");
   assert_refused("[64:ff9b::]/96", SR_NETALLOW_LITERALS, "NAT64");
   assert_refused("[64:ff9b::]/32", SR_NETALLOW_LITERALS, "NAT64");
   assert_refused("[::]/16", SR_NETALLOW_LITERALS, "IPv4-mapped");
@@ -178,8 +177,7 @@ static void test_parse_literals(void **state) {
   assert_format("[::ffff:10.0.0.0]/104", SR_NETALLOW_LITERALS,
                 "10.0.0.0/8:443");
   /* Half of IPv4 is not all of it; each round-trips. */
-  assert_format("[::ffff:0:0]/97:8443", SR_NETALLOW_LITERALS,
-                "0.0.0.0/1:8443");
+  assert_format("[::ffff:0:0]/97:8443", SR_NETALLOW_LITERALS, "0.0.0.0/1:8443");
   assert_format("0.0.0.0/1", SR_NETALLOW_LITERALS, "0.0.0.0/1:443");
   assert_format("[64:ff9b::]/97", SR_NETALLOW_LITERALS, "[64:ff9b::]/97:443");
   /* IPv4-compatible ::/96 is reserved, not routed to IPv4: not refused. */
