@@ -253,4 +253,22 @@ except OSError as e:
 done
 sleep 0.2
 is "host: the bait's abstract socket heard nothing" "$(cat "$W/bait.log")" ""
+
+# A range that holds every IPv4 address, written as IPv6, is refused like
+# 0.0.0.0/0: [::ffff:0:0]/96 used to be accepted, and the proxy then
+# connected a skill to the host's 127.0.0.1 (and --explain printed it as
+# 0.0.0.0/0).
+n=0
+for range in '[::ffff:0:0]/96' '[::]/80' '[64:ff9b::]/96'; do
+  n=$((n + 1))
+  printf 'include default\nnetwork allowlist\nnetwork-allow %s:8080\n' "$range" >"$W/v4all.profile"
+  chmod 644 "$W/v4all.profile"
+  "$SKILLRUN" --conf "$W/skillrun.conf" -p "$W/v4all.profile" --workspace-root "$WS_root" \
+    --audit-file "$W/v4all$n.audit" "$HB" -- /bin/true >/dev/null 2>"$W/v4all.err"
+  rc=$?
+  is "network-allow $range: refused (125)" "$rc" 125
+  check "... with the profile's file:line and why" \
+    grep -q "v4all.profile:3: network-allow: .*would permit every IPv4 address" "$W/v4all.err"
+  is "... and recorded" "$(field "$W/v4all$n.audit" error .reason)" config_invalid
+done
 finish
