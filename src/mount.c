@@ -716,7 +716,11 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
   (void)e; /* /dev: the node paths below are spelled out */
   if (mkdirat(c->root_fd, "dev", 0755) < 0)
     return sr_error_layer(c->err, "mount", errno, "mkdir /dev");
-  r = mount_fs(c, "tmpfs", "/dev", MS_NOSUID | MS_NOEXEC, DEV_TMPFS_OPTS);
+  /* nodev too: it holds no device of its own (the nodes are binds, each
+   * a mount with its own flags), so the table check holds it to nodev
+   * like every mount that is not a device's. */
+  r = mount_fs(c, "tmpfs", "/dev", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+               DEV_TMPFS_OPTS);
   if (r < 0)
     return r;
   dev = sys_openat2(c->root_fd, "dev", O_PATH | O_DIRECTORY, RESOLVE_NEW);
@@ -1150,11 +1154,15 @@ static bool is_dev_null(const char *path) {
 /* Whether a mount whose source fields (major:minor of the file system,
  * root within it) are dev and root is the mount null_src describes ("DEV
  * ROOT" of a mask is_dev_null passed): the same object, the null device,
- * without another stat.  One reading of the table gives every line's
- * root at one moment, so one path names one object, except a deleted
- * root, shown by its old name: never taken for the same.  (Each masked
- * entry is mounted once, verify_mountinfo checks, so the stat of the
- * first one's path was of that mount.) */
+ * without another stat.  This holds because nothing but init mounts in
+ * this namespace while it checks the table (only init and the skill's
+ * process, not yet exec'd, are in it, and every mount is private), and
+ * every file mask is a clone of the first: the table's lines are built
+ * one by one and a long table is read in several read(2) calls, so it is
+ * not one moment's.  A deleted root, shown by its old name, is never
+ * taken for the same.  (Each masked entry is mounted once,
+ * verify_mountinfo checks, so the stat of the first one's path was of
+ * that mount.) */
 static bool same_null(const char *null_src, const char *dev, const char *root) {
   static const char deleted[] = "//deleted";
   size_t n = strlen(dev), rn = strlen(root);
@@ -1183,8 +1191,8 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
       "/tmp",         "/proc",     "/workspace/scratch", "/workspace/outputs",
   };
   static const char *const devices[] = {
-      "/dev",        "/dev/null",    "/dev/zero", "/dev/full",
-      "/dev/random", "/dev/urandom", "/dev/tty",  "/dev/pts",
+      "/dev/null",    "/dev/zero", "/dev/full", "/dev/random",
+      "/dev/urandom", "/dev/tty",  "/dev/pts",
   };
   _cleanup_free_ char *heap = NULL;
   char small[16384]; /* some 100 lines; not the heap: sr_read_file_into */
@@ -1193,15 +1201,22 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
   unsigned found = 0, masked_seen = 0; /* bits by proc_masked index */
   int k;
   char *line, *save = NULL;
+  size_t len = 0;
   int r;
 
-  r = sr_read_file_into(proc_fd, "self/mountinfo", small, sizeof(small), NULL);
+  r = sr_read_file_into(proc_fd, "self/mountinfo", small, sizeof(small), &len);
   if (r == -EFBIG) {
-    r = sr_read_file_at(proc_fd, "self/mountinfo", 4 << 20, &heap, NULL);
+    r = sr_read_file_at(proc_fd, "self/mountinfo", 4 << 20, &heap, &len);
     buf = heap;
   }
   if (r < 0)
     return sr_error_layer(c->err, "mount", -r, "read mountinfo");
+  /* Every line is checked, or the run fails: a NUL byte would end the
+   * lines strtok_r sees there (mountinfo never holds one; never trust
+   * it), and a table that does not end in a newline was cut short. */
+  if (len == 0 || memchr(buf, '\0', len) || buf[len - 1] != '\n')
+    return sr_error_layer(c->err, "mount", EIO,
+                          "read mountinfo: not a whole table");
   for (line = strtok_r(buf, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
     char *f[6], *s = line, *mp;

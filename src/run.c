@@ -146,9 +146,10 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
  * copy's walk, pipes, sockets, timers), with room to spare. */
 #define RUN_FDS 128
 /* The stack the supervisor, and init and the skill's process, which grow
- * on the stack they are forked with, use at most: some 60 KiB (a 16 KiB
- * buffer for the mount table under the deepest calls of init's mount
- * build), four times over. */
+ * on the stack they are forked with, use at most: some 60 KiB (the mount
+ * table's 16 KiB buffer under the deepest calls of init's mount build,
+ * and for a longer table sr_read_file_at's own 16 KiB beside it), four
+ * times over. */
 #define RUN_STACK (256 * 1024)
 
 /* "N<suffix>" for a limit in the message, or "unlimited". */

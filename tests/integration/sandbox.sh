@@ -206,7 +206,7 @@ check_report() {
   has_opts "$who" /proc/kpagecgroup ro nosuid noexec
   has_opts "$who" /proc/acpi ro nosuid nodev noexec
   has_opts "$who" /proc/driver ro nosuid nodev noexec
-  has_opts "$who" /dev ro nosuid noexec
+  has_opts "$who" /dev ro nosuid nodev noexec
   has_opts "$who" /dev/null nosuid noexec
   has_opts "$who" /dev/tty nosuid noexec
   has_opts "$who" /dev/pts nosuid noexec

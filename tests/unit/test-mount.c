@@ -114,6 +114,9 @@ int __wrap_open_tree(int dfd, const char *path, unsigned int flags) {
  * from the heap instead, and mountinfo_reads counts the refusals. */
 static bool mountinfo_long;
 static int mountinfo_reads;
+/* And with mountinfo_nul, a NUL byte ends the table's first line: every
+ * line after it would go unchecked by a parser that stopped there. */
+static bool mountinfo_nul;
 
 int __real_sr_read_file_into(int dirfd, const char *path, char *buf,
                              size_t size, size_t *len);
@@ -124,6 +127,14 @@ int __wrap_sr_read_file_into(int dirfd, const char *path, char *buf,
   if (mountinfo_long && strcmp(path, "self/mountinfo") == 0) {
     mountinfo_reads++;
     return -EFBIG;
+  }
+  if (mountinfo_nul && strcmp(path, "self/mountinfo") == 0) {
+    int r = __real_sr_read_file_into(dirfd, path, buf, size, len);
+    char *nl = r >= 0 ? strchr(buf, '\n') : NULL;
+
+    if (nl)
+      *nl = '\0';
+    return r;
   }
   return __real_sr_read_file_into(dirfd, path, buf, size, len);
 }
@@ -399,11 +410,22 @@ static void test_long_mount_table(void **state) {
   mountinfo_long = false;
 }
 
+/* A NUL byte in the table: the check fails rather than pass on what it
+ * read before it, a device mount without noexec after it here. */
+static void test_mount_table_nul(void **state) {
+  (void)state;
+  inject(MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true, MOUNT_ATTR_NOEXEC);
+  mountinfo_nul = true;
+  run("NUL in the mount table", "read mountinfo: not a whole table");
+  mountinfo_nul = false;
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   int r;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_view_flags),
+      cmocka_unit_test(test_mount_table_nul),
       cmocka_unit_test(test_device_noexec_read_back),
       cmocka_unit_test(test_proc_mask_read_back),
       cmocka_unit_test(test_proc_noexec_read_back),
