@@ -67,8 +67,9 @@
 struct ctx {
   const struct sr_mount_plan *plan;
   const struct sr_policy *pol;
-  int host_fd; /* O_PATH of the host root (at /oldroot) */
-  int root_fd; /* O_PATH of the new root (at /newroot) */
+  int host_fd;     /* O_PATH of the host root (at /oldroot) */
+  int root_fd;     /* O_PATH of the new root (at /newroot) */
+  unsigned masked; /* the proc_masked entries build_proc masked, a bit each */
   struct sr_error *err;
 };
 
@@ -857,6 +858,7 @@ static int build_proc(struct ctx *c, const struct sr_view_entry *e) {
         return sr_error_layer(c->err, "mount", -file_mask,
                               "mount /dev/null on /proc/%s", name);
     }
+    c->masked |= 1u << i; /* verify_mountinfo looks for it */
   }
   return 0;
 }
@@ -1282,6 +1284,13 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
   if (found < 5)
     return sr_error_layer(c->err, "mount", EIO,
                           "verify: only %u mounts under the new root", found);
+  /* Each mask made is in the table: its flags above are not all that is
+   * checked of it. */
+  for (size_t i = 0; i < SR_ARRAY_SIZE(proc_masked); i++)
+    if ((c->masked & ~masked_seen) & (1u << i))
+      return sr_error_layer(c->err, "mount", EPERM,
+                            "verify /proc/%s: its mask is not mounted",
+                            proc_masked[i]);
   return 0;
 }
 

@@ -4,10 +4,10 @@
  * own user, mount and pid namespaces: the view's masks and device nodes
  * carry their flags, and when a flag does not take, the build fails closed
  * on the read-back of the mount table (verify_mountinfo), the only
- * read-back of the mounts in /dev and /proc.  mount_setattr(2), mount(2)
- * and open_tree(2) are wrapped (-Wl,--wrap) so that a case can drop one
- * attribute from the calls that ask for a given set, or clone another
- * device than the null device.  Needs user namespaces (root or
+ * read-back of the mounts in /dev and /proc.  mount_setattr(2), mount(2),
+ * open_tree(2) and move_mount(2) are wrapped (-Wl,--wrap) so that a case
+ * can drop one attribute from the calls that ask for a given set, clone
+ * another device than the null device, or leave a mask unmounted.  Needs user namespaces (root or
  * not); without them a TAP comment says why and nothing is exercised.
  */
 #include "config.h"
@@ -107,6 +107,22 @@ int __wrap_open_tree(int dfd, const char *path, unsigned int flags) {
     return r;
   }
   return __real_open_tree(dfd, path, flags);
+}
+
+/* And with unmasked set, the move_mount(2) that would attach a /proc
+ * mask onto that name says it did and does nothing: a mask that did not
+ * take. */
+static const char *unmasked;
+
+int __real_move_mount(int from_dfd, const char *from_path, int to_dfd,
+                      const char *to_path, unsigned int flags);
+int __wrap_move_mount(int from_dfd, const char *from_path, int to_dfd,
+                      const char *to_path, unsigned int flags);
+int __wrap_move_mount(int from_dfd, const char *from_path, int to_dfd,
+                      const char *to_path, unsigned int flags) {
+  if (unmasked && strcmp(to_path, unmasked) == 0)
+    return 0;
+  return __real_move_mount(from_dfd, from_path, to_dfd, to_path, flags);
 }
 
 /* And with mountinfo_long, the mount table does not fit the caller's
@@ -420,12 +436,23 @@ static void test_mount_table_nul(void **state) {
   mountinfo_nul = false;
 }
 
+/* A /proc mask that is not in the table at all: the check misses it,
+ * not only a flag of it. */
+static void test_proc_mask_missing(void **state) {
+  (void)state;
+  inject(0, false, 0);
+  unmasked = "keys";
+  run("a mask not mounted", "verify /proc/keys: its mask is not mounted");
+  unmasked = NULL;
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   int r;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_view_flags),
       cmocka_unit_test(test_mount_table_nul),
+      cmocka_unit_test(test_proc_mask_missing),
       cmocka_unit_test(test_device_noexec_read_back),
       cmocka_unit_test(test_proc_mask_read_back),
       cmocka_unit_test(test_proc_noexec_read_back),
