@@ -363,8 +363,16 @@ static int copy_room(struct sr_audit *a, size_t n) {
 
 static int copy_write(struct sr_audit *a, const char *line, size_t n) {
   int r = sr_write_all(a->copy_fd, line, n);
-  if (r >= 0)
+
+  if (r >= 0) {
     a->copy_len += n;
+    return r;
+  }
+  /* Never a torn line: the copy ends with its last whole one (the room
+   * reserved past it goes with the truncation, and the copy is written
+   * no more). */
+  if (ftruncate(a->copy_fd, (off_t)a->copy_len) == 0)
+    a->copy_reserved = 0;
   return r;
 }
 
@@ -380,6 +388,11 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
   bool taken = false;
   int r, failed = 0;
 
+  if (!a->closing && a->record_len + n > SR_AUDIT_MAX_ORDINARY)
+    return sr_error_set(err, SR_EXIT_FAILED, EFBIG, "audit_write",
+                        "audit: the run's record has reached its %u MiB: "
+                        "event '%s' not written",
+                        SR_AUDIT_MAX_ORDINARY >> 20, name);
   r = copy_room(a, n);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
@@ -422,6 +435,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
                       : sr_error_set(err, SR_EXIT_FAILED, EIO, "audit_write",
                                      "audit: cannot write event '%s'", name);
   /* The line is on the record: chain the next one to it. */
+  a->record_len += n;
   r = sr_sha256_hex(line, n, a->prev);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
@@ -432,6 +446,11 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
 
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
                   struct sr_error *err) {
+  return sr_audit_emit_within(a, event, fields, UINT64_MAX, err);
+}
+
+int sr_audit_emit_within(struct sr_audit *a, const char *event, json_t *fields,
+                         uint64_t end, struct sr_error *err) {
   _cleanup_json_ json_t *owned = fields; /* stolen on every path */
   _cleanup_free_ char *line = NULL;
   const char *name = event ? event : "(null)";
@@ -452,6 +471,8 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
   r = format_checked(a, event, owned, ts, &line, err);
   if (r < 0)
     return r;
+  if (end != UINT64_MAX && a->record_len + strlen(line) > end)
+    return -EFBIG;
   r = write_line(a, name, line, err);
   if (r >= 0 && a->echo_fd >= 0 && !strcmp(name, "warning"))
     echo_warning(a, owned);

@@ -31,9 +31,16 @@
  * (skillrun(1) AUDIT EVENTS): then the sink counts as failed. */
 #define SR_AUDIT_STALL_MS 5000
 /* The run's copy keeps this much room reserved ahead of its end, so that a
- * full file system still takes the failure's event and the final one. */
+ * full file system still takes the failure's event and the final one:
+ * execution_completed's artifact list alone may take 256 KiB
+ * (SR_ARTIFACT_LIST_MAX), and the common keys of each line some 25 KiB (a
+ * manifest's version of 4096 bytes, each escaped to six). */
 #define SR_AUDIT_RESERVE_STEP (64u * 1024)
-#define SR_AUDIT_FINAL_RESERVE (16u * 1024)
+#define SR_AUDIT_FINAL_RESERVE (320u * 1024)
+/* The record's ordinary events stop short of SR_AUDIT_MAX_FILE by the
+ * final ones' room: one that would pass this fails (on neither sink), so
+ * that --verify-audit and gc always read a whole ledger. */
+#define SR_AUDIT_MAX_ORDINARY (SR_AUDIT_MAX_FILE - SR_AUDIT_FINAL_RESERVE)
 struct sr_audit {
   int fd; /* primary sink (stdout, --audit-fd, --audit-file) */
   bool own_fd;
@@ -55,6 +62,7 @@ struct sr_audit {
    * use the last SR_AUDIT_FINAL_RESERVE bytes. */
   uint64_t copy_len, copy_reserved;
   bool closing;
+  uint64_t record_len; /* the bytes of the lines on the record */
   /* Test hook: when non-NULL, used instead of the clock. */
   const char *fixed_ts;
 };
@@ -99,6 +107,14 @@ static inline bool sr_audit_copy_ok(const struct sr_audit *a) {
  */
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
                   struct sr_error *err);
+/* sr_audit_emit, unless the line would take the record past `end` bytes
+ * (sr_audit_record_len): then -EFBIG, nothing written and err untouched,
+ * for a caller that stops at a bound of its own (the harvest's). */
+int sr_audit_emit_within(struct sr_audit *a, const char *event,
+                         json_t *fields, uint64_t end, struct sr_error *err);
+static inline uint64_t sr_audit_record_len(const struct sr_audit *a) {
+  return a->record_len;
+}
 
 /* Formats one line (common keys + fields) without writing it: pure, used by
  * sr_audit_emit and the unit tests.  Returns malloc'd line ending in '\n'. */

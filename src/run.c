@@ -609,7 +609,7 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
    * without the list of artifacts (up to 256 KiB), which the ledger's
    * artifact_committed events hold in full. */
   list = json_object_get(json_object_get(meta, "result"), "artifacts");
-  if (r < 0 && merr.err == ENOSPC &&
+  if (r < 0 && (merr.err == ENOSPC || merr.err == EDQUOT) &&
       json_array_size(json_object_get(list, "list")) > 0) {
     json_object_set_new(list, "list", json_array());
     json_object_set_new(list, "truncated", json_true());

@@ -1083,7 +1083,7 @@ struct harvest {
   uint64_t n_entries;       /* every entry seen, skipped ones too */
   struct sr_artifacts *out; /* what was committed */
   uint64_t deadline_ms;
-  uint64_t record_bytes; /* the artifact events' lines, at most (estimated) */
+  uint64_t record_end; /* the record's length its artifact events stop at */
   uint64_t skipped[SKIP__MAX];
   uint64_t n_skipped;
   /* The cap that stopped the harvest (a key of skillrun.profile(5), or
@@ -1109,11 +1109,12 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a) {
 }
 
 /* One artifact into the list, unless that could make the list's JSON pass
- * SR_ARTIFACT_LIST_MAX: a path byte escapes to at most 6 (\u00XX), the
- * rest of an entry is under 128. */
+ * SR_ARTIFACT_LIST_MAX: a path byte takes at most 6 (\u00XX; a byte that is
+ * not UTF-8, "\\xff" and a third of path_base64's 4), the rest of an entry
+ * is under 128. */
 static int list_artifact(struct sr_artifacts *a, const json_t *item,
                          const char *path) {
-  size_t cost = 6 * strlen(path) + 128;
+  size_t cost = 7 * strlen(path) + 128;
 
   if (a->truncated || a->list_bytes + cost > SR_ARTIFACT_LIST_MAX) {
     a->truncated = true;
@@ -1186,34 +1187,30 @@ static mode_t harvested_mode(mode_t src, bool dir) {
   return (src & 0755) | (dir ? 0700 : 0600);
 }
 
-/* The most one artifact_committed line can take: its path escaped (six
- * bytes a byte at most, \u00XX), again in base64, and the rest of the line
- * (the common keys, size, sha256, mode) well under 1 KiB. */
-static uint64_t record_cost(const char *rel) {
-  const uint64_t n = strlen(rel);
+/* The file's artifact_committed event, within the harvest's bound on its
+ * lines (SR_HARVEST_RECORD_MAX): -EFBIG when the line would pass it, 0 or
+ * the audit's failure otherwise.  *taken: the event is on the record. */
+static int commit_artifact(struct harvest *h, json_t *item, bool *taken) {
+  const uint64_t seq = h->audit->seq;
+  int q = sr_audit_emit_within(h->audit, "artifact_committed",
+                               json_incref(item), h->record_end, h->err);
 
-  return 6 * n + 4 * ((n + 2) / 3) + 1024;
+  *taken = h->audit->seq != seq;
+  return q;
 }
 
 static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
                         const char *name, const char *rel,
                         const struct stat *st) {
   _cleanup_close_ int s = -1, t = -1;
+  _cleanup_(json_decrefp) json_t *item = NULL; /* jansson >= 2.9 */
   enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
   unsigned char md[SR_SHA256_LEN];
   char hex[SR_SHA256_HEX_LEN + 1], mode[8];
-  const uint64_t cost = record_cost(rel);
-  uint64_t size = 0, seq;
-  json_t *item;
+  uint64_t size = 0;
+  bool taken = false;
   int q;
 
-  /* Before anything is copied: a file whose event would not fit is not
-   * harvested, as at outputs-size. */
-  if (h->record_bytes + cost > SR_HARVEST_RECORD_MAX) {
-    stop(h, "harvest-record", SR_HARVEST_RECORD_MAX, rel);
-    return 0;
-  }
-  h->record_bytes += cost;
   s = openat(src_dir, name,
              O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (s < 0)
@@ -1236,13 +1233,12 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
         h->err, SR_EXIT_FAILED, -q, "harvest", "cannot copy outputs/%s (%s)",
         rel, step == SR_SHA256_COPY_WRITE ? "writing the copy" : "reading it");
   }
-  if (fchmod(t, harvested_mode(st->st_mode, false)) < 0)
+  if (fchmod(t, harvested_mode(st->st_mode, false)) < 0) {
+    (void)unlinkat(dst_dir, name, 0);
     return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
                         "cannot set the mode of outputs/%s", rel);
+  }
   sr_hex(md, sizeof(md), hex);
-  h->budget -= size;
-  h->out->files++;
-  h->out->bytes += size;
   /* The mode the skill gave it, for what the copy's mode does not keep
    * (a set-id bit). */
   snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
@@ -1250,19 +1246,27 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
   if (!item || set_path_fields(item, rel, strlen(rel)) < 0 ||
       json_object_set_new(item, "size", json_integer((json_int_t)size)) < 0 ||
       json_object_set_new(item, "sha256", json_string(hex)) < 0 ||
-      json_object_set_new(item, "mode", json_string(mode)) < 0 ||
-      list_artifact(h->out, item, rel) < 0) {
-    json_decref(item);
+      json_object_set_new(item, "mode", json_string(mode)) < 0) {
     (void)unlinkat(dst_dir, name, 0);
     return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   }
-  /* A file is harvested with its event or not at all: one that neither
-   * sink took (the chain did not advance; the run stops) is not left on
-   * the host. */
-  seq = h->audit->seq;
-  q = sr_audit_emit(h->audit, "artifact_committed", item, h->err);
-  if (q < 0 && h->audit->seq == seq)
+  /* A file is harvested with its event or not at all: one past the
+   * bound, or that neither sink took (the run stops), is not left on the
+   * host, nor counted. */
+  q = commit_artifact(h, item, &taken);
+  if (!taken) {
     (void)unlinkat(dst_dir, name, 0);
+    if (q == -EFBIG) {
+      stop(h, "harvest-record", SR_HARVEST_RECORD_MAX, rel);
+      return 0;
+    }
+    return q;
+  }
+  h->budget -= size;
+  h->out->files++;
+  h->out->bytes += size;
+  if (list_artifact(h->out, item, rel) < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   return q;
 }
 
@@ -1445,6 +1449,7 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
       .max_entries = max_entries,
       .out = out,
       .deadline_ms = sr_now_mono_ms() + SR_HARVEST_DEADLINE_MS,
+      .record_end = sr_audit_record_len(audit) + SR_HARVEST_RECORD_MAX,
       .err = err,
   };
   _cleanup_close_ int dst = -1;

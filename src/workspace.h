@@ -195,11 +195,12 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a);
  * ones too, counts against max_entries (outputs-files), the bytes against
  * cap_bytes (outputs-size), the whole against SR_HARVEST_DEADLINE_MS; the
  * cap that stops it is named in a limit_exceeded "output" event (with the
- * entry it stopped at), a file cut at it is removed.  So are the artifact
- * events it writes (SR_HARVEST_RECORD_MAX, "harvest-record": a path
- * escapes to six bytes a byte and is written twice when it is not UTF-8,
- * so long names deep in a tree could pass what --verify-audit and --gc
- * read of a ledger); a file whose event would pass it is not harvested.
+ * entry it stopped at), a file cut at it is removed.  So are the bytes of
+ * the artifact events it writes (SR_HARVEST_RECORD_MAX, "harvest-record":
+ * a path escapes to up to six bytes a byte, is written twice when it is
+ * not UTF-8, and each line repeats the manifest's version, so long names
+ * deep in a tree could pass what --verify-audit and --gc read of a
+ * ledger); a file whose event would pass it is removed, not committed.
  * Skipped entries (links, FIFOs, sockets, devices, misleading names,
  * directories deeper than 32 levels) get a warning each for the first
  * SR_HARVEST_MAX_WARNINGS, then one summary with counts.  A name that is

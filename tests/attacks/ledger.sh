@@ -60,31 +60,32 @@ is "root: ... metadata.json counts them" \
 rm -rf -- "$(run_dir)" "$AUDIT" "$STDOUT"
 
 # ------------------------------------------- the record fills the workspace
-if unshare -m true 2>/dev/null; then
+# full LABEL -- SKILL-COMMAND...: one run in a 2 MiB tmpfs workspace (a
+# mount namespace of its own; its contents copied out to $K), then the
+# record's promises whatever the run's status: the ledger ends with
+# execution_completed and verifies, the stream is the same bytes,
+# metadata.json says the same status, nothing is half written, every file
+# on the host has its event.  Sets $rc_full and $status_full.
+full() {
+  local label=$1 F out committed
+  shift 2
   F=$(tmpdir)
-  cat >"$T/full.sh" <<'EOS'
-set -u
-mount -t tmpfs -o size=2m,mode=0755 full "$1"
-shift
-"$SKILLRUN" --workspace-root "$F" --execution-id full --audit-file "$F.stream" \
-  "$@" >/dev/null 2>"$F.err"
-echo "rc $?"
-EOS
-  # 400 files: about 10 MB of artifact lines, on a 2 MiB tmpfs.
-  out=$(F=$F SKILLRUN=$SKILLRUN unshare -m --propagation private \
-    bash -c 'bash "$0" "$F" "$@"; r=$?; cp -a "$F/." "$F.keep" 2>/dev/null; exit $r' \
-    "$T/full.sh" "$B" -- /bin/sh -c "$deep_names" sh 400 2>&1)
-  # The tmpfs is gone with the namespace; its contents were copied out.
   K=$F.keep
-  is "a record that fills the workspace: the run fails (125)" "$out" "rc 125"
-  check "... and says why on stderr" grep -q "no room left in the run's audit.jsonl" "$F.err"
-  is "... the run's ledger ends with execution_completed" \
-    "$(tail -n 1 "$K/default/full/audit.jsonl" | "$JQ" -r '[.event, .status] | @tsv')" \
-    "$(printf 'execution_completed\terror')"
+  out=$(F=$F SKILLRUN=$SKILLRUN unshare -m --propagation private bash -c '
+    mount -t tmpfs -o size=2m,mode=0755 full "$F" || exit 99
+    "$SKILLRUN" --workspace-root "$F" --execution-id full --audit-file "$F.stream" \
+      "$@" >/dev/null 2>"$F.err"
+    echo "rc $?"
+    cp -a "$F/." "$F.keep"' sh "$B" -- "$@" 2>&1)
+  rc_full=${out#rc }
+  status_full=$(tail -n 1 "$K/default/full/audit.jsonl" | "$JQ" -r 'select(.event == "execution_completed") | .status')
+  check "$label: the run's ledger ends with execution_completed ($out, ${status_full:-none})" \
+    [ -n "$status_full" ]
   check "... and verifies" audit_ok "$K/default/full/audit.jsonl"
   is "... the stream is the same record" \
     "$(cmp "$F.stream" "$K/default/full/audit.jsonl" && echo same)" same
-  is "... metadata.json says error" "$("$JQ" -r .result.status "$K/default/full/metadata.json")" error
+  is "... metadata.json says the same" \
+    "$("$JQ" -r .result.status "$K/default/full/metadata.json")" "$status_full"
   is "... no half-written metadata.json.tmp is left" \
     "$(find "$K/default/full" -name 'metadata.json.tmp' | wc -l)" 0
   committed=$("$JQ" -c 'select(.event == "artifact_committed")' "$F.stream" | wc -l)
@@ -92,10 +93,48 @@ EOS
     "$(find "$K/default/full/outputs" -type f | wc -l)" "$committed"
   is "... and gc has nothing to close" \
     "$(find "$K/.active" -mindepth 1 2>/dev/null | wc -l)" 0
-  rm -rf -- "$K" "$F.stream"
+  FULL_ERR=$F.err
+  FULL_STREAM=$F.stream
+}
+if unshare -m true 2>/dev/null; then
+  # 400 files: about 10 MB of artifact lines, on a 2 MiB tmpfs.
+  full "a record that fills the workspace" -- /bin/sh -c "$deep_names" sh 400
+  is "... the run fails (125, error)" "$rc_full $status_full" "125 error"
+  check "... and says why on stderr" grep -q "no room left in the run's audit.jsonl" "$FULL_ERR"
+  rm -rf -- "$K" "$FULL_STREAM"
+  # 1.3 MB of data, then 12 files whose list in execution_completed takes
+  # some 260 KiB: more than the 16 KiB the final events once had reserved
+  # (the run's own ledger ended in a torn line of zeros, exit 0).
+  full "a long final event on a full workspace" -- /bin/sh -c \
+    'head -c 1300000 /dev/zero >/workspace/outputs/data; '"$deep_names" sh 12
+  rm -rf -- "$K" "$FULL_STREAM"
 else
   pass "# SKIP a record that fills the workspace: no mount namespace (unshare -m)"
 fi
+
+# ------------------------------------- a long version on every line
+# Each line repeats the manifest's version: 4096 backslashes, 8 KiB
+# escaped, over 9,990 short-named files passed the bound an estimate of
+# the lines set (83 MB); the bound is on the lines' real bytes.
+V=$T/long-version
+mkdir -p "$V"
+{
+  printf -- "---\nname: long-version\ndescription: A skill whose version is long.\nmetadata:\n  version: '"
+  head -c 4096 /dev/zero | tr '\0' '\\'
+  printf "'\n---\n# long-version\n"
+} >"$V/SKILL.md"
+chmod -R a+rX "$V"
+"$SKILLRUN" --workspace-root "$WS_root" --execution-id longv --audit-file "$T/longv.audit" "$V" \
+  -- /bin/sh -c 'cd /workspace/outputs && for i in $(seq 9990); do : >"f$i"; done' \
+  >/dev/null 2>"$T/longv.err"
+is "a version of 4096 bytes, 9,990 files: the run succeeds" "$?" 0
+size=$(stat -c %s "$T/longv.audit")
+check "... the ledger stays under 65 MiB ($size bytes)" [ "$size" -lt $((65 << 20)) ]
+is "... the harvest stopped at its record's bound" \
+  "$("$JQ" -r 'select(.event == "limit_exceeded") | .key' "$T/longv.audit")" harvest-record
+check "... and the ledger verifies" audit_ok "$T/longv.audit"
+"$JQ" -c 'select(.event != "artifact_committed")' "$T/longv.audit" >"$T/longv-sample.lines"
+rm -rf -- "$WS_root/default/longv" "$T/longv.audit"
 
 # ----------------------------------------- an input name that is not UTF-8
 I=$(tmpdir)
