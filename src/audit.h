@@ -110,8 +110,8 @@ int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
 /* sr_audit_emit, unless the line would take the record past `end` bytes
  * (sr_audit_record_len): then -EFBIG, nothing written and err untouched,
  * for a caller that stops at a bound of its own (the harvest's). */
-int sr_audit_emit_within(struct sr_audit *a, const char *event,
-                         json_t *fields, uint64_t end, struct sr_error *err);
+int sr_audit_emit_within(struct sr_audit *a, const char *event, json_t *fields,
+                         uint64_t end, struct sr_error *err);
 static inline uint64_t sr_audit_record_len(const struct sr_audit *a) {
   return a->record_len;
 }

@@ -7,8 +7,9 @@
  * read-back of the mounts in /dev and /proc.  mount_setattr(2), mount(2),
  * open_tree(2) and move_mount(2) are wrapped (-Wl,--wrap) so that a case
  * can drop one attribute from the calls that ask for a given set, clone
- * another device than the null device, or leave a mask unmounted.  Needs user namespaces (root or
- * not); without them a TAP comment says why and nothing is exercised.
+ * another device than the null device, or leave a mask unmounted.  Needs
+ * user namespaces (root or not); without them a TAP comment says why and
+ * nothing is exercised.
  */
 #include "config.h"
 
