@@ -252,6 +252,47 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
   return 0;
 }
 
+/* What the copy keeps free for the final events: their own room, their
+ * two lines' common keys (the skill's name and version escaped), and the
+ * caller's (sr_audit_keep_room). */
+static uint64_t keep_room(const struct sr_audit *a) {
+  const uint64_t keys =
+      (a->skill ? strlen(a->skill) : 0) + (a->version ? strlen(a->version) : 0);
+
+  return SR_AUDIT_FINAL_RESERVE + 2 * 6 * keys + a->keep_extra;
+}
+
+/* Reservation up to end bytes of the copy (0, or -errno from fallocate). */
+static int reserve_to(struct sr_audit *a, uint64_t end) {
+  uint64_t more = SR_AUDIT_RESERVE_STEP;
+
+  if (end <= a->copy_reserved)
+    return 0;
+  while (a->copy_reserved + more < end)
+    more += SR_AUDIT_RESERVE_STEP;
+  if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0)
+    return -ENOSPC;
+  a->copy_reserved += more;
+  return 0;
+}
+
+int sr_audit_keep_room(struct sr_audit *a, uint64_t extra) {
+  const uint64_t before = a->keep_extra;
+
+  if (extra <= before)
+    return 0;
+  a->keep_extra = extra;
+  /* Without a reservation (none yet, or a file system that has none)
+   * there is nothing to grow: the copy takes what the disk gives. */
+  if (a->copy_fd < 0 || a->copy_failed || !a->copy_reserved || a->closing)
+    return 0;
+  if (reserve_to(a, a->copy_len + keep_room(a)) < 0) {
+    a->keep_extra = before;
+    return -ENOSPC;
+  }
+  return 0;
+}
+
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
                          struct sr_error *err) {
   uint64_t reserve = SR_AUDIT_RESERVE_STEP;
@@ -260,7 +301,7 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
   if (!a || copy_fd < 0 || a->copy_fd >= 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "audit_write",
                         "audit: cannot attach the audit copy");
-  while (reserve < a->backlog_len + SR_AUDIT_FINAL_RESERVE)
+  while (reserve < a->backlog_len + keep_room(a))
     reserve += SR_AUDIT_RESERVE_STEP;
   /* Best effort: where the file system cannot reserve, a full one may cut
    * the copy short like any other file. */
@@ -346,19 +387,15 @@ static void event_ts(const struct sr_audit *a, char ts[32]) {
  * neither sink, so that both keep one chain and the final events, which
  * may use that room, still reach the copy (a full file system takes them). */
 static int copy_room(struct sr_audit *a, size_t n) {
-  const uint64_t keep = a->closing ? 0 : SR_AUDIT_FINAL_RESERVE;
-  uint64_t more = SR_AUDIT_RESERVE_STEP;
-
-  if (a->copy_fd < 0 || a->copy_failed || !a->copy_reserved ||
-      a->copy_len + n + keep <= a->copy_reserved)
+  if (a->copy_fd < 0 || a->copy_failed || !a->copy_reserved)
     return 0;
-  while (a->copy_len + n + SR_AUDIT_FINAL_RESERVE > a->copy_reserved + more)
-    more += SR_AUDIT_RESERVE_STEP;
-  if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) >= 0)
-    a->copy_reserved += more;
-  else if (!a->closing)
-    return -ENOSPC;
-  return 0;
+  /* A final event takes what is reserved, and more where the disk gives
+   * it; an ordinary one leaves keep_room free. */
+  if (a->closing) {
+    (void)reserve_to(a, a->copy_len + n);
+    return 0;
+  }
+  return reserve_to(a, a->copy_len + n + keep_room(a));
 }
 
 static int copy_write(struct sr_audit *a, const char *line, size_t n) {
@@ -370,9 +407,10 @@ static int copy_write(struct sr_audit *a, const char *line, size_t n) {
   }
   /* Never a torn line: the copy ends with its last whole one (the room
    * reserved past it goes with the truncation, and the copy is written
-   * no more). */
-  if (ftruncate(a->copy_fd, (off_t)a->copy_len) == 0)
-    a->copy_reserved = 0;
+   * no more; should the truncation fail, nothing is punched later over
+   * what the write left). */
+  (void)!ftruncate(a->copy_fd, (off_t)a->copy_len); /* the write's error */
+  a->copy_reserved = 0;
   return r;
 }
 
@@ -472,7 +510,7 @@ int sr_audit_emit_within(struct sr_audit *a, const char *event, json_t *fields,
   if (r < 0)
     return r;
   if (end != UINT64_MAX && a->record_len + strlen(line) > end)
-    return -EFBIG;
+    return SR_AUDIT_PAST_END;
   r = write_line(a, name, line, err);
   if (r >= 0 && a->echo_fd >= 0 && !strcmp(name, "warning"))
     echo_warning(a, owned);

@@ -30,17 +30,21 @@
 /* The time the primary sink's reader may keep a run waiting, in all
  * (skillrun(1) AUDIT EVENTS): then the sink counts as failed. */
 #define SR_AUDIT_STALL_MS 5000
-/* The run's copy keeps this much room reserved ahead of its end, so that a
- * full file system still takes the failure's event and the final one:
- * execution_completed's artifact list alone may take 256 KiB
- * (SR_ARTIFACT_LIST_MAX), and the common keys of each line some 25 KiB (a
- * manifest's version of 4096 bytes, each escaped to six). */
+/* The run's copy keeps room reserved ahead of its end, so that a full
+ * file system still takes the failure's event and the final one:
+ * SR_AUDIT_FINAL_RESERVE, plus the common keys of those two lines (the
+ * skill's name and version escaped, six bytes a byte at most), plus what
+ * the caller asks for (sr_audit_keep_room: execution_completed's artifact
+ * list, up to 256 KiB).  Reserved SR_AUDIT_RESERVE_STEP at a time. */
 #define SR_AUDIT_RESERVE_STEP (64u * 1024)
-#define SR_AUDIT_FINAL_RESERVE (320u * 1024)
+#define SR_AUDIT_FINAL_RESERVE (16u * 1024)
+/* The longest final events: the list's 256 KiB and two lines' common keys
+ * with a version of 4096 bytes, with room to spare. */
+#define SR_AUDIT_FINAL_MAX (320u * 1024)
 /* The record's ordinary events stop short of SR_AUDIT_MAX_FILE by the
  * final ones' room: one that would pass this fails (on neither sink), so
  * that --verify-audit and gc always read a whole ledger. */
-#define SR_AUDIT_MAX_ORDINARY (SR_AUDIT_MAX_FILE - SR_AUDIT_FINAL_RESERVE)
+#define SR_AUDIT_MAX_ORDINARY (SR_AUDIT_MAX_FILE - SR_AUDIT_FINAL_MAX)
 struct sr_audit {
   int fd; /* primary sink (stdout, --audit-fd, --audit-file) */
   bool own_fd;
@@ -62,6 +66,7 @@ struct sr_audit {
    * use the last SR_AUDIT_FINAL_RESERVE bytes. */
   uint64_t copy_len, copy_reserved;
   bool closing;
+  uint64_t keep_extra; /* sr_audit_keep_room's, beyond the final events' */
   uint64_t record_len; /* the bytes of the lines on the record */
   /* Test hook: when non-NULL, used instead of the clock. */
   const char *fixed_ts;
@@ -84,6 +89,12 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
  * success copy_fd is owned by `a` (closed by sr_audit_done); on failure the
  * caller keeps it. */
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
+/* The room the copy keeps for the final events, beyond their own lines,
+ * becomes `extra` bytes (the artifact list execution_completed will
+ * carry): reserved now, where the file system reserves.  -ENOSPC when it
+ * cannot be (the caller keeps the final events as they were: the list
+ * stops growing); 0 otherwise. */
+int sr_audit_keep_room(struct sr_audit *a, uint64_t extra);
 /* The run's final events come next: they may use the reserved room that
  * other events leave alone. */
 void sr_audit_closing(struct sr_audit *a);
@@ -108,8 +119,10 @@ static inline bool sr_audit_copy_ok(const struct sr_audit *a) {
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,
                   struct sr_error *err);
 /* sr_audit_emit, unless the line would take the record past `end` bytes
- * (sr_audit_record_len): then -EFBIG, nothing written and err untouched,
- * for a caller that stops at a bound of its own (the harvest's). */
+ * (sr_audit_record_len): then SR_AUDIT_PAST_END, nothing written and err
+ * untouched, for a caller that stops at a bound of its own (the
+ * harvest's). */
+#define SR_AUDIT_PAST_END 1
 int sr_audit_emit_within(struct sr_audit *a, const char *event, json_t *fields,
                          uint64_t end, struct sr_error *err);
 static inline uint64_t sr_audit_record_len(const struct sr_audit *a) {

@@ -1109,14 +1109,19 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a) {
 }
 
 /* One artifact into the list, unless that could make the list's JSON pass
- * SR_ARTIFACT_LIST_MAX: a path byte takes at most 6 (\u00XX; a byte that is
- * not UTF-8, "\\xff" and a third of path_base64's 4), the rest of an entry
- * is under 128. */
-static int list_artifact(struct sr_artifacts *a, const json_t *item,
-                         const char *path) {
-  size_t cost = 7 * strlen(path) + 128;
+ * SR_ARTIFACT_LIST_MAX, or the run's audit.jsonl cannot keep room for it
+ * in execution_completed on a full file system (sr_audit_keep_room): then
+ * the list stops (truncated), the artifact_committed events being the full
+ * record.  A path byte takes at most 6 in the list (\u00XX; a byte that is
+ * not UTF-8, "\\xff" and a third of path_base64's 4, padded), the rest of
+ * an entry under 160. */
+#define LIST_ENTRY_COST(path_len) (7 * (size_t)(path_len) + 160)
+static int list_artifact(struct sr_artifacts *a, struct sr_audit *audit,
+                         const json_t *item, const char *path) {
+  size_t cost = LIST_ENTRY_COST(strlen(path));
 
-  if (a->truncated || a->list_bytes + cost > SR_ARTIFACT_LIST_MAX) {
+  if (a->truncated || a->list_bytes + cost > SR_ARTIFACT_LIST_MAX ||
+      sr_audit_keep_room(audit, a->list_bytes + cost) < 0) {
     a->truncated = true;
     return 0;
   }
@@ -1188,8 +1193,9 @@ static mode_t harvested_mode(mode_t src, bool dir) {
 }
 
 /* The file's artifact_committed event, within the harvest's bound on its
- * lines (SR_HARVEST_RECORD_MAX): -EFBIG when the line would pass it, 0 or
- * the audit's failure otherwise.  *taken: the event is on the record. */
+ * lines (SR_HARVEST_RECORD_MAX): SR_AUDIT_PAST_END when the line would
+ * pass it, 0 or the audit's failure otherwise.  *taken: the event is on
+ * the record. */
 static int commit_artifact(struct harvest *h, json_t *item, bool *taken) {
   const uint64_t seq = h->audit->seq;
   int q = sr_audit_emit_within(h->audit, "artifact_committed",
@@ -1256,7 +1262,7 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
   q = commit_artifact(h, item, &taken);
   if (!taken) {
     (void)unlinkat(dst_dir, name, 0);
-    if (q == -EFBIG) {
+    if (q == SR_AUDIT_PAST_END) {
       stop(h, "harvest-record", SR_HARVEST_RECORD_MAX, rel);
       return 0;
     }
@@ -1265,7 +1271,7 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
   h->budget -= size;
   h->out->files++;
   h->out->bytes += size;
-  if (list_artifact(h->out, item, rel) < 0)
+  if (list_artifact(h->out, h->audit, item, rel) < 0)
     return sr_error_set(h->err, SR_EXIT_FAILED, ENOMEM, "harvest", "harvest");
   return q;
 }

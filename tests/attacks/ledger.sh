@@ -108,6 +108,23 @@ if unshare -m true 2>/dev/null; then
   full "a long final event on a full workspace" -- /bin/sh -c \
     'head -c 1300000 /dev/zero >/workspace/outputs/data; '"$deep_names" sh 12
   rm -rf -- "$K" "$FULL_STREAM"
+
+  # The room kept for the final events is what a run needs, not the most
+  # any run could: four runs at once, each leaving 150 KB, fit a 1 MiB
+  # workspace (with a fixed 384 KiB reservation a run, one or two failed
+  # in two tries of four, as they happened to overlap).
+  F=$(tmpdir)
+  out=$(F=$F SKILLRUN=$SKILLRUN unshare -m --propagation private bash -c '
+    mount -t tmpfs -o size=1m,mode=0755 small "$F" || exit 99
+    pids=()
+    for i in 1 2 3 4; do
+      "$SKILLRUN" --workspace-root "$F" --execution-id "small$i" "$@" \
+        >/dev/null 2>"$F.err$i" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; echo "rc $?"; done' sh "$B" -- /bin/sh -c \
+    'head -c 150000 /dev/zero >/workspace/outputs/o; sleep 1' 2>&1 | sort | uniq -c | tr -s ' ')
+  is "four runs at once on a 1 MiB workspace all succeed" "$out" " 4 rc 0"
 else
   pass "# SKIP a record that fills the workspace: no mount namespace (unshare -m)"
 fi
