@@ -63,7 +63,7 @@ struct sr_audit {
   mode_t fd_type; /* fd's S_IFMT, once written (sr_write_bounded) */
   /* The copy's length and the end of the room reserved for it (0: none,
    * the file system cannot reserve); closing: the final events, which may
-   * use the last SR_AUDIT_FINAL_RESERVE bytes. */
+   * use the room the others leave (keep_room in audit.c). */
   uint64_t copy_len, copy_reserved;
   bool closing;
   uint64_t keep_extra; /* sr_audit_keep_room's, beyond the final events' */
