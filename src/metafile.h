@@ -11,6 +11,10 @@ struct sr_error;
  * metadata.json carry, in bytes of its JSON (estimated): the harvest's
  * (struct sr_artifacts) and gc's for an abandoned run (reclaim.c). */
 #define SR_ARTIFACT_LIST_MAX (256u * 1024)
+/* What one entry of that list takes at most, for a path of len bytes: 7 a
+ * path byte (6 as \u00XX; a byte that is not UTF-8, 5 as "\\xff" and a
+ * third of path_base64's 4, padded), the rest of the entry under 160. */
+#define SR_ARTIFACT_ENTRY_MAX(len) (7 * (size_t)(len) + 160)
 
 /*
  * A run's metadata.json files: the sandbox's copy and the run directory's

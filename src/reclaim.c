@@ -91,9 +91,9 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
                             json_object_get(o, "mode"));
       files++;
       bytes += json_integer_value(json_object_get(o, "size"));
-      /* The list's bound, as the harvest's (list_artifact in
-       * workspace.c), on the shown path, at least as long as its bytes. */
-      list_bytes += 7 * json_string_length(path) + 160;
+      /* The list's bound, as the harvest's, on the shown path, at least
+       * as long as its bytes. */
+      list_bytes += SR_ARTIFACT_ENTRY_MAX(json_string_length(path));
       if (!a || list_bytes > SR_ARTIFACT_LIST_MAX)
         truncated = true;
       if (a && !truncated && list)

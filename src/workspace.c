@@ -1112,13 +1112,10 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a) {
  * SR_ARTIFACT_LIST_MAX, or the run's audit.jsonl cannot keep room for it
  * in execution_completed on a full file system (sr_audit_keep_room): then
  * the list stops (truncated), the artifact_committed events being the full
- * record.  A path byte takes at most 7 in the list (6 as \u00XX; a byte
- * that is not UTF-8, 5 as "\\xff" and a third of path_base64's 4, padded),
- * the rest of an entry under 160. */
-#define LIST_ENTRY_COST(path_len) (7 * (size_t)(path_len) + 160)
+ * record. */
 static int list_artifact(struct sr_artifacts *a, struct sr_audit *audit,
                          const json_t *item, const char *path) {
-  size_t cost = LIST_ENTRY_COST(strlen(path));
+  size_t cost = SR_ARTIFACT_ENTRY_MAX(strlen(path));
 
   if (a->truncated || a->list_bytes + cost > SR_ARTIFACT_LIST_MAX ||
       sr_audit_keep_room(audit, a->list_bytes + cost) < 0) {
