@@ -235,23 +235,6 @@ static void echo_warning(const struct sr_audit *a, const json_t *fields) {
   (void)sr_write_all(a->echo_fd, line, n);
 }
 
-int sr_audit_set_skill(struct sr_audit *a, const char *skill,
-                       const char *version) {
-  char *s = NULL, *v = NULL;
-
-  if (!a)
-    return -EINVAL;
-  if ((skill && !(s = strdup(skill))) || (version && !(v = strdup(version)))) {
-    free(s);
-    return -ENOMEM;
-  }
-  free(a->skill);
-  free(a->version);
-  a->skill = s;
-  a->version = v;
-  return 0;
-}
-
 /* What the copy keeps free for the final events: their own room, their
  * two lines' common keys (the skill's name and version escaped), and the
  * caller's (sr_audit_keep_room). */
@@ -273,6 +256,36 @@ static int reserve_to(struct sr_audit *a, uint64_t end) {
   if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0)
     return -ENOSPC;
   a->copy_reserved += more;
+  return 0;
+}
+
+int sr_audit_set_skill(struct sr_audit *a, const char *skill,
+                       const char *version) {
+  char *s = NULL, *v = NULL, *old_s, *old_v;
+
+  if (!a)
+    return -EINVAL;
+  if ((skill && !(s = strdup(skill))) || (version && !(v = strdup(version)))) {
+    free(s);
+    return -ENOMEM;
+  }
+  old_s = a->skill;
+  old_v = a->version;
+  a->skill = s;
+  a->version = v;
+  /* Both final lines carry them: the copy keeps room for them from now
+   * on (keep_room), or they are not set, and the final events still fit
+   * the room kept for them so far. */
+  if (a->copy_fd >= 0 && !a->copy_failed && a->copy_reserved && !a->closing &&
+      reserve_to(a, a->copy_len + keep_room(a)) < 0) {
+    a->skill = old_s;
+    a->version = old_v;
+    free(s);
+    free(v);
+    return -ENOSPC;
+  }
+  free(old_s);
+  free(old_v);
   return 0;
 }
 

@@ -81,7 +81,9 @@ int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
  * shown as '?' (skillrun(1): with --verbose, or when stderr is a
  * terminal).  -1 stops it. */
 void sr_audit_echo_warnings(struct sr_audit *a, int fd);
-/* Sets skill name and version for every later event. */
+/* Sets skill name and version for every later event, and reserves room
+ * for them in the final events (as sr_audit_keep_room): -ENOSPC, and
+ * nothing set, when the copy's file system has no room left for that. */
 int sr_audit_set_skill(struct sr_audit *a, const char *skill,
                        const char *version);
 /* From now on also write to copy_fd (a new, empty file); room is reserved

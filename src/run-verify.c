@@ -418,6 +418,11 @@ int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
   if (run->audit_open) {
     r = sr_audit_set_skill(&run->audit, run->manifest.name,
                            run->manifest.version);
+    if (r == -ENOSPC)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOSPC, "audit_write",
+                          "audit: no room left in the run's audit.jsonl for "
+                          "the skill's name and version (its file system "
+                          "is full)");
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "audit", "audit");
   }

@@ -125,6 +125,44 @@ if unshare -m true 2>/dev/null; then
     for p in "${pids[@]}"; do wait "$p"; echo "rc $?"; done' sh "$B" -- /bin/sh -c \
     'head -c 150000 /dev/zero >/workspace/outputs/o; sleep 1' 2>&1 | sort | uniq -c | tr -s ' ')
   is "four runs at once on a 1 MiB workspace all succeed" "$out" " 4 rc 0"
+
+  # The skill's name and version go into both final lines, but are known
+  # only once the manifest is read, after audit.jsonl has its first room:
+  # a version of 4096 control characters (24 KiB a line, escaped) and 33
+  # KiB of --label values in execution_started, on a workspace with 64-80
+  # KiB free, used to leave the run's ledger without execution_completed
+  # (its final lines did not fit the room kept before the version was
+  # known).  Now that room is reserved with the version, or the run stops
+  # before any line carries it.
+  V=$T/control-version
+  mkdir -p "$V"
+  {
+    printf -- '---\nname: control-version\ndescription: A long version.\nmetadata:\n  version: "'
+    for _ in $(seq 4096); do printf '\\x01'; done
+    printf '"\n---\n# control-version\n'
+  } >"$V/SKILL.md"
+  chmod -R a+rX "$V"
+  labels=()
+  for i in $(seq 32); do labels+=(--label "k$i=$(head -c 512 /dev/zero | tr '\0' '\\')"); done
+  bad=""
+  for free in 64 68 72 76 80; do
+    F=$(tmpdir)
+    out=$(F=$F SKILLRUN=$SKILLRUN FREE=$free unshare -m --propagation private bash -c '
+      mount -t tmpfs -o size=1m,mode=0755 small "$F" || exit 99
+      avail=$(($(stat -f -c "%a * %S" "$F") / 1024))
+      head -c $(((avail - FREE) * 1024)) /dev/zero >"$F/filler"
+      "$SKILLRUN" --workspace-root "$F" --execution-id cv --audit-file "$F.stream" \
+        "$@" >/dev/null 2>"$F.err"
+      echo "rc $?"
+      tail -n 1 "$F/default/cv/audit.jsonl" >"$F.last"
+      cmp -s "$F.stream" "$F/default/cv/audit.jsonl" && echo same' \
+      sh "${labels[@]}" "$V" -- /bin/true 2>&1)
+    [ "$("$JQ" -r .event "$F.last" 2>/dev/null)" = execution_completed ] &&
+      [ "${out##*$'\n'}" = same ] || bad="$bad $free KiB ($(echo $out))"
+    rm -f -- "$F.stream" "$F.err" "$F.last"
+  done
+  is "a long version and labels on a nearly full workspace: the run's ledger ends with execution_completed, as the stream" \
+    "${bad:-none}" none
 else
   pass "# SKIP a record that fills the workspace: no mount namespace (unshare -m)"
 fi

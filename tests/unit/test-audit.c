@@ -588,6 +588,33 @@ static void test_copy_reserve(void **state) {
               (uint64_t)st.st_size + SR_AUDIT_FINAL_RESERVE);
 }
 
+/* The skill's name and version, set once the manifest is read (after the
+ * copy is attached), go into both final lines: the room for them is
+ * reserved then, so that a full file system still takes the final events
+ * whole. */
+static void test_copy_reserve_skill(void **state) {
+  _cleanup_close_ int primary = new_memfd(), copy = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a;
+  char version[4097];
+
+  (void)state;
+  memset(version, '\x01', sizeof(version) - 1);
+  version[sizeof(version) - 1] = '\0';
+  audit_on(&a, primary);
+  assert_int_equal(
+      sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+  if (a.copy_reserved == 0) {
+    sr_audit_done(&a);
+    skip(); /* a file system that cannot reserve */
+  }
+  emit_ok(&a, "execution_started", json_object());
+  assert_int_equal(sr_audit_set_skill(&a, "pdf-tools", version), 0);
+  assert_true(a.copy_reserved >= a.copy_len + SR_AUDIT_FINAL_RESERVE +
+                                     2 * 6 * (strlen("pdf-tools") + 4096));
+  sr_audit_done(&a);
+}
+
 /* ----------------------------------------------------------- verification */
 
 /* Six good lines as sr_audit_emit writes them. */
@@ -1000,6 +1027,7 @@ int main(void) {
       cmocka_unit_test(test_copy_outlives_primary),
       cmocka_unit_test(test_primary_stall_budget),
       cmocka_unit_test(test_copy_reserve),
+      cmocka_unit_test(test_copy_reserve_skill),
       cmocka_unit_test(test_verify_good_and_bad),
       cmocka_unit_test(test_verify_common_key_types),
       cmocka_unit_test(test_verify_execution_id_constant),
