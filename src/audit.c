@@ -253,8 +253,13 @@ static int reserve_to(struct sr_audit *a, uint64_t end) {
     return 0;
   while (a->copy_reserved + more < end)
     more += SR_AUDIT_RESERVE_STEP;
-  if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0)
-    return -ENOSPC;
+  /* Whole steps keep the calls few; a nearly full file system may still
+   * hold what is needed. */
+  if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0) {
+    more = end - a->copy_reserved;
+    if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0)
+      return -ENOSPC;
+  }
   a->copy_reserved += more;
   return 0;
 }
@@ -316,9 +321,22 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
                         "audit: cannot attach the audit copy");
   while (reserve < a->backlog_len + keep_room(a))
     reserve += SR_AUDIT_RESERVE_STEP;
-  /* Best effort: where the file system cannot reserve, a full one may cut
-   * the copy short like any other file. */
-  a->copy_reserved = sr_fd_reserve(copy_fd, 0, reserve) >= 0 ? reserve : 0;
+  /* Where the file system cannot reserve, a full one may cut the copy
+   * short like any other file.  One that can but is too full for even
+   * the final events' room stops the run before it starts: the copy is
+   * never written without that room where it could have had it. */
+  r = sr_fd_reserve(copy_fd, 0, reserve);
+  if (r == -ENOSPC || r == -EDQUOT) {
+    reserve = a->backlog_len + keep_room(a);
+    r = sr_fd_reserve(copy_fd, 0, reserve);
+    if (r == -ENOSPC || r == -EDQUOT) {
+      (void)sr_fd_unreserve(copy_fd, 0, reserve);
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
+                          "audit: no room left in the run's audit.jsonl for "
+                          "its final events (its file system is full)");
+    }
+  }
+  a->copy_reserved = r >= 0 ? reserve : 0;
   if (a->backlog_len > 0) {
     r = sr_write_all(copy_fd, a->backlog, a->backlog_len);
     if (r < 0) {
