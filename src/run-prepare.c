@@ -244,8 +244,9 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
                        err);
 }
 
-/* policy_resolved's sampler: how often the supervisor samples the tree
- * and what it refuses; null when a cgroup holds the limits. */
+/* policy_resolved's sampler: how often the supervisor samples the tree,
+ * what it refuses, whether the kernel counts the tree's CPU time for it;
+ * null when a cgroup holds the limits. */
 static json_t *sampler_json(const struct sr_run *run) {
   json_t *calls;
 
@@ -254,9 +255,10 @@ static json_t *sampler_json(const struct sr_run *run) {
   calls = json_array();
   for (const char *const *c = sr_seccomp_unsampled_calls(); calls && *c; c++)
     json_array_append_new(calls, json_string(*c));
-  return json_pack("{s:i, s:i, s:o}", "interval_ms", SR_SAMPLER_INTERVAL_MS,
-                   "min_interval_ms", SR_SAMPLER_MIN_MS, "refused_syscalls",
-                   calls ? calls : json_array());
+  return json_pack("{s:i, s:i, s:o, s:b}", "interval_ms",
+                   SR_SAMPLER_INTERVAL_MS, "min_interval_ms", SR_SAMPLER_MIN_MS,
+                   "refused_syscalls", calls ? calls : json_array(),
+                   "cpu_counter", run->sup.cpu_counter_fd >= 0);
 }
 
 /* Every leaf of the run's cgroup (one for v2, one per hierarchy for v1). */

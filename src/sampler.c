@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,37 @@ bool sr_sampler_exiting(pid_t pid) {
   /* PF_EXITING (include/linux/sched.h) is set as do_exit() begins, before
    * the task's namespaces go. */
   return state == 'Z' || state == 'X' || (v & 0x4);
+}
+
+int sr_sampler_cpu_counter_open(pid_t pid) {
+  struct perf_event_attr attr;
+  long fd;
+
+  memset(&attr, 0, sizeof(attr));
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.inherit = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  fd = syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+               (unsigned long)PERF_FLAG_FD_CLOEXEC);
+  return fd < 0 ? -errno : (int)fd;
+}
+
+int sr_sampler_cpu_counter_read(int fd, uint64_t *cpu_usec) {
+  uint64_t ns;
+  ssize_t n;
+
+  do
+    n = read(fd, &ns, sizeof(ns));
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -errno;
+  if (n != (ssize_t)sizeof(ns))
+    return -EIO;
+  *cpu_usec = ns / 1000;
+  return 0;
 }
 
 /* Reads the open /proc file fd whole, from its start, into s->buf

@@ -19,7 +19,10 @@
  *  cpu_usec  utime+stime+cutime+cstime of every live process of the tree:
  *            each process's own time (all its threads), plus what it has
  *            reaped, so processes that exited and were waited for count
- *            once, in their reaper (init reaps every orphan).
+ *            once, in their reaper (init reaps every orphan).  A child
+ *            the kernel reaps itself (its parent ignores SIGCHLD or set
+ *            SA_NOCLDWAIT) takes its time with it: with the CPU counter
+ *            below, the larger of the two figures.
  *  memory    resident anonymous memory of every process (statm resident -
  *            shared: private pages, not the shared library pages that the
  *            host's page cache holds anyway; a page shared copy-on-write
@@ -100,3 +103,18 @@ void sr_sampler_close(struct sr_sampler *s);
 /* Whether pid is exiting or gone: then there is nothing left to sample,
  * and a sample that failed is no failure. */
 bool sr_sampler_exiting(pid_t pid);
+
+/*
+ * The kernel's count of the CPU time of the whole tree, where it lets the
+ * caller have one: a task-clock counter (perf_event_open(2), counting
+ * only, user-space only as kernel.perf_event_paranoid 2 asks, which the
+ * task clock ignores: it counts the time on a CPU, in the kernel too) on
+ * pid, inherited by every task it forks from then on and summed as each
+ * one exits, however it is reaped.  Opened on the sandbox's init before it
+ * forks anything.  The fd, or -errno (no perf events, paranoid above 2, a
+ * seccomp filter above skillrun's): the tree's times alone then.
+ */
+int sr_sampler_cpu_counter_open(pid_t pid);
+
+/* The counter's figure now, in microseconds; 0 or -errno. */
+int sr_sampler_cpu_counter_read(int fd, uint64_t *cpu_usec);

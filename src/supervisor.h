@@ -105,6 +105,11 @@ struct sr_supervisor {
   bool sampler_gone;         /* the tree ended before it could be opened */
   bool log_resting[2];       /* a log stream not polled until log_wake_fd */
   uint64_t pids_seen;        /* the most pids the cgroup's counters showed */
+  /* Without a cgroup, the kernel's CPU time of the whole tree where it
+   * counts it for us (sr_sampler_cpu_counter_open; -1: none), and its
+   * figure once init is reaped. */
+  int cpu_counter_fd;
+  uint64_t cpu_counted;
   struct sr_logpump logs;
   /* Log wakeups, rationed (on_log): a stream resting is not polled until
    * log_wake_fd (made at the first rest) fires. */
@@ -171,11 +176,14 @@ int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err);
 void sr_supervisor_outcome(const struct sr_supervisor *s, struct sr_outcome *o);
 
 /* The run's figures without a cgroup (after sr_supervisor_reap): the
- * sampler's peaks, and the CPU time of the whole tree: init's rusage,
- * exact when init reaped everything itself (the skill ended), else (the
- * supervisor killed the tree, whose last processes the kernel reaps
- * without accounting) the last sample.  A run over before its first sample
- * reports the largest process's resident set (rusage) and 2 tasks. */
+ * sampler's peaks, and the CPU time of the whole tree: the kernel's CPU
+ * counter where there is one, else init's rusage, exact when init reaped
+ * everything itself (the skill ended) and no parent left its children to
+ * the kernel (SIGCHLD ignored), else (the supervisor killed the tree,
+ * whose last processes the kernel reaps without accounting) the last
+ * sample; the largest of those there are.  A run over before its first
+ * sample reports the largest process's resident set (rusage) and 2
+ * tasks. */
 void sr_supervisor_sampled(const struct sr_supervisor *s, uint64_t *cpu_usec,
                            uint64_t *memory_peak, uint64_t *pids_peak);
 

@@ -1577,6 +1577,45 @@ static void case_cpuspin(struct res *r, const char *arg) {
     x++;
 }
 
+/* CPU in children the kernel reaps itself: with SIGCHLD ignored no
+ * process's times (utime, cutime) ever hold what such a child spent, and a
+ * sampler of the tree sees it only while the child lives.  Rounds of two
+ * workers, each spinning 0.1 CPU-seconds and exiting, until ARG
+ * CPU-seconds are spent: the CPU budget must end the run first. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void case_cpureap(struct res *r, const char *arg) {
+  double want = atof(arg), spent = 0;
+
+  signal(SIGCHLD, SIG_IGN);
+  printf("cpureap=STARTED\n");
+  fflush(stdout);
+  while (spent < want) {
+    for (int i = 0; i < 2; i++) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        while (cpu_seconds() < 0.1)
+          ;
+        _exit(0);
+      }
+      if (pid < 0) {
+        how(r, "fork:%s after %.1f CPU-seconds", ename(errno), spent);
+        return;
+      }
+      spent += 0.1;
+    }
+    /* SIGCHLD ignored: returns (ECHILD) once both have exited */
+    while (wait(NULL) > 0 || errno == EINTR)
+      ;
+  }
+  esc(r, "%.1f CPU-seconds in children the kernel reaped", spent);
+}
+
 /* Leaves files named attack-pwned* in every writable place; the host must
  * not see any of them afterwards (checked from outside). */
 static void case_plant(struct res *r, const char *arg) {
@@ -1817,6 +1856,7 @@ static const struct {
     {"argv", case_argv},
     {"nofile", case_nofile},
     {"cpuspin", case_cpuspin},
+    {"cpureap", case_cpureap},
     {"plant", case_plant},
     {"ansi", case_ansi},
 };
