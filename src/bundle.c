@@ -781,6 +781,17 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
 
   /* The root itself may be a symlink the user named; nothing below is. */
   bw->root = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+  /* A path that is not there, or not a directory, is no bundle: refused
+   * (exit 123) as a run refuses it, whatever the mode; another failure to
+   * open one is skillrun's. */
+  if (bw->root < 0 && errno == ENOTDIR)
+    return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
+                        "bundle %s is not a directory: name the skill's "
+                        "directory, the one that holds SKILL.md",
+                        src);
+  if (bw->root < 0 && errno == ENOENT)
+    return sr_error_set(err, SR_EXIT_REFUSED, ENOENT, "bundle_invalid",
+                        "bundle %s", src);
   if (bw->root < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: open %s", src);
@@ -800,7 +811,7 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
   }
   if (!have_skill)
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
-                        "bundle: no SKILL.md at the bundle root");
+                        "bundle %s: no SKILL.md at the bundle root", src);
   *out = TAKE_PTR(bw);
   return 0;
 }

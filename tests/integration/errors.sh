@@ -73,6 +73,26 @@ for mode in $MODES; do
   r -i "$W/tool.sh" "$B" -- /workspace/inputs/tool.sh
   exec_line "an input" 126 EACCES "'/workspace/inputs/tool.sh': on a mount that does not allow execution \\(noexec\\)" $?
 
+  # A bundle named wrong: one line naming the path and what to give
+  # instead, refused (123) in a run and with --digest alike.
+  r "$B/SKILL.md" -- /bin/true
+  is "$mode: a file as the bundle: exit 123" "$?" 123
+  is "$mode: ... bundle_rejected bundle_invalid" \
+    "$(field "$W/a.$n" bundle_rejected .reason)" bundle_invalid
+  is "$mode: ... one line on stderr says what to give" "$(cat "$W/err.$n")" \
+    "skillrun: bundle $B/SKILL.md is not a directory: name the skill's directory, the one that holds SKILL.md"
+  "${pre[@]}" "$SKILLRUN" --digest "$B/SKILL.md" >/dev/null 2>"$W/err.digest"
+  is "$mode: ... --digest refuses it the same way (123)" "$?" 123
+  is "$mode: ... with the same line" "$(cat "$W/err.digest")" "$(cat "$W/err.$n")"
+  "${pre[@]}" "$SKILLRUN" --digest "$T/no-such-bundle" >/dev/null 2>"$W/err.digest"
+  is "$mode: --digest of a missing bundle: 123, as a run" "$?" 123
+  mkdir -p "$T/no-manifest"
+  chmod a+rx "$T/no-manifest"
+  r "$T/no-manifest" -- /bin/true
+  is "$mode: a directory without SKILL.md: exit 123" "$?" 123
+  is "$mode: ... one line on stderr naming the directory" "$(cat "$W/err.$n")" \
+    "skillrun: bundle $T/no-manifest: no SKILL.md at the bundle root"
+
   # Warnings: on the record always, on stderr with --verbose (stderr here
   # is a file, not a terminal).
   cat >"$W/net.profile" <<'EOF'

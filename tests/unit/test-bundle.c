@@ -644,8 +644,22 @@ static void test_missing_src(void **state) {
   assert_int_equal(
       sr_bundle_stage("/nonexistent/bundle", -1, NULL, false, &out, &err),
       -ENOENT);
-  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  /* No bundle there: refused, as a run refuses it (skillrun(1), 123). */
+  assert_int_equal(err.exit_code, SR_EXIT_REFUSED);
+  assert_string_equal(err.reason, "bundle_invalid");
   assert_non_null(strstr(err.msg, "/nonexistent/bundle"));
+}
+
+/* A file named as the bundle (its SKILL.md, say): refused, saying what to
+ * name instead. */
+static void test_file_as_src(void **state) {
+  struct tree *t = *state;
+  char path[4096];
+
+  minimal_skill(t->src);
+  snprintf(path, sizeof(path), "%s/SKILL.md", t->src);
+  expect_refused(path, NULL, "bundle_invalid",
+                 "is not a directory: name the skill's directory");
 }
 
 /* sr_bundle_walk, then sr_bundle_copy: the caller learns the size between
@@ -1231,6 +1245,7 @@ int main(void) {
       T(test_digest_threads_one_byte),
       T(test_digest_threads_changed),
       cmocka_unit_test(test_missing_src),
+      T(test_file_as_src),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("bundle", tests, NULL, NULL);
