@@ -455,8 +455,11 @@ EOF
     check "$id: .ci/run runs make check" grep -q 'make .*check' "$TOP_SRCDIR/.ci/run"
     ;;
   document-scorer)
+    # From a source tree: the examples and the profiles beside them, and no
+    # SKILLRUN_PROFILE_PATH (a new user's shell has none).
     [ -d "$T/examples" ] || { cp -r "$TOP_SRCDIR/examples" "$T/" && chmod -R a+rX "$T/examples"; }
-    (cd "$T" && bash -c "$(sed "s|^src/skillrun |skillrun |" "$BLOCKS/$id")") \
+    [ -d "$T/profiles" ] || { cp -r "$TOP_SRCDIR/profiles" "$T/" && chmod -R a+rX "$T/profiles"; }
+    (cd "$T" && env -u SKILLRUN_PROFILE_PATH bash -c "$(sed "s|^src/skillrun |skillrun |" "$BLOCKS/$id")") \
       >"$T/out" 2>"$T/err"
     is "$id: runs" "$?" 0
     check "$id: ... and scores both inputs" grep -q "meeting.txt" "$T/err"
