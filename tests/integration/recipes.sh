@@ -126,11 +126,15 @@ codes = set(rules[0]["onExitCodes"]["values"])
 assert {123, 125} <= codes and 124 not in codes, codes
 # The profile the container reads, and its command line.
 vols = {v["name"]: v for v in pod["volumes"]}
-mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
 (profile_arg,) = [a for a in c["args"] if a.startswith("--profile=")]
 ppath = profile_arg.split("=", 1)[1]
 pdir, pname = ppath.rsplit("/", 1)
-assert vols[mounts[pdir]]["configMap"]["name"] == cm["metadata"]["name"]
+# The key mounted as the file itself (subPath): a ConfigMap volume mounted
+# as a directory holds each key as a symbolic link, which skillrun refuses.
+m = mounts[ppath]
+assert m.get("subPath") == pname, m
+assert vols[m["name"]]["configMap"]["name"] == cm["metadata"]["name"]
 open(out + "/pod.profile", "w").write(cm["data"][pname])
 args = [a.replace("$(POD_NAME)", "skillrun-hello-x7k2q")
          .replace(ppath, out + "/pod.profile")
@@ -146,6 +150,14 @@ EOF
     mapfile -t kargs < <(map_paths <"$T/k8s.args")
     check "the ConfigMap's profile is accepted" \
       sh -c '"$0" --explain -p "$1" "$2" >/dev/null' "$SKILLRUN" "$T/pod.profile" "$HELLO"
+    # What a ConfigMap volume mounted as a directory would give: the key a
+    # link into ..data/.  The example mounts the file instead (subPath).
+    mkdir -p "$T/cm/..2025_01_01_00_00_00.1"
+    cp "$T/pod.profile" "$T/cm/..2025_01_01_00_00_00.1/"
+    ln -s ..2025_01_01_00_00_00.1 "$T/cm/..data"
+    ln -s ..data/pod.profile "$T/cm/pod.profile"
+    check "... which a directory mount's link would not be (hence subPath)" \
+      sh -c '! "$0" --explain -p "$1" "$2" >/dev/null 2>&1' "$SKILLRUN" "$T/cm/pod.profile" "$HELLO"
     run_check "the Job's container command runs the hello example (proc tmpfs)" \
       sh -c '"$@" >"$0/k8s.audit" 2>/dev/null' "$T" "${kargs[@]}"
     run_check "... its run directory is named after the pod" \
