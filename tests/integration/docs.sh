@@ -278,6 +278,16 @@ for p in "$sysconf/skillrun/profiles" "$datadir/skillrun/profiles"; do
   check "the bash completion offers profiles in $p" grep -qF -- "\"$p\"" "$BASH_COMP"
   check "the zsh completion offers profiles in $p" grep -qF -- "\"$p\"" "$ZSH_COMP"
 done
+# The bash completion offers nothing for a value --help gives as a number
+# or an id (not a file name): the directories of the current one would be
+# wrong there.
+mkdir -p "$tmp/cwd/some-dir"
+for opt in $(grep -Eo -- '--[a-z0-9-]+ (N|ID|HEX|SIZE|DURATION|KEY=VALUE)( |$)' "$tmp/help" | cut -d' ' -f1); do
+  got=$(cd "$tmp/cwd" && bash -c 'source "$1"; COMP_WORDS=(skillrun "$2" ""); COMP_CWORD=2
+    _skillrun; printf "%s\n" "${COMPREPLY[@]}"' - "$BASH_COMP" "$opt" 2>/dev/null)
+  is "the bash completion offers nothing after $opt" "$got" ""
+done
+
 for f in "$TOP_BUILDDIR"/man/*.[1-8] "$BASH_COMP" "$ZSH_COMP"; do
   [ -f "$f.in" ] || [ -f "$TOP_SRCDIR/${f#"$TOP_BUILDDIR"/}.in" ] || continue
   check "${f##*/} has no @placeholder@ left" not grep -Eq '@[a-z_]+@' "$f"
