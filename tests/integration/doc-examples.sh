@@ -455,13 +455,15 @@ EOF
     check "$id: .ci/run runs make check" grep -q 'make .*check' "$TOP_SRCDIR/.ci/run"
     ;;
   document-scorer)
-    # From a source tree: the examples and the profiles beside them, and no
-    # SKILLRUN_PROFILE_PATH (a new user's shell has none).
-    [ -d "$T/examples" ] || { cp -r "$TOP_SRCDIR/examples" "$T/" && chmod -R a+rX "$T/examples"; }
-    [ -d "$T/profiles" ] || { cp -r "$TOP_SRCDIR/profiles" "$T/" && chmod -R a+rX "$T/profiles"; }
-    (cd "$T" && env -u SKILLRUN_PROFILE_PATH bash -c "$(sed "s|^src/skillrun |skillrun |" "$BLOCKS/$id")") \
+    # From a source tree of its own: the examples and the shipped profiles
+    # beside them, and no SKILLRUN_PROFILE_PATH (a new user's shell has none).
+    mkdir -p "$T/tree"
+    cp -r "$TOP_SRCDIR/examples" "$TOP_SRCDIR/profiles" "$T/tree/" && chmod -R a+rX "$T/tree"
+    (cd "$T/tree" && env -u SKILLRUN_PROFILE_PATH bash -c "$(sed "s|^src/skillrun |skillrun |" "$BLOCKS/$id")") \
       >"$T/out" 2>"$T/err"
-    is "$id: runs" "$?" 0
+    rc=$?
+    is "$id: runs" "$rc" 0
+    [ "$rc" -eq 0 ] || diag "$(tail -n 3 "$T/err")"
     check "$id: ... and scores both inputs" grep -q "meeting.txt" "$T/err"
     ;;
   *)
