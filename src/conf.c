@@ -480,8 +480,10 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
     return r;
   }
   return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
-                      "%sprofile '%s' not found (looked in: %s)", where,
-                      name_or_path, looked);
+                      "%sprofile '%s' not found (looked in: %s); name its "
+                      "file with a path (./%s.profile) or add its directory "
+                      "to SKILLRUN_PROFILE_PATH",
+                      where, name_or_path, looked, name_or_path);
 }
 
 /* Parsing goes into a private conf that reaches *out only on success. */
