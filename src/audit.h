@@ -35,7 +35,8 @@
  * SR_AUDIT_FINAL_RESERVE, plus the common keys of those two lines (the
  * skill's name and version escaped, six bytes a byte at most), plus what
  * the caller asks for (sr_audit_keep_room: execution_completed's artifact
- * list, up to 256 KiB).  Reserved SR_AUDIT_RESERVE_STEP at a time. */
+ * list, up to 256 KiB, and the run's metadata.json).  Reserved
+ * SR_AUDIT_RESERVE_STEP at a time. */
 #define SR_AUDIT_RESERVE_STEP (64u * 1024)
 #define SR_AUDIT_FINAL_RESERVE (16u * 1024)
 /* The longest final events: the list's 256 KiB and two lines' common keys
@@ -92,8 +93,9 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
  * caller keeps it. */
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
 /* The room the copy keeps for the final events, beyond their own lines,
- * becomes `extra` bytes (the artifact list execution_completed will
- * carry): reserved now, where the file system reserves.  -ENOSPC when it
+ * becomes `extra` bytes (the run's: the artifact list execution_completed
+ * will carry, and metadata.json, written in this room once it is given
+ * back): reserved now, where the file system reserves.  -ENOSPC when it
  * cannot be (the caller keeps the final events as they were: the list
  * stops growing); 0 otherwise. */
 int sr_audit_keep_room(struct sr_audit *a, uint64_t extra);

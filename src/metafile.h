@@ -15,6 +15,13 @@ struct sr_error;
  * path byte (6 as \u00XX; a byte that is not UTF-8, 5 as "\\xff" and a
  * third of path_base64's 4, padded), the rest of the entry under 160. */
 #define SR_ARTIFACT_ENTRY_MAX(len) (7 * (size_t)(len) + 160)
+/* metadata.json's "result" beyond the sandbox's copy (where it is null),
+ * bar the artifact list: status, exit code, duration, finish time and the
+ * list's counts, indented. */
+#define SR_METADATA_RESULT_MAX 1024u
+/* What one entry of the list takes in metadata.json beyond its
+ * SR_ARTIFACT_ENTRY_MAX: the indentation, a line a key (five at most). */
+#define SR_METADATA_ENTRY_INDENT 96u
 
 /*
  * A run's metadata.json files: the sandbox's copy and the run directory's

@@ -18,6 +18,7 @@
 
 #include "landlock.h"
 #include "fdutil.h"
+#include "metafile.h"
 #include "netallow.h"
 #include "proxy.h"
 #include "proxyproto.h"
@@ -396,6 +397,25 @@ static int write_sandbox_metadata(struct sr_run *run, struct sr_error *err) {
   return r;
 }
 
+/* The run directory's metadata.json is the sandbox's copy with its result
+ * (and the artifact list, which the harvest adds room for): audit.jsonl
+ * keeps room for it beside the final events' and gives it back after the
+ * last one (sr_audit_release_room), so that a full file system still
+ * takes it.  A run that cannot have that room does not start. */
+static int keep_metadata_room(struct sr_run *run, struct sr_error *err) {
+  struct stat st;
+
+  if (fstat(run->ws.metadata_fd, &st) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
+                        "cannot read back the sandbox's metadata.json");
+  run->artifacts.metadata_base = (uint64_t)st.st_size + SR_METADATA_RESULT_MAX;
+  if (sr_audit_keep_room(&run->audit, run->artifacts.metadata_base) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOSPC, "metadata",
+                        "no room left for the run's metadata.json (its "
+                        "file system is full)");
+  return 0;
+}
+
 /* The caller's --input files, copied while hashed and checked against
  * the sizes and types the layers declare; a refused one is recorded as
  * input_rejected. */
@@ -454,6 +474,8 @@ int sr_stage_prepare(struct sr_run *run, struct sr_error *err) {
     r = decide_network(run, err);
   if (r >= 0)
     r = write_sandbox_metadata(run, err);
+  if (r >= 0)
+    r = keep_metadata_room(run, err);
   if (r < 0)
     return r;
   run->policy_pending = true;

@@ -605,9 +605,9 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
                 duration_ms ? duration_ms : json_null(), "finished_at",
                 finished, "artifacts", sr_artifacts_json(&run->artifacts)));
   r = sr_workspace_write_metadata(&run->ws, meta, &merr);
-  /* A full file system, where the record took the room it kept: once more
-   * without the list of artifacts (up to 256 KiB), which the ledger's
-   * artifact_committed events hold in full. */
+  /* A full file system that could not keep room for it (no fallocate(2)):
+   * once more without the list of artifacts (up to 256 KiB), which the
+   * ledger's artifact_committed events hold in full. */
   list = json_object_get(json_object_get(meta, "result"), "artifacts");
   if (r < 0 && (merr.err == ENOSPC || merr.err == EDQUOT) &&
       json_array_size(json_object_get(list, "list")) > 0) {
@@ -618,8 +618,6 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
   }
   if (r < 0)
     sr_log_warning("%s", merr.msg);
-  else
-    run->metadata_written = true;
   json_decref(meta);
 }
 
@@ -630,13 +628,10 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
 
   if (r >= 0)
     r = collect_result(run, err);
-  if (r >= 0) {
-    /* The result is final; the sandbox's init is still tearing down its
-     * mount namespace, which these records need not wait for. */
-    write_final_metadata(run, run->verdict.status, run->verdict.exit_code,
-                         json_integer((json_int_t)run->duration_ms));
+  /* The staging copy goes while the sandbox's init is still tearing down
+   * its mount namespace, which this need not wait for. */
+  if (r >= 0)
     sr_workspace_remove_staging(&run->ws);
-  }
   /* Reaps init, then releases the leaf and the uid slot: from here on
    * nothing of the run is alive. */
   sr_supervisor_done(&run->sup);
@@ -864,11 +859,11 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
                                               : "cannot execute the command");
     emit_completed(run, sr_status_name(run->verdict.status),
                    run->verdict.exit_code, true);
-    /* Collect's metadata.json did not fit: once more, in the room the
-     * ledger gave back. */
-    if (!run->metadata_written)
-      write_final_metadata(run, run->verdict.status, run->verdict.exit_code,
-                           json_integer((json_int_t)run->duration_ms));
+    /* After the ledger's last line, in the room it gave back: a watcher of
+     * metadata.json finds the whole record, and a full file system still
+     * takes it. */
+    write_final_metadata(run, run->verdict.status, run->verdict.exit_code,
+                         json_integer((json_int_t)run->duration_ms));
     record_in_index(run, true, run->verdict.status, NULL);
     return run->verdict.exit_code;
   }

@@ -99,7 +99,6 @@ struct sr_run {
    * (execution_completed); have_usage once the sandbox ran. */
   bool have_usage;
   uint64_t cpu_usec, memory_peak, pids_peak;
-  bool metadata_written; /* the run directory's metadata.json */
 };
 
 /* ---- stages (src/run*.c), in pipeline order; each 0 or -errno with err

@@ -1110,15 +1110,19 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a) {
 
 /* One artifact into the list, unless that could make the list's JSON pass
  * SR_ARTIFACT_LIST_MAX, or the run's audit.jsonl cannot keep room for it
- * in execution_completed on a full file system (sr_audit_keep_room): then
- * the list stops (truncated), the artifact_committed events being the full
- * record. */
+ * on a full file system (sr_audit_keep_room), twice: in
+ * execution_completed, and indented in metadata.json, which gets the room
+ * when the ledger's last line is written.  Then the list stops
+ * (truncated), the artifact_committed events being the full record. */
 static int list_artifact(struct sr_artifacts *a, struct sr_audit *audit,
                          const json_t *item, const char *path) {
   size_t cost = SR_ARTIFACT_ENTRY_MAX(strlen(path));
+  const uint64_t list = a->list_bytes + cost,
+                 entries = json_array_size(a->list) + 1;
 
-  if (a->truncated || a->list_bytes + cost > SR_ARTIFACT_LIST_MAX ||
-      sr_audit_keep_room(audit, a->list_bytes + cost) < 0) {
+  if (a->truncated || list > SR_ARTIFACT_LIST_MAX ||
+      sr_audit_keep_room(audit, a->metadata_base + 2 * list +
+                                    entries * SR_METADATA_ENTRY_INDENT) < 0) {
     a->truncated = true;
     return 0;
   }

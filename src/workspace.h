@@ -182,6 +182,9 @@ struct sr_artifacts {
   json_t *list; /* JSON array, NULL before the harvest */
   bool truncated;
   size_t list_bytes; /* the list's JSON size, at most (estimated) */
+  /* metadata.json's size bar the list, at most (SR_METADATA_RESULT_MAX
+   * beyond the sandbox's copy), once the run keeps room for it; 0 before */
+  uint64_t metadata_base;
 };
 void sr_artifacts_done(struct sr_artifacts *a);
 /* {files, bytes, list, truncated}: the list is [] before the harvest. */

@@ -164,6 +164,35 @@ if unshare -m true 2>/dev/null; then
   is "a long version and labels on a nearly full workspace: the run's ledger ends with execution_completed, as the stream" \
     "${bad:-none}" none
 
+  # The run directory's metadata.json with those labels and that version
+  # is 56 KiB, and a skill whose outputs fill the workspace used to leave
+  # the run without one (the harvest's lines took the room).  Its room is
+  # now kept in audit.jsonl's from the moment the sandbox's copy is
+  # written, and given back for it after the ledger's last line.
+  bad=""
+  for free in 300 500 900; do
+    F=$(tmpdir)
+    out=$(F=$F SKILLRUN=$SKILLRUN FREE=$free unshare -m --propagation private bash -c '
+      mount -t tmpfs -o size=2m,mode=0755 small "$F" || exit 99
+      avail=$(($(stat -f -c "%a * %S" "$F") / 1024))
+      head -c $(((avail - FREE) * 1024)) /dev/zero >"$F/filler"
+      "$SKILLRUN" --workspace-root "$F" --execution-id mr --audit-file "$F.stream" \
+        "$@" >/dev/null 2>"$F.err"
+      echo "rc $?"
+      tail -n 1 "$F/default/mr/audit.jsonl" >"$F.last"
+      cmp -s "$F.stream" "$F/default/mr/audit.jsonl" && echo same
+      "$JQ" -r .result.status "$F/default/mr/metadata.json" >"$F.meta" 2>&1' \
+      sh "${labels[@]}" "$V" -- /bin/sh -c \
+      'i=0; while [ $i -lt 300 ]; do echo $i >/workspace/outputs/f$i; i=$((i+1)); done' 2>&1)
+    [ "$("$JQ" -r .event "$F.last" 2>/dev/null)" = execution_completed ] &&
+      [ "${out##*$'\n'}" = same ] &&
+      [ "$(cat "$F.meta")" = "$("$JQ" -r .status "$F.last")" ] ||
+      bad="$bad $free KiB ($(echo $out) $(cat "$F.meta"))"
+    rm -f -- "$F.stream" "$F.err" "$F.last" "$F.meta"
+  done
+  is "outputs that fill a workspace, with long labels: metadata.json is there, with the ledger's status" \
+    "${bad:-none}" none
+
   # Less than the 64 KiB the run's copy reserves at a time, but more than
   # its final events need: its room used to be given up (as where the file
   # system cannot reserve), and a skill's log that filled the workspace
