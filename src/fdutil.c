@@ -660,29 +660,53 @@ void sr_now_rfc3339(char buf[32]) {
   sr_format_rfc3339(&ts, buf);
 }
 
-static void cancel_set(sigset_t *set) {
-  sigemptyset(set);
-  sigaddset(set, SIGHUP);
-  sigaddset(set, SIGINT);
-  sigaddset(set, SIGTERM);
+/* Every signal whose default action ends the process and that comes from
+ * outside (a terminal's Ctrl-C and Ctrl-\, kill(1), a scheduler's warning,
+ * the supervisor's own CPU rlimit), in the order a pending one is picked:
+ * SIGKILL alone ends skillrun without the run's record. */
+static const int cancel_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+                                     SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+                                     SIGPROF, SIGIO,   SIGPWR,  SIGXCPU};
+
+void sr_cancel_set(sigset_t *set) {
+  static sigset_t mask;
+  static bool made;
+
+  if (!made) {
+    sigemptyset(&mask);
+    for (size_t i = 0; i < SR_ARRAY_SIZE(cancel_signals); i++) {
+      int sig = cancel_signals[i];
+      struct sigaction sa;
+
+      /* Left ignored by the caller (nohup(1)'s SIGHUP), it stays so; not
+       * SIGINT, which a shell ignores for every command it starts in the
+       * background, nor SIGTERM. */
+      if (sig != SIGINT && sig != SIGTERM && sigaction(sig, NULL, &sa) == 0 &&
+          sa.sa_handler == SIG_IGN)
+        continue;
+      sigaddset(&mask, sig);
+    }
+    made = true;
+  }
+  *set = mask;
 }
 
 int sr_cancel_block(void) {
   sigset_t set;
 
-  cancel_set(&set);
+  sr_cancel_set(&set);
   return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
 }
 
+/* Only a blocked signal stays pending: one left ignored never is. */
 int sr_cancel_pending(void) {
-  static const int order[] = {SIGINT, SIGTERM, SIGHUP};
   sigset_t pending;
 
   if (sigpending(&pending) < 0)
     return 0;
-  for (size_t i = 0; i < SR_ARRAY_SIZE(order); i++)
-    if (sigismember(&pending, order[i]) == 1)
-      return order[i];
+  for (size_t i = 0; i < SR_ARRAY_SIZE(cancel_signals); i++)
+    if (sigismember(&pending, cancel_signals[i]) == 1)
+      return cancel_signals[i];
   return 0;
 }
 

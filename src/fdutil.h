@@ -2,6 +2,7 @@
 #pragma once
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -151,13 +152,19 @@ int sr_close_all_fds_except(int from, const int *keep, size_t n_keep);
 int sr_fd_cloexec(int fd, bool on);
 
 /*
- * Cancellation of a run (skillrun(1) EXIT STATUS): SIGTERM, SIGINT and
- * SIGHUP are blocked from the start of a run, so that whatever the run is
- * doing when one arrives finishes its step and the run ends with its
- * record; long loops ask sr_cancel_pending() between steps (a pending
- * signal is also what the supervisor's signalfd reads later).
+ * Cancellation of a run (skillrun(1) EXIT STATUS): SIGTERM, SIGINT, SIGHUP,
+ * SIGQUIT and the other signals whose default action would end skillrun
+ * (but SIGKILL) are blocked from the start of a run, so that whatever the
+ * run is doing when one arrives finishes its step and the run ends with
+ * its record; long loops ask sr_cancel_pending() between steps (a pending
+ * signal is also what the supervisor's signalfd reads later).  One the
+ * caller left ignored stays ignored, but SIGINT and SIGTERM.
  */
 int sr_cancel_block(void);
+/* The set sr_cancel_block() blocks, decided at its first call from the
+ * dispositions skillrun started with: the supervisor's and init's
+ * signalfd read these. */
+void sr_cancel_set(sigset_t *set);
 /* The number of a pending cancellation signal, or 0 (none, or not
  * blocked). */
 int sr_cancel_pending(void);

@@ -415,11 +415,8 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   }
   /* Signals stay blocked (the supervisor blocked them before clone) and are
    * read from a signalfd, so none is lost between fork and the loop. */
-  sigemptyset(&mask);
+  sr_cancel_set(&mask);
   sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
   if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
     sr_error_layer(&err, "init", errno, "sigprocmask");
     fail(sb, &err);

@@ -240,8 +240,9 @@ int sr_stage_start(struct sr_run *run, struct sr_error *err) {
     return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
                         "--stdin: standard input is not open");
   if (!run->explain) {
-    /* From here on SIGTERM, SIGINT and SIGHUP cancel the run with its
-     * record instead of killing skillrun (skillrun(1) EXIT STATUS). */
+    /* From here on SIGTERM, SIGINT, SIGHUP, SIGQUIT and the rest of
+     * sr_cancel_set() cancel the run with its record instead of killing
+     * skillrun (skillrun(1) EXIT STATUS). */
     r = sr_cancel_block();
     if (r < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -r, "internal",

@@ -191,11 +191,8 @@ void sr_supervisor_done(struct sr_supervisor *s) {
 static int open_event_fds(struct sr_supervisor *s, struct sr_error *err) {
   sigset_t mask;
 
-  sigemptyset(&mask);
+  sr_cancel_set(&mask);
   sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
   if (sigprocmask(SIG_BLOCK, &mask, &s->old_mask) < 0)
     return sr_error_layer(err, "signals", errno, "sigprocmask");
   s->mask_blocked = true;

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The signals an orchestrator, a scheduler or a terminal sends skillrun
+# beside SIGTERM, SIGINT and SIGHUP (skillrun(1) EXIT STATUS): SIGQUIT
+# (Ctrl-\, to skillrun alone or to its process group), SIGUSR1, SIGUSR2
+# and SIGALRM (a scheduler's warning, an alarm) cancel the run with its
+# record and 128 + N, as SIGTERM does, instead of killing skillrun with
+# the run left abandoned; a SIGHUP the caller left ignored (nohup(1))
+# stays ignored: skillrun neither cancels the run nor passes it on to the
+# skill.
+# As root and as an unprivileged user.
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+# A background job of a script starts with SIGINT and SIGQUIT ignored;
+# env --default-signal gives skillrun the defaults a terminal's would have.
+env --default-signal=QUIT true 2>/dev/null || skip_all "env(1) has no --default-signal"
+skip_modes
+
+T=$(tmpdir)
+B=$T/sig-skill
+mkbundle "$B"
+chmod -R a+rX "$T"
+
+last() { tail -n 1 "$1" | "$JQ" -r '[.event, .status] | @tsv'; }
+meta_status() { "$JQ" -r .result.status "$1/metadata.json" 2>/dev/null; }
+closed_ok() {
+  is "$1: audit.jsonl ends with execution_completed $3" "$(last "$2/audit.jsonl")" \
+    "execution_completed	$3"
+  check "$1: ... and verifies" audit_ok "$2/audit.jsonl"
+  is "$1: metadata.json says $3" "$(meta_status "$2")" "$3"
+}
+# wait_running FILE: until the stream says the skill runs (10 s at most).
+wait_running() {
+  for _ in $(seq 500); do
+    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
+    sleep 0.02
+  done
+  return 1
+}
+signum() { kill -l "$1"; }
+
+for mode in $MODES; do
+  W=$(mode_workspace $mode)
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
+  SR=("${pre[@]}" env --default-signal "$SKILLRUN" --workspace-root "$W")
+
+  # To skillrun alone, while the skill runs.
+  for sig in QUIT USR1 USR2 ALRM; do
+    id=one-$sig
+    n=$(signum $sig)
+    "${SR[@]}" --execution-id "$id" "$B" -- /bin/sleep 30 >"$W/a.$id" 2>"$W/e.$id" &
+    pid=$!
+    wait_running "$W/a.$id"
+    kill -$sig $pid
+    wait $pid
+    is "$mode: SIG$sig while the skill runs: exit $((128 + n))" "$?" "$((128 + n))"
+    is "$mode: ... the stream ends cancelled" "$(last "$W/a.$id")" "execution_completed	cancelled"
+    check "$mode: ... and verifies" audit_ok "$W/a.$id"
+    is "$mode: ... state_changed cancelling names SIG$sig" \
+      "$("$JQ" -r 'select(.state == "cancelling") | .signal' "$W/a.$id")" "$n"
+    closed_ok "$mode: SIG$sig" "$W/default/$id" cancelled
+  done
+
+  # Ctrl-\ at a terminal: SIGQUIT to the whole process group.
+  id=group-QUIT
+  "${pre[@]}" setsid -w env --default-signal "$SKILLRUN" --workspace-root "$W" \
+    --execution-id "$id" "$B" -- /bin/sleep 30 >"$W/a.$id" 2>"$W/e.$id" &
+  pid=$!
+  wait_running "$W/a.$id"
+  sr_pid=$(test_pids "execution-id $id" | head -n 1)
+  pg=$(ps -o pgid= -p "$sr_pid" | tr -d ' ')
+  kill -QUIT -- "-$pg"
+  wait $pid
+  is "$mode: SIGQUIT to the process group: exit 131" "$?" 131
+  closed_ok "$mode: SIGQUIT to the process group" "$W/default/$id" cancelled
+
+  # nohup: SIGHUP ignored by the caller is ignored by the run, to skillrun
+  # alone and to its process group; the skill runs to its end.
+  id=nohup
+  "${pre[@]}" setsid -w nohup "$SKILLRUN" --workspace-root "$W" --execution-id "$id" "$B" \
+    -- /bin/sh -c 'sleep 2; echo done' >"$W/a.$id" 2>"$W/e.$id" </dev/null &
+  pid=$!
+  wait_running "$W/a.$id"
+  sr_pid=$(test_pids "execution-id $id" | head -n 1)
+  pg=$(ps -o pgid= -p "$sr_pid" | tr -d ' ')
+  kill -HUP "$sr_pid"
+  kill -HUP -- "-$pg"
+  wait $pid
+  is "$mode: SIGHUP under nohup: the skill's own exit 0" "$?" 0
+  closed_ok "$mode: SIGHUP under nohup" "$W/default/$id" succeeded
+  is "$mode: ... the skill ran to its end" "$(cat "$W/default/$id/logs/stdout.log")" done
+
+  is "$mode: no process of the runs is left" "$(test_pids 'sleep 30' | wc -l)" 0
+done
+
+finish
