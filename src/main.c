@@ -87,8 +87,12 @@ int main(int argc, char *argv[]) {
     if (closed[fd] && open("/dev/null", O_RDWR) != fd)
       return SR_EXIT_FAILED; /* nowhere to say why */
   }
-  /* Writes to a closed pipe must fail with EPIPE, not kill us silently. */
+  /* Writes to a closed pipe must fail with EPIPE, not kill us silently;
+   * past the caller's file-size limit (ulimit -f) with EFBIG, so that the
+   * run stops with audit_write instead of dying halfway through a line of
+   * its record.  The skill gets both back at their defaults (child.c). */
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
   /* jansson seeds its hash function on its first object, from /dev/urandom
    * (open, read, close); this seed comes from one getrandom(2).  Zero, or no
    * entropy yet, leaves it to jansson. */

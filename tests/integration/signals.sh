@@ -7,7 +7,9 @@
 # record and 128 + N, as SIGTERM does, instead of killing skillrun with
 # the run left abandoned; a SIGHUP the caller left ignored (nohup(1))
 # stays ignored: skillrun neither cancels the run nor passes it on to the
-# skill.
+# skill; a file-size limit
+# (ulimit -f) stops the run with status error and audit_write instead of
+# killing skillrun with SIGXFSZ halfway through a line of its record.
 # As root and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
@@ -39,6 +41,7 @@ wait_running() {
   return 1
 }
 signum() { kill -l "$1"; }
+whole_lines() { "$JQ" -e . "$1" >/dev/null; }
 
 for mode in $MODES; do
   W=$(mode_workspace $mode)
@@ -90,6 +93,22 @@ for mode in $MODES; do
   is "$mode: SIGHUP under nohup: the skill's own exit 0" "$?" 0
   closed_ok "$mode: SIGHUP under nohup" "$W/default/$id" succeeded
   is "$mode: ... the skill ran to its end" "$(cat "$W/default/$id/logs/stdout.log")" done
+
+  # ulimit -f: the record's file cannot grow; the run stops with its
+  # stream whole (a pipe knows no file-size limit).
+  id=fsize
+  "${pre[@]}" sh -c 'ulimit -f 2 && exec "$@"' sh "$SKILLRUN" --workspace-root "$W" \
+    --execution-id "$id" "$B" -- /bin/true 2>"$W/e.$id" | cat >"$W/a.$id"
+  is "$mode: ulimit -f 2: exit 125" "${PIPESTATUS[0]}" 125
+  is "$mode: ... the stream ends with status error" "$(last "$W/a.$id")" "execution_completed	error"
+  check "$mode: ... and verifies" audit_ok "$W/a.$id"
+  is "$mode: ... an error event says audit_write" \
+    "$(field "$W/a.$id" error .reason)" audit_write
+  check "$mode: ... which stderr says first" grep -q \
+    "^skillrun: audit: cannot write event '[a-z_]*' to the run's audit.jsonl: File too large\$" \
+    <(head -n 1 "$W/e.$id")
+  check "$mode: ... the run directory's record has no torn line" \
+    whole_lines "$W/default/$id/audit.jsonl"
 
   is "$mode: no process of the runs is left" "$(test_pids 'sleep 30' | wc -l)" 0
 done
