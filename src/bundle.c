@@ -781,16 +781,17 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
 
   /* The root itself may be a symlink the user named; nothing below is. */
   bw->root = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-  /* A path that is not there, or not a directory, is no bundle: refused
-   * (exit 123) as a run refuses it, whatever the mode; another failure to
-   * open one is skillrun's. */
+  /* Not a directory, not there, or one the caller may not open: not a
+   * bundle, refused (exit 123) as a run refuses it, whatever the mode
+   * (skillrun(1) EXIT STATUS); another failure to open one is skillrun's. */
   if (bw->root < 0 && errno == ENOTDIR)
     return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle %s is not a directory: name the skill's "
                         "directory, the one that holds SKILL.md",
                         src);
-  if (bw->root < 0 && errno == ENOENT)
-    return sr_error_set(err, SR_EXIT_REFUSED, ENOENT, "bundle_invalid",
+  if (bw->root < 0 &&
+      (errno == EACCES || errno == EPERM || errno == ENOENT || errno == ELOOP))
+    return sr_error_set(err, SR_EXIT_REFUSED, errno, "bundle_invalid",
                         "bundle %s", src);
   if (bw->root < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",

@@ -27,6 +27,7 @@ mkdir "$T/a-directory"
 printf 'bind-ro /nonexistent-skillrun-test-path /opt/x\n' >"$T/bad-bind.profile"
 printf 'memroy 1G\n' >"$T/typo.profile"
 chmod -R a+rX "$T"
+mkdir -m 0 "$T/closed-bundle"
 
 skip_modes
 for mode in $MODES; do
@@ -63,6 +64,19 @@ for mode in $MODES; do
       r "$T/no-such-bundle" -- /bin/true
       expect "$row" "a missing bundle" 123 refused
       on bundle_rejected .reason bundle_invalid
+      # Not a bundle directory, or one the caller cannot open: the same
+      # refusal as a path that is not there (or a parent it cannot search).
+      r "$B/SKILL.md" -- /bin/true
+      expect "$row" "a bundle that is a file" 123 refused
+      on bundle_rejected .reason bundle_invalid
+      r /dev/null -- /bin/true
+      expect "$row" "a bundle that is a device" 123 refused
+      on bundle_rejected .reason bundle_invalid
+      if [ "$(id -u)" -ne 0 ] || [ $mode = user ]; then
+        r "$T/closed-bundle" -- /bin/true
+        expect "$row" "a bundle directory the caller cannot open" 123 refused
+        on bundle_rejected .reason bundle_invalid
+      fi
       r -i "$T/no-such-input" "$B" -- /bin/true
       expect "$row" "an input that does not exist" 123 refused
       on input_rejected .reason input_invalid
