@@ -636,6 +636,11 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   /* Reaps init, then releases the leaf and the uid slot: from here on
    * nothing of the run is alive. */
   sr_supervisor_done(&run->sup);
+  /* A run that failed or was cancelled: its staging copy goes before its
+   * final records, which it may have left no room for (an --input or a
+   * bundle copied until the workspace was full: the final events have
+   * their room, metadata.json needs this one). */
+  sr_workspace_remove_staging(&run->ws);
   if (supervised)
     collect_usage(run);
   sr_host_done(&run->host);

@@ -218,6 +218,29 @@ if unshare -m true 2>/dev/null; then
   done
   is "a workspace with 24-56 KiB free and a log that fills it: ledger and metadata.json whole" \
     "${bad:-none}" none
+
+  # An --input that fills the workspace as it is copied: the run fails
+  # before its metadata.json has room of its own, and the partial copy
+  # used to stay in the staging directory until after the final records.
+  # With those labels and that version, metadata.json (56 KiB) did not fit
+  # what the ledger gave back ("cannot write metadata.json").  The staging
+  # copy now goes first.
+  head -c 3000000 /dev/zero >"$T/big-input"
+  chmod 644 "$T/big-input"
+  F=$(tmpdir)
+  out=$(F=$F JQ=$JQ SKILLRUN=$SKILLRUN unshare -m --propagation private bash -c '
+    mount -t tmpfs -o size=2m,mode=0755 small "$F" || exit 99
+    "$SKILLRUN" --workspace-root "$F" --execution-id bi --audit-file "$F.stream" \
+      "$@" >/dev/null 2>"$F.err"
+    echo "rc $?"
+    tail -n 1 "$F/default/bi/audit.jsonl" >"$F.last"
+    cmp -s "$F.stream" "$F/default/bi/audit.jsonl" && echo same
+    "$JQ" -r .result.status "$F/default/bi/metadata.json" 2>&1' \
+    sh "${labels[@]}" -i "$T/big-input" "$V" -- /bin/true 2>&1)
+  is "an --input that fills the workspace, with long labels: ledger and metadata.json whole" \
+    "$(echo $out) $("$JQ" -r .event,.status "$F.last" | tr '\n' ' ')" \
+    "rc 125 same error execution_completed error "
+  rm -f -- "$F.stream" "$F.err" "$F.last" "$T/big-input"
 else
   pass "# SKIP a record that fills the workspace: no mount namespace (unshare -m)"
 fi
