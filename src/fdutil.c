@@ -109,8 +109,11 @@ int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
 }
 
 int sr_fd_reserve(int fd, uint64_t off, uint64_t len) {
-  if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0)
-    return -errno;
+  /* tmpfs gives up with EINTR on any signal, a stop and continue too: not
+   * a file system that cannot reserve, nor a full one. */
+  while (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0)
+    if (errno != EINTR)
+      return -errno;
   return 0;
 }
 
