@@ -114,10 +114,12 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   check "$mode: ... the stream is whole" audit_ok "$W/a.pending"
   check "$mode: ... and no run directory was made" [ ! -e "$W/default/pending" ]
 
-  # During the staging copy of a 200 MiB bundle, by each signal.
+  # During the staging copy of a 200 MiB bundle, by each signal.  With
+  # SIGHUP at its default: under nohup(1) it stays ignored (signals.sh).
   for sig in TERM INT HUP; do
     id=big-$sig
-    "${SR[@]}" --execution-id "$id" "$BIG" -- /bin/true >"$W/a.$id" 2>/dev/null &
+    "${pre[@]}" env --default-signal=HUP "$SKILLRUN" --workspace-root "$W" \
+      --execution-id "$id" "$BIG" -- /bin/true >"$W/a.$id" 2>/dev/null &
     pid=$!
     # The copy begins just after the run directory exists.
     for _ in $(seq 500); do [ -e "$W/default/$id/audit.jsonl" ] && break; sleep 0.01; done
