@@ -1396,6 +1396,59 @@ static void case_memhog(struct res *r, const char *arg) {
   esc(r, "%ld MiB allocated", got);
 }
 
+/* Shared memory held behind one page: ARG KIND:MiB, KIND anon
+ * (MAP_SHARED|MAP_ANONYMOUS) or zero (MAP_SHARED of /dev/zero), both a
+ * shmem object of the kernel's.  64 MiB mapped and filled, then all but
+ * its first page unmapped, again and again: the kernel keeps every page
+ * of each object while a page of it is mapped, but a count of what is
+ * mapped sees one page of each (the supervisor's sampler did, which let
+ * 2 GiB through a 256 MiB limit).  Blocked when the mapping is refused
+ * or when the run is stopped (then there is no line: the test reads the
+ * run's status). */
+static void case_shmhog(struct res *r, const char *arg) {
+  const size_t chunk = (size_t)64 << 20;
+  const char *colon = strchr(arg, ':');
+  long mib = colon ? atol(colon + 1) : 0, got = 0;
+  long page = sysconf(_SC_PAGESIZE);
+  bool zero = colon && (size_t)(colon - arg) == 4 && !strncmp(arg, "zero", 4);
+  int fd = -1;
+
+  if (!colon || mib <= 0 ||
+      (!zero && ((size_t)(colon - arg) != 4 || strncmp(arg, "anon", 4)))) {
+    esc(r, "bad argument");
+    return;
+  }
+  if (zero) {
+    fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      how(r, "open(/dev/zero):%s", ename(errno));
+      return;
+    }
+  }
+  for (; got < mib; got += (long)(chunk >> 20)) {
+    char *p = mmap(NULL, chunk, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | (zero ? 0 : MAP_ANONYMOUS), fd, 0);
+    if (p == MAP_FAILED) {
+      how(r, "mmap(MAP_SHARED%s):%s after %ld MiB",
+          zero ? ", /dev/zero" : "|MAP_ANONYMOUS", ename(errno), got);
+      if (fd >= 0)
+        close(fd);
+      return;
+    }
+    memset(p, 0x5a, chunk);
+    /* The first page stays mapped (and so the whole object alive) until
+     * the case ends. */
+    if (munmap(p + page, chunk - (size_t)page) < 0) {
+      how(r, "munmap:%s", ename(errno));
+      break;
+    }
+  }
+  if (got >= mib)
+    esc(r, "%ld MiB held, one page of each 64 MiB mapped", got);
+  if (fd >= 0)
+    close(fd);
+}
+
 /* Disk fill: ARG DIR:MiB; writes until the tmpfs cap says ENOSPC. */
 static void case_diskfill(struct res *r, const char *arg) {
   char dir[PATH_MAX], *path;
@@ -1850,6 +1903,7 @@ static const struct {
     {"mq", case_mq},
     {"forkbomb", case_forkbomb},
     {"memhog", case_memhog},
+    {"shmhog", case_shmhog},
     {"diskfill", case_diskfill},
     {"mkmany", case_mkmany},
     {"logflood", case_logflood},
