@@ -220,7 +220,7 @@ static int answer_one(struct sr_denials *d) {
   memset(resp, 0, d->resp_size);
   resp->id = n->id;
   resp->val = 0;
-  resp->error = -sr_seccomp_refusal_errno(d->filter, n->data.arch, n->data.nr);
+  resp->error = -sr_seccomp_refusal_errno(d->filter, &n->data);
   resp->flags = 0;
   /* ENOENT: the caller was killed while it waited; nothing to answer. */
   if (ioctl(d->fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT &&

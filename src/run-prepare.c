@@ -237,8 +237,8 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
   snprintf(msg, sizeof(msg),
            "no cgroup: memory and CPU time of the whole run are enforced by "
            "the supervisor sampling its processes every %d ms (not a kernel "
-           "limit), pids by RLIMIT_NPROC; memfd_create and shmget are "
-           "refused",
+           "limit), pids by RLIMIT_NPROC; memfd_create, shmget and shared "
+           "anonymous mmap are refused",
            SR_SAMPLER_INTERVAL_MS);
   return sr_audit_emit(&run->audit, "warning",
                        json_pack("{s:s, s:s}", "message", msg, "reason", why),
@@ -254,8 +254,8 @@ static json_t *sampler_json(const struct sr_run *run) {
   if (run->enf.by[SR_LIM_MEMORY] != SR_ENF_SUPERVISOR)
     return json_null();
   calls = json_array();
-  for (const char *const *c = sr_seccomp_unsampled_calls(); calls && *c; c++)
-    json_array_append_new(calls, json_string(*c));
+  for (size_t i = 0; calls && sr_seccomp_unsampled_call(i); i++)
+    json_array_append_new(calls, json_string(sr_seccomp_unsampled_call(i)));
   return json_pack("{s:i, s:i, s:o, s:b}", "interval_ms",
                    SR_SAMPLER_INTERVAL_MS, "min_interval_ms", SR_SAMPLER_MIN_MS,
                    "refused_syscalls", calls ? calls : json_array(),

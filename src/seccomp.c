@@ -387,8 +387,8 @@ enum { SR_PROG_TTY = 0, SR_PROG_MAIN, SR__PROG_MAX };
  * program loaded with a listener it becomes SECCOMP_RET_USER_NOTIF
  * (to_notify()). */
 #define SR_RET_DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
-/* What the refusals of a sampled run's memfd_create and shmget return
- * (sr_seccomp_refuse_unsampled). */
+/* What the refusals of a sampled run's memfd_create, shmget and shared
+ * anonymous mmap return (sr_seccomp_refuse_unsampled). */
 #define SR_RET_NOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
 
 struct sr_seccomp {
@@ -1200,32 +1200,75 @@ void sr_seccomp_free(struct sr_seccomp *f) {
 #define NATIVE_AUDIT_ARCH 0
 #endif
 
-static const char *const unsampled_calls[] = {"memfd_create", "shmget", NULL};
-/* Their numbers, where this architecture has them. */
-static const uint32_t unsampled_nrs[] = {
+/* A shared anonymous mapping, as mmap's flags ask for one: MAP_ANONYMOUS
+ * and the type (flags & MAP_TYPE) MAP_SHARED (1) or MAP_SHARED_VALIDATE
+ * (3), that is bit 0 set, bits 2 and 3 clear, bit 1 either way.  Every
+ * other type is private (MAP_PRIVATE 2, MAP_DROPPABLE 8) or EINVAL.  The
+ * kernel reads the flags as an unsigned long but decides both from the
+ * low 32 bits, which are all the filter compares. */
+#define SR_SHARED_ANON_MASK                                                    \
+  ((uint32_t)(MAP_ANONYMOUS | (MAP_TYPE & ~MAP_PRIVATE)))
+#define SR_SHARED_ANON ((uint32_t)(MAP_ANONYMOUS | MAP_SHARED))
+_Static_assert((MAP_SHARED_VALIDATE & SR_SHARED_ANON_MASK) == MAP_SHARED,
+               "MAP_SHARED_VALIDATE is a shared type");
+_Static_assert(((MAP_ANONYMOUS | MAP_PRIVATE) & SR_SHARED_ANON_MASK) !=
+                   SR_SHARED_ANON,
+               "MAP_PRIVATE is not");
+
+/* What a sampled run refuses (sr_seccomp_refuse_unsampled), where this
+ * architecture has it: by number alone, or (shared_anon) only when the
+ * flags, the fourth argument, ask for a shared anonymous mapping.  i386's
+ * mmap is the old call whose arguments are in memory, where the filter
+ * cannot read them: refused whole (glibc, musl and Go map with mmap2
+ * there).  On s390 it is the only mmap and its arguments are in memory
+ * too: left alone, and not named. */
+static const struct {
+  const char *name;
+  uint32_t nr;
+  bool shared_anon;
+} unsampled[] = {
 #ifdef SYS_memfd_create
-    SYS_memfd_create,
+    {"memfd_create", SYS_memfd_create, false},
 #endif
 #ifdef SYS_shmget
-    SYS_shmget,
+    {"shmget", SYS_shmget, false},
+#endif
+#if defined(SYS_mmap) && defined(__i386__)
+    {"mmap", SYS_mmap, false},
+#elif defined(SYS_mmap) && !defined(__s390__)
+    {"mmap", SYS_mmap, true},
+#endif
+#ifdef SYS_mmap2
+    {"mmap2", SYS_mmap2, true},
 #endif
 };
 
-const char *const *sr_seccomp_unsampled_calls(void) {
-  return unsampled_calls;
+const char *sr_seccomp_unsampled_call(size_t i) {
+  return i < SR_ARRAY_SIZE(unsampled) ? unsampled[i].name : NULL;
+}
+
+/* The offset of the low 32 bits of argument `i` in seccomp_data. */
+static uint32_t arg_low(unsigned i) {
+  return (uint32_t)(offsetof(struct seccomp_data, args) + i * sizeof(uint64_t)
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                    + sizeof(uint32_t)
+#endif
+  );
 }
 
 int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err) {
   /* ENOSYS, as a kernel without them: programs fall back to a file in
    * /dev/shm or /tmp, which the sampler counts. */
-  const size_t n_nrs = SR_ARRAY_SIZE(unsampled_nrs);
+  const size_t n_calls = SR_ARRAY_SIZE(unsampled);
   const struct sock_filter *old = f->notify ? f->plain : f->prog;
+  size_t n_anon = 0, head, flags_at, ret_at, out_at, total;
   struct sock_filter *p;
-  unsigned short n = 0;
-  size_t total;
+  size_t n = 0;
 
   if (f->unsampled_len)
     return 0;
+  for (size_t i = 0; i < n_calls; i++)
+    n_anon += unsampled[i].shared_anon;
   /* A prefix in front of the linked program (tty, then main): a call it
    * does not refuse falls through to the tty part's first instruction
    * (libseccomp's programs load what they test themselves).  The tty
@@ -1233,8 +1276,22 @@ int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err) {
    * rather than after it changes no answer, and in front it need not know
    * where the build-time program's tty part ends.  Part of the one
    * program, its refusals go to the listener too (to_notify) and the
-   * digests and the instruction count cover it. */
-  total = n_nrs + 4 + f->len;
+   * digests and the instruction count cover it.
+   *
+   *   [ld arch; jeq native, else out]
+   *   ld nr
+   *   jeq each call refused by number -> ret      (the calls by number
+   *   jeq each mmap -> flags                        first, then the mmaps;
+   *   ja out                                        in table order)
+   *   flags: ld the flags' low word; and mask; jeq shared anonymous -> ret
+   *   ja out
+   *   ret: ret ENOSYS
+   *   out: the linked program */
+  head = NATIVE_AUDIT_ARCH ? 3 : 1;
+  flags_at = head + n_calls + 1;
+  ret_at = flags_at + (n_anon ? 4 : 0);
+  out_at = ret_at + 1;
+  total = out_at + f->len;
   if (total > BPF_MAXINSNS)
     return sr_error_layer(err, "seccomp", E2BIG,
                           "the filter has %zu instructions (at most %d)", total,
@@ -1244,33 +1301,58 @@ int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err) {
     return sr_error_layer(err, "seccomp", ENOMEM, "seccomp filter");
   if (NATIVE_AUDIT_ARCH) {
     /* Another architecture: not this prefix's business, the main
-     * program's (kill); jump past the compares and the return. */
+     * program's (kill). */
     p[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                           offsetof(struct seccomp_data, arch));
-    p[n++] = (struct sock_filter)BPF_JUMP(
-        BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 0, (uint8_t)(n_nrs + 2));
+    p[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        NATIVE_AUDIT_ARCH, 0,
+                                        (uint8_t)(out_at - n - 1));
+    n++;
   }
   p[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                         offsetof(struct seccomp_data, nr));
-  for (size_t i = 0; i < n_nrs; i++)
-    /* match: on to the return after the last compare; no match after the
-     * last: over it */
-    p[n++] = (struct sock_filter)BPF_JUMP(
-        BPF_JMP | BPF_JEQ | BPF_K, unsampled_nrs[i], (uint8_t)(n_nrs - i - 1),
-        (uint8_t)(i + 1 == n_nrs ? 1 : 0));
+  /* The compares: each jump is shorter than the prefix, which is far
+   * below the 255 a jump can reach. */
+  for (int anon = 0; anon <= 1; anon++)
+    for (size_t i = 0; i < n_calls; i++) {
+      if (unsampled[i].shared_anon != anon)
+        continue;
+      p[n] = (struct sock_filter)BPF_JUMP(
+          BPF_JMP | BPF_JEQ | BPF_K, unsampled[i].nr,
+          (uint8_t)((anon ? flags_at : ret_at) - n - 1), 0);
+      n++;
+    }
+  p[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA,
+                                      (uint32_t)(out_at - n - 1), 0, 0);
+  n++;
+  if (n_anon) {
+    p[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_low(3));
+    p[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+                                          SR_SHARED_ANON_MASK);
+    p[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                          SR_SHARED_ANON, 1, 0);
+    p[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA,
+                                        (uint32_t)(out_at - n - 1), 0, 0);
+    n++;
+  }
   p[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SR_RET_NOSYS);
   memcpy(p + n, old, f->len * sizeof(*p));
-  return set_programs(f, p, (unsigned short)(n + f->len), n, err);
+  return set_programs(f, p, (unsigned short)(n + f->len), (unsigned short)n,
+                      err);
 }
 
-int sr_seccomp_refusal_errno(const struct sr_seccomp *f, uint32_t arch,
-                             int nr) {
-  /* As the prefix matches: any notification of these numbers on this
-   * architecture comes from it, since it runs first. */
+int sr_seccomp_refusal_errno(const struct sr_seccomp *f,
+                             const struct seccomp_data *d) {
+  /* As the prefix matches: a notification of one of these calls (with
+   * such flags, for the mmaps) on this architecture comes from it, since
+   * it runs first; the same call refused by the main program (a profile's
+   * seccomp-deny) with other arguments gets that program's EPERM. */
   if (f && f->unsampled_len &&
-      (!NATIVE_AUDIT_ARCH || arch == NATIVE_AUDIT_ARCH))
-    for (size_t i = 0; i < SR_ARRAY_SIZE(unsampled_nrs); i++)
-      if (nr >= 0 && (uint32_t)nr == unsampled_nrs[i])
+      (!NATIVE_AUDIT_ARCH || d->arch == NATIVE_AUDIT_ARCH))
+    for (size_t i = 0; i < SR_ARRAY_SIZE(unsampled); i++)
+      if (d->nr >= 0 && (uint32_t)d->nr == unsampled[i].nr &&
+          (!unsampled[i].shared_anon ||
+           ((uint32_t)d->args[3] & SR_SHARED_ANON_MASK) == SR_SHARED_ANON))
         return ENOSYS;
   return EPERM;
 }

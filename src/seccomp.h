@@ -2,12 +2,14 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct sr_error;
 struct sr_policy;
 
 struct sr_seccomp;
+struct seccomp_data;
 
 /*
  * Builds the allowlist filter for the resolved policy (the default table
@@ -66,23 +68,29 @@ void sr_seccomp_free(struct sr_seccomp *f);
 
 /*
  * For a run whose memory the supervisor samples (sampler.h): a further
- * part that refuses memfd_create and shmget with ENOSYS, whose memory
- * needs no mapping to be held and so cannot be sampled.  Linked into the
- * one program, in front of the tty and main parts; the digests and the
- * instruction count include it.  With notify its refusals are reported
- * like every other, and answered ENOSYS (sr_seccomp_refusal_errno).
+ * part that refuses, with ENOSYS, what holds memory the sampler cannot
+ * see: memfd_create and shmget, whose memory needs no mapping to be held,
+ * and mmap (mmap2 where the architecture has it) when its flags ask for a
+ * shared anonymous mapping (MAP_ANONYMOUS with MAP_SHARED or
+ * MAP_SHARED_VALIDATE), whose object keeps every page while any page of
+ * it is mapped.  Linked into the one program, in front of the tty and
+ * main parts; the digests and the instruction count include it.  With
+ * notify its refusals are reported like every other, and answered ENOSYS
+ * (sr_seccomp_refusal_errno).
  */
 int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err);
-/* The calls it refuses, NULL-terminated (policy_resolved names them). */
-const char *const *sr_seccomp_unsampled_calls(void);
+/* The name of the i-th call it refuses (policy_resolved names them), NULL
+ * past the last. */
+const char *sr_seccomp_unsampled_call(size_t i);
 
 /*
- * The errno the program answering refusals itself gives system call `nr`
- * of architecture `arch` (seccomp_data's): what the supervisor answers
- * the listener's notification of it with.  ENOSYS for the calls
- * sr_seccomp_refuse_unsampled added, EPERM for every other refusal.
+ * The errno the program answering refusals itself gives the call `d` (a
+ * notification's: architecture, number, arguments): what the supervisor
+ * answers the listener's notification of it with.  ENOSYS for what
+ * sr_seccomp_refuse_unsampled refuses, EPERM for every other refusal.
  */
-int sr_seccomp_refusal_errno(const struct sr_seccomp *f, uint32_t arch, int nr);
+int sr_seccomp_refusal_errno(const struct sr_seccomp *f,
+                             const struct seccomp_data *d);
 
 /*
  * libseccomp is opened with dlopen on first use (dlib.h): the default

@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <linux/kcmp.h>
 #include <linux/keyctl.h>
@@ -638,6 +639,58 @@ static int t_shmget(void) {
   return shmctl(id, IPC_RMID, NULL) < 0 ? errno : 0;
 }
 
+/* One page mapped with FLAGS (and FD), written, unmapped.  The raw call,
+ * so that the flags reach the kernel as given (the upper 32 bits too). */
+static int try_map(unsigned long flags, int fd) {
+  long m = syscall(SYS_mmap, 0L, 4096L, (long)(PROT_READ | PROT_WRITE),
+                   (long)flags, (long)fd, 0L);
+
+  if (m == -1)
+    return errno;
+  *(volatile char *)m = 'z';
+  return munmap((void *)m, 4096) < 0 ? errno : 0;
+}
+
+/* Private anonymous memory: what every allocator maps. */
+static int t_mmap_private_anon(void) {
+  return try_map(MAP_PRIVATE | MAP_ANONYMOUS, -1);
+}
+
+/* Shared anonymous memory (allowed by default; refused, like memfd_create,
+ * where the supervisor samples the run: its object keeps every page while
+ * one page of it is mapped). */
+static int t_mmap_shared_anon(void) {
+  return try_map(MAP_SHARED | MAP_ANONYMOUS, -1);
+}
+
+/* The same with bits above the 32 the kernel decides by (it ignores
+ * them for a shared anonymous mapping). */
+static int t_mmap_shared_anon_high(void) {
+  unsigned long high = 0;
+
+#if ULONG_MAX > 0xffffffffUL
+  high = 1UL << 32;
+#endif
+  return try_map(high | MAP_SHARED | MAP_ANONYMOUS, -1);
+}
+
+/* MAP_SHARED_VALIDATE: EINVAL for an anonymous mapping. */
+static int t_mmap_shared_validate_anon(void) {
+  return try_map(MAP_SHARED_VALIDATE | MAP_ANONYMOUS, -1);
+}
+
+/* A shared mapping of /dev/zero: the same kind of object, which the
+ * filter cannot tell from a file's mapping (skillrun(1) LIMITS). */
+static int t_mmap_shared_zero(void) {
+  int fd = open("/dev/zero", O_RDWR | O_CLOEXEC), r;
+
+  if (fd < 0)
+    return errno;
+  r = try_map(MAP_SHARED, fd);
+  close(fd);
+  return r;
+}
+
 static int t_noop(void) {
   return 0;
 }
@@ -724,6 +777,11 @@ static const struct test_case cases[] = {
     {"personality-query", t_personality_query},
     {"ioctl-other", t_ioctl_other},
     {"mmap-file", t_mmap_file},
+    {"mmap-private-anon", t_mmap_private_anon},
+    {"mmap-shared-anon", t_mmap_shared_anon},
+    {"mmap-shared-anon-high", t_mmap_shared_anon_high},
+    {"mmap-shared-validate-anon", t_mmap_shared_validate_anon},
+    {"mmap-shared-zero", t_mmap_shared_zero},
     {"memfd_create", t_memfd_create},
     {"shm", t_shm},
     {"shmget", t_shmget},

@@ -124,6 +124,11 @@ socket-netlink-route OK
 personality-query OK
 ioctl-other EBADF
 mmap-file OK
+mmap-private-anon OK
+mmap-shared-anon OK
+mmap-shared-anon-high OK
+mmap-shared-validate-anon EINVAL
+mmap-shared-zero OK
 memfd_create OK
 shm OK
 shmget OK
@@ -182,10 +187,14 @@ for who in $MODES; do
   [ "$who" = "$ANY" ] || run "$who" probe "$BUNDLE" -- ./try-syscall all
   is "$who: try-syscall all exits 0" "$rc" 0
   # Without a cgroup the supervisor samples the run, and refuses what it
-  # cannot sample (skillrun(1) LIMITS): memfd_create and shmget.
+  # cannot sample (skillrun(1) LIMITS): memfd_create, shmget and shared
+  # anonymous mappings (a shared mapping of /dev/zero is its known gap).
   sampled=$(field "$audit" policy_resolved '.sampler != null')
   while read -r name want; do
-    case $sampled:$name in true:memfd_create | true:shmget) want=ENOSYS ;; esac
+    case $sampled:$name in
+    true:memfd_create | true:shmget | true:mmap-shared-anon | true:mmap-shared-anon-high | \
+      true:mmap-shared-validate-anon) want=ENOSYS ;;
+    esac
     [ "$name" = i386 ] && want=$i386_want
     got=$(sed -n "s/^$name=//p" "$out" | head -n 1)
     is "$who: $name -> $want" "$got" "$want"
@@ -256,27 +265,37 @@ for who in $MODES; do
     "$JQ -r .event '$audit' | grep -A100 syscall_denied | grep -q state_changed"
 done
 
-# A sampled run's memfd_create and shmget (skillrun(1) LIMITS) are refused
-# in the same filter, answered ENOSYS by the supervisor, and reported like
-# every other refusal; under a cgroup they are allowed and not reported.
+# A sampled run's memfd_create, shmget and shared anonymous mappings
+# (skillrun(1) LIMITS) are refused in the same filter, answered ENOSYS by
+# the supervisor, and reported like every other refusal; a private mapping
+# is not; under a cgroup they are allowed and not reported.
 for who in $MODES; do
   run "$who" unsampled "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
-    ./try-syscall memfd_create && ./try-syscall shmget && ./try-syscall memfd_create'
+    ./try-syscall memfd_create && ./try-syscall shmget && ./try-syscall memfd_create &&
+    ./try-syscall mmap-shared-anon && ./try-syscall mmap-private-anon'
   is "$who: the unsampled calls' run exits 0" "$rc" 0
   if [ "$(field "$audit" policy_resolved '.sampler != null')" = true ]; then
     check "$who: sampled: memfd_create answers ENOSYS inside" \
       grep -qx "memfd_create=ENOSYS" "$out"
     check "$who: sampled: shmget answers ENOSYS inside" \
       grep -qx "shmget=ENOSYS" "$out"
+    check "$who: sampled: a shared anonymous mmap answers ENOSYS inside" \
+      grep -qx "mmap-shared-anon=ENOSYS" "$out"
+    check "$who: sampled: a private one is allowed" \
+      grep -qx "mmap-private-anon=OK" "$out"
     is "$who: sampled: memfd_create is reported" \
       "$(denied "$audit" memfd_create | "$JQ" -r .count)" 2
     is "$who: sampled: shmget is reported" \
       "$(denied "$audit" shmget | "$JQ" -r .count)" 1
+    is "$who: sampled: the shared anonymous mmap is reported, with its flags" \
+      "$(denied "$audit" mmap | "$JQ" -r '"\(.count) \(.args[3])"')" "1 0x21"
     is "$who: sampled: execution_completed counts them" \
-      "$(field "$audit" execution_completed .syscalls_denied)" 3
+      "$(field "$audit" execution_completed .syscalls_denied)" 4
   else
     check "$who: under a cgroup memfd_create is allowed" \
       grep -qx "memfd_create=OK" "$out"
+    check "$who: under a cgroup a shared anonymous mmap is allowed" \
+      grep -qx "mmap-shared-anon=OK" "$out"
     is "$who: under a cgroup nothing is reported" \
       "$(field "$audit" execution_completed .syscalls_denied)" 0
   fi
