@@ -32,15 +32,27 @@
  *            every file once, mapped or not, open, deleted or passed
  *            around), each inode as SR_SAMPLER_INODE_BYTES
  *            + shared memory of the kernel's internal mount that processes
- *            map (MAP_SHARED|MAP_ANONYMOUS, /dev/zero, System V), each
- *            object once at the size of its largest mapping: an upper
- *            bound.  memfd_create and shmget, whose objects need no
- *            mapping to hold memory, are refused in this mode
- *            (sr_seccomp_refuse_unsampled).
+ *            map (MAP_SHARED of /dev/zero; MAP_SHARED|MAP_ANONYMOUS and
+ *            System V where a filter does not refuse them), each object
+ *            once at the size of its largest mapping: what is mapped,
+ *            resident or not, and nothing of the object outside every
+ *            mapping.  Such an object keeps every page while any page of
+ *            it is mapped, so it can hold far more than that: this mode
+ *            refuses what it cannot bound (sr_seccomp_refuse_unsampled):
+ *            memfd_create and shmget, whose objects need no mapping to
+ *            hold memory, and shared anonymous mmap.
  *  pids      tasks (threads) of the tree, zombies included.
  *
  * Not seen: the page cache of files read, kernel memory (socket buffers,
- * pipes, page tables), swap, memory held between two samples.
+ * pipes, page tables), swap, memory held between two samples, and the
+ * pages of a MAP_SHARED mapping of /dev/zero beyond what is still mapped
+ * (mapped, filled and unmapped but for one page, again and again: any
+ * amount).  The filter sees a descriptor, not the file behind it, so it
+ * cannot refuse that mapping without refusing every shared mapping of a
+ * file; /proc/PID/map_files, which would give the object's size, needs
+ * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE in the initial user namespace.
+ * Hostile code needs a cgroup (`cgroup require`, or a delegated one:
+ * skillrun(1) LIMITS).
  */
 
 #define SR_SAMPLER_INTERVAL_MS 50
