@@ -92,11 +92,12 @@ struct sr_supervisor {
   const struct sr_launch *spec;
   struct sr_init_proc init;
   int sync_fd;        /* the supervisor's end of the sync socket */
-  int signal_fd;      /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
+  int signal_fd;      /* SIGCHLD and sr_cancel_set()'s signals */
   int timeout_fd;     /* wall clock */
   int grace_fd;       /* SIGTERM -> SIGKILL: cancellation, timeout */
   int sample_fd;      /* the tick: the cgroup's counters, or the sampler */
   int log_wake_fd;    /* the end of a log stream's rest (on_log) */
+  int cpu_counter_fd; /* without a cgroup, the tree's CPU time (sampler.h) */
   unsigned sample_ms; /* its interval now */
   uint64_t last_sample_ms, last_memory; /* the sampler's previous sample */
   uint64_t memory_rate;      /* bytes/ms the tree's memory grows (sampler) */
@@ -105,11 +106,7 @@ struct sr_supervisor {
   bool sampler_gone;         /* the tree ended before it could be opened */
   bool log_resting[2];       /* a log stream not polled until log_wake_fd */
   uint64_t pids_seen;        /* the most pids the cgroup's counters showed */
-  /* Without a cgroup, the kernel's CPU time of the whole tree where it
-   * counts it for us (sr_sampler_cpu_counter_open; -1: none), and its
-   * figure once init is reaped. */
-  int cpu_counter_fd;
-  uint64_t cpu_counted;
+  uint64_t cpu_counted;      /* cpu_counter_fd's figure once init is reaped */
   struct sr_logpump logs;
   /* Log wakeups, rationed (on_log): a stream resting is not polled until
    * log_wake_fd (made at the first rest) fires. */
