@@ -314,6 +314,16 @@ audit_ok() {
   "$JQ" -e . "$1" >/dev/null 2>&1 || return 1
   "$SKILLRUN" --verify-audit "$1" >/dev/null
 }
+# last FILE: the last line's event and status.
+last() { tail -n 1 "$1" | "$JQ" -r '[.event, .status] | @tsv'; }
+meta_status() { "$JQ" -r .result.status "$1/metadata.json" 2>/dev/null; }
+# closed_ok LABEL RUN-DIR STATUS: the run directory's record is whole.
+closed_ok() {
+  is "$1: audit.jsonl ends with execution_completed $3" "$(last "$2/audit.jsonl")" \
+    "execution_completed	$3"
+  check "$1: ... and verifies" audit_ok "$2/audit.jsonl"
+  is "$1: metadata.json says $3" "$(meta_status "$2")" "$3"
+}
 # event FILE NAME: the last event NAME as compact JSON (empty if none).
 event() { "$JQ" -c "select(.event == \"$2\")" "$1" | tail -n 1; }
 field() { event "$1" "$2" | "$JQ" -r "$3"; }

@@ -32,16 +32,6 @@ head -c 200M /dev/zero >"$BIG/blob"
 head -c 200M /dev/zero >"$T/big-input"
 chmod -R a+rX "$T"
 
-# last FILE: the last line's event and status.
-last() { tail -n 1 "$1" | "$JQ" -r '[.event, .status] | @tsv'; }
-meta_status() { "$JQ" -r .result.status "$1/metadata.json" 2>/dev/null; }
-# closed_ok LABEL RUN-DIR STATUS: the run directory's record is whole.
-closed_ok() {
-  is "$1: audit.jsonl ends with execution_completed $3" "$(last "$2/audit.jsonl")" \
-    "execution_completed	$3"
-  check "$1: ... and verifies" audit_ok "$2/audit.jsonl"
-  is "$1: metadata.json says $3" "$(meta_status "$2")" "$3"
-}
 
 for mode in $MODES; do
   W=$(mode_workspace $mode)

@@ -24,14 +24,6 @@ B=$T/sig-skill
 mkbundle "$B"
 chmod -R a+rX "$T"
 
-last() { tail -n 1 "$1" | "$JQ" -r '[.event, .status] | @tsv'; }
-meta_status() { "$JQ" -r .result.status "$1/metadata.json" 2>/dev/null; }
-closed_ok() {
-  is "$1: audit.jsonl ends with execution_completed $3" "$(last "$2/audit.jsonl")" \
-    "execution_completed	$3"
-  check "$1: ... and verifies" audit_ok "$2/audit.jsonl"
-  is "$1: metadata.json says $3" "$(meta_status "$2")" "$3"
-}
 # wait_running FILE: until the stream says the skill runs (10 s at most).
 wait_running() {
   for _ in $(seq 500); do
