@@ -73,8 +73,11 @@ build() {
   grep -E '^(dpkg-gencontrol|dpkg-shlibdeps|dh_[a-z]+|dlopen-depends): (warning|error)' \
     "$W/build.log" && bad "the build warns (above)"
 
-  # lintian: errors fail, everything else is shown.
-  lintian --fail-on error --display-info "$changes" >"$W/lintian.log" 2>&1
+  # lintian: errors fail, everything else is shown.  Its temporary files
+  # go below $W: it leaves some (mldbm-elf-*) where TMPDIR says.
+  mkdir -p "$W/lintian-tmp"
+  TMPDIR=$W/lintian-tmp lintian --fail-on error --display-info "$changes" \
+    >"$W/lintian.log" 2>&1
   local lrc=$?
   sed 's/^/  lintian: /' "$W/lintian.log"
   [ $lrc -eq 0 ] && ok "lintian reports no error" || bad "lintian exits $lrc"
