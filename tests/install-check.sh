@@ -21,7 +21,12 @@ D=$(mktemp -d /tmp/skillrun-ci-install.XXXXXX)
 chmod 755 "$D"
 user=
 cleanup() {
-  if [ -n "$user" ]; then userdel "$user" 2>/dev/null; fi
+  # The user's staging base on /dev/shm, which skillrun keeps between
+  # runs, goes with the user (rmdir: a run left in it is a leak).
+  if [ -n "$user" ]; then
+    rmdir "/dev/shm/skillrun-$(id -u "$user")" 2>/dev/null
+    userdel "$user" 2>/dev/null
+  fi
   rm -rf "$D"
 }
 trap cleanup EXIT
