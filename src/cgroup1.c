@@ -200,6 +200,146 @@ void sr_cg1_reset(struct sr_cgroup *cg) {
   cg->memsw = false;
 }
 
+/* The caller's own cgroup in each hierarchy, from /proc/self/cgroup
+ * ("4:memory:/a/b", "2:cpu,cpuacct:/"): "/a/b" in own[c], malloc'd, or
+ * -errno.  A path that climbs ("/../x", as a cgroup namespace shows its
+ * outside) names no place below the mount: -EXDEV. */
+static int read_own_v1(char *own[SR__CG1_MAX]) {
+  _cleanup_free_ char *buf = NULL;
+  char *save = NULL;
+  int r =
+      sr_read_pseudo_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &buf);
+
+  for (int c = 0; c < SR__CG1_MAX; c++)
+    own[c] = NULL;
+  for (char *line = strtok_r(r < 0 ? NULL : buf, "\n", &save); r >= 0 && line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *ctrls = strchr(line, ':');
+    char *path = ctrls ? strchr(ctrls + 1, ':') : NULL;
+
+    if (!path)
+      continue;
+    *path++ = '\0';
+    for (int c = 0; r >= 0 && c < SR__CG1_MAX; c++) {
+      const char *want = sr_cg1_ctrl_name((enum sr_cg1_ctrl)c);
+      size_t wl = strlen(want);
+      bool has = false;
+
+      for (const char *o = ctrls + 1; *o;) {
+        size_t n = strcspn(o, ",");
+        has = has || (n == wl && !strncmp(o, want, wl));
+        o += n;
+        o += *o == ',';
+      }
+      if (!has || own[c])
+        continue;
+      if (path[0] != '/' || strstr(path, "/..") || strstr(path, "/./"))
+        r = -EXDEV;
+      else if (!(own[c] = strdup(path)))
+        r = -ENOMEM;
+    }
+  }
+  for (int c = 0; r >= 0 && c < SR__CG1_MAX; c++)
+    if (!own[c])
+      r = -ENOENT;
+  if (r < 0)
+    for (int c = 0; c < SR__CG1_MAX; c++) {
+      free(own[c]);
+      own[c] = NULL;
+    }
+  return r < 0 ? r : 0;
+}
+
+/* "unlimited" in the v1 memory controller: LONG_MAX in whole pages. */
+static uint64_t v1_memory_unlimited(void) {
+  long pg = sysconf(_SC_PAGESIZE);
+  uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
+
+  return (uint64_t)INT64_MAX / page * page;
+}
+
+/* 1 when the cgroup at `own` below the mount mfd, or one above it, limits
+ * controller c (memory or memory+swap, pids.max, a CFS quota where cpu
+ * shares cpuacct's hierarchy), 0 when none does, -errno.  A run's leaf
+ * anywhere else in that hierarchy would be outside those limits. */
+static int v1_own_limited(enum sr_cg1_ctrl c, int mfd, const char *own) {
+  _cleanup_free_ char *p = strdup(own);
+  const uint64_t unlimited = v1_memory_unlimited();
+
+  if (!p)
+    return -ENOMEM;
+  if (c == SR_CG1_MEMORY) {
+    /* memory.stat sums up the ancestors' limits already. */
+    _cleanup_close_ int fd = sr_cg_open_dir_at(mfd, p[1] ? p + 1 : ".");
+    uint64_t v = 0;
+    int r;
+
+    if (fd < 0)
+      return fd;
+    r = sr_cg_read_key_u64_at(fd, "memory.stat", "hierarchical_memory_limit",
+                              &v);
+    if (r < 0)
+      return r;
+    if (v < unlimited)
+      return 1;
+    r = sr_cg_read_key_u64_at(fd, "memory.stat", "hierarchical_memsw_limit",
+                              &v);
+    if (r == -ENOENT)
+      return 0; /* no swap accounting */
+    return r < 0 ? r : v < unlimited;
+  }
+  /* pids and cpu keep theirs level by level: walk up to the mount,
+   * whose root cgroup has no limit. */
+  for (;;) {
+    const char *file = c == SR_CG1_PIDS ? "pids.max" : "cpu.cfs_quota_us";
+    _cleanup_close_ int fd = sr_cg_open_dir_at(mfd, p + 1);
+    _cleanup_free_ char *s = NULL;
+    char *slash;
+    int r;
+
+    if (fd < 0)
+      return fd;
+    r = sr_cg_read_at(fd, file, &s);
+    if (r == -ENOENT && c == SR_CG1_CPUACCT)
+      return 0; /* cpu is mounted elsewhere: no quota here */
+    if (r < 0)
+      return r;
+    s[strcspn(s, "\n")] = '\0';
+    if (strcmp(s, c == SR_CG1_PIDS ? "max" : "-1") != 0)
+      return 1;
+    slash = strrchr(p, '/');
+    if (!slash || slash == p)
+      return 0;
+    *slash = '\0';
+  }
+}
+
+/* Where the skillrun subtree of hierarchy c goes: below the caller's own
+ * cgroup when that cgroup or one above it limits the controller (so a
+ * scheduler's limits stay the outer bound of every run), below the
+ * mount point otherwise.  *base is malloc'd; -errno with *reason. */
+static int subtree_base(enum sr_cg1_ctrl c, const char *mnt, const char *own,
+                        char **base, char **reason) {
+  int r = 0;
+
+  if (own[1]) {
+    _cleanup_close_ int mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
+
+    r = mfd < 0 ? mfd : v1_own_limited(c, mfd, own);
+    if (r < 0) {
+      *reason = sr_cg_xasprintf("cannot read the limits of %s%s: %s", mnt, own,
+                                strerror(-r));
+      return r;
+    }
+  }
+  *base = r > 0 ? sr_cg_xasprintf("%s%s", mnt, own) : strdup(mnt);
+  if (!*base) {
+    *reason = sr_cg_xasprintf("out of memory");
+    return -ENOMEM;
+  }
+  return 0;
+}
+
 /* <mnt>/skillrun, opened (the mount point is root's and found by path;
  * the subtree must not be a symlink): the fd or -errno. */
 static int open_subtree_fd(const char *mnt) {
@@ -305,7 +445,7 @@ static void undo_leaves(struct sr_cgroup *cg, const int *sub,
 
 int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
                  const char *leaf, char **reason, struct sr_error *err) {
-  char *mnt[SR__CG1_MAX] = {0};
+  char *mnt[SR__CG1_MAX] = {0}, *own[SR__CG1_MAX] = {0};
   int sub[SR__CG1_MAX] = {-1, -1, -1};
   int r;
 
@@ -322,7 +462,21 @@ int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
       r = -ENOENT;
       goto out;
     }
+  r = read_own_v1(own);
+  if (r < 0) {
+    *reason = sr_cg_xasprintf("cannot tell the cgroups skillrun runs in "
+                              "from /proc/self/cgroup: %s",
+                              strerror(-r));
+    goto out;
+  }
   for (int c = 0; c < SR__CG1_MAX; c++) {
+    char *base = NULL;
+
+    r = subtree_base((enum sr_cg1_ctrl)c, mnt[c], own[c], &base, reason);
+    if (r < 0)
+      goto out;
+    free(mnt[c]);
+    mnt[c] = base;
     sub[c] = open_subtree(mnt[c], reason);
     if (sub[c] < 0) {
       r = sub[c];
@@ -374,6 +528,7 @@ fail:
 out:
   for (int c = 0; c < SR__CG1_MAX; c++) {
     free(mnt[c]);
+    free(own[c]);
     safe_close(sub[c]);
   }
   return r;
@@ -582,37 +737,55 @@ int sr_cg1_gc_beside(const struct sr_cgroup *cg, unsigned max,
   return ret;
 }
 
+/* sr_cg1_gc in the subtree below base, when there is one ours to
+ * collect. */
+static int gc_subtree(const char *base, unsigned max, const char *own,
+                      struct sr_error *err) {
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int sfd = open_subtree_fd(base);
+
+  if (sfd == -ENOENT || sfd == -EACCES)
+    return 0; /* no subtree, or not ours to collect */
+  if (sfd >= 0 && faccessat(sfd, ".", W_OK, AT_EACCESS) < 0)
+    return 0; /* root's (an ordinary user's --gc) */
+  path = sr_cg_xasprintf("%s/" SUBTREE, base);
+  if (sfd < 0 || !path)
+    return sr_error_layer(err, "cgroup", sfd < 0 ? -sfd : ENOMEM,
+                          "--gc: %s/" SUBTREE, base);
+  return sr_cg_gc_dir(sfd, path, own, want_v1, gc_one, max, err);
+}
+
 int sr_cg1_gc(unsigned max, const char *own, struct sr_error *err) {
-  char *mnt[SR__CG1_MAX] = {0};
+  char *mnt[SR__CG1_MAX] = {0}, *self[SR__CG1_MAX] = {0};
+  bool have_self;
   int r, ret = 0;
 
   r = find_v1_mounts(mnt);
   if (r < 0)
     ret = sr_error_layer(err, "cgroup", -r, "--gc: /proc/self/mountinfo");
+  have_self = read_own_v1(self) == 0;
   for (int c = 0; r >= 0 && c < SR__CG1_MAX; c++) {
-    _cleanup_free_ char *path = NULL;
-    _cleanup_close_ int sfd = -1;
+    _cleanup_free_ char *nested = NULL;
 
     if (!mnt[c])
       continue; /* not mounted: nothing of ours there */
-    sfd = open_subtree_fd(mnt[c]);
-    if (sfd == -ENOENT || sfd == -EACCES)
-      continue; /* no subtree, or not ours to collect */
-    if (sfd >= 0 && faccessat(sfd, ".", W_OK, AT_EACCESS) < 0)
-      continue; /* root's (an ordinary user's --gc) */
-    path = sr_cg_xasprintf("%s/" SUBTREE, mnt[c]);
-    if (sfd < 0 || !path) {
-      ret = ret ? ret
-                : sr_error_layer(err, "cgroup", sfd < 0 ? -sfd : ENOMEM,
-                                 "--gc: %s/" SUBTREE, mnt[c]);
-      continue;
-    }
-    r = sr_cg_gc_dir(sfd, path, own, want_v1, gc_one, max, err);
+    r = gc_subtree(mnt[c], max, own, err);
     if (r < 0 && ret == 0)
       ret = r;
+    /* Runs made here below our own cgroup when it had limits
+     * (subtree_base); whether it has them now does not matter. */
+    if (have_self && self[c][1]) {
+      nested = sr_cg_xasprintf("%s%s", mnt[c], self[c]);
+      r = nested ? gc_subtree(nested, max, own, err)
+                 : sr_error_layer(err, "cgroup", ENOMEM, "--gc");
+      if (r < 0 && ret == 0)
+        ret = r;
+    }
     r = 0;
   }
-  for (int c = 0; c < SR__CG1_MAX; c++)
+  for (int c = 0; c < SR__CG1_MAX; c++) {
     free(mnt[c]);
+    free(self[c]);
+  }
   return ret;
 }

@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, the caller's cgroup as the outer bound on a
+# cgroup v1 host.  A scheduler puts skillrun in v1 memory and pids
+# cgroups with limits (a systemd unit's MemoryLimit= on a hybrid host, a
+# Slurm step, a container).  A skill must get no more memory and no more
+# processes than that caller was given, whatever skillrun's own caps say:
+# the run's leaves go below the caller's cgroup, never beside it.  Before
+# the fix root made them below <mount>/skillrun, outside the caller's
+# cgroup, and a skill whose caller had 64 MiB held 200 MiB.  As root,
+# which makes the caller's cgroups; the ordinary user's runs are started
+# in them too.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+V1=/sys/fs/cgroup
+[ -f "$V1/memory/memory.limit_in_bytes" ] && [ -d "$V1/pids" ] ||
+  skip_all "no cgroup v1 memory and pids hierarchies here (the VM tier covers cgroup v2)"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to make the caller's cgroups"
+
+OUTER=skillrun-test-outer.$$
+mk_outer() {
+  mkdir "$V1/memory/$OUTER" "$V1/pids/$OUTER" || die "cannot make $OUTER"
+}
+# Removes the outer cgroups and whatever a run left in them (nothing
+# runs there by then).
+rm_outer() {
+  local h
+  for h in memory pids; do
+    [ -d "$V1/$h/$OUTER" ] || continue
+    find "$V1/$h/$OUTER" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+    rmdir "$V1/$h/$OUTER" || diag "could not remove $V1/$h/$OUTER"
+  done
+}
+_outer_cleanup() {
+  rm_outer
+  cleanup
+}
+trap _outer_cleanup EXIT
+
+# skillrun starts in the outer cgroups, as a scheduler would start it.
+# shellcheck disable=SC2016 # expanded by the inner shell
+CALLER=(sh -c 'for h in memory pids; do echo $$ >"$0/$h/$1/cgroup.procs" || exit 99; done; shift; exec "$@"' "$V1" "$OUTER")
+
+no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
+# closed: the run's directory ends with the status the stream ends with.
+closed() {
+  closed_ok "$1" "$(dirname "$AUDIT")/default/$RUN_ID" \
+    "$(field "$AUDIT" execution_completed .status)"
+}
+leaves_in() { find "$V1/$1/$OUTER" -mindepth 2 -maxdepth 2 -type d -name 'run-*' | wc -l; }
+
+for mode in $MODES; do
+  mk_outer
+  echo $((64 << 20)) >"$V1/memory/$OUTER/memory.limit_in_bytes"
+  [ -f "$V1/memory/$OUTER/memory.memsw.limit_in_bytes" ] &&
+    echo $((64 << 20)) >"$V1/memory/$OUTER/memory.memsw.limit_in_bytes"
+  echo 40 >"$V1/pids/$OUTER/pids.max"
+
+  # 200 MiB against the caller's 64 and skillrun's own 512.
+  attack $mode -- memhog:200
+  line=$(result memhog:200)
+  st=$(field "$AUDIT" execution_completed .status)
+  # The run's own cgroup reports oom; without one (the user here) the
+  # kernel's OOM killer of the caller's cgroup kills the skill.
+  case "$line:$st" in
+  BLOCKED:*:* | :oom | :killed)
+    pass "$mode: the skill gets no more memory than its caller's cgroup allows (${line:-no report}, $st)"
+    ;;
+  *)
+    fail "$mode: the skill gets no more memory than its caller's cgroup allows"
+    diag "  got: '${line:-no report}' (skillrun exit $rc, status '$st')"
+    ;;
+  esac
+  if [ "$mode" = root ]; then
+    is "$mode: ... the run ends as oom (137)" "$rc" 137
+    is "$mode: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
+    cg=$(field "$AUDIT" policy_resolved .cgroup)
+    check "$mode: ... its memory leaf is below the caller's cgroup ($cg)" \
+      [ "${cg#"$V1/memory/$OUTER/skillrun/run-"}" != "$cg" ]
+  fi
+  closed "$mode: ... the run is closed"
+
+  # Processes: 200 against the caller's 40.
+  attack $mode --pids 128 -- forkbomb:200
+  forks=$(sed -n 's/.* after \([0-9][0-9]*\).*/\1/p' <<<"$(result forkbomb:200)")
+  peak=$(field "$AUDIT" execution_completed .pids_peak)
+  check "$mode: the skill forks no more than its caller's cgroup allows (${forks:-no report} forks, peak $peak)" \
+    test "${forks:-999}" -le 40 -a "${peak:-999}" -le 40
+  closed "$mode: ... the run is closed"
+  check "$mode: ... no process of the run is left" no_attacker_left
+  rm_outer
+
+  # A caller's cgroup without limits changes nothing: the leaves go below
+  # the hierarchy's own skillrun subtree, as before.
+  if [ "$mode" = root ]; then
+    mk_outer
+    skill $mode -- true
+    is "$mode: an unlimited caller's cgroup: the run succeeds" "$rc" 0
+    is "$mode: ... and nothing is made below that cgroup" \
+      "$(leaves_in memory)$(ls "$V1/memory/$OUTER" | grep -c skillrun)" 00
+    cg=$(field "$AUDIT" policy_resolved .cgroup)
+    check "$mode: ... the leaf is below $V1/memory/skillrun ($cg)" \
+      [ "${cg#"$V1/memory/skillrun/run-"}" != "$cg" ]
+    rm_outer
+  fi
+done
+finish
