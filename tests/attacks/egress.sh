@@ -5,9 +5,10 @@
 # the list (CONNECT, absolute-form HTTP, SOCKS5, with every spelling trick),
 # the host's 127.0.0.1 and its own addresses (through the proxy and
 # directly), the host's abstract unix socket, private, loopback and
-# link-local addresses behind names on the list (fixed, and by DNS
-# rebinding with TTL-0 answers that change between queries or mix a
-# private address with a public one), and floods the proxy (connections,
+# link-local addresses behind names on the list (fixed; in AAAA answers:
+# ::1, IPv4-mapped and NAT64 forms of 127.0.0.1, the host's own IPv6
+# address; and by DNS rebinding with TTL-0 answers that change between
+# queries or mix a private address with a public one), and floods the proxy (connections,
 # half-sent requests, more refusals than the run's event cap).  As root and
 # as an unprivileged user; every attempt BLOCKED, the host-side bait heard
 # nothing, the audit is bounded and complete, and nothing is left behind.
@@ -17,7 +18,8 @@
 # namespace behind a veth with 11.0.0.2 (the listed server, "public") and
 # 11.0.0.3 (a server not on the list, "evil"); on this side 127.0.0.1,
 # 11.0.0.1, 10.9.9.9 and 169.254.169.254 with an HTTP server on all of
-# them ("hostside": any request it logs is an escape), the bait of
+# them ("hostside": any request it logs is an escape), 2600::1 (a
+# public-class IPv6 address of the host's own), the bait of
 # tests/attacks/listener.py, and a DNS server the proxy asks.
 set -u
 if [ "${SKILLRUN_EGRESS_NS:-}" != 1 ]; then
@@ -44,8 +46,8 @@ W=$(tmpdir)
 
 # ---------------------------------------------------------------- network
 server_netns 11.0.0.2 11.0.0.3
-ip addr add 10.9.9.9/32 dev lo && ip addr add 169.254.169.254/32 dev lo ||
-  die "lo"
+ip addr add 10.9.9.9/32 dev lo && ip addr add 169.254.169.254/32 dev lo &&
+  ip -6 addr add 2600::1/128 dev lo nodad || die "lo"
 
 for site in public evil hostside; do
   mkdir -p "$W/www-$site"
@@ -70,7 +72,9 @@ bg_pids+=($!)
   public.test.evil.test=11.0.0.3 loop.test=127.0.0.1 self.test=11.0.0.1 \
   private.test=10.9.9.9 meta.test=169.254.169.254 \
   rebind.test=11.0.0.2,127.0.0.1 rebind2.test=10.9.9.9,11.0.0.2 \
-  mixed.test=127.0.0.1+11.0.0.2 >>"$W/servers.log" 2>&1 &
+  mixed.test=127.0.0.1+11.0.0.2 v6loop.test=::1 \
+  v6mapped.test=::ffff:127.0.0.1 nat64.test=64:ff9b::7f00:1 \
+  v6self.test=2600::1 >>"$W/servers.log" 2>&1 &
 bg_pids+=($!)
 for _ in $(seq 50); do [ -s "$W/port" ] && break; sleep 0.1; done
 [ -s "$W/port" ] || die "the bait did not start"
@@ -97,6 +101,8 @@ network allowlist
 network-allow public.test:8080 loop.test:8080 self.test:8080
 network-allow private.test:8080 meta.test:8080 rebind.test:8080
 network-allow rebind2.test:8080 mixed.test:8080
+network-allow v6loop.test:8080 v6mapped.test:8080 nat64.test:8080
+network-allow v6self.test:8080
 EOF
 B=$W/egress-skill
 mkdir -p "$B/scripts"
@@ -106,7 +112,7 @@ name: egress-skill
 description: Tries to get past the egress proxy.
 metadata:
   sandbox.network: allowlist
-  sandbox.network-allow: "public.test:8080 loop.test:8080 self.test:8080 private.test:8080 meta.test:8080 rebind.test:8080 rebind2.test:8080 mixed.test:8080"
+  sandbox.network-allow: "public.test:8080 loop.test:8080 self.test:8080 private.test:8080 meta.test:8080 rebind.test:8080 rebind2.test:8080 mixed.test:8080 v6loop.test:8080 v6mapped.test:8080 nat64.test:8080 v6self.test:8080"
   sandbox.net-connections: "4"
 ---
 EOF
@@ -173,6 +179,8 @@ reach_cases=(not_listed listed_name_other_port listed_address_as_literal
   listed_name_to_private listed_name_to_metadata host_lo_socks_ipv4
   host_lo_socks_ipv6 host_lo_socks_name listed_name_to_loopback_socks
   direct_host_lo direct_host_address direct_public abstract
+  listed_name_to_v6_loopback listed_name_to_v4mapped_loopback
+  listed_name_to_nat64_loopback listed_name_to_host_v6_address
   rebinding_rebind rebinding_rebind2 rebinding_mixed)
 
 skip_modes
@@ -191,7 +199,9 @@ for mode in $MODES; do
   # the blocked address and connects to the other, so it is never refused.
   is "$mode reach: the listed names' private answers are audited blocked_address" \
     "$(conn '.decision == "denied" and .reason == "blocked_address"' | "$JQ" -r .host | sort -u | tr '\n' ' ')" \
-    "loop.test meta.test private.test rebind.test rebind2.test self.test "
+    "loop.test meta.test nat64.test private.test rebind.test rebind2.test self.test v6loop.test v6mapped.test v6self.test "
+  is "$mode reach: the host's own IPv6 address behind a listed name is audited as the host's" \
+    "$(conn '.host == "v6self.test"' | "$JQ" -r .address_class | sort -u)" host
   is "$mode reach: every allowed connection went to the listed server's address" \
     "$(conn '.decision == "allowed"' | "$JQ" -r .address | sort -u)" 11.0.0.2
   check "$mode reach: the audit verifies" audit_ok "$A"

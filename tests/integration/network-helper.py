@@ -3,11 +3,12 @@
 probes run inside the sandbox).
 
 Host side:
-  dns ADDR PORT NAME=IPV4...   a DNS server over UDP that answers A queries
-                               for the names given (TTL 0), NOERROR with no
-                               answer for their other types, NXDOMAIN
-                               otherwise; NAME=A,B answers A, then B, then
-                               A... (a rebinding name), NAME=A+B both at once
+  dns ADDR PORT NAME=IP...     a DNS server over UDP that answers A queries
+                               (AAAA for an IPv6 address) for the names
+                               given (TTL 0), NOERROR with no answer for
+                               their other types, NXDOMAIN otherwise;
+                               NAME=A,B answers A, then B, then A... (a
+                               rebinding name), NAME=A+B both at once
   wheel-index DIR NAME VERSION a tiny pure-Python wheel and a PEP 503
                                "simple" index for it under DIR
   abstract-listen NAME FILE    listen on the abstract unix socket @NAME;
@@ -37,7 +38,8 @@ def dns(addr, port, pairs):
         name, ips = p.split("=", 1)
         # A list of answers, each a list of addresses.
         table[name.lower().rstrip(".")] = [
-            [socket.inet_aton(ip) for ip in alt.split("+")]
+            [(28, socket.inet_pton(socket.AF_INET6, ip)) if ":" in ip
+             else (1, socket.inet_aton(ip)) for ip in alt.split("+")]
             for alt in ips.split(",")]
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((addr, int(port)))
@@ -63,14 +65,16 @@ def dns(addr, port, pairs):
         answers = b""
         if name not in table:
             rcode, an = 3, 0
-        elif qtype == 1:
+        elif qtype in (1, 28) and any(t == qtype for alt in table[name]
+                                      for t, _ in alt):
             alts = table[name]
-            k = turn.get(name, 0)
-            turn[name] = k + 1
-            addrs = alts[k % len(alts)]
+            k = turn.get((name, qtype), 0)
+            turn[(name, qtype)] = k + 1
+            addrs = [a for t, a in alts[k % len(alts)] if t == qtype]
             rcode, an = 0, len(addrs)
-            answers = b"".join(b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) +
-                               a for a in addrs)
+            answers = b"".join(b"\xc0\x0c" +
+                               struct.pack("!HHIH", qtype, 1, 0, len(a)) + a
+                               for a in addrs)
         else:
             rcode, an = 0, 0
         head = struct.pack("!HHHHHH", qid, 0x8180 | rcode, 1, an, 0, 0)
