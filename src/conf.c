@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,39 @@ static int parse_path(struct conf_ctx *ctx, const char *path,
   return parse_fd(ctx, fd, path, where);
 }
 
+/*
+ * A profile found by name comes from a directory the environment names
+ * ($XDG_CONFIG_HOME, $HOME, SKILLRUN_PROFILE_PATH), which su and sudo -E
+ * carry from one user to another, and it decides what the skill gets
+ * (env-keep, network, seccomp-allow): the doas(1) rule, as for the
+ * workspace, on the opened file.  It belongs to the caller or to root and
+ * nobody else may write it.
+ */
+static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,
+                               const char *where, const char *path) {
+  uid_t me = geteuid();
+
+  if (st->st_uid != me && st->st_uid != 0) {
+    const struct passwd *pw = getpwuid(st->st_uid);
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sprofile %s belongs to uid %u%s%s%s, not to you "
+                        "(uid %u) or root: refusing a profile another user "
+                        "controls (is $XDG_CONFIG_HOME or $HOME another "
+                        "user's?)",
+                        where, path, (unsigned)st->st_uid, pw ? " (" : "",
+                        pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
+  }
+  if (st->st_mode & (S_IWGRP | S_IWOTH))
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sprofile %s is writable by %s (mode %04o): "
+                        "refusing a profile others can change (chmod go-w "
+                        "it)",
+                        where, path,
+                        (st->st_mode & S_IWOTH) ? "others" : "its group",
+                        (unsigned)(st->st_mode & 07777));
+  return 0;
+}
+
 static bool valid_profile_name(const char *s) {
   return sr_valid_filename(s) && !strstr(s, "..") &&
          strlen(s) <= 255 - strlen(".profile");
@@ -467,6 +501,9 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
      * reason to fall through to a later directory. */
     if (fd < 0)
       return open_error(ctx, fd, &st, where, path);
+    r = check_found_profile(ctx, &st, where, path);
+    if (r < 0)
+      return r;
     if (resolved) {
       *resolved = strdup(path);
       if (!*resolved)
