@@ -43,7 +43,7 @@ int sr_cmd_platform(const struct sr_args *a, char **root,
     r = sr_workspace_default_root(root, err);
   }
   if (r >= 0 && key && p.audit_key)
-    r = sr_trust_key_load(p.audit_key, true, key, err);
+    r = sr_trust_key_load_platform(p.audit_key, true, key, err);
   sr_conf_done(&conf);
   sr_policy_done(&p);
   if (r < 0) {

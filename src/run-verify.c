@@ -95,7 +95,7 @@ static int check_capability(struct sr_run *run, struct sr_error *err) {
   r = sr_capability_parse(text, len, &run->capability, err);
   if (r < 0)
     return r;
-  r = sr_trust_key_load(p->capability_key, false, &key, err);
+  r = sr_trust_key_load_platform(p->capability_key, false, &key, err);
   if (r < 0)
     return r;
   r = sr_capability_check(&run->capability, key,
@@ -283,7 +283,7 @@ static int verify_trust(struct sr_run *run, struct sr_error *err) {
     return r;
   for (size_t i = 0; i < p->n_trust_keys; i++) {
     struct sr_trust_key *k = NULL;
-    r = sr_trust_key_load(p->trust_keys[i].path, false, &k, err);
+    r = sr_trust_key_load_platform(p->trust_keys[i].path, false, &k, err);
     if (r < 0)
       return r;
     r = sr_keyring_add(&run->keyring, p->trust_keys[i].tier,

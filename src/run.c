@@ -339,7 +339,8 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   /* Loaded now, so that even a refusal's execution_completed is
    * anchored. */
   if (!run->explain && run->policy.audit_key)
-    return sr_trust_key_load(run->policy.audit_key, true, &run->audit_key, err);
+    return sr_trust_key_load_platform(run->policy.audit_key, true,
+                                      &run->audit_key, err);
   return 0;
 }
 

@@ -240,8 +240,8 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
   return 0;
 }
 
-int sr_trust_key_load(const char *path, bool private_key,
-                      struct sr_trust_key **out, struct sr_error *err) {
+static int load_key(const char *path, bool private_key, bool root_only,
+                    struct sr_trust_key **out, struct sr_error *err) {
   _cleanup_free_ char *buf = NULL;
   _cleanup_close_ int fd = -1;
   struct stat st;
@@ -255,6 +255,17 @@ int sr_trust_key_load(const char *path, bool private_key,
         err, SR_EXIT_FAILED, sr_open_regular_errno(fd), "key_invalid",
         "key %s %s", path,
         sr_open_regular_why(fd, &st, SR_KEY_MAX_BYTES, why, sizeof(why)));
+  /* What skillrun.conf trusts is root's to decide, the key as much as
+   * the conf that names it: one another user could write would let them
+   * sign bundles and capabilities, or the audit's anchors.  Checked on
+   * the opened fd, so a rename race cannot swap it. */
+  if (root_only && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "key %s is not root's alone (owner uid %u, mode "
+                        "%04o): a key skillrun.conf names must be owned by "
+                        "root and not writable by group or others",
+                        path, (unsigned)st.st_uid,
+                        (unsigned)(st.st_mode & 07777));
   /* One buffer of the largest size, never grown: a realloc would leave a
    * copy of private key bytes in freed memory, which every later fork
    * (the sandbox's init) would inherit. */
@@ -271,6 +282,17 @@ int sr_trust_key_load(const char *path, bool private_key,
                  path);
   explicit_bzero(buf, SR_KEY_MAX_BYTES + 1);
   return r;
+}
+
+int sr_trust_key_load(const char *path, bool private_key,
+                      struct sr_trust_key **out, struct sr_error *err) {
+  return load_key(path, private_key, false, out, err);
+}
+
+int sr_trust_key_load_platform(const char *path, bool private_key,
+                               struct sr_trust_key **out,
+                               struct sr_error *err) {
+  return load_key(path, private_key, true, out, err);
 }
 
 const char *sr_trust_key_id(const struct sr_trust_key *k) {

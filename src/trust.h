@@ -30,6 +30,12 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
 /* Reads a PEM file (at most 16 KiB) and parses it. */
 int sr_trust_key_load(const char *path, bool private_key,
                       struct sr_trust_key **out, struct sr_error *err);
+/* The same for a key skillrun.conf names (trust-key, capability-key,
+ * audit-key): the opened file must also be root's alone (owned by root,
+ * not writable by group or others), like the conf itself, or exit 125,
+ * reason "key_invalid". */
+int sr_trust_key_load_platform(const char *path, bool private_key,
+                               struct sr_trust_key **out, struct sr_error *err);
 const char *sr_trust_key_id(const struct sr_trust_key *k);
 void sr_trust_key_free(struct sr_trust_key *k);
 SR_DEFINE_CLEANUP(struct sr_trust_key *, sr_trust_key_free)

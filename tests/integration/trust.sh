@@ -20,7 +20,7 @@ for k in official community control audit other acme globex; do
   openssl genpkey -algorithm ed25519 -out "$T/$k.key" 2>/dev/null
   openssl pkey -in "$T/$k.key" -pubout -out "$T/$k.pub" 2>/dev/null
 done
-chmod 644 "$T"/*.key
+chmod 644 "$T"/*.key "$T"/*.pub # root's alone, whatever the umask (skillrun.conf keys)
 
 conf() { # conf NAME LINES...: a root-owned conf file
   printf '%s\n' "${@:2}" >"$T/$1"
