@@ -23,6 +23,7 @@ void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
   lp->out_fd[1] = stderr_log;
   lp->cap = cap;
   lp->passthrough_fd = passthrough_fd;
+  lp->pass_stall_ms = SR_LOG_PASS_STALL_MS;
   lp->null_fd = -1;
 }
 
@@ -83,9 +84,26 @@ static int discard(struct sr_logpump *lp, int s) {
  * 52 clipboard write nor a cursor movement) and each line prefixed with
  * its stream, so that nothing the skill prints passes for a line of
  * skillrun's own, such as a forged execution_completed event.  A closed
- * terminal must not stop the run (the log has the bytes): write errors
- * are ignored.
+ * terminal must not stop the run (the log has the bytes), nor one that
+ * takes nothing (a pager waiting for a key, a reader asleep): a blocking
+ * write there held the whole supervisor, its wall clock and sampler too,
+ * for as long as the skill liked.  The writes are bounded
+ * (SR_LOG_PASS_STALL_MS in all); at the first failure the passthrough
+ * stops for the rest of the run, and pass_err says why.
  */
+static void pass_write(struct sr_logpump *lp, const void *buf, size_t n) {
+  int r;
+
+  if (lp->passthrough_fd < 0 || n == 0)
+    return;
+  r = sr_write_bounded(lp->passthrough_fd, &lp->pass_type, buf, n,
+                       &lp->pass_stall_ms);
+  if (r < 0) {
+    lp->pass_err = -r;
+    lp->passthrough_fd = -1; /* skillrun's stderr: not ours to close */
+  }
+}
+
 #define PASS_SLICE 4096
 static void pass_through(struct sr_logpump *lp, int s, const char *buf,
                          size_t n) {
@@ -95,18 +113,18 @@ static void pass_through(struct sr_logpump *lp, int s, const char *buf,
   /* The other stream's open line is ended first, and its continuation
    * gets its prefix again: no line ever mixes the two. */
   if (n > 0 && lp->mid_line[!s]) {
-    (void)sr_write_all(lp->passthrough_fd, "\n", 1);
+    pass_write(lp, "\n", 1);
     lp->mid_line[!s] = false;
   }
-  while (n > 0) {
+  while (n > 0 && lp->passthrough_fd >= 0) {
     const char *nl = memchr(buf, '\n', n < PASS_SLICE ? n : PASS_SLICE);
     size_t k = nl ? (size_t)(nl - buf) + 1 : (n < PASS_SLICE ? n : PASS_SLICE);
     size_t o;
 
     if (!lp->mid_line[s])
-      (void)sr_write_all(lp->passthrough_fd, prefix[s], strlen(prefix[s]));
+      pass_write(lp, prefix[s], strlen(prefix[s]));
     o = sr_term_escape(&lp->term[s], buf, k, out);
-    (void)sr_write_all(lp->passthrough_fd, out, o);
+    pass_write(lp, out, o);
     lp->mid_line[s] = !nl;
     buf += k;
     n -= k;
@@ -118,10 +136,9 @@ static void pass_through_end(struct sr_logpump *lp, int s) {
   char out[SR_TERM_ESCAPE_MAX(0)];
   size_t o = sr_term_escape_flush(&lp->term[s], out);
 
-  if (o > 0)
-    (void)sr_write_all(lp->passthrough_fd, out, o);
+  pass_write(lp, out, o);
   if (lp->mid_line[s])
-    (void)sr_write_all(lp->passthrough_fd, "\n", 1);
+    pass_write(lp, "\n", 1);
   lp->mid_line[s] = false;
 }
 

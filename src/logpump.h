@@ -3,11 +3,18 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "util.h"
 
 enum { SR_STREAM_STDOUT = 0, SR_STREAM_STDERR = 1 };
+
+/* --log-passthrough: how long, in all, the supervisor waits for the
+ * caller's standard error to take the skill's output before it stops
+ * copying it there (the logs keep it).  Meanwhile nothing else is done:
+ * no timer, no sample, no log. */
+#define SR_LOG_PASS_STALL_MS 5000
 
 /*
  * The skill's stdout and stderr arrive on pipes; the supervisor moves them
@@ -27,6 +34,12 @@ struct sr_logpump {
   int in_fd[2];       /* pipe read ends, O_NONBLOCK; -1 at EOF */
   int out_fd[2];      /* log files */
   int passthrough_fd; /* -1, or skillrun's stderr for --log-passthrough */
+  /* The passthrough's writes, bounded (sr_write_bounded): what is left of
+   * SR_LOG_PASS_STALL_MS, the fd's kind, and why it stopped (an errno,
+   * ETIMEDOUT: the wait ran out), after which passthrough_fd is -1. */
+  uint64_t pass_stall_ms;
+  mode_t pass_type;
+  int pass_err;
   struct sr_term_escape term[2]; /* the passthrough's escaping, per stream */
   bool mid_line[2];              /* ... and whether a line is open */
   uint64_t cap;

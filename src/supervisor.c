@@ -862,6 +862,30 @@ static void ration_log_wakeups(struct sr_supervisor *s, int stream,
     s->log_resting[stream] = true;
 }
 
+/* --log-passthrough stopped (logpump.c, pass_write): said once, on the
+ * record; the caller's standard error is what failed. */
+static int passthrough_stopped(struct sr_supervisor *s, struct sr_error *err) {
+  char msg[200];
+
+  if (s->logs.pass_err == 0 || s->pass_warned)
+    return 0;
+  s->pass_warned = true;
+  if (s->logs.pass_err == ETIMEDOUT)
+    snprintf(msg, sizeof(msg),
+             "--log-passthrough stopped: standard error took none of the "
+             "skill's output for %d s in all (the logs keep it)",
+             SR_LOG_PASS_STALL_MS / 1000);
+  else
+    snprintf(msg, sizeof(msg),
+             "--log-passthrough stopped: cannot write to standard error "
+             "(%s; the logs keep the skill's output)",
+             strerrorname_np(s->logs.pass_err) ?: "unknown error");
+  return sr_audit_emit(
+      s->spec->audit, "warning",
+      json_pack("{s:s, s:s}", "reason", "passthrough_stopped", "message", msg),
+      err);
+}
+
 static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
   bool hit = false;
   uint64_t before = log_moved(&s->logs, stream);
@@ -870,6 +894,9 @@ static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "logs",
                         "cannot write the skill's log");
+  r = passthrough_stopped(s, err);
+  if (r < 0)
+    return r;
   ration_log_wakeups(s, stream, log_moved(&s->logs, stream) - before);
   if (!hit)
     return 0;

@@ -39,6 +39,40 @@ for mode in root user; do
   is "$mode: ... nor does one on its stdout: the audit stream is genuine" \
     "$("$JQ" -r 'select(.event == "execution_completed") | .status' "$w/$id.stdout")" succeeded
   check "$mode: ... and verifies" audit_ok "$w/$id.stdout"
+
+  # A caller's stderr that takes nothing (a pager waiting for a key, a
+  # reader asleep) while the skill floods it: each passthrough write used
+  # to block, and with it the whole supervisor, its wall clock and its
+  # sampler, for as long as the reader slept (a --timeout 2s skill ran 10 s
+  # and left its output).  The passthrough now gives up after 5 s in all.
+  id=pt-stall-$mode
+  report=$("$PYTHON3" - 25 "$w/$id.stdout" "${pre[@]}" "$SKILLRUN" --workspace-root "$w" \
+    --execution-id "$id" --timeout 2s --log-passthrough "$B" -- /bin/sh -c \
+    '(head -c 300000 /dev/zero | tr "\0" x) & sleep 10; date >/workspace/outputs/late' <<'EOF2'
+import os, subprocess, sys, time
+secs, out = float(sys.argv[1]), sys.argv[2]
+r, w = os.pipe()
+with open(out, "wb") as o:
+    p = subprocess.Popen(sys.argv[3:], stdout=o, stderr=w, stdin=subprocess.DEVNULL)
+os.close(w)
+start = time.monotonic()
+while p.poll() is None and time.monotonic() - start < secs:
+    time.sleep(0.1)
+waited = time.monotonic() - start
+while os.read(r, 65536):
+    pass
+print(p.wait(), int(waited))
+EOF2
+  )
+  read -r rc waited <<<"$report"
+  diag "$mode: exit $rc, ${waited} s while the reader slept"
+  is "$mode: a stalled stderr: the run ends at its wall clock (124)" "$rc" 124
+  check "$mode: ... without waiting for the reader (${waited} s)" test "$waited" -lt 15
+  check "$mode: ... the skill left no output after its deadline" \
+    test ! -e "$w/default/$id/outputs/late"
+  is "$mode: ... the record says the passthrough stopped" \
+    "$(field "$w/$id.stdout" warning .reason)" passthrough_stopped
+  check "$mode: ... the audit verifies" audit_ok "$w/$id.stdout"
 done
 host_unchanged passthrough
 finish
