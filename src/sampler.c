@@ -47,6 +47,15 @@
  * touched by a process already seen holds no memory until touched, and
  * one a new child inherits is read with the child. */
 #define MAPS_RESCAN_SAMPLES 20
+/* ... and all of them together at most this many bytes of maps a second,
+ * the supervisor's CPU being outside the run's budget: a process's maps is
+ * read again no sooner than the tree's last maps (their sum) take at this
+ * rate.  A skill that flipped a page of a shared mapping in each of 20
+ * processes of 30,000 mappings each (6 MB of maps text a second in
+ * all, ~2 ms of its own CPU) made the supervisor read all of them at
+ * every sample, half a CPU.  A tree of ordinary processes (tens of KiB of
+ * maps each) is read as before. */
+#define MAPS_BYTES_PER_S (8 * 1024 * 1024)
 /* Shmem objects kept per process; more are summed without dedup. */
 #define SHM_PER_PROC 8
 /* The processes whose /proc files stay open from one sample to the next
@@ -75,6 +84,8 @@ struct sr_sampler_proc {
   uint64_t start;        /* starttime (stat field 22): who this pid is */
   uint64_t size, shared; /* statm, when maps was last read */
   uint64_t maps_seq;     /* the sample that last read maps */
+  uint64_t maps_ms;      /* ... when (CLOCK_MONOTONIC) */
+  uint64_t maps_bytes;   /* ... and how long the file was */
   uint64_t cpu_ticks;
   uint64_t anon_pages;
   uint64_t tasks;
@@ -447,6 +458,7 @@ static int read_maps(struct sr_sampler *s, pid_t pid,
 
   pr->n_shm = 0;
   pr->shm_extra = 0;
+  pr->maps_bytes = 0;
   snprintf(path, sizeof(path), "%d/maps", (int)pid);
   fd = openat(s->proc_fd, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -460,6 +472,7 @@ static int read_maps(struct sr_sampler *s, pid_t pid,
     if (n < 0)
       return -errno;
     have += (size_t)n;
+    pr->maps_bytes += (uint64_t)n;
     chunk[have] = '\0';
     for (l = chunk; (nl = strchr(l, '\n')); l = nl + 1) {
       *nl = '\0';
@@ -556,6 +569,19 @@ static int children_of(struct sr_sampler *s, size_t *n,
   return r;
 }
 
+/* Whether a process seen before (old, the same one) has its maps read
+ * again: when its resident shared pages changed (shared, statm's now) or
+ * every MAPS_RESCAN_SAMPLES samples, but never sooner than the tree's
+ * maps take at MAPS_BYTES_PER_S. */
+static bool maps_due(const struct sr_sampler *s,
+                     const struct sr_sampler_proc *old, uint64_t shared) {
+  uint64_t wait_ms = s->maps_total / (MAPS_BYTES_PER_S / 1000);
+
+  if (s->now_ms - old->maps_ms < wait_ms)
+    return false;
+  return old->shared != shared || s->seq - old->maps_seq >= MAPS_RESCAN_SAMPLES;
+}
+
 /* Reads one process into s->next; 0 also when it is gone or not the one
  * listed (left to the next sample).  Its /proc files come from the last
  * sample when it was there (an fd pins the process it was opened for). */
@@ -602,9 +628,10 @@ static int visit(struct sr_sampler *s, pid_t pid, pid_t parent, size_t *n) {
   pr.tasks = ps.threads ? ps.threads : 1; /* a zombie still holds a pid */
   pr.size = size;
   pr.shared = shared;
-  if (old && old->start == ps.start && old->shared == shared &&
-      s->seq - old->maps_seq < MAPS_RESCAN_SAMPLES) {
+  if (old && old->start == ps.start && !maps_due(s, old, shared)) {
     pr.maps_seq = old->maps_seq;
+    pr.maps_ms = old->maps_ms;
+    pr.maps_bytes = old->maps_bytes;
     pr.n_shm = old->n_shm;
     memcpy(pr.shm, old->shm, sizeof(pr.shm));
     pr.shm_extra = old->shm_extra;
@@ -615,6 +642,7 @@ static int visit(struct sr_sampler *s, pid_t pid, pid_t parent, size_t *n) {
       return r;
     }
     pr.maps_seq = s->seq;
+    pr.maps_ms = s->now_ms;
   }
   r = children_of(s, n, &pr, ps.threads, keep);
   if (r >= 0)
@@ -667,6 +695,7 @@ int sr_sampler_sample(struct sr_sampler *s, struct sr_sample *out) {
   int r;
 
   s->seq++;
+  s->now_ms = sr_now_mono_ms();
   s->n_next = 0;
   r = push(s, &n, s->init_pid);
   if (r >= 0)
@@ -695,6 +724,7 @@ int sr_sampler_sample(struct sr_sampler *s, struct sr_sample *out) {
   if (s->n_next > 1)
     qsort(s->next, s->n_next, sizeof(*s->next), cmp_proc);
   s->n_shm = 0;
+  s->maps_total = 0;
   for (size_t i = 0; i < s->n_next; i++) {
     struct sr_sampler_proc *pr = &s->next[i];
 
@@ -702,6 +732,7 @@ int sr_sampler_sample(struct sr_sampler *s, struct sr_sample *out) {
       close_proc(&s->next[i]);
       continue;
     }
+    s->maps_total += pr->maps_bytes;
     ticks += pr->cpu_ticks;
     anon += pr->anon_pages;
     x.pids += pr->tasks;

@@ -95,6 +95,8 @@ struct sr_sampler {
   size_t n_shm, cap_shm;
   char *buf; /* reads */
   size_t buf_len;
+  uint64_t now_ms;     /* this sample's time (CLOCK_MONOTONIC) */
+  uint64_t maps_total; /* the last sample's processes' maps, in bytes */
 };
 
 /* An empty sampler (fds -1), safe to pass to sr_sampler_close. */
