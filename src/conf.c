@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,6 +374,25 @@ static int parse_path(struct conf_ctx *ctx, const char *path,
  * workspace, on the opened file.  It belongs to the caller or to root and
  * nobody else may write it.
  */
+/* Whether the file's group is its owner's own: the owner's primary group,
+ * named after the owner, listing nobody else.  Debian and Ubuntu give
+ * each user such a group and a umask of 002, so a profile a user writes
+ * or checks out is group-writable, and writable by that user alone. */
+static bool owners_private_group(const struct stat *st) {
+  const struct passwd *pw = getpwuid(st->st_uid);
+  const struct group *gr;
+
+  if (!pw || pw->pw_gid != st->st_gid)
+    return false;
+  gr = getgrgid(st->st_gid);
+  if (!gr || strcmp(gr->gr_name, pw->pw_name) != 0)
+    return false;
+  for (char **m = gr->gr_mem; *m; m++)
+    if (strcmp(*m, pw->pw_name) != 0)
+      return false;
+  return true;
+}
+
 static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,
                                const char *where, const char *path) {
   uid_t me = geteuid();
@@ -387,7 +407,8 @@ static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,
                         where, path, (unsigned)st->st_uid, pw ? " (" : "",
                         pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
   }
-  if (st->st_mode & (S_IWGRP | S_IWOTH))
+  if ((st->st_mode & S_IWOTH) ||
+      ((st->st_mode & S_IWGRP) && !owners_private_group(st)))
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
                         "%sprofile %s is writable by %s (mode %04o): "
                         "refusing a profile others can change (chmod go-w "

@@ -98,6 +98,24 @@ for mode in root user; do
   try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
   is "$mode: a profile found by name that others may write stops the run (125)" "$rc:$RAN" 125:no
   check "$mode: ... saying so" grep -q "snoop.profile is writable by others (mode 0666)" "$ERR"
+
+  # Group-writable: used where the group is the owner's own (root's
+  # "root", with no other member here), refused where it is shared
+  # (uid 65534's group is "nogroup").
+  h=$(home "$me" 664)
+  if [ "$mode" = root ]; then
+    chgrp 0 "$h/.config/skillrun/profiles/snoop.profile"
+    try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
+    if [ -z "$(getent group 0 | cut -d: -f4)" ]; then
+      is "$mode: a profile its owner's own group may write is used" "$rc:$RAN" "0:$SECRET"
+    else
+      pass "# SKIP $mode: group 0 has members here, so it is no private group"
+    fi
+  else
+    try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
+    is "$mode: a profile a shared group may write stops the run (125)" "$rc:$RAN" 125:no
+    check "$mode: ... saying so" grep -q "snoop.profile is writable by its group (mode 0664)" "$ERR"
+  fi
 done
 host_unchanged profile-owner
 finish
