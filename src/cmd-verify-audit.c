@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "audit.h"
 #include "cli.h"
@@ -18,6 +19,37 @@
 
 /* The verdicts' exit statuses; a file or key that cannot be read is 125. */
 enum { EXIT_TAMPERED = 1, EXIT_INCOMPLETE = 2 };
+
+/* The file was opened non-blocking, so that open(2) itself never waits;
+ * what is not a regular file (/dev/stdin, <(...), a FIFO, a terminal) is
+ * then read blocking, to its end, as cat(1) reads it: a writer a moment
+ * late no longer makes a complete ledger "empty" or unreadable.  A FIFO
+ * is opened again, blocking, which waits for its writer (a FIFO opened
+ * before its writer reads as empty).  0 or -errno. */
+static int read_blocking(int *fd) {
+  struct stat st;
+  char self[64];
+  int again, flags;
+
+  if (fstat(*fd, &st) < 0)
+    return -errno;
+  if (S_ISREG(st.st_mode))
+    return 0;
+  if (S_ISFIFO(st.st_mode)) {
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", *fd);
+    again = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (again >= 0) {
+      safe_close(*fd);
+      *fd = again;
+      return 0;
+    }
+  }
+  /* No /proc, or not a FIFO: this very open file, blocking. */
+  flags = fcntl(*fd, F_GETFL);
+  if (flags < 0 || fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+    return -errno;
+  return 0;
+}
 
 int sr_cmd_verify_audit(const struct sr_args *a) {
   _cleanup_close_ int fd = -1;
@@ -33,6 +65,11 @@ int sr_cmd_verify_audit(const struct sr_args *a) {
   fd = open(a->verify_audit, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     sr_log_error("cannot open %s: %s", a->verify_audit, strerror(errno));
+    return SR_EXIT_FAILED;
+  }
+  r = read_blocking(&fd);
+  if (r < 0) {
+    sr_log_error("cannot read %s: %s", a->verify_audit, strerror(-r));
     return SR_EXIT_FAILED;
   }
   r = sr_audit_check_fd(fd, a->verify_audit, key, &c, &err);
