@@ -1767,6 +1767,40 @@ static int check_owned(int fd, uid_t owner, mode_t type) {
   return 0;
 }
 
+/* Appends line (len bytes, its '\n' last) to the locked index as a line
+ * of its own: after a '\n' of its own when the index ends without one (a
+ * line cut short, by an older skillrun or a crash), and never left cut
+ * short itself (a full file system, a file-size limit: what was written of
+ * it is taken back).  Otherwise a torn line and the next run's, another
+ * tenant's maybe, would be one malformed line, that run never counted. */
+static int append_line(int fd, const char *line, size_t len) {
+  _cleanup_free_ char *buf = NULL;
+  off_t end = lseek(fd, 0, SEEK_END);
+  char last = '\n';
+  size_t skip = 1;
+  ssize_t n;
+  int r;
+
+  if (end < 0)
+    return -errno;
+  n = end > 0 ? pread(fd, &last, 1, end - 1) : 1;
+  if (n < 0)
+    return -errno;
+  if (n != 1)
+    return -EIO;
+  buf = malloc(len + 1);
+  if (!buf)
+    return -ENOMEM;
+  buf[0] = '\n';
+  memcpy(buf + 1, line, len);
+  if (last != '\n')
+    skip = 0;
+  r = sr_write_all(fd, buf + skip, len + 1 - skip);
+  if (r < 0)
+    (void)!ftruncate(fd, end); /* the write's error */
+  return r;
+}
+
 int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
   _cleanup_close_ int dir = -1, fd = -1;
   uid_t me = geteuid();
@@ -1783,10 +1817,10 @@ int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
   r = check_owned(dir, me, S_IFDIR);
   if (r < 0)
     return r;
-  /* O_NONBLOCK: a FIFO planted here must not hang the run's end. */
+  /* O_NONBLOCK: a FIFO planted here must not hang the run's end; O_RDWR:
+   * append_line reads the last byte. */
   fd = openat(dir, INDEX_FILE,
-              O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
-                  O_CLOEXEC,
+              O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
               0600);
   if (fd < 0)
     return -errno;
@@ -1799,7 +1833,7 @@ int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
   if (flock(fd, LOCK_EX) < 0)
     return -errno;
   /* Closing fd (the only one of its open file) releases the lock. */
-  return sr_write_all(fd, line, len);
+  return append_line(fd, line, len);
 }
 
 /* Read side: the workspace root's owner, root and the reader itself may

@@ -8,8 +8,15 @@
 #   (empty file)" (exit 2, a FIFO) or "cannot read: Resource temporarily
 #   unavailable" (exit 125, a pipe).  Now a pipe or FIFO is read to its
 #   end, as any reader would.
+# - The runs index (--metrics) shared by every tenant of a workspace root:
+#   one run whose line was cut short (a full file system, a file-size
+#   limit) left a line without its newline, and the next run's line, a
+#   tenant's of its own, was appended to it: both became one malformed
+#   line, and the other tenant's run was never counted.  Now a line that
+#   does not fit is taken back, and a line always starts on a line of its
+#   own.
 . "$(dirname "$0")/../integration/lib.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (a run of root's)"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (runs and a runs index of root's)"
 . "$(dirname "$0")/common.sh"
 
 # ------------------------------------------------ --verify-audit on a pipe
@@ -38,5 +45,51 @@ out=$(timeout 20 "$SKILLRUN" --verify-audit "$T/fifo" 2>&1)
 is "--verify-audit FIFO with two lines: incomplete (exit $?)" \
   "${out%%: the last event*}" "skillrun: incomplete: $T/fifo:2"
 wait
+
+# ------------------------------------------ a torn line in the runs index
+# Tenant a's run, under a file-size limit the index has a few bytes left
+# in, then tenant b's: b's run is counted, and a's line is not half there.
+INDEX=$WS_root/.metrics/runs.log
+"$PYTHON3" - "$INDEX" <<'EOF'
+import os, sys
+p = sys.argv[1]
+size, limit = os.path.getsize(p), 200 * 1024
+with open(p, "a") as f:
+    while size < limit - 40:
+        n = min(1000, limit - 40 - size)
+        f.write("#" * (n - 1) + "\n")
+        size += n
+EOF
+before=$("$SKILLRUN" --metrics --workspace-root "$WS_root" | grep '^skillrun_metrics_index_[a-z]* ')
+CALLER=(bash -c 'ulimit -f 200; exec "$@"' -)
+skill root --tenant a -- /bin/true
+CALLER=()
+is "tenant a's run, its index line past the file-size limit: exit 0" "$rc" 0
+check "... it warns that the run is not in the index" \
+  grep -q "cannot add the run to the runs index" "$ERR"
+is "... the index still ends with a whole line" "$(tail -c 1 "$INDEX" | od -An -tx1 | tr -d ' ')" 0a
+skill root --tenant b -- /bin/true
+is "tenant b's run: exit 0" "$rc" 0
+metrics=$("$SKILLRUN" --metrics --workspace-root "$WS_root")
+is "--metrics counts tenant b's run" \
+  "$(grep '^skillrun_runs_total{tenant="b"' <<<"$metrics")" \
+  'skillrun_runs_total{tenant="b",skill="attack-skill",status="succeeded"} 1'
+is "... and skips no more lines than before" \
+  "$(grep '^skillrun_metrics_index_skipped ' <<<"$metrics")" \
+  "$(grep '^skillrun_metrics_index_skipped ' <<<"$before")"
+
+# An index that already ends without a newline (a line cut short by an
+# older skillrun, a crash): the next run's line starts a line of its own.
+printf '1 1700000000 c attack-skill succ' >>"$INDEX"
+skill root --tenant d -- /bin/true
+is "tenant d's run after a torn line: exit 0" "$rc" 0
+metrics=$("$SKILLRUN" --metrics --workspace-root "$WS_root")
+is "--metrics counts tenant d's run" \
+  "$(grep '^skillrun_runs_total{tenant="d"' <<<"$metrics")" \
+  'skillrun_runs_total{tenant="d",skill="attack-skill",status="succeeded"} 1'
+skipped_before=$(grep '^skillrun_metrics_index_skipped ' <<<"$before")
+is "... and skips only the torn line" \
+  "$(grep '^skillrun_metrics_index_skipped ' <<<"$metrics")" \
+  "skillrun_metrics_index_skipped $((${skipped_before##* } + 1))"
 
 finish
