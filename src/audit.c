@@ -797,14 +797,16 @@ static int verify_buffer(const char *buf, size_t len, const char *name,
 
     if (n > SR_AUDIT_MAX_LINE)
       return BAD("line longer than %u bytes", name, lineno, SR_AUDIT_MAX_LINE);
+    /* Before the cut-off check: nothing is written after the final event,
+     * so even part of a line there was added, not cut short. */
+    if (c->completed)
+      return BAD("an event after execution_completed", name, lineno);
     /* Checked before parsing: sr_audit_emit writes a line and its '\n' in
      * one write, so a last line without one was cut off (a writer that
      * died in the middle, a full disk, a copy cut short). */
     if (!nl)
       return SHORT("the last line is cut off (no newline at the end)", name,
                    lineno);
-    if (c->completed)
-      return BAD("an event after execution_completed", name, lineno);
     r = verify_line(name, lineno, line, n, c->head, &first_eid, &completed,
                     err);
     if (r < 0)

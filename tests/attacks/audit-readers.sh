@@ -8,6 +8,11 @@
 #   (empty file)" (exit 2, a FIFO) or "cannot read: Resource temporarily
 #   unavailable" (exit 125, a pipe).  Now a pipe or FIFO is read to its
 #   end, as any reader would.
+# - --verify-audit on a whole ledger with part of a line added after its
+#   execution_completed said "incomplete" (exit 2: the run may still be
+#   going), as if the ledger had been cut short; nothing may follow
+#   execution_completed, so it is "tampered" (exit 1), as a whole line
+#   there already was.
 # - The runs index (--metrics) shared by every tenant of a workspace root:
 #   one run whose line was cut short (a full file system, a file-size
 #   limit) left a line without its newline, and the next run's line, a
@@ -45,6 +50,14 @@ out=$(timeout 20 "$SKILLRUN" --verify-audit "$T/fifo" 2>&1)
 is "--verify-audit FIFO with two lines: incomplete (exit $?)" \
   "${out%%: the last event*}" "skillrun: incomplete: $T/fifo:2"
 wait
+
+# Part of a line after a whole ledger: written after its end, so added to
+# it (skillrun never writes after execution_completed), not cut short.
+{ cat "$L"; printf '{"schema":"skillrun.audit/1","seq":%s,"event":"warn' "$n"; } >"$T/added"
+out=$("$SKILLRUN" --verify-audit "$T/added" 2>&1)
+is "--verify-audit, part of a line after execution_completed: tampered (exit $?)" \
+  "$out" "skillrun: tampered: $T/added:$((n + 1)): an event after execution_completed"
+rm -f "$T/added" # not a ledger for the schema check (finish)
 
 # ------------------------------------------ a torn line in the runs index
 # Tenant a's run, under a file-size limit the index has a few bytes left

@@ -733,6 +733,11 @@ static void test_verify_good_and_bad(void **state) {
    * short, not broken. */
   expect_rc(-ENODATA, good, len - 10, 6, "cut off");
   expect_rc(-ENODATA, good, len - 1, 6, "cut off");
+  /* But nothing, not even part of a line, follows execution_completed:
+   * a whole ledger with bytes after it was added to, not cut short. */
+  memcpy(buf, good, len);
+  memcpy(buf + len, "{\"x\":", 5);
+  expect_bad(buf, len + 5, 7, "after execution_completed");
 
   /* Empty file (cut short too), a blank line, garbage. */
   expect_rc(-ENODATA, "", 0, 1, "no events");
