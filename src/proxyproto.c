@@ -122,9 +122,11 @@ static int parse_authority(const char *s, size_t len, uint16_t dflt,
   /* split_hostport strips brackets; nethost_parse takes the bare form. */
   if (sr_nethost_parse(h, hl, host) < 0)
     return -EINVAL;
-  /* A bracketed name, or an unbracketed IPv6 address with a port, is
-   * refused by split_hostport; an IPv6 address must come in brackets. */
-  if (host->is_addr && memchr(h, ':', hl) && s[0] != '[')
+  /* Brackets hold an IPv6 address and nothing else (RFC 3986, 3.2.2):
+   * "[name]:port" and "[10.0.0.1]" are malformed; and an IPv6 address
+   * must come in brackets. */
+  if (s[0] == '[' ? !(host->is_addr && memchr(h, ':', hl))
+                  : host->is_addr && memchr(h, ':', hl))
     return -EBADMSG;
   *port = p;
   return 0;

@@ -55,6 +55,15 @@ static void test_http_connect(void **state) {
   assert_non_null(why);
   assert_int_equal(parse("CONNECT 2001:db8::1:443 HTTP/1.1\r\n\r\n", &r),
                    -EBADMSG);
+  /* Brackets hold an IPv6 address, never a name or an IPv4 address. */
+  assert_int_equal(parse("CONNECT [a.example.com]:443 HTTP/1.1\r\n\r\n", &r),
+                   -EBADMSG);
+  assert_int_equal(parse("CONNECT [10.0.0.1]:443 HTTP/1.1\r\n\r\n", &r),
+                   -EBADMSG);
+  assert_int_equal(parse("GET http://[a.example.com]:80/ HTTP/1.1\r\n"
+                         "Host: [a.example.com]:80\r\n\r\n",
+                         &r),
+                   -EBADMSG);
   assert_int_equal(parse("CONNECT bad_host!:443 HTTP/1.1\r\n\r\n", &r),
                    -EINVAL);
   assert_int_equal(parse("CONNECT 127.1:443 HTTP/1.1\r\n\r\n", &r), -EINVAL);
