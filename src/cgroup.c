@@ -477,6 +477,81 @@ static int enter_systemd_scope(const char *mnt, const char *name,
   return 0;
 }
 
+/* The limit files a scheduler sets on a cgroup v2 (systemd's MemoryMax=,
+ * MemoryHigh=, MemorySwapMax=, TasksMax=, CPUQuota=; a container's). */
+static const char *const outer_limit_files[] = {
+    "memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
+};
+
+/*
+ * Root's subtree is <mount>/skillrun, at the top of the hierarchy: outside
+ * the cgroup the caller runs in.  When that cgroup or one above it (below
+ * the root cgroup, which has none) has a limit, a leaf there would escape
+ * it, and every limit can only be lowered.  Root cannot nest below its
+ * own cgroup either (it holds the supervisor: the no-internal-processes
+ * rule), nor take over a cgroup that is not delegated.  0 when there is
+ * no such limit; otherwise -errno with *reason naming the cgroup, the
+ * limit and the way out (a delegated --cgroup-parent).
+ */
+static int caller_cgroup_unlimited(int mfd, const char *mnt, char **reason) {
+  const char *m = strcmp(mnt, "/") != 0 ? mnt : "";
+  _cleanup_free_ char *own = NULL;
+  bool first = true;
+  int r = own_cgroup_path(&own);
+
+  if (r < 0) {
+    *reason = sr_cg_xasprintf("cannot tell the cgroup v2 skillrun runs in "
+                              "from /proc/self/cgroup: %s",
+                              strerror(-r));
+    return r;
+  }
+  /* "/../x": outside our cgroup namespace, no place below the mount. */
+  if (own[0] != '/' || strstr(own, "/..") || strstr(own, "/./")) {
+    *reason = sr_cg_xasprintf("the cgroup v2 skillrun runs in, %s, is not "
+                              "below %s",
+                              own, mnt);
+    return -EXDEV;
+  }
+  for (size_t len = strlen(own); len > 1; first = false) {
+    _cleanup_close_ int fd = -1;
+
+    own[len] = '\0';
+    fd = sr_cg_open_dir_at(mfd, own + 1);
+    if (fd < 0) {
+      *reason = sr_cg_xasprintf("cannot open %s%s: %s", m, own, strerror(-fd));
+      return fd;
+    }
+    for (size_t i = 0;
+         i < sizeof(outer_limit_files) / sizeof(*outer_limit_files); i++) {
+      _cleanup_free_ char *v = NULL;
+
+      r = sr_cg_read_at(fd, outer_limit_files[i], &v);
+      if (r == -ENOENT)
+        continue; /* the controller is not enabled here: no limit */
+      if (r < 0) {
+        *reason = sr_cg_xasprintf("cannot read %s%s/%s: %s", m, own,
+                                  outer_limit_files[i], strerror(-r));
+        return r;
+      }
+      v[strcspn(v, "\n")] = '\0';
+      if (strcmp(v, "max") == 0 || strncmp(v, "max ", 4) == 0)
+        continue;
+      *reason = sr_cg_xasprintf(
+          "%s%s, %s skillrun runs in, has %s %s: a leaf below %s/skillrun "
+          "would be outside that limit; give a cgroup delegated below it "
+          "with --cgroup-parent (systemd: Delegate=yes)",
+          m, own, first ? "the cgroup" : "above the cgroup",
+          outer_limit_files[i], v, m);
+      return -EPERM;
+    }
+    while (len > 1 && own[len - 1] != '/')
+      len--;
+    if (len > 1)
+      len--; /* the slash before the last name */
+  }
+  return 0;
+}
+
 /*
  * Finds the subtree that will hold the leaf (parent_override, else
  * <mount>/skillrun as root, else our own delegated cgroup).  When
@@ -555,6 +630,11 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
   if (geteuid() == 0) {
     bool root_cpu;
     if (prepare) {
+      /* A caller's cgroup with limits stays the outer bound: no leaf
+       * beside it (--gc still collects the subtree). */
+      r = caller_cgroup_unlimited(mfd, mnt, reason);
+      if (r < 0)
+        return r;
       /* The root cgroup is exempt from the no-internal-processes rule. */
       r = enable_controllers(mfd, mnt, false, &root_cpu, reason);
       if (r < 0)

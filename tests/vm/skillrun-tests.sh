@@ -5,7 +5,8 @@
 # tests/vm/init (as root, with cgroup2 mounted at /sys/fs/cgroup and the
 # memory, pids and cpu controllers enabled at its root).  Prints TAP lines
 # without numbers; tests/vm/run.sh numbers them.
-#   skillrun-tests.sh          the limits, cgroupns, delegation and --gc
+#   skillrun-tests.sh          the limits, cgroupns, delegation, a caller's
+#                              cgroup with limits and --gc
 #   skillrun-tests.sh mounts   moves cgroup2 away from /sys/fs/cgroup for
 #                              good and runs skillrun there: init runs it
 #                              last, just before it powers the VM off
@@ -67,7 +68,7 @@ run() {
   id=$1
   shift
   "$SKILLRUN" --workspace-root "$WS" --execution-id "$id" \
-    --audit-file "$WS/$id.audit" --timeout 90s "$@" \
+    --audit-file "$WS/$id.audit" --timeout "${RUN_TIMEOUT:-90s}" "$@" \
     >"$WS/$id.out" 2>"$WS/$id.err"
   rc=$?
   diag "$id: exit $rc; $(completed "$WS/$id.audit" status) ; stderr: $(head -c 300 "$WS/$id.err" | tr '\n' ' ')"
@@ -314,6 +315,76 @@ rc=$?
 check "... cgroup require fails closed (exit $rc, want 125)" [ "$rc" = 125 ]
 check "... layer_failed cgroup" \
   has_event "$WS/nobody/noscope-req.audit" layer_failed '"cgroup"'
+
+# ---------------------------------------------------------------- outer
+# Root started in a cgroup with limits (a systemd unit's MemoryMax= and
+# TasksMax=, a container's), which are the outer bound of every run.
+# Root's leaves go below $CG/skillrun, outside that cgroup, and root cannot
+# nest below its own cgroup (it holds the supervisor): there is no leaf,
+# cgroup prefer runs on the supervisor's limits inside the caller's cgroup
+# and says why, cgroup require fails closed.  Before the fix the leaf was
+# $CG/skillrun/run-outer and a caller with 64 MiB ran a skill holding 200.
+OUTER=$CG/vm-outer
+printf 'include default\ncgroup require\n' >"$REQUIRE"
+# The test shell itself is moved, so that run() starts skillrun there.
+into() { echo $$ >"$1/cgroup.procs"; }
+if mkdir "$OUTER" "$OUTER/inner" && echo 64M >"$OUTER/memory.max" &&
+  echo 64 >"$OUTER/pids.max"; then
+  into "$OUTER"
+  RUN_TIMEOUT=20s
+  run outer "$BUNDLE" -- ./hog mem 1 200
+  RUN_TIMEOUT=
+  into "$CG"
+  st=$(completed "$WS/outer.audit" status)
+  leaf=$(leaf_of "$WS/outer.audit")
+  diag "outer: leaf ${leaf:-none}; $(head -c 200 "$WS/default/outer/logs/stdout.log" 2>/dev/null | tr '\n' ' ')"
+  ooms=$(sed -n 's/^oom_kill //p' "$OUTER/memory.events")
+  # The OOM killer of the caller's cgroup kills the hog's child (the hog
+  # then exits 0); before the fix the child held 200 MiB until the timeout.
+  check "caller in a 64 MiB cgroup: the skill does not hold 200 MiB (exit $rc, $st, oom_kill ${ooms:-?} in $OUTER)" \
+    sh -c '[ "$1" != timeout ] && [ "${2:-0}" -ge 1 ] &&
+      ! grep -q "holds 200 MiB" "$3"' - "$st" "$ooms" \
+    "$WS/default/outer/logs/stdout.log"
+  check "... no leaf outside the caller's cgroup: policy_resolved cgroup null" \
+    has_event "$WS/outer.audit" policy_resolved '"cgroup": *null'
+  check "... memory enforced_by supervisor" \
+    has_event "$WS/outer.audit" policy_resolved \
+    '"memory": *{[^}]*"enforced_by": *"supervisor"'
+  check "... a warning names $OUTER and its memory.max" \
+    has_event "$WS/outer.audit" warning "$OUTER, the cgroup skillrun runs in, has memory.max 67108864"
+  # A limit on a cgroup above the caller's counts as well.
+  into "$OUTER/inner"
+  run outer-req -p "$REQUIRE" "$BUNDLE" -- /bin/true
+  into "$CG"
+  check "caller below a cgroup with limits, cgroup require: exit 125 ($rc)" \
+    [ "$rc" = 125 ]
+  check "... layer_failed cgroup names $OUTER above the caller's cgroup" \
+    has_event "$WS/outer-req.audit" layer_failed "$OUTER, above the cgroup"
+  # --gc from there still collects what the top-level subtree holds.
+  stale=$CG/skillrun/run-stale-outer
+  gcrc="not run: mkdir $stale failed"
+  if mkdir -p "$stale" && [ -d "$stale" ]; then
+    sleep 3
+    into "$OUTER"
+    "$SKILLRUN" --gc >/dev/null 2>"$WS/gc-outer.err"
+    gcrc=$?
+    into "$CG"
+  fi
+  check "... --gc in a limited cgroup collects a stale top-level leaf" \
+    stale_collected "$stale"
+  # The control: an outer cgroup without limits keeps the top-level leaf.
+  echo max >"$OUTER/memory.max" && echo max >"$OUTER/pids.max"
+  into "$OUTER"
+  run outer-free -p "$REQUIRE" "$BUNDLE" -- /bin/true
+  into "$CG"
+  leaf=$(leaf_of "$WS/outer-free.audit")
+  check "caller in a cgroup without limits: exit 0 ($rc), leaf under $CG/skillrun (${leaf:-none})" \
+    sh -c '[ "$1" = 0 ] && [ "${2%/run-*}" = "$3" ]' - "$rc" "$leaf" "$CG/skillrun"
+else
+  not_ok "outer: make $OUTER with memory.max 64M and pids.max 64"
+fi
+rmdir "$OUTER/inner" "$OUTER" 2>/dev/null
+check "outer cgroups removed" [ ! -e "$OUTER" ]
 
 # ---------------------------------------------------------------- gc
 check "--gc succeeds with nothing to collect" "$SKILLRUN" --gc
