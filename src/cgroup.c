@@ -478,7 +478,11 @@ static int enter_systemd_scope(const char *mnt, const char *name,
 }
 
 /* The limit files a scheduler sets on a cgroup v2 (systemd's MemoryMax=,
- * MemoryHigh=, MemorySwapMax=, TasksMax=, CPUQuota=; a container's). */
+ * MemoryHigh=, MemorySwapMax=, TasksMax=, CPUQuota=; a container's).
+ * pids.max counts only below the run's own pids limit: systemd gives
+ * every unit and slice one by default (DefaultTasksMax=, 15% of the
+ * kernel's pid limit; a user's slice 33%), a safety net far above a
+ * run's, which a leaf beside it does not raise for any run. */
 static const char *const outer_limit_files[] = {
     "memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
 };
@@ -493,7 +497,8 @@ static const char *const outer_limit_files[] = {
  * no such limit; otherwise -errno with *reason naming the cgroup, the
  * limit and the way out (a delegated --cgroup-parent).
  */
-static int caller_cgroup_unlimited(int mfd, const char *mnt, char **reason) {
+static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
+                                   char **reason) {
   const char *m = strcmp(mnt, "/") != 0 ? mnt : "";
   _cleanup_free_ char *own = NULL;
   bool first = true;
@@ -524,6 +529,7 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, char **reason) {
     for (size_t i = 0;
          i < sizeof(outer_limit_files) / sizeof(*outer_limit_files); i++) {
       _cleanup_free_ char *v = NULL;
+      uint64_t n;
 
       r = sr_cg_read_at(fd, outer_limit_files[i], &v);
       if (r == -ENOENT)
@@ -535,6 +541,9 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, char **reason) {
       }
       v[strcspn(v, "\n")] = '\0';
       if (strcmp(v, "max") == 0 || strncmp(v, "max ", 4) == 0)
+        continue;
+      if (!strcmp(outer_limit_files[i], "pids.max") &&
+          parse_u64_value(v, &n) == 0 && n >= run_pids)
         continue;
       *reason = sr_cg_xasprintf(
           "%s%s, %s skillrun runs in, has %s %s: a leaf below %s/skillrun "
@@ -555,12 +564,14 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, char **reason) {
 /*
  * Finds the subtree that will hold the leaf (parent_override, else
  * <mount>/skillrun as root, else our own delegated cgroup).  When
- * `prepare`, creates what is missing and enables controllers.
+ * `prepare`, creates what is missing and enables controllers; run_pids
+ * (the run's pids limit) then says which pids.max above the caller keeps
+ * root from the top-level subtree (caller_cgroup_unlimited).
  * Returns 0 with *out_fd and *out_path set; or -errno and either *reason (the
  * cgroup layer is unavailable: `prefer` falls back) or err (a hard failure).
  */
-static int find_parent(const char *override, bool prepare, int *out_fd,
-                       char **out_path, bool *cpu, char **reason,
+static int find_parent(const char *override, bool prepare, uint64_t run_pids,
+                       int *out_fd, char **out_path, bool *cpu, char **reason,
                        const char *name, struct sr_cgroup_scope *scope,
                        struct sr_error *err) {
   _cleanup_free_ char *mnt = NULL;
@@ -632,7 +643,7 @@ static int find_parent(const char *override, bool prepare, int *out_fd,
     if (prepare) {
       /* A caller's cgroup with limits stays the outer bound: no leaf
        * beside it (--gc still collects the subtree). */
-      r = caller_cgroup_unlimited(mfd, mnt, reason);
+      r = caller_cgroup_unlimited(mfd, mnt, run_pids, reason);
       if (r < 0)
         return r;
       /* The root cgroup is exempt from the no-internal-processes rule. */
@@ -904,8 +915,8 @@ int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
     return sr_error_layer(err, "cgroup", EINVAL, "invalid cgroup leaf name");
   snprintf(leaf, sizeof(leaf), LEAF_PREFIX "%s", name);
 
-  r = find_parent(parent_override, true, &pfd, &parent_path, &cpu, &reason,
-                  name, &cg->scope, err);
+  r = find_parent(parent_override, true, p->limits[SR_LIM_PIDS].value, &pfd,
+                  &parent_path, &cpu, &reason, name, &cg->scope, err);
   if ((r >= 0 || reason) &&
       scope_not_asked(&cg->scope, parent_override, r >= 0, reason) < 0)
     return sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
@@ -1315,7 +1326,7 @@ static int gc_v2(const char *parent_override, unsigned max, const char *own,
   bool cpu;
   int r;
 
-  r = find_parent(parent_override, false, &pfd, &path, &cpu, &reason, NULL,
+  r = find_parent(parent_override, false, 0, &pfd, &path, &cpu, &reason, NULL,
                   NULL, err);
   if (r < 0)
     return reason ? 0 : r; /* no cgroup subtree: nothing to collect */

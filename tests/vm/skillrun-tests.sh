@@ -372,14 +372,18 @@ if mkdir "$OUTER" "$OUTER/inner" && echo 64M >"$OUTER/memory.max" &&
   fi
   check "... --gc in a limited cgroup collects a stale top-level leaf" \
     stale_collected "$stale"
-  # The control: an outer cgroup without limits keeps the top-level leaf.
-  echo max >"$OUTER/memory.max" && echo max >"$OUTER/pids.max"
-  into "$OUTER"
-  run outer-free -p "$REQUIRE" "$BUNDLE" -- /bin/true
-  into "$CG"
-  leaf=$(leaf_of "$WS/outer-free.audit")
-  check "caller in a cgroup without limits: exit 0 ($rc), leaf under $CG/skillrun (${leaf:-none})" \
-    sh -c '[ "$1" = 0 ] && [ "${2%/run-*}" = "$3" ]' - "$rc" "$leaf" "$CG/skillrun"
+  # The control: an outer cgroup without limits keeps the top-level leaf;
+  # so does one whose only limit is a pids.max above the run's (systemd's
+  # default TasksMax= on every unit and slice).
+  for outer_pids in max 100000; do
+    echo max >"$OUTER/memory.max" && echo "$outer_pids" >"$OUTER/pids.max"
+    into "$OUTER"
+    run "outer-free-$outer_pids" -p "$REQUIRE" "$BUNDLE" -- /bin/true
+    into "$CG"
+    leaf=$(leaf_of "$WS/outer-free-$outer_pids.audit")
+    check "caller in a cgroup with pids.max $outer_pids and no other limit: exit 0 ($rc), leaf under $CG/skillrun (${leaf:-none})" \
+      sh -c '[ "$1" = 0 ] && [ "${2%/run-*}" = "$3" ]' - "$rc" "$leaf" "$CG/skillrun"
+  done
 else
   not_ok "outer: make $OUTER with memory.max 64M and pids.max 64"
 fi
