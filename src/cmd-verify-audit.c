@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,29 +25,30 @@ enum { EXIT_TAMPERED = 1, EXIT_INCOMPLETE = 2 };
  * what is not a regular file (/dev/stdin, <(...), a FIFO, a terminal) is
  * then read blocking, to its end, as cat(1) reads it: a writer a moment
  * late no longer makes a complete ledger "empty" or unreadable.  A FIFO
- * is opened again, blocking, which waits for its writer (a FIFO opened
- * before its writer reads as empty).  0 or -errno. */
-static int read_blocking(int *fd) {
+ * opened before its writer reads as empty, so a pipe or FIFO is first
+ * waited on with poll(2), which reports it only once there are bytes to
+ * read or a writer came and went.  It is not opened again to wait for a
+ * writer: one that had already written the ledger and gone would leave
+ * that open waiting for another, for ever.  Only this open file, ours,
+ * becomes blocking.  0 or -errno. */
+static int read_blocking(int fd) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
   struct stat st;
-  char self[64];
-  int again, flags;
+  int flags, n;
 
-  if (fstat(*fd, &st) < 0)
+  if (fstat(fd, &st) < 0)
     return -errno;
   if (S_ISREG(st.st_mode))
     return 0;
   if (S_ISFIFO(st.st_mode)) {
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", *fd);
-    again = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (again >= 0) {
-      safe_close(*fd);
-      *fd = again;
-      return 0;
-    }
+    do
+      n = poll(&p, 1, -1);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+      return -errno;
   }
-  /* No /proc, or not a FIFO: this very open file, blocking. */
-  flags = fcntl(*fd, F_GETFL);
-  if (flags < 0 || fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+  flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
     return -errno;
   return 0;
 }
@@ -67,7 +69,7 @@ int sr_cmd_verify_audit(const struct sr_args *a) {
     sr_log_error("cannot open %s: %s", a->verify_audit, strerror(errno));
     return SR_EXIT_FAILED;
   }
-  r = read_blocking(&fd);
+  r = read_blocking(fd);
   if (r < 0) {
     sr_log_error("cannot read %s: %s", a->verify_audit, strerror(-r));
     return SR_EXIT_FAILED;

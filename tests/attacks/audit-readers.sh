@@ -50,6 +50,30 @@ out=$(timeout 20 "$SKILLRUN" --verify-audit "$T/fifo" 2>&1)
 is "--verify-audit FIFO with two lines: incomplete (exit $?)" \
   "${out%%: the last event*}" "skillrun: incomplete: $T/fifo:2"
 wait
+# A FIFO whose writer has written the whole ledger and gone before
+# skillrun reads it (the data waits in the FIFO while another reader, an
+# orchestrator, holds it open; or `cat ledger >fifo &` that finishes
+# between skillrun's two opens).  skillrun opened the FIFO again to wait
+# for a writer, and with the writer gone that open waited for another,
+# for ever; now the ledger is read, as cat(1) reads it.
+out=$("$PYTHON3" - "$T/fifo" "$L" "$SKILLRUN" <<'EOF2'
+import os, subprocess, sys
+fifo, ledger, skillrun = sys.argv[1:4]
+held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+w = os.open(fifo, os.O_WRONLY)
+with open(ledger, "rb") as f:
+    os.write(w, f.read())
+os.close(w)
+try:
+    p = subprocess.run(["timeout", "10", skillrun, "--verify-audit", fifo],
+                       capture_output=True, text=True)
+    print(p.returncode, (p.stdout + p.stderr).split(",")[0].strip())
+finally:
+    os.close(held)
+EOF2
+)
+is "--verify-audit FIFO whose writer wrote the ledger and left: ok, no hang" \
+  "$out" "0 ok: $n events"
 
 # Part of a line after a whole ledger: written after its end, so added to
 # it (skillrun never writes after execution_completed), not cut short.
