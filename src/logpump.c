@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fdutil.h"
@@ -25,6 +26,7 @@ void sr_logpump_init(struct sr_logpump *lp, int stdout_r, int stderr_r,
   lp->passthrough_fd = passthrough_fd;
   lp->pass_stall_ms = SR_LOG_PASS_STALL_MS;
   lp->null_fd = -1;
+  lp->pass_own_fd = -1;
 }
 
 #define DISCARD_PIPE_SIZE (1 << 20)
@@ -79,6 +81,38 @@ static int discard(struct sr_logpump *lp, int s) {
 }
 
 /*
+ * A terminal is written through an open file of its own, non-blocking: a
+ * tty is called writable (poll(2)) while a few bytes fit, and a blocking
+ * write of more then waits for a reader that reads nothing (a terminal
+ * stopped with ^S, a pty whose other side stalls) with no bound at all.
+ * The caller's own open file is shared with its shell and every other
+ * process on that terminal, so its O_NONBLOCK is not ours to set; the
+ * terminal is opened again (/proc/self/fd), once, after the sandbox's
+ * fork, so that nothing of the run holds it.  Where that fails the
+ * caller's file is written as before.
+ */
+static void pass_open_tty(struct sr_logpump *lp) {
+  struct stat st, again;
+  char self[64];
+  int fd;
+
+  lp->pass_reopened = true;
+  if (!isatty(lp->passthrough_fd) || fstat(lp->passthrough_fd, &st) < 0)
+    return;
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", lp->passthrough_fd);
+  fd = open(self, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (fstat(fd, &again) < 0 || !S_ISCHR(again.st_mode) ||
+      again.st_rdev != st.st_rdev) {
+    safe_close(fd);
+    return;
+  }
+  lp->pass_own_fd = fd;
+  lp->passthrough_fd = fd;
+}
+
+/*
  * --log-passthrough: stream s's kept bytes on the caller's terminal,
  * escaped (sr_term_escape: no control sequence reaches it, neither an OSC
  * 52 clipboard write nor a cursor movement) and each line prefixed with
@@ -96,11 +130,16 @@ static void pass_write(struct sr_logpump *lp, const void *buf, size_t n) {
 
   if (lp->passthrough_fd < 0 || n == 0)
     return;
+  if (!lp->pass_reopened)
+    pass_open_tty(lp);
   r = sr_write_bounded(lp->passthrough_fd, &lp->pass_type, buf, n,
                        &lp->pass_stall_ms);
   if (r < 0) {
     lp->pass_err = -r;
-    lp->passthrough_fd = -1; /* skillrun's stderr: not ours to close */
+    /* skillrun's stderr is not ours to close; the terminal opened again
+     * is. */
+    lp->passthrough_fd = -1;
+    lp->pass_own_fd = safe_close(lp->pass_own_fd);
   }
 }
 
@@ -301,5 +340,6 @@ void sr_logpump_done(struct sr_logpump *lp) {
     lp->out_fd[s] = safe_close(lp->out_fd[s]);
   }
   lp->null_fd = safe_close(lp->null_fd);
+  lp->pass_own_fd = safe_close(lp->pass_own_fd);
   sr_logpump_take_back(lp);
 }

@@ -40,6 +40,10 @@ struct sr_logpump {
   uint64_t pass_stall_ms;
   mode_t pass_type;
   int pass_err;
+  /* A terminal, opened again non-blocking (pass_open_tty): then the
+   * passthrough's fd, ours to close; -1.  pass_reopened: tried. */
+  int pass_own_fd;
+  bool pass_reopened;
   struct sr_term_escape term[2]; /* the passthrough's escaping, per stream */
   bool mid_line[2];              /* ... and whether a line is open */
   uint64_t cap;

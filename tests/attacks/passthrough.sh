@@ -73,6 +73,41 @@ EOF2
   is "$mode: ... the record says the passthrough stopped" \
     "$(field "$w/$id.stdout" warning .reason)" passthrough_stopped
   check "$mode: ... the audit verifies" audit_ok "$w/$id.stdout"
+
+  # The same with a terminal for stderr whose other side reads nothing (a
+  # terminal stopped with ^S, an ssh session or a CI runner's pty that
+  # stalls): poll(2) calls a tty writable while a few bytes fit, and a
+  # blocking write of more then waited for the reader.
+  id=pt-tty-$mode
+  report=$("$PYTHON3" - 25 "$w/$id.stdout" "${pre[@]}" "$SKILLRUN" --workspace-root "$w" \
+    --execution-id "$id" --timeout 2s --log-passthrough "$B" -- /bin/sh -c \
+    '(head -c 300000 /dev/zero | tr "\0" x) & sleep 10; date >/workspace/outputs/late' <<'EOF2'
+import os, pty, subprocess, sys, termios, time
+secs, out = float(sys.argv[1]), sys.argv[2]
+m, s = pty.openpty()
+os.chmod(os.ttyname(s), 0o666)
+with open(out, "wb") as o:
+    p = subprocess.Popen(sys.argv[3:], stdout=o, stderr=s, stdin=subprocess.DEVNULL)
+os.close(s)
+start = time.monotonic()
+while p.poll() is None and time.monotonic() - start < secs:
+    time.sleep(0.1)
+waited = time.monotonic() - start
+os.set_blocking(m, False)
+while p.poll() is None:
+    try:
+        os.read(m, 65536)
+    except BlockingIOError:
+        time.sleep(0.01)
+print(p.wait(), int(waited))
+EOF2
+  )
+  read -r rc waited <<<"$report"
+  diag "$mode: exit $rc, ${waited} s while the terminal read nothing"
+  is "$mode: a stalled terminal: the run ends at its wall clock (124)" "$rc" 124
+  check "$mode: ... without waiting for the terminal (${waited} s)" test "$waited" -lt 15
+  check "$mode: ... the skill left no output after its deadline" \
+    test ! -e "$w/default/$id/outputs/late"
 done
 host_unchanged passthrough
 finish
