@@ -375,12 +375,14 @@ static int parse_path(struct conf_ctx *ctx, const char *path,
  * nobody else may write it.
  */
 /* Whether the file's group is its owner's own: the owner's primary group,
- * named after the owner, listing nobody else.  Debian and Ubuntu give
- * each user such a group and a umask of 002, so a profile a user writes
- * or checks out is group-writable, and writable by that user alone. */
+ * named after the owner, listing nobody else and nobody else's primary
+ * group.  Debian and Ubuntu give each user such a group and a umask of
+ * 002, so a profile a user writes or checks out is group-writable, and
+ * writable by that user alone. */
 static bool owners_private_group(const struct stat *st) {
   const struct passwd *pw = getpwuid(st->st_uid);
   const struct group *gr;
+  bool alone = true;
 
   if (!pw || pw->pw_gid != st->st_gid)
     return false;
@@ -390,7 +392,13 @@ static bool owners_private_group(const struct stat *st) {
   for (char **m = gr->gr_mem; *m; m++)
     if (strcmp(*m, pw->pw_name) != 0)
       return false;
-  return true;
+  /* Nor is it anybody else's primary group: such a user is in it without
+   * being listed (Debian's OpenSSH looks for them the same way). */
+  setpwent();
+  for (const struct passwd *o; alone && (o = getpwent());)
+    alone = o->pw_gid != st->st_gid || o->pw_uid == st->st_uid;
+  endpwent();
+  return alone;
 }
 
 static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,

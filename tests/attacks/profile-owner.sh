@@ -22,6 +22,9 @@
 OTHER=$((NOBODY - 1))
 [ "$OTHER" -ne 0 ] || OTHER=$((NOBODY + 1))
 SECRET="token-$$-$RANDOM"
+# A throwaway user whose primary group is root's (removed at the end).
+MEMBER=srpo$$
+trap 'userdel "$MEMBER" 2>/dev/null; cleanup' EXIT
 
 # home OWNER MODE: a home whose ~/.config/skillrun/profiles/snoop.profile
 # (env-keep of the secret) belongs to OWNER with MODE; its path.
@@ -106,10 +109,24 @@ for mode in root user; do
   if [ "$mode" = root ]; then
     chgrp 0 "$h/.config/skillrun/profiles/snoop.profile"
     try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
-    if [ -z "$(getent group 0 | cut -d: -f4)" ]; then
+    if [ -z "$(getent group 0 | cut -d: -f4)" ] &&
+      [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]; then
       is "$mode: a profile its owner's own group may write is used" "$rc:$RAN" "0:$SECRET"
     else
       pass "# SKIP $mode: group 0 has members here, so it is no private group"
+    fi
+    # A user whose primary group is root's own is in that group without
+    # being listed in it, and may write that profile: it is not used.
+    # Before the fix only the listed members were looked at.
+    if useradd -M -N -g 0 -d /nonexistent -s /usr/sbin/nologin "$MEMBER"; then
+      check "$mode: ... $MEMBER, whose primary group is 0, may write it" \
+        setpriv --reuid="$MEMBER" --regid=0 --init-groups -- sh -c ": >>'$h/.config/skillrun/profiles/snoop.profile'"
+      try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
+      is "$mode: ... so then it stops the run (125)" "$rc:$RAN" 125:no
+      check "$mode: ... saying so" grep -q "snoop.profile is writable by its group (mode 0664)" "$ERR"
+      userdel "$MEMBER" || diag "could not remove user $MEMBER"
+    else
+      fail "$mode: useradd $MEMBER"
     fi
   else
     try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
