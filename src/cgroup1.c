@@ -314,25 +314,76 @@ static int v1_own_limited(enum sr_cg1_ctrl c, int mfd, const char *own) {
   }
 }
 
+/* Whether the cgroup dfd lists this process in its cgroup.procs: 1, 0,
+ * or -errno. */
+static int v1_lists_me(int dfd) {
+  _cleanup_free_ char *buf = NULL;
+  char *save = NULL;
+  int r = sr_read_pseudo_file_at(dfd, "cgroup.procs", 16 * 1024 * 1024, &buf);
+
+  if (r < 0)
+    return r;
+  for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+    if (strtol(l, NULL, 10) == (long)getpid())
+      return 1;
+  return 0;
+}
+
+/* The caller's cgroup below the mount mfd.  /proc/self/cgroup gives it
+ * from the hierarchy's root (own), but a mount may show only part of the
+ * hierarchy: a container's cgroups bind-mounted from /docker/ID (its
+ * mountinfo root), whose top is the container's cgroup.  Here the caller's
+ * cgroup is own's longest tail at a '/' (own itself first, the mount's top
+ * "/" last) whose cgroup.procs lists this process; *rel points into own,
+ * or is "/".  -ENOENT when none does: the caller's cgroup is not below
+ * this mount. */
+static int own_below_mount(int mfd, const char *own, const char **rel) {
+  for (const char *t = own;;) {
+    _cleanup_close_ int fd = sr_cg_open_dir_at(mfd, t[1] ? t + 1 : ".");
+    int r = fd < 0 ? fd : v1_lists_me(fd);
+
+    if (r < 0 && r != -ENOENT)
+      return r;
+    if (r > 0) {
+      *rel = t[1] ? t : "/";
+      return 0;
+    }
+    if (!t[1])
+      return -ENOENT;
+    t = strchr(t + 1, '/');
+    if (!t)
+      t = "/";
+  }
+}
+
 /* Where the skillrun subtree of hierarchy c goes: below the caller's own
  * cgroup when that cgroup or one above it limits the controller (so a
  * scheduler's limits stay the outer bound of every run), below the
  * mount point otherwise.  *base is malloc'd; -errno with *reason. */
 static int subtree_base(enum sr_cg1_ctrl c, const char *mnt, const char *own,
                         char **base, char **reason) {
+  const char *rel = own;
   int r = 0;
 
   if (own[1]) {
     _cleanup_close_ int mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
 
-    r = mfd < 0 ? mfd : v1_own_limited(c, mfd, own);
+    r = mfd < 0 ? mfd : own_below_mount(mfd, own, &rel);
+    if (r == -ENOENT) {
+      *reason = sr_cg_xasprintf("the cgroup skillrun runs in (%s) is not "
+                                "below %s",
+                                own, mnt);
+      return r;
+    }
+    if (r >= 0 && rel[1])
+      r = v1_own_limited(c, mfd, rel);
     if (r < 0) {
       *reason = sr_cg_xasprintf("cannot read the limits of %s%s: %s", mnt, own,
                                 strerror(-r));
       return r;
     }
   }
-  *base = r > 0 ? sr_cg_xasprintf("%s%s", mnt, own) : strdup(mnt);
+  *base = r > 0 ? sr_cg_xasprintf("%s%s", mnt, rel) : strdup(mnt);
   if (!*base) {
     *reason = sr_cg_xasprintf("out of memory");
     return -ENOMEM;
@@ -775,11 +826,17 @@ int sr_cg1_gc(unsigned max, const char *own, struct sr_error *err) {
     /* Runs made here below our own cgroup when it had limits
      * (subtree_base); whether it has them now does not matter. */
     if (have_self && self[c][1]) {
-      nested = sr_cg_xasprintf("%s%s", mnt[c], self[c]);
-      r = nested ? gc_subtree(nested, max, own, err)
-                 : sr_error_layer(err, "cgroup", ENOMEM, "--gc");
-      if (r < 0 && ret == 0)
-        ret = r;
+      _cleanup_close_ int mfd = sr_cg_open_dir_at(AT_FDCWD, mnt[c]);
+      const char *rel = "/";
+
+      /* Not below this mount, or its top, collected above: nothing. */
+      if (mfd >= 0 && own_below_mount(mfd, self[c], &rel) == 0 && rel[1]) {
+        nested = sr_cg_xasprintf("%s%s", mnt[c], rel);
+        r = nested ? gc_subtree(nested, max, own, err)
+                   : sr_error_layer(err, "cgroup", ENOMEM, "--gc");
+        if (r < 0 && ret == 0)
+          ret = r;
+      }
     }
     r = 0;
   }

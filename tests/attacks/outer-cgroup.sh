@@ -103,6 +103,32 @@ for mode in $MODES; do
     check "$mode: ... the leaf is below $V1/memory/skillrun ($cg)" \
       [ "${cg#"$V1/memory/skillrun/run-"}" != "$cg" ]
     rm_outer
+
+    # A container's view (Docker with the host's cgroup namespace on a v1
+    # host): the caller's cgroups bind-mounted over the hierarchies, so
+    # the mounts' top is the caller's cgroup while /proc/self/cgroup still
+    # names it from the hierarchy's root (/$OUTER).  The leaves go below
+    # the mounts' top, inside the caller's limits; before, skillrun looked
+    # for <mount>/$OUTER, which is not there, and ran without a cgroup.
+    mk_outer
+    echo $((64 << 20)) >"$V1/memory/$OUTER/memory.limit_in_bytes"
+    [ -f "$V1/memory/$OUTER/memory.memsw.limit_in_bytes" ] &&
+      echo $((64 << 20)) >"$V1/memory/$OUTER/memory.memsw.limit_in_bytes"
+    echo 40 >"$V1/pids/$OUTER/pids.max"
+    saved=("${CALLER[@]}")
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    CALLER=(unshare -m --propagation private sh -c 'for h in memory pids; do echo $$ >"$0/$h/$1/cgroup.procs" && mount --bind "$0/$h/$1" "$0/$h" || exit 99; done; shift; exec "$@"' "$V1" "$OUTER")
+    attack $mode -- memhog:200
+    CALLER=("${saved[@]}")
+    cg=$(field "$AUDIT" policy_resolved .cgroup)
+    is "$mode: caller's cgroups bind-mounted as the mounts' top: the run ends as oom (137)" "$rc" 137
+    is "$mode: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
+    check "$mode: ... it had a cgroup v1 leaf below the mount's top ($cg)" \
+      [ "${cg#"$V1/memory/skillrun/run-"}" != "$cg" ]
+    check "$mode: ... made inside the caller's cgroup" \
+      [ -d "$V1/memory/$OUTER/skillrun" ]
+    closed "$mode: ... the run is closed"
+    rm_outer
   fi
 done
 finish
