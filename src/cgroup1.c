@@ -258,11 +258,28 @@ static uint64_t v1_memory_unlimited(void) {
   return (uint64_t)INT64_MAX / page * page;
 }
 
+/* Whether a pids.max or cpu.cfs_quota_us value limits what a run's leaf
+ * beside its cgroup could take.  A quota other than -1 does; a pids.max
+ * only below the run's own pids limit: systemd's default TasksMax= on
+ * every unit and slice is a safety net far above it, which no run's leaf
+ * exceeds (as for cgroup v2, caller_cgroup_unlimited). */
+static bool v1_value_limits(enum sr_cg1_ctrl c, const char *s,
+                            uint64_t run_pids) {
+  uint64_t n;
+
+  if (c != SR_CG1_PIDS)
+    return strcmp(s, "-1") != 0;
+  if (!strcmp(s, "max"))
+    return false;
+  return sr_parse_uint(s, UINT64_MAX, &n) < 0 || n < run_pids;
+}
+
 /* 1 when the cgroup at `own` below the mount mfd, or one above it, limits
  * controller c (memory or memory+swap, pids.max, a CFS quota where cpu
  * shares cpuacct's hierarchy), 0 when none does, -errno.  A run's leaf
  * anywhere else in that hierarchy would be outside those limits. */
-static int v1_own_limited(enum sr_cg1_ctrl c, int mfd, const char *own) {
+static int v1_own_limited(enum sr_cg1_ctrl c, int mfd, const char *own,
+                          uint64_t run_pids) {
   _cleanup_free_ char *p = strdup(own);
   const uint64_t unlimited = v1_memory_unlimited();
 
@@ -305,7 +322,7 @@ static int v1_own_limited(enum sr_cg1_ctrl c, int mfd, const char *own) {
     if (r < 0)
       return r;
     s[strcspn(s, "\n")] = '\0';
-    if (strcmp(s, c == SR_CG1_PIDS ? "max" : "-1") != 0)
+    if (v1_value_limits(c, s, run_pids))
       return 1;
     slash = strrchr(p, '/');
     if (!slash || slash == p)
@@ -361,7 +378,7 @@ static int own_below_mount(int mfd, const char *own, const char **rel) {
  * scheduler's limits stay the outer bound of every run), below the
  * mount point otherwise.  *base is malloc'd; -errno with *reason. */
 static int subtree_base(enum sr_cg1_ctrl c, const char *mnt, const char *own,
-                        char **base, char **reason) {
+                        uint64_t run_pids, char **base, char **reason) {
   const char *rel = own;
   int r = 0;
 
@@ -376,7 +393,7 @@ static int subtree_base(enum sr_cg1_ctrl c, const char *mnt, const char *own,
       return r;
     }
     if (r >= 0 && rel[1])
-      r = v1_own_limited(c, mfd, rel);
+      r = v1_own_limited(c, mfd, rel, run_pids);
     if (r < 0) {
       *reason = sr_cg_xasprintf("cannot read the limits of %s%s: %s", mnt, own,
                                 strerror(-r));
@@ -523,7 +540,8 @@ int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
   for (int c = 0; c < SR__CG1_MAX; c++) {
     char *base = NULL;
 
-    r = subtree_base((enum sr_cg1_ctrl)c, mnt[c], own[c], &base, reason);
+    r = subtree_base((enum sr_cg1_ctrl)c, mnt[c], own[c],
+                     p->limits[SR_LIM_PIDS].value, &base, reason);
     if (r < 0)
       goto out;
     free(mnt[c]);

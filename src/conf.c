@@ -366,14 +366,6 @@ static int parse_path(struct conf_ctx *ctx, const char *path,
   return parse_fd(ctx, fd, path, where);
 }
 
-/*
- * A profile found by name comes from a directory the environment names
- * ($XDG_CONFIG_HOME, $HOME, SKILLRUN_PROFILE_PATH), which su and sudo -E
- * carry from one user to another, and it decides what the skill gets
- * (env-keep, network, seccomp-allow): the doas(1) rule, as for the
- * workspace, on the opened file.  It belongs to the caller or to root and
- * nobody else may write it.
- */
 /* Whether the file's group is its owner's own: the owner's primary group,
  * named after the owner, listing nobody else and nobody else's primary
  * group.  Debian and Ubuntu give each user such a group and a umask of
@@ -401,6 +393,14 @@ static bool owners_private_group(const struct stat *st) {
   return alone;
 }
 
+/*
+ * A profile found by name comes from a directory the environment names
+ * ($XDG_CONFIG_HOME, $HOME, SKILLRUN_PROFILE_PATH), which su and sudo -E
+ * carry from one user to another, and it decides what the skill gets
+ * (env-keep, network, seccomp-allow): the doas(1) rule, as for the
+ * workspace, on the opened file.  It belongs to the caller or to root and
+ * nobody else may write it.
+ */
 static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,
                                const char *where, const char *path) {
   uid_t me = geteuid();

@@ -93,12 +93,15 @@ for mode in $MODES; do
 
   # A caller's cgroup without limits changes nothing: the leaves go below
   # the hierarchy's own skillrun subtree, as before.
+  # So does a pids.max above the run's pids limit: systemd's default
+  # TasksMax= on every unit and slice.
   if [ "$mode" = root ]; then
     mk_outer
+    echo 100000 >"$V1/pids/$OUTER/pids.max"
     skill $mode -- true
     is "$mode: an unlimited caller's cgroup: the run succeeds" "$rc" 0
     is "$mode: ... and nothing is made below that cgroup" \
-      "$(leaves_in memory)$(ls "$V1/memory/$OUTER" | grep -c skillrun)" 00
+      "$(leaves_in memory)$(leaves_in pids)$(ls -d "$V1/memory/$OUTER/skillrun" "$V1/pids/$OUTER/skillrun" 2>/dev/null | wc -l)" 000
     cg=$(field "$AUDIT" policy_resolved .cgroup)
     check "$mode: ... the leaf is below $V1/memory/skillrun ($cg)" \
       [ "${cg#"$V1/memory/skillrun/run-"}" != "$cg" ]
