@@ -21,7 +21,9 @@
 #     pivot_root (the kernel refuses a user namespace to a process whose
 #     root is not its mount namespace's root, so chroot would not do), and
 #     runs the installed hello example from the installed paths as an
-#     ordinary user, then as root.  The base root is cached as a tarball in
+#     ordinary user, then as root; then removes the package (the conffile
+#     and root's runs stay), purges it (nothing is left in /etc/skillrun or
+#     /var/lib/skillrun) and installs it again.  The base root is cached as a tarball in
 #     $SKILLRUN_DEB_CACHE (default /var/cache/skillrun-ci), keyed by the
 #     package list, so that CI builds it once per job.  Needs root, network
 #     to the Debian archive (the host's /etc/apt/sources.list.d/debian.sources
@@ -256,6 +258,32 @@ install_test() {
   chown 1000:1000 "$R/home/tester"
   printf '%s' "$inner_test" >"$R/inner-test.sh"
   enter_root "$R" || rc=1
+  # Removal keeps the conffile and root's run directories; purge takes
+  # both (Debian Policy 10.7.3, 10.8): nothing of the package is left in
+  # /etc/skillrun or /var/lib/skillrun, which the tmpfiles.d entry that
+  # aged out old runs no longer covers.
+  local runs=$R/var/lib/skillrun/runs/default/root-hello
+  if [ -d "$runs" ] && chroot "$R" dpkg -r skillrun >"$W/dpkg-r.log" 2>&1 &&
+    [ -f "$R/etc/skillrun/skillrun.conf" ] && [ -d "$runs" ]; then
+    ok "dpkg -r keeps /etc/skillrun/skillrun.conf and root's runs"
+  else
+    cat "$W/dpkg-r.log" 2>/dev/null
+    bad "dpkg -r: conffile or runs gone, or it failed"
+  fi
+  local left
+  if chroot "$R" dpkg --purge skillrun >"$W/dpkg-purge.log" 2>&1; then
+    left=$(cd "$R" && find etc/skillrun var/lib/skillrun 2>/dev/null | head -n 5)
+    [ -z "$left" ] && ok "dpkg --purge leaves nothing in /etc/skillrun or /var/lib/skillrun" ||
+      bad "dpkg --purge leaves: $(printf '%s ' $left)"
+  else
+    cat "$W/dpkg-purge.log"
+    bad "dpkg --purge failed"
+  fi
+  # Installing again after purge recreates the conffile.
+  chroot "$R" dpkg -i /tmp/skillrun.deb >"$W/dpkg-re.log" 2>&1 &&
+    [ "$(stat -c '%U:%G %a' "$R/etc/skillrun/skillrun.conf" 2>/dev/null)" = "root:root 644" ] &&
+    ok "dpkg -i after purge installs the conffile again" ||
+    { cat "$W/dpkg-re.log"; bad "dpkg -i after purge"; }
 }
 
 case $cmd in
