@@ -72,6 +72,18 @@ check "a misspelt key is refused (so the check above can fail)" \
   sh -c 'printf "memroy 1G\n" >"$1" && ! "$2" --conf "$1" --explain "$3" >/dev/null 2>&1' \
   sh "$T/one.conf" "$SKILLRUN" "$B"
 
+# What its header tells administrators of a copy that is not root's alone
+# is what skillrun does: the run stops (125, config_invalid), it is not
+# ignored.
+install -m 0664 "$SAMPLE" "$T/gw.conf"
+"$SKILLRUN" --conf "$T/gw.conf" "$B" >"$T/gw.jsonl" 2>"$T/err"
+is "a group-writable skillrun.conf stops the run" "$?" 125
+check "  with a config_invalid error event" grep -q '"reason":"config_invalid"' "$T/gw.jsonl"
+check "the shipped skillrun.conf says so (exit status 125, config_invalid)" \
+  sh -c 'sed -n "1,12p" "$1" | tr "\n" " " | grep -q "125 and a config_invalid"' sh "$SAMPLE"
+check "  and does not claim such a file is ignored" \
+  not sh -c 'sed -n "1,12p" "$1" | grep -qi "ignores it"' sh "$SAMPLE"
+
 # ---- tmpfiles.d
 TF=$TOP_BUILDDIR/data/tmpfiles.d/skillrun.conf
 if ! command -v systemd-tmpfiles >/dev/null 2>&1; then

@@ -165,8 +165,8 @@ if [ $r -eq 0 ] && grep -q "Hello from a verified skill bundle" $d/logs/stdout.l
   ok "the hello example runs as an ordinary user"
 else bad "hello as an ordinary user exits $r"; cat /home/tester/err; fi
 skillrun --verify-audit /home/tester/audit.jsonl >/dev/null && ok "its audit verifies" || bad "its audit does not verify"
-grep -q "ignoring /etc/skillrun/skillrun.conf" /home/tester/audit.jsonl &&
-  bad "the packaged skillrun.conf is ignored" || ok "the packaged skillrun.conf is honoured (no warning)"
+grep -q "config_invalid" /home/tester/audit.jsonl /home/tester/err &&
+  bad "the packaged skillrun.conf is refused" || ok "the packaged skillrun.conf passes the ownership check"
 as_user skillrun --explain -p strict "$B" | grep -q "\"/usr/share/skillrun/profiles/strict.profile\"" &&
   ok "-p strict is found in /usr/share/skillrun/profiles" || bad "-p strict is not found"
 skillrun --execution-id root-hello "$B" >/root-audit.jsonl 2>/root-err
