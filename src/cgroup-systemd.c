@@ -65,6 +65,12 @@ SR_DLOPEN_NOTE(sr_sdbus_note, "systemd",
 
 SR_DLIB_LOADER(load, sd, SR_SDBUS_FUNCTIONS, SR_LIBSYSTEMD_SONAME)
 
+bool sr_cgroup_systemd_lib_loadable(void) {
+  struct sr_error e = {0};
+
+  return load("--version", &e) == 0;
+}
+
 /* What the JobRemoved handler waits for. */
 struct job_wait {
   const char *job; /* the job's object path, from the reply */

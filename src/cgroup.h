@@ -138,6 +138,10 @@ const char *sr_cgroup_leaf_name(const struct sr_cgroup *cg);
 void sr_cgroup_done(struct sr_cgroup *cg);
 #define _cleanup_cgroup_ _cleanup_(sr_cgroup_done)
 
+/* Whether libsystemd (opened with dlopen(3) for a delegated scope from
+ * the caller's systemd user manager) can be loaded, for --version. */
+bool sr_cgroup_systemd_lib_loadable(void);
+
 /* How many leaves per cgroup directory a run's launch looks at
  * (sr_cgroup_gc). */
 #define SR_CGROUP_GC_LAUNCH_MAX 8

@@ -24,6 +24,7 @@
 #include <sys/capability.h>
 #include <yaml.h>
 
+#include "cgroup.h"
 #include "cli.h"
 #include "magic.h"
 #include "ossl.h"
@@ -1046,4 +1047,12 @@ void sr_cli_version(FILE *f) {
     else
       fprintf(f, "libmagic not loadable (%s)\n", SR_LIBMAGIC_SONAME);
   }
+  /* No version API: whether it loads, with every function a scope needs. */
+  if (sr_cgroup_systemd_lib_loadable())
+    fprintf(f,
+            "libsystemd (no version API; %s, opened for a delegated "
+            "cgroup scope)\n",
+            SR_LIBSYSTEMD_SONAME);
+  else
+    fprintf(f, "libsystemd not loadable (%s)\n", SR_LIBSYSTEMD_SONAME);
 }

@@ -67,7 +67,7 @@ run --version
 check "--version exits 0 (got $rc)" test "$rc" -eq 0
 check "--version starts with 'skillrun VERSION'" \
   sh -c 'head -n 1 "$1" | grep -Eq "^skillrun [0-9]+\.[0-9]+"' sh "$tmp/out"
-for lib in libseccomp libcap libmnl OpenSSL libyaml jansson libunistring libmagic; do
+for lib in libseccomp libcap libmnl OpenSSL libyaml jansson libunistring libmagic libsystemd; do
   check "--version names $lib" grep -q "^$lib " "$tmp/out"
 done
 run -V
