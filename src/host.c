@@ -3,7 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -48,6 +52,57 @@ static int leaf_name(const char *root, const char *tenant, const char *exec,
                                                                     : 0;
 }
 
+/*
+ * The uid pool's host ids must be nobody else's: a subordinate range in
+ * /etc/subuid or /etc/subgid that covers them (useradd hands out 65536 a
+ * user from 100000, so the 11th user's covers the default pool) lets
+ * that user's rootless containers run as the very uid of a root run's
+ * sandbox, and signal, trace or read it.  Fails closed with what to do;
+ * a file that does not exist holds no range.
+ */
+#define SUBID_FILE_MAX (16 * 1024 * 1024)
+static int pool_clear_of_subids(const char *file, unsigned base, unsigned size,
+                                struct sr_error *err) {
+  _cleanup_free_ char *buf = NULL;
+  char *save = NULL;
+  unsigned lineno = 0;
+  int r = sr_read_file_at(AT_FDCWD, file, SUBID_FILE_MAX, &buf, NULL);
+
+  if (r == -ENOENT)
+    return 0;
+  if (r < 0)
+    return sr_error_layer(err, "uid-pool", -r, "cannot read %s", file);
+  for (char *line = strtok_r(buf, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *start = strchr(line, ':');
+    char *count = start ? strchr(start + 1, ':') : NULL;
+    uint64_t first, n;
+
+    lineno++;
+    if (!count || line[0] == '#')
+      continue;
+    *start++ = '\0';
+    *count++ = '\0';
+    if (sr_parse_uint(start, UINT32_MAX, &first) < 0 ||
+        sr_parse_uint(count, UINT32_MAX, &n) < 0)
+      continue; /* not a range: shadow's tools ignore it too */
+    if (first < (uint64_t)base + size && base < first + n)
+      return sr_error_layer(
+          err, "uid-pool", 0,
+          "the uid pool %u-%u overlaps %s's subordinate ids %" PRIu64
+          "-%" PRIu64 " (%s:%u): give skillrun.conf a uid-pool no user, group "
+          "or subordinate range uses",
+          base, base + size - 1, line, first, first + n - 1, file, lineno);
+  }
+  return 0;
+}
+
+/* Whether host id `id` is a user's or a group's (NSS): such a slot is
+ * never taken, as systemd skips them for DynamicUser=. */
+static bool id_in_use(unsigned id) {
+  return getpwuid((uid_t)id) || getgrgid((gid_t)id);
+}
+
 /* The caller's own ids as an ordinary user; as root a free uid-pool slot,
  * waiting a bounded time when all are taken. */
 static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
@@ -57,6 +112,7 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   _cleanup_close_ int dir = -1;
   uint64_t deadline;
   unsigned start;
+  int r;
 
   if (geteuid() != 0) {
     h->uid = getuid();
@@ -78,15 +134,26 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   if (dir < 0)
     return sr_error_layer(err, "uid-pool", errno, "cannot open %s",
                           SR_UID_POOL_DIR);
+  r = pool_clear_of_subids("/etc/subuid", base, size, err);
+  if (r >= 0)
+    r = pool_clear_of_subids("/etc/subgid", base, size, err);
+  if (r < 0)
+    return r;
   /* Start at a pid-derived slot so concurrent runs rarely contend. */
   start = (unsigned)getpid() % size;
   deadline = sr_now_mono_ms() + SR_UID_POOL_WAIT_MS;
   for (;;) {
+    unsigned in_use = 0;
+
     for (unsigned i = 0; i < size; i++) {
       unsigned id = base + (start + i) % size;
       char name[16];
       int fd;
 
+      if (id_in_use(id)) {
+        in_use++;
+        continue;
+      }
       snprintf(name, sizeof(name), "%u", id);
       fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
@@ -100,6 +167,12 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
       }
       safe_close(fd);
     }
+    if (in_use == size)
+      return sr_error_layer(err, "uid-pool", 0,
+                            "every id of the uid pool %u-%u is a user's or "
+                            "a group's: give skillrun.conf a uid-pool no "
+                            "user, group or subordinate range uses",
+                            base, base + size - 1);
     if (sr_now_mono_ms() >= deadline)
       return sr_error_layer(err, "uid-pool", EAGAIN,
                             "all %u uid-pool slots (%u-%u) are in use for "

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, the uid pool against the host's other ids.
+# Root's runs take their sandbox's host uid and gid from the uid pool
+# (800000-800063 by default).  A user whose subordinate range in
+# /etc/subuid or /etc/subgid covers the pool (useradd hands out 65536 ids
+# a user from 100000: the 11th user's range is 755360-820895) runs
+# rootless containers as those very ids, and could signal, trace or read
+# a root run's sandbox; so could a user or group that has one of those
+# ids.  Before the fix such a pool was used all the same.  Now a pool a
+# subordinate range overlaps stops the run (125, layer uid-pool, naming
+# the file and line), an id that is a user's or a group's is never taken,
+# and a pool with no other id left stops the run too.  The host's files
+# are not touched: each case binds its own copy over them in a private
+# mount namespace.
+. "$(dirname "$0")/../integration/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "the uid pool is root's (the tests run as uid $(id -u))"
+command -v unshare >/dev/null || skip_all "unshare (util-linux) is not installed"
+. "$(dirname "$0")/common.sh"
+
+W=$WS_root
+n=0
+# over FILE=COPY... -- SKILLRUN-ARGS...: one run of the bundle with each
+# COPY bound over FILE, in a mount namespace of its own; sets $rc, $AUDIT,
+# $ERR.
+over() {
+  local binds=()
+  while [ "$1" != -- ]; do
+    binds+=("$1")
+    shift
+  done
+  shift
+  n=$((n + 1))
+  AUDIT=$W/u$n.audit ERR=$W/u$n.err
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  unshare -m --propagation private sh -c '
+    while [ "$1" != -- ]; do
+      mount --bind "${1#*=}" "${1%%=*}" || exit 99
+      shift
+    done
+    shift
+    exec "$@"' sh "${binds[@]}" -- "$SKILLRUN" --workspace-root "$W" \
+    --execution-id "u$n" --audit-file "$AUDIT" "$@" >/dev/null 2>"$ERR"
+  rc=$?
+}
+host_uid() { field "$AUDIT" policy_resolved .sandbox_ids.uid; }
+
+# The control: the pool as shipped, nobody else's here.
+over -- "$B" -- /bin/true
+is "the default uid pool: the run succeeds" "$rc" 0
+uid=$(host_uid)
+check "... with a host uid from the pool ($uid)" \
+  test "${uid:-0}" -ge 800000 -a "${uid:-0}" -le 800063
+
+printf 'alice:100000:65536\nvictim:755360:65536\n' >"$T/subids"
+for f in subuid subgid; do
+  over "/etc/$f=$T/subids" -- "$B" -- /bin/true
+  is "a subordinate range over the pool in /etc/$f stops the run (125)" "$rc" 125
+  check "... naming the range, the file and the line" \
+    grep -q "overlaps victim's subordinate ids 755360-820895 (/etc/$f:2)" "$ERR"
+  is "... recorded as layer_failed uid-pool" \
+    "$(field "$AUDIT" layer_failed .layer)" uid-pool
+  is "... with its terminal record" "$(field "$AUDIT" execution_completed .status)" error
+done
+
+# A range beside the pool is none of its business.
+printf 'alice:100000:65536\nbob:165536:65536\n' >"$T/subids-clear"
+over "/etc/subuid=$T/subids-clear" "/etc/subgid=$T/subids-clear" -- "$B" -- /bin/true
+is "subordinate ranges beside the pool: the run succeeds" "$rc" 0
+
+# Every id of the pool but one is a user's (or a group's): that one is
+# taken, whichever slot the run starts at.
+cp /etc/passwd "$T/passwd"
+cp /etc/group "$T/group"
+for i in $(seq 800000 800063); do
+  [ "$i" = 800040 ] && continue
+  if [ $((i % 2)) = 0 ]; then
+    echo "pool$i:x:$i:$i::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
+  else
+    echo "pool$i:x:$i:" >>"$T/group"
+  fi
+done
+for k in 1 2 3; do
+  over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
+  is "ids of the pool that are users' or groups' are not taken ($k): the run succeeds" "$rc" 0
+  is "... with the one id nobody has" "$(host_uid)" 800040
+done
+
+echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
+over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
+is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
+check "... saying so" grep -q "every id of the uid pool 800000-800063 is a user's or a group's" "$ERR"
+is "... with its terminal record" "$(field "$AUDIT" execution_completed .status)" error
+finish
