@@ -105,10 +105,10 @@ struct sr_supervisor {
   bool sampling;             /* the sampler is open */
   bool sampler_gone;         /* the tree ended before it could be opened */
   bool log_resting[2];       /* a log stream not polled until log_wake_fd */
+  bool pass_warned;          /* --log-passthrough's stop is on the record */
   uint64_t pids_seen;        /* the most pids the cgroup's counters showed */
   uint64_t cpu_counted;      /* cpu_counter_fd's figure once init is reaped */
   struct sr_logpump logs;
-  bool pass_warned; /* --log-passthrough's stop is on the record */
   /* Log wakeups, rationed (on_log): a stream resting is not polled until
    * log_wake_fd (made at the first rest) fires. */
   uint64_t log_last_ns[2];

@@ -597,6 +597,10 @@ static int next_field(struct cursor *c, const char *key, const char **val,
   size_t rest = c->len - c->pos, klen = strlen(key), n;
   const char *nl;
 
+  /* Set on every path, so that no caller's analyzer sees them unset
+   * after a failure (which returns bad(), always < 0). */
+  *val = line;
+  *vlen = 0;
   c->line++;
   nl = rest ? memchr(line, '\n', rest) : NULL;
   if (!nl)
