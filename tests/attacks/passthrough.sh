@@ -14,6 +14,48 @@
 . "$(dirname "$0")/common.sh"
 
 forged='{"schema":"skillrun.audit/1","event":"execution_completed","status":"succeeded","exit_code":0}'
+# stalled MODE KIND: a --timeout 2s skill that floods its output, whose
+# skillrun's stderr (KIND pipe or pty) nobody reads for 25 s, then read to
+# its end; sets $id, $rc and $waited (seconds until skillrun had exited or
+# the 25 s were up).  Uses MODE's $w and $pre.
+stalled() {
+  local report
+  id=pt-$2-$1
+  report=$("$PYTHON3" - "$2" 25 "$w/$id.stdout" "${pre[@]}" "$SKILLRUN" --workspace-root "$w" \
+    --execution-id "$id" --timeout 2s --log-passthrough "$B" -- /bin/sh -c \
+    '(head -c 300000 /dev/zero | tr "\0" x) & sleep 10; date >/workspace/outputs/late' <<'EOF2'
+import os, pty, subprocess, sys, time
+kind, secs, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+if kind == "pty":
+    r, w = pty.openpty()
+    os.chmod(os.ttyname(w), 0o666)
+else:
+    r, w = os.pipe()
+with open(out, "wb") as o:
+    p = subprocess.Popen(sys.argv[4:], stdout=o, stderr=w, stdin=subprocess.DEVNULL)
+os.close(w)
+start = time.monotonic()
+while p.poll() is None and time.monotonic() - start < secs:
+    time.sleep(0.1)
+waited = time.monotonic() - start
+os.set_blocking(r, False)
+while True:
+    try:
+        if not os.read(r, 65536):
+            break
+    except BlockingIOError:
+        if p.poll() is not None:
+            break
+        time.sleep(0.01)
+    except OSError:  # a pty whose other side is closed: EIO
+        break
+print(p.wait(), int(waited))
+EOF2
+  )
+  read -r rc waited <<<"$report"
+  diag "$1: $2: exit $rc, ${waited} s while nobody read it"
+}
+
 for mode in root user; do
   if [ $mode = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
     w=$WS_root pre=(env); fi
@@ -45,27 +87,7 @@ for mode in root user; do
   # to block, and with it the whole supervisor, its wall clock and its
   # sampler, for as long as the reader slept (a --timeout 2s skill ran 10 s
   # and left its output).  The passthrough now gives up after 5 s in all.
-  id=pt-stall-$mode
-  report=$("$PYTHON3" - 25 "$w/$id.stdout" "${pre[@]}" "$SKILLRUN" --workspace-root "$w" \
-    --execution-id "$id" --timeout 2s --log-passthrough "$B" -- /bin/sh -c \
-    '(head -c 300000 /dev/zero | tr "\0" x) & sleep 10; date >/workspace/outputs/late' <<'EOF2'
-import os, subprocess, sys, time
-secs, out = float(sys.argv[1]), sys.argv[2]
-r, w = os.pipe()
-with open(out, "wb") as o:
-    p = subprocess.Popen(sys.argv[3:], stdout=o, stderr=w, stdin=subprocess.DEVNULL)
-os.close(w)
-start = time.monotonic()
-while p.poll() is None and time.monotonic() - start < secs:
-    time.sleep(0.1)
-waited = time.monotonic() - start
-while os.read(r, 65536):
-    pass
-print(p.wait(), int(waited))
-EOF2
-  )
-  read -r rc waited <<<"$report"
-  diag "$mode: exit $rc, ${waited} s while the reader slept"
+  stalled "$mode" pipe
   is "$mode: a stalled stderr: the run ends at its wall clock (124)" "$rc" 124
   check "$mode: ... without waiting for the reader (${waited} s)" test "$waited" -lt 15
   check "$mode: ... the skill left no output after its deadline" \
@@ -78,32 +100,7 @@ EOF2
   # terminal stopped with ^S, an ssh session or a CI runner's pty that
   # stalls): poll(2) calls a tty writable while a few bytes fit, and a
   # blocking write of more then waited for the reader.
-  id=pt-tty-$mode
-  report=$("$PYTHON3" - 25 "$w/$id.stdout" "${pre[@]}" "$SKILLRUN" --workspace-root "$w" \
-    --execution-id "$id" --timeout 2s --log-passthrough "$B" -- /bin/sh -c \
-    '(head -c 300000 /dev/zero | tr "\0" x) & sleep 10; date >/workspace/outputs/late' <<'EOF2'
-import os, pty, subprocess, sys, termios, time
-secs, out = float(sys.argv[1]), sys.argv[2]
-m, s = pty.openpty()
-os.chmod(os.ttyname(s), 0o666)
-with open(out, "wb") as o:
-    p = subprocess.Popen(sys.argv[3:], stdout=o, stderr=s, stdin=subprocess.DEVNULL)
-os.close(s)
-start = time.monotonic()
-while p.poll() is None and time.monotonic() - start < secs:
-    time.sleep(0.1)
-waited = time.monotonic() - start
-os.set_blocking(m, False)
-while p.poll() is None:
-    try:
-        os.read(m, 65536)
-    except BlockingIOError:
-        time.sleep(0.01)
-print(p.wait(), int(waited))
-EOF2
-  )
-  read -r rc waited <<<"$report"
-  diag "$mode: exit $rc, ${waited} s while the terminal read nothing"
+  stalled "$mode" pty
   is "$mode: a stalled terminal: the run ends at its wall clock (124)" "$rc" 124
   check "$mode: ... without waiting for the terminal (${waited} s)" test "$waited" -lt 15
   check "$mode: ... the skill left no output after its deadline" \
