@@ -61,38 +61,66 @@ static int leaf_name(const char *root, const char *tenant, const char *exec,
  * a file that does not exist holds no range.
  */
 #define SUBID_FILE_MAX (16 * 1024 * 1024)
+
+/* A field of a subordinate range as shadow reads it (getulong: strtoul
+ * with base 0, so 0x hex, 0 octal, blanks and a sign too, up to 2^64-1):
+ * every range newuidmap honours must be seen here. */
+static bool subid_number(const char *s, uint64_t *out) {
+  unsigned long long v;
+  char *end;
+
+  if (!*s)
+    return false;
+  errno = 0;
+  v = strtoull(s, &end, 0);
+  if (*end || errno == ERANGE)
+    return false;
+  *out = v;
+  return true;
+}
+
 static int pool_clear_of_subids(const char *file, unsigned base, unsigned size,
                                 struct sr_error *err) {
   _cleanup_free_ char *buf = NULL;
-  char *save = NULL;
+  size_t len = 0;
   unsigned lineno = 0;
-  int r = sr_read_file_at(AT_FDCWD, file, SUBID_FILE_MAX, &buf, NULL);
+  int r = sr_read_file_at(AT_FDCWD, file, SUBID_FILE_MAX, &buf, &len);
 
   if (r == -ENOENT)
     return 0;
   if (r < 0)
     return sr_error_layer(err, "uid-pool", -r, "cannot read %s", file);
-  for (char *line = strtok_r(buf, "\n", &save); line;
-       line = strtok_r(NULL, "\n", &save)) {
-    char *start = strchr(line, ':');
-    char *count = start ? strchr(start + 1, ':') : NULL;
-    uint64_t first, n;
+  /* Line by line over the whole file: a NUL ends a line's text (as for
+   * shadow's fgets), not the file.  The first three fields are a range,
+   * more are ignored, as shadow does. */
+  for (char *line = buf, *nl; line < buf + len; line = nl + 1) {
+    char *start, *count, *end;
+    uint64_t first, n, last;
 
+    nl = memchr(line, '\n', (size_t)(buf + len - line));
+    if (!nl)
+      nl = buf + len; /* the last line, without its newline */
+    *nl = '\0';
     lineno++;
-    if (!count || line[0] == '#')
+    start = strchr(line, ':');
+    count = start ? strchr(start + 1, ':') : NULL;
+    if (!count || line[0] == '#' || start == line)
       continue;
     *start++ = '\0';
     *count++ = '\0';
-    if (sr_parse_uint(start, UINT32_MAX, &first) < 0 ||
-        sr_parse_uint(count, UINT32_MAX, &n) < 0)
+    end = strchr(count, ':');
+    if (end)
+      *end = '\0';
+    if (!subid_number(start, &first) || !subid_number(count, &n) || n == 0)
       continue; /* not a range: shadow's tools ignore it too */
-    if (first < (uint64_t)base + size && base < first + n)
+    last = n - 1 > UINT64_MAX - first ? UINT64_MAX : first + n - 1;
+    if (first <= (uint64_t)base + size - 1 && base <= last)
       return sr_error_layer(
           err, "uid-pool", 0,
           "the uid pool %u-%u overlaps %s's subordinate ids %" PRIu64
           "-%" PRIu64 " (%s:%u): give skillrun.conf a uid-pool no user, group "
           "or subordinate range uses",
-          base, base + size - 1, line, first, first + n - 1, file, lineno);
+          base, base + size - 1, line, first, last, file, lineno);
   }
   return 0;
 }

@@ -63,6 +63,27 @@ for f in subuid subgid; do
   is "... with its terminal record" "$(field "$AUDIT" execution_completed .status)" error
 done
 
+# Every range newuidmap honours counts: shadow (getulong) reads a field
+# with strtoul, base 0, up to 2^64-1, and ignores fields after the third;
+# a NUL ends a line's text, not the file.  Before, each of these ran.
+k=0
+for line in 'victim:0xc3500:64' 'victim:800000:64:x' 'victim: 800000:64' \
+  'victim:700000:4294967296000' 'victim:790000:-1' 'junk\000x\nvictim:800000:64'; do
+  k=$((k + 1))
+  printf "alice:100000:65536\n$line\n" >"$T/subids-$k"
+  over "/etc/subuid=$T/subids-$k" -- "$B" -- /bin/true
+  is "a range shadow reads as over the pool ('$line') stops the run (125)" "$rc" 125
+  check "... naming it" grep -q "overlaps victim's subordinate ids" "$ERR"
+done
+# Without its last newline, the last line counts as well.
+printf 'alice:100000:65536\nvictim:800063:1' >"$T/subids-nonl"
+over "/etc/subuid=$T/subids-nonl" -- "$B" -- /bin/true
+is "a last range without its newline over the pool's last id stops the run (125)" "$rc" 125
+# A range of no ids covers none, wherever it starts (before: 125).
+printf 'alice:100000:65536\nnobody:800010:0\n' >"$T/subids-zero"
+over "/etc/subuid=$T/subids-zero" -- "$B" -- /bin/true
+is "a range of 0 ids inside the pool: the run succeeds" "$rc" 0
+
 # A range beside the pool is none of its business.
 printf 'alice:100000:65536\nbob:165536:65536\n' >"$T/subids-clear"
 over "/etc/subuid=$T/subids-clear" "/etc/subgid=$T/subids-clear" -- "$B" -- /bin/true
