@@ -126,9 +126,14 @@ static int pool_clear_of_subids(const char *file, unsigned base, unsigned size,
 }
 
 /* Whether host id `id` is a user's or a group's (NSS): such a slot is
- * never taken, as systemd skips them for DynamicUser=. */
-static bool id_in_use(unsigned id) {
-  return getpwuid((uid_t)id) || getgrgid((gid_t)id);
+ * never taken, as systemd skips them for DynamicUser=.  Asked once per
+ * id and run (known[] remembers: 0 not yet, 1 free, 2 taken), not on
+ * every pass of the wait for a free slot: with LDAP or SSSD each answer
+ * may be a round trip, and a pool has up to 65536 ids. */
+static bool id_in_use(unsigned id, unsigned char *known) {
+  if (!*known)
+    *known = getpwuid((uid_t)id) || getgrgid((gid_t)id) ? 2 : 1;
+  return *known == 2;
 }
 
 /* The caller's own ids as an ordinary user; as root a free uid-pool slot,
@@ -138,6 +143,7 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   const unsigned base = p->uid_pool_base;
   const unsigned size = p->uid_pool_size;
   _cleanup_close_ int dir = -1;
+  _cleanup_free_ unsigned char *known = NULL;
   uint64_t deadline;
   unsigned start;
   int r;
@@ -167,6 +173,9 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
     r = pool_clear_of_subids("/etc/subgid", base, size, err);
   if (r < 0)
     return r;
+  known = calloc(size, 1);
+  if (!known)
+    return sr_error_layer(err, "uid-pool", ENOMEM, "uid pool");
   /* Start at a pid-derived slot so concurrent runs rarely contend. */
   start = (unsigned)getpid() % size;
   deadline = sr_now_mono_ms() + SR_UID_POOL_WAIT_MS;
@@ -174,11 +183,11 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
     unsigned in_use = 0;
 
     for (unsigned i = 0; i < size; i++) {
-      unsigned id = base + (start + i) % size;
+      unsigned slot = (start + i) % size, id = base + slot;
       char name[16];
       int fd;
 
-      if (id_in_use(id)) {
+      if (id_in_use(id, &known[slot])) {
         in_use++;
         continue;
       }

@@ -107,6 +107,32 @@ for k in 1 2 3; do
   is "... with the one id nobody has" "$(host_uid)" 800040
 done
 
+# While every slot is taken a run waits (10 s), passing over the pool
+# every 100 ms; whether an id is a user's or a group's is asked once per
+# id, not on every pass: with LDAP or SSSD each answer may be a round
+# trip, and a pool may hold 65536 ids.  Before, 4 ids were asked about
+# on each of some 100 passes (/etc/passwd opened ~400 times).
+if command -v strace >/dev/null && command -v flock >/dev/null; then
+  printf 'uid-pool 912340 4\n' >"$T/pool4.conf"
+  holders=()
+  for i in 912340 912341 912342 912343; do
+    flock -o /run/skillrun/uid-pool/$i sleep 60 &
+    holders+=($!)
+  done
+  sleep 0.5
+  n=$((n + 1))
+  strace -f -qq -e trace=openat -o "$T/strace" "$SKILLRUN" --conf "$T/pool4.conf" \
+    --workspace-root "$W" --execution-id "u$n" --audit-file "$W/u$n.audit" \
+    "$B" -- /bin/true >/dev/null 2>"$W/u$n.err"
+  rc=$?
+  kill "${holders[@]}" 2>/dev/null
+  wait "${holders[@]}" 2>/dev/null
+  is "a pool whose every slot is held: the run is refused after its wait (125)" "$rc" 125
+  opens=$(grep -c '"/etc/passwd"' "$T/strace")
+  check "... having asked NSS about each id once ($opens opens of /etc/passwd, at most 4)" \
+    test "$opens" -le 4
+fi
+
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
 over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
 is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
