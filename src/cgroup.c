@@ -479,10 +479,12 @@ static int enter_systemd_scope(const char *mnt, const char *name,
 
 /* The limit files a scheduler sets on a cgroup v2 (systemd's MemoryMax=,
  * MemoryHigh=, MemorySwapMax=, TasksMax=, CPUQuota=; a container's).
- * pids.max counts only below the run's own pids limit: systemd gives
- * every unit and slice one by default (DefaultTasksMax=, 15% of the
- * kernel's pid limit; a user's slice 33%), a safety net far above a
- * run's, which a leaf beside it does not raise for any run. */
+ * pids.max counts only below skillrun's pids cap (builtin or
+ * skillrun.conf; not the run's value, which the caller lowers with
+ * --pids: asking for less must not move a run out of the caller's
+ * pids.max): systemd gives every unit and slice one by default
+ * (DefaultTasksMax=, 15% of the kernel's pid limit; a user's slice 33%),
+ * a safety net far above it. */
 static const char *const outer_limit_files[] = {
     "memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
 };
@@ -565,7 +567,7 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
  * Finds the subtree that will hold the leaf (parent_override, else
  * <mount>/skillrun as root, else our own delegated cgroup).  When
  * `prepare`, creates what is missing and enables controllers; run_pids
- * (the run's pids limit) then says which pids.max above the caller keeps
+ * (skillrun's pids cap) then says which pids.max above the caller keeps
  * root from the top-level subtree (caller_cgroup_unlimited).
  * Returns 0 with *out_fd and *out_path set; or -errno and either *reason (the
  * cgroup layer is unavailable: `prefer` falls back) or err (a hard failure).
@@ -915,7 +917,7 @@ int sr_cgroup_setup(struct sr_cgroup *cg, const struct sr_policy *p,
     return sr_error_layer(err, "cgroup", EINVAL, "invalid cgroup leaf name");
   snprintf(leaf, sizeof(leaf), LEAF_PREFIX "%s", name);
 
-  r = find_parent(parent_override, true, p->limits[SR_LIM_PIDS].value, &pfd,
+  r = find_parent(parent_override, true, p->limits[SR_LIM_PIDS].cap, &pfd,
                   &parent_path, &cpu, &reason, name, &cg->scope, err);
   if ((r >= 0 || reason) &&
       scope_not_asked(&cg->scope, parent_override, r >= 0, reason) < 0)

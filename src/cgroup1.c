@@ -260,9 +260,11 @@ static uint64_t v1_memory_unlimited(void) {
 
 /* Whether a pids.max or cpu.cfs_quota_us value limits what a run's leaf
  * beside its cgroup could take.  A quota other than -1 does; a pids.max
- * only below the run's own pids limit: systemd's default TasksMax= on
- * every unit and slice is a safety net far above it, which no run's leaf
- * exceeds (as for cgroup v2, caller_cgroup_unlimited). */
+ * only below skillrun's pids cap (run_pids: builtin or skillrun.conf,
+ * never the caller's --pids, which would let a caller move its runs out
+ * of its own pids.max by asking for less): systemd's default TasksMax=
+ * on every unit and slice is a safety net far above it (as for cgroup
+ * v2, caller_cgroup_unlimited). */
 static bool v1_value_limits(enum sr_cg1_ctrl c, const char *s,
                             uint64_t run_pids) {
   uint64_t n;
@@ -540,8 +542,10 @@ int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
   for (int c = 0; c < SR__CG1_MAX; c++) {
     char *base = NULL;
 
+    /* The pids cap, not the run's value: a caller who lowers --pids to
+     * an outer pids.max must not take the leaf out of it. */
     r = subtree_base((enum sr_cg1_ctrl)c, mnt[c], own[c],
-                     p->limits[SR_LIM_PIDS].value, &base, reason);
+                     p->limits[SR_LIM_PIDS].cap, &base, reason);
     if (r < 0)
       goto out;
     free(mnt[c]);

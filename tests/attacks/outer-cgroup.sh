@@ -107,6 +107,20 @@ for mode in $MODES; do
       [ "${cg#"$V1/memory/skillrun/run-"}" != "$cg" ]
     rm_outer
 
+    # A run that lowers --pids to the caller's pids.max or below does not
+    # take its leaf out of the caller's cgroup: what counts is skillrun's
+    # own cap (512 here), which the caller cannot lower.  Before, 40 >=
+    # --pids 32 put the leaf in $V1/pids/skillrun, beside the caller's
+    # cgroup: the caller's tasks and each such run's 32 all counted
+    # apart, so a few concurrent runs passed the caller's 40.
+    mk_outer
+    echo 40 >"$V1/pids/$OUTER/pids.max"
+    attack $mode --pids 32 -- forkbomb:200
+    check "$mode: --pids 32 under a caller's pids.max 40: the pids leaf is made inside the caller's cgroup" \
+      [ -d "$V1/pids/$OUTER/skillrun" ]
+    closed "$mode: ... the run is closed"
+    rm_outer
+
     # A container's view (Docker with the host's cgroup namespace on a v1
     # host): the caller's cgroups bind-mounted over the hierarchies, so
     # the mounts' top is the caller's cgroup while /proc/self/cgroup still
