@@ -127,6 +127,7 @@ if command -v strace >/dev/null && command -v flock >/dev/null; then
   rc=$?
   kill "${holders[@]}" 2>/dev/null
   wait "${holders[@]}" 2>/dev/null
+  rm -f /run/skillrun/uid-pool/91234[0-3]
   is "a pool whose every slot is held: the run is refused after its wait (125)" "$rc" 125
   opens=$(grep -c '"/etc/passwd"' "$T/strace")
   check "... having asked NSS about each id once ($opens opens of /etc/passwd, at most 4)" \
