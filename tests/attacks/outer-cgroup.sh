@@ -11,12 +11,13 @@
 # which makes the caller's cgroups; the ordinary user's runs are started
 # in them too.
 . "$(dirname "$0")/../integration/lib.sh"
-. "$(dirname "$0")/common.sh"
-
+# Whole-file skips come before common.sh, whose per-mode skips would
+# already have printed a test.
 V1=/sys/fs/cgroup
 [ -f "$V1/memory/memory.limit_in_bytes" ] && [ -d "$V1/pids" ] ||
   skip_all "no cgroup v1 memory and pids hierarchies here (the VM tier covers cgroup v2)"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to make the caller's cgroups"
+. "$(dirname "$0")/common.sh"
 
 OUTER=skillrun-test-outer.$$
 mk_outer() {
