@@ -178,6 +178,14 @@ int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
     free(tid);
     return -ENOMEM;
   }
+  if (!own_fd) {
+    int t = sr_tty_reopen_nonblock(fd);
+
+    if (t >= 0) {
+      fd = t;
+      own_fd = true;
+    }
+  }
   *a = (struct sr_audit){
       .fd = fd,
       .own_fd = own_fd,
@@ -187,13 +195,20 @@ int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
       .execution_id = eid,
       .tenant_id = tid,
       .stall_ms = SR_AUDIT_STALL_MS,
+      .echo_stall_ms = SR_AUDIT_STALL_MS,
   };
   memcpy(a->prev, SR_AUDIT_ZERO_HASH, sizeof(a->prev));
   return 0;
 }
 
 void sr_audit_echo_warnings(struct sr_audit *a, int fd) {
-  a->echo_fd = fd;
+  int t = fd >= 0 ? sr_tty_reopen_nonblock(fd) : -1;
+
+  if (a->echo_own_fd)
+    safe_close(a->echo_fd);
+  a->echo_fd = t >= 0 ? t : fd;
+  a->echo_own_fd = t >= 0;
+  a->echo_type = 0;
 }
 
 /* Appends s to buf (of len, used so far *n) for a terminal: C0 controls,
@@ -212,7 +227,7 @@ static void echo_append(char *buf, size_t len, size_t *n, const char *s) {
 }
 
 /* A warning event as one line for a person (sr_audit_echo_warnings). */
-static void echo_warning(const struct sr_audit *a, const json_t *fields) {
+static void echo_warning(struct sr_audit *a, const json_t *fields) {
   const char *msg = json_string_value(json_object_get(fields, "message"));
   const char *path = json_string_value(json_object_get(fields, "path"));
   const char *why = json_string_value(json_object_get(fields, "reason"));
@@ -231,8 +246,12 @@ static void echo_warning(const struct sr_audit *a, const json_t *fields) {
     echo_append(line, sizeof(line), &n, ")");
   }
   line[n++] = '\n';
-  /* Best effort: the record is the audit line, already written. */
-  (void)sr_write_all(a->echo_fd, line, n);
+  /* Best effort: the record is the audit line, already written.  A
+   * reader that stalls gets no more (a blocking write there held the
+   * supervisor, its wall clock and sampler too). */
+  if (sr_write_bounded(a->echo_fd, &a->echo_type, line, n, &a->echo_stall_ms) <
+      0)
+    sr_audit_echo_warnings(a, -1);
 }
 
 /* What the copy keeps free for the final events: their own room, their
@@ -629,6 +648,7 @@ void sr_audit_done(struct sr_audit *a) {
     return;
   if (a->own_fd)
     safe_close(a->fd);
+  sr_audit_echo_warnings(a, -1);
   /* The room no line took goes back to the file system. */
   if (a->copy_fd >= 0 && a->copy_reserved > a->copy_len)
     (void)sr_fd_unreserve(a->copy_fd, a->copy_len,

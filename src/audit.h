@@ -58,10 +58,13 @@ struct sr_audit {
   char *version;
   char *backlog; /* lines emitted before copy_fd existed */
   size_t backlog_len;
-  int echo_fd; /* -1, or where each warning is also written as one line */
+  int echo_fd;      /* -1, or where each warning is also written as one line */
+  bool echo_own_fd; /* echo_fd is a terminal opened again, ours to close */
   bool fd_failed, copy_failed; /* a sink that failed is written no more */
-  uint64_t stall_ms;           /* what is left of SR_AUDIT_STALL_MS */
-  mode_t fd_type; /* fd's S_IFMT, once written (sr_write_bounded) */
+  /* fd's and echo_fd's S_IFMT, once written (sr_write_bounded) */
+  mode_t fd_type, echo_type;
+  /* What is left of SR_AUDIT_STALL_MS, for fd and for echo_fd. */
+  uint64_t stall_ms, echo_stall_ms;
   /* The copy's length and the end of the room reserved for it (0: none,
    * the file system cannot reserve); closing: the final events, which may
    * use the room the others leave (keep_room in audit.c). */
@@ -73,14 +76,19 @@ struct sr_audit {
   const char *fixed_ts;
 };
 
-/* Initialises with the primary fd (not owned unless own_fd).  A NULL id is
- * written as null (a run refused for an invalid id). */
+/* Initialises with the primary fd (not owned unless own_fd).  A terminal
+ * that is not owned is written through its own non-blocking open file
+ * (sr_tty_reopen_nonblock), so that a reader that stalls holds no write
+ * past SR_AUDIT_STALL_MS.  A NULL id is written as null (a run refused for
+ * an invalid id). */
 int sr_audit_init(struct sr_audit *a, int fd, bool own_fd,
                   const char *execution_id, const char *tenant_id);
 /* From now on each `warning` event is also written to fd as one line,
  * "skillrun: warning: MESSAGE[: PATH][ (REASON)]", control characters
  * shown as '?' (skillrun(1): with --verbose, or when stderr is a
- * terminal).  -1 stops it. */
+ * terminal).  -1 stops it.  Best effort: the writes are bounded as the
+ * primary fd's (a terminal through its own open file), and the first that
+ * fails stops the copy; the record has every warning. */
 void sr_audit_echo_warnings(struct sr_audit *a, int fd);
 /* Sets skill name and version for every later event, and reserves room
  * for them in the final events (as sr_audit_keep_room): -ENOSPC, and

@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +108,36 @@ int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
     len -= (size_t)n;
   }
   return 0;
+}
+
+/* path opened non-blocking for writing, if it is the character device
+ * rdev. */
+static int open_tty_node(const char *path, dev_t rdev) {
+  struct stat st;
+  int t = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+  if (t < 0)
+    return -1;
+  if (fstat(t, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != rdev)
+    return safe_close(t);
+  return t;
+}
+
+int sr_tty_reopen_nonblock(int fd) {
+  struct stat st;
+  char self[64];
+  int t;
+
+  if (!isatty(fd) || fstat(fd, &st) < 0)
+    return -1;
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  t = open_tty_node(self, st.st_rdev);
+  /* Another user's terminal (after sudo -u): its node is not ours to
+   * open, but when it is our controlling terminal (tcgetsid(3) answers
+   * only for that) /dev/tty is that terminal. */
+  if (t < 0 && tcgetsid(fd) >= 0)
+    t = open_tty_node("/dev/tty", makedev(5, 0));
+  return t;
 }
 
 int sr_fd_reserve(int fd, uint64_t off, uint64_t len) {

@@ -38,6 +38,19 @@ int sr_write_all(int fd, const void *buf, size_t len);
  */
 int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
                      uint64_t *budget_ms);
+/*
+ * For sr_write_bounded on a terminal: poll(2) calls a tty writable while a
+ * few bytes fit, and a blocking write of more then waits for a reader that
+ * reads nothing (a terminal stopped with ^S, a pty whose other side
+ * stalls) with no bound at all.  fd's open file is the caller's, shared
+ * with its shell, so its O_NONBLOCK is not ours to set: this opens the
+ * same terminal again (/proc/self/fd, or /dev/tty when it is the
+ * controlling terminal), non-blocking and close-on-exec.  The new
+ * descriptor, to write instead of fd and close; -1 when fd is no terminal
+ * or cannot be opened again (another user's terminal that is not our
+ * controlling one: then fd is written as it is, blocking).
+ */
+int sr_tty_reopen_nonblock(int fd);
 
 /* Space for len bytes from off of a file, allocated now so that later
  * writes there cannot fail for want of space (fallocate KEEP_SIZE); and

@@ -81,33 +81,18 @@ static int discard(struct sr_logpump *lp, int s) {
 }
 
 /*
- * A terminal is written through an open file of its own, non-blocking: a
- * tty is called writable (poll(2)) while a few bytes fit, and a blocking
- * write of more then waits for a reader that reads nothing (a terminal
- * stopped with ^S, a pty whose other side stalls) with no bound at all.
- * The caller's own open file is shared with its shell and every other
- * process on that terminal, so its O_NONBLOCK is not ours to set; the
- * terminal is opened again (/proc/self/fd), once, after the sandbox's
- * fork, so that nothing of the run holds it.  Where that fails the
- * caller's file is written as before.
+ * A terminal is written through an open file of its own, non-blocking
+ * (sr_tty_reopen_nonblock), opened once, after the sandbox's fork, so that
+ * nothing of the run holds it.  Where that fails the caller's file is
+ * written as before.
  */
 static void pass_open_tty(struct sr_logpump *lp) {
-  struct stat st, again;
-  char self[64];
   int fd;
 
   lp->pass_reopened = true;
-  if (!isatty(lp->passthrough_fd) || fstat(lp->passthrough_fd, &st) < 0)
-    return;
-  snprintf(self, sizeof(self), "/proc/self/fd/%d", lp->passthrough_fd);
-  fd = open(self, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  fd = sr_tty_reopen_nonblock(lp->passthrough_fd);
   if (fd < 0)
     return;
-  if (fstat(fd, &again) < 0 || !S_ISCHR(again.st_mode) ||
-      again.st_rdev != st.st_rdev) {
-    safe_close(fd);
-    return;
-  }
   lp->pass_own_fd = fd;
   lp->passthrough_fd = fd;
 }

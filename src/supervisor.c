@@ -870,9 +870,9 @@ static int passthrough_stopped(struct sr_supervisor *s, struct sr_error *err) {
   if (s->logs.pass_err == 0 || s->pass_warned)
     return 0;
   s->pass_warned = true;
-  /* Nor are warnings copied there any more: that blocking write would
-   * wait for the very reader that stalled (the record keeps them). */
-  s->spec->audit->echo_fd = -1;
+  /* Nor are warnings copied there any more: that write would wait for
+   * the very reader that stalled (the record keeps them). */
+  sr_audit_echo_warnings(s->spec->audit, -1);
   if (s->logs.pass_err == ETIMEDOUT)
     snprintf(msg, sizeof(msg),
              "--log-passthrough stopped: standard error took none of the "
