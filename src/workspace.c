@@ -13,8 +13,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -1521,10 +1523,30 @@ void sr_workspace_done(struct sr_workspace *ws) {
   sr_workspace_init(ws);
 }
 
+/* The directory at the absolute path `where`, found in the caller's own
+ * mount namespace: through no magic link (/proc/PID/root, /proc/PID/cwd,
+ * /proc/PID/fd/N), which would lead into another process's mounts.  An fd,
+ * or -errno (-ELOOP for such a link, or a symbolic link last). */
+static int open_dir_here(const char *where) {
+  struct open_how how = {
+      .flags = OPEN_DIR_FLAGS,
+      .resolve = RESOLVE_NO_MAGICLINKS,
+  };
+  long fd;
+
+  do
+    fd = syscall(SYS_openat2, AT_FDCWD, where, &how, sizeof(how));
+  while (fd < 0 && errno == EINTR);
+  return fd < 0 ? -errno : (int)fd;
+}
+
 /* A dead run's staging directory on a tmpfs: in the base its marker names
  * (SR_STAGING_XATTR), when that is still a tmpfs directory of the run's
- * owner that nobody else may write; for a marker without that note (an
- * older version's), in any base of the caller's.  Never creating one. */
+ * owner that nobody else may write, reached in the caller's own mount
+ * namespace (the note is the run's owner's to write: through /proc/PID/root
+ * it could name a tmpfs of theirs in a namespace of their own, with
+ * anything bound below it); for a marker without that note (an older
+ * version's), in any base of the caller's.  Never creating one. */
 static void remove_tmpfs_staging(const char *root, const char *marker_name,
                                  int marker, uid_t owner) {
   struct tmpfs_base bases[3];
@@ -1543,7 +1565,7 @@ static void remove_tmpfs_staging(const char *root, const char *marker_name,
     where[len] = '\0';
     if (where[0] != '/' || strlen(where) != (size_t)len)
       return;
-    base = open(where, OPEN_DIR_FLAGS);
+    base = open_dir_here(where);
     if (base >= 0 && fstat(base, &st) == 0 && st.st_uid == owner &&
         !(st.st_mode & 022) && on_tmpfs(base, 0))
       (void)sr_rm_rf_at(base, name);

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, gc and a dead run's tmpfs staging: a run's
+# marker names the tmpfs base its staging directory is in (the
+# user.skillrun.staging attribute), and gc (--gc, or a run's clean-up
+# before it starts) removes the staging directory there.  The marker is
+# its run's owner's file, and so is the attribute.  Another user who owns
+# a workspace root root cleans up, or who made .active first in a shared
+# (sticky) one, plants a dead run whose attribute names a directory of
+# theirs reached through /proc/PID/root: a tmpfs of their own in a mount
+# namespace of their own (an unprivileged user namespace), where they
+# bound a directory they may only read on the staging directory's name.
+# root's gc followed that path into their namespace and removed, as root,
+# everything in the bound directory.  gc must look for a staging base in
+# its own mount namespace only: a base reached through a magic link is
+# left alone, and the bound directory keeps every file.
+. "$(dirname "$0")/../integration/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root: the victim is root's gc, the planter another user"
+sandbox_possible || skip_all "user namespaces are not available"
+command -v unshare >/dev/null || skip_all "unshare (util-linux) is not installed"
+
+OTHER=$NOBODY
+AS_OTHER=(setpriv --reuid="$OTHER" --regid="$OTHER" --clear-groups --)
+"${AS_OTHER[@]}" unshare -Urm true 2>/dev/null ||
+  skip_all "uid $OTHER cannot make a user and mount namespace"
+
+T=$(tmpdir)
+B=$T/gc-staging-skill
+mkbundle "$B"
+chmod -R a+rX "$B"
+
+# What root keeps and the other user may only read.
+P=$T/precious
+fill() {
+  mkdir -p "$P/sub"
+  echo keep >"$P/keep.txt"
+  echo deep >"$P/sub/deep.txt"
+  chmod -R a+rX,go-w "$P"
+}
+fill
+precious() { (cd "$P" && find . | sort | tr '\n' ' '); }
+before=$(precious)
+
+# A shared workspace root, sticky as /tmp is (skillrun(1) SECURITY).
+W=$(tmpdir)
+chmod 1777 "$W"
+# The other user's mount point, and their file saying it is ready.
+M=$T/mnt
+mkdir "$M" "$T/other"
+chown "$OTHER:$OTHER" "$M" "$T/other"
+
+# The tmpfs staging directory's name of marker TENANT:EXEC under W
+# (workspace.c tmpfs_staging_name).
+name_of() { printf '%s-%s' "$(printf %s "$(realpath "$W")" | sha256sum | cut -c1-16)" "$1"; }
+
+# The other user's namespace: a tmpfs of theirs on $M (mode 0755, theirs:
+# the namespace's root is their uid), with $P bound on the staging names
+# of the two dead runs they plant.  Held until the test ends.
+"${AS_OTHER[@]}" unshare -Urm sh -c '
+  m=$1 p=$2 ready=$3
+  shift 3
+  mount -t tmpfs -o mode=0755 none "$m" || exit 1
+  for n; do mkdir "$m/$n" && mount --bind "$p" "$m/$n" || exit 1; done
+  echo ok >"$ready"
+  exec sleep 600' sh "$M" "$P" "$T/other/ready" "$(name_of acme:e1)" "$(name_of acme:e2)" &
+holder=$!
+bg_pids+=("$holder")
+for _ in $(seq 100); do [ -s "$T/other/ready" ] && break; sleep 0.05; done
+check "the other user's namespace holds $P on the staging names" [ -s "$T/other/ready" ]
+is "... which root reaches through /proc/$holder/root" \
+  "$(ls "/proc/$holder/root$M/$(name_of acme:e1)" | tr '\n' ' ')" "keep.txt sub "
+
+# plant EXEC: as the other user, a dead run acme/EXEC in W (an empty
+# ledger, linked in as its marker, which they made .active for), whose
+# marker says its staging is in their namespace's tmpfs.
+"${AS_OTHER[@]}" sh -c 'umask 077 && mkdir "$1/.active" "$1/acme"' sh "$W"
+plant() {
+  "${AS_OTHER[@]}" sh -c 'umask 077 && mkdir "$1/acme/$2" && : >"$1/acme/$2/audit.jsonl" &&
+    ln "$1/acme/$2/audit.jsonl" "$1/.active/acme:$2"' sh "$W" "$1"
+  # The marker's owner may set its user.* attributes (setfattr(1)); the
+  # test's python may not be theirs to run.
+  "$PYTHON3" -c 'import os, sys; os.setxattr(sys.argv[1], "user.skillrun.staging", sys.argv[2].encode())' \
+    "$W/.active/acme:$1" "/proc/$holder/root$M"
+}
+
+# root's --gc over the shared root.
+plant e1
+"$SKILLRUN" --gc --workspace-root "$W" >"$T/gc.out" 2>&1
+is "root's --gc exits 0" "$?" 0
+is "... and leaves what the other user bound untouched" "$(precious)" "$before"
+
+# A run of root's in the shared root: its clean-up before it starts.
+fill
+plant e2
+"$SKILLRUN" --workspace-root "$W" --tenant root-t --execution-id r1 "$B" -- /bin/true >/dev/null 2>"$T/run.err"
+is "root's run in a root whose .active is another user's is refused (125)" "$?" 125
+check "... naming .active" grep -q "run marker directory $(realpath "$W")/.active belongs to uid $OTHER" "$T/run.err"
+is "... and its clean-up leaves what the other user bound untouched" "$(precious)" "$before"
+
+kill -KILL "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+finish
