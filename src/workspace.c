@@ -1754,6 +1754,7 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
                     unsigned *n_cleaned, struct sr_error *err) {
   _cleanup_close_ int root_fd = -1;
   char resolved[PATH_MAX];
+  struct stat opened, named;
 
   if (n_cleaned)
     *n_cleaned = 0;
@@ -1767,6 +1768,17 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
   if (!realpath(root, resolved))
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot resolve %s",
                         root);
+  /* The tmpfs staging names derive from the resolved path: it must name
+   * the directory opened.  Another user who owns a component of `root`
+   * could otherwise switch it between the two, and have the markers of
+   * their directory matched with the staging of runs under another root
+   * (a live run of root's, say). */
+  if (fstat(root_fd, &opened) < 0 || stat(resolved, &named) < 0 ||
+      opened.st_dev != named.st_dev || opened.st_ino != named.st_ino)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "gc",
+                        "workspace root %s changed while it was opened "
+                        "(%s); not cleaned",
+                        root, resolved);
   return gc_at(root_fd, resolved, key, verbose, max, own, n_cleaned, err);
 }
 

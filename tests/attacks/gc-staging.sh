@@ -14,6 +14,10 @@
 # everything in the bound directory.  gc must look for a staging base in
 # its own mount namespace only: a base reached through a magic link is
 # left alone, and the bound directory keeps every file.
+# And the staging names derive from the workspace root's resolved path:
+# --gc over a root reached through a path another user controls must not
+# match their markers with the staging of runs under another root (its
+# last case: a live run of root's lost its staging).
 . "$(dirname "$0")/../integration/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root: the victim is root's gc, the planter another user"
@@ -100,4 +104,63 @@ is "... and its clean-up leaves what the other user bound untouched" "$(precious
 
 kill -KILL "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
+
+# root's --gc over a workspace root the other user owns, through a path
+# they control ($A/ws): between gc opening it and resolving it (the tmpfs
+# staging names derive from the resolved path), they switch $A/ws from
+# their own root to one of root's, where a run of root's is live.  gc
+# then matched their dead run's marker (default:victim, no attribute)
+# with the live run's staging on root's tmpfs base and removed it.
+W0=$(tmpdir)
+A=$T/other-home
+mkdir "$A"
+chown "$OTHER:$OTHER" "$A"
+"$SKILLRUN" --workspace-root "$W0" --execution-id victim "$B" \
+  -- /bin/sh -c 'sleep 60' >"$T/victim.audit" 2>/dev/null &
+victim=$!
+bg_pids+=("$victim")
+for _ in $(seq 200); do grep -q '"state":"running"' "$T/victim.audit" 2>/dev/null && break; sleep 0.05; done
+staging=$(field "$T/victim.audit" bundle_verified .staging)
+if ! command -v perl >/dev/null; then
+  pass "# SKIP the switch of a root's path by another user: needs perl"
+elif [ "${staging#"$(realpath "$W0")"/}" != "$staging" ]; then
+  pass "# SKIP root's live run is staged in its run directory, not on a tmpfs base"
+else
+  check "root's live run is staged on a tmpfs base ($staging)" [ -f "$staging/bundle/SKILL.md" ]
+  # The other user: their root $A/real, a dead run default:victim planted
+  # again whenever gc closed it, and $A/ws switched between $A/real and
+  # $W0 by rename until $A/stop appears (perl: a shell's switches are a
+  # process each, too slow to meet gc's window).
+  "${AS_OTHER[@]}" perl -e '
+    my ($a, $w0) = @ARGV;
+    my $r = "$a/real";
+    umask 077;
+    mkdir "$r" and chmod(0755, "$r") and mkdir "$r/.active" and mkdir "$r/default" or die;
+    until (-e "$a/stop") {
+      unless (-e "$r/.active/default:victim") {
+        system("rm", "-rf", "$r/default/victim");
+        mkdir "$r/default/victim";
+        open(my $f, ">", "$r/default/victim/audit.jsonl") and close $f;
+        link "$r/default/victim/audit.jsonl", "$r/.active/default:victim";
+      }
+      for my $t ("real", $w0) {
+        unlink "$a/ws.new";
+        symlink($t, "$a/ws.new") and rename("$a/ws.new", "$a/ws");
+      }
+    }' "$A" "$W0" &
+  flipper=$!
+  bg_pids+=("$flipper")
+  for _ in $(seq 100); do [ -L "$A/ws" ] && break; sleep 0.05; done
+  tries=0
+  while [ $tries -lt 300 ] && [ -f "$staging/bundle/SKILL.md" ]; do
+    tries=$((tries + 1))
+    "$SKILLRUN" --gc --workspace-root "$A/ws" >/dev/null 2>&1
+  done
+  touch "$A/stop"
+  wait "$flipper" 2>/dev/null
+  check "$tries runs of root's --gc over $A/ws leave root's live run's staging alone" \
+    [ -f "$staging/bundle/SKILL.md" ]
+fi
+kill -TERM "$victim" 2>/dev/null
+wait "$victim" 2>/dev/null
 finish
