@@ -80,6 +80,13 @@ for mode in $MODES; do
       "refused	digest_mismatch"
     is "$mode: $orch: refused: no artifacts" "$(j '.artifacts | length')" 0
     kept refused
+    # A refused --input: the reason is input_rejected's (skillrun(1), EXIT
+    # STATUS 123), not bundle_rejected's.
+    o hello "$(digest hello)" "$T/no-such-input"
+    is "$mode: $orch: refused input: exit 123" "$rc" 123
+    is "$mode: $orch: refused input: status, reason" "$(j '[.status, .reason] | @tsv')" \
+      "refused	input_invalid"
+    kept "refused input"
 
     o sleeper "$(digest sleeper)"
     is "$mode: $orch: timeout: exit 124" "$rc" 124

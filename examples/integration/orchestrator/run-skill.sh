@@ -14,8 +14,9 @@
 # Everything comes from the audit stream, nothing from the run directory's
 # layout: the run directory from execution_started, the status and the
 # artifacts from execution_completed (the artifact_committed events when
-# its list was cut), the reason from the event that says why (the refusal,
-# the failure, the limit, the command that could not be executed).
+# its list was cut), the reason from the event that says why (the refusal
+# of the bundle or of an input, the failure, the limit, the command that
+# could not be executed).
 # Without execution_completed (skillrun could not even start) the status
 # comes from the exit status.  A stream whose chain does not verify is
 # reported as such.  The audit file stays where the JSON line says: the
@@ -62,7 +63,8 @@ jq -cR 'fromjson? // empty' "$audit" | jq -cs \
               ({"123": "refused", "124": "timeout", "125": "error"}[$rc | tostring]
                // "unknown")),
      exit_code: $rc,
-     reason: (ev("bundle_rejected").reason // ev("error").reason
+     reason: (ev("bundle_rejected").reason // ev("input_rejected").reason
+              // ev("error").reason
               // (ev("layer_failed") | if . then "layer_failed:\(.layer)" else null end)
               // ev("limit_exceeded").limit // $done.exec_error),
      run_dir: ev("execution_started").run_dir,

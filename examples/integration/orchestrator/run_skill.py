@@ -71,6 +71,7 @@ def outcome(rc, events):
     status = done.get("status") or STATUS_OF_EXIT.get(rc, "unknown")
     failure = last(events, "layer_failed")
     reason = (last(events, "bundle_rejected").get("reason")
+              or last(events, "input_rejected").get("reason")
               or last(events, "error").get("reason")
               or (failure and f"layer_failed:{failure['layer']}")
               or last(events, "limit_exceeded").get("limit")
