@@ -180,5 +180,29 @@ chmod -R a+rX "$N"
 printf 'network allow\n' >"$T/net.profile"
 r -p "$T/net.profile" --network allow "$N" -- /bin/true
 is "network allowed: metadata.json network host" "$("$JQ" -r .network "$W/default/s$n/metadata.json")" host
+# A skill that exits 3 (status failed).
+r "$B" -- /bin/sh -c 'exit 3'
+is "a skill that exits 3: status failed" "$(field "$A" execution_completed .status)" failed
+
+# ------------------------------------ skillrun(1) against what runs write
+# execution_completed: the statuses skillrun(1) says come without the
+# skill's outcome ("Unless the run was S, S or S, also skill_exit_code")
+# are exactly those of this script's runs that have no skill_exit_code.
+line=$(grep -m 1 -E '^Unless (the run was|its status is) .*, also$' "$T/events.man")
+no_outcome=$(sed -E 's/^Unless (the run was|its status is) //; s/ \(.*//; s/, also$//
+  s/,? or /, /g' <<<"$line" | tr ',' '\n' | tr -d ' ' | grep . | sort -u)
+check "skillrun(1) says which statuses have no skill_exit_code" test -n "$no_outcome"
+for a in "$T"/a.*; do
+  st=$(field "$a" execution_completed .status)
+  has=$(field "$a" execution_completed 'has("skill_exit_code")')
+  [ -n "$st" ] || continue
+  if grep -qxF -- "$st" <<<"$no_outcome"; then want=false; else want=true; fi
+  is "status $st (${a##*/}): skill_exit_code present as skillrun(1) says" "$has" "$want"
+done
+# METADATA: the values of network it names are metadata.schema.json's.
+man_net=$(sed -n '/^\.SH METADATA/,/^\.SH /p' "$MAN1" | sed -n '/^\.B network$/{n;/^\.RB (/p;}' |
+  sed 's/^\.RB //; s/[(),"]/ /g' | tr ' ' '\n' | grep -vx -e '' -e or | sort)
+is "skillrun(1) METADATA names the network values of metadata.schema.json" \
+  "$man_net" "$("$JQ" -r '.properties.network.oneOf[0].enum[]' "$TOP_SRCDIR/schema/metadata.schema.json" | sort)"
 
 finish
