@@ -56,6 +56,12 @@ static void vlog(const char *prefix, const char *fmt, va_list ap) {
   char line[2048];
 
   vsnprintf(line, sizeof(line), fmt, ap);
+  /* One line, whatever a message quotes: a path the caller gave (a
+   * bundle, --conf, --verify-audit...) may hold a newline or a terminal
+   * escape, shown as '?' like the option values of cli.c. */
+  for (char *p = line; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
   /* One write, so lines from concurrent runs do not interleave. */
   fprintf(stderr, "skillrun: %s%s\n", prefix, line);
 }

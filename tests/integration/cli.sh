@@ -129,6 +129,36 @@ check "a mistyped profile key exits 125 (got $rc)" test "$rc" -eq 125
 check "... naming file:line and the nearest key" \
   grep -qF "typo.profile:2: unknown key 'memroy' (did you mean 'memory'?)" "$tmp/err"
 
+# A path the caller gives is quoted in one line of stderr, whatever bytes
+# it holds: a newline or a terminal escape in it is shown as '?' (as in
+# option values), never a second line or an escape sequence.
+mkbundle "$tmp/b"
+nl=$'\n'
+esc=$'\033'
+bad="$tmp/no${esc}[2J${nl}skillrun: forged"
+mkdir "$tmp/ws"
+for args in "--digest|$bad" "--workspace-root|$tmp/ws|$bad|--|/bin/true" \
+  "--verify-audit|$bad" "--conf|$bad|--explain|$tmp/b" "-p|$bad|--explain|$tmp/b" \
+  "--audit-file|$bad/x|$tmp/b|--|/bin/true" \
+  "--workspace-root|$tmp/ws|--signature|$bad|$tmp/b|--|/bin/true" \
+  "--workspace-root|$tmp/ws|--capability|$bad|$tmp/b|--|/bin/true" \
+  "--audit-key|$bad|--verify-audit|$tmp/help"; do
+  words=()
+  while IFS= read -r -d '|' w; do words+=("$w"); done <<<"$args|"
+  run "${words[@]}"
+  what=${words[0]}
+  [ "$what" != --workspace-root ] || what=${words[2]}
+  [ "${what#/}" = "$what" ] || what=BUNDLE
+  if [ "$rc" -ne 0 ] && [ "$(lines "$tmp/err")" -eq 1 ] &&
+    grep -q '^skillrun: .*no?\[2J?skillrun: forged' "$tmp/err" &&
+    ! grep -q "$esc" "$tmp/err"; then
+    pass "$what with a newline and an escape in its path: one line on stderr (exit $rc)"
+  else
+    fail "$what with a newline and an escape in its path: one line on stderr (exit $rc)"
+    sed 's/^/# stderr: /' "$tmp/err" | cat -v
+  fi
+done
+
 # "--" hands the rest to the command untouched: a bogus option after it is
 # not a usage error (whatever else then happens to the missing bundle).
 run /nonexistent-bundle -- sh -c 'echo --no-such-option'
