@@ -252,6 +252,18 @@ for page in "$TOP_BUILDDIR"/man/*.[1-8]; do
   fi
 done
 
+# Every mode of "... exclude each other" has a SYNOPSIS line of its own
+# (--help and --version but print and exit).
+modes=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$MAN1" | normalise_roff /dev/stdin |
+  awk '/^\.BR? --[a-z-]+ ?,?$/ {l[n++] = $2} /exclude each other/ {for (i = 0; i < n; i++) print l[i]; exit}
+    !/^\.BR? --/ && !/^and$/ {n = 0}' | tr -d ',' | grep -vx -e --help -e --version)
+sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN1" | normalise_roff /dev/stdin >"$tmp/synopsis"
+check "skillrun(1) names the modes that exclude each other (got $(echo $modes))" \
+  test "$(wc -w <<<"$modes")" -ge 5
+for m in $modes; do
+  check "skillrun(1) SYNOPSIS has a line for $m" grep -q "^\.B skillrun $m\$" "$tmp/synopsis"
+done
+
 # The plain-text option list at the top of skillrun(1) (for grep-based
 # tools) is the --help list, no more, no less.
 sed -n '1,/^\.TH/{/^\.\\"/p}' "$MAN1" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$tmp/man1.comment"
