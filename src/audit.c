@@ -10,6 +10,7 @@
 #include "audit.h"
 #include "fdutil.h"
 #include "sha256.h"
+#include "text.h"
 #include "trust.h"
 #include "util.h"
 
@@ -211,46 +212,27 @@ void sr_audit_echo_warnings(struct sr_audit *a, int fd) {
   a->echo_type = 0;
 }
 
-/* Appends s to buf (of len, used so far *n) for a terminal: C0 controls,
- * DEL and the C1 controls' UTF-8 form (C2 80 - C2 9F) as '?'. */
-static void echo_append(char *buf, size_t len, size_t *n, const char *s) {
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*n + 2 >= len)
-      return;
-    if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-      buf[(*n)++] = '?';
-      c++;
-    } else {
-      buf[(*n)++] = (char)(*c < 0x20 || *c == 0x7f ? '?' : *c);
-    }
-  }
-}
-
 /* A warning event as one line for a person (sr_audit_echo_warnings). */
 static void echo_warning(struct sr_audit *a, const json_t *fields) {
   const char *msg = json_string_value(json_object_get(fields, "message"));
   const char *path = json_string_value(json_object_get(fields, "path"));
   const char *why = json_string_value(json_object_get(fields, "reason"));
   char line[2048];
-  size_t n = 0;
+  int n;
 
-  echo_append(line, sizeof(line), &n, "skillrun: warning: ");
-  echo_append(line, sizeof(line), &n, msg ? msg : "(no message)");
-  if (path) {
-    echo_append(line, sizeof(line), &n, ": ");
-    echo_append(line, sizeof(line), &n, path);
-  }
-  if (why) {
-    echo_append(line, sizeof(line), &n, " (");
-    echo_append(line, sizeof(line), &n, why);
-    echo_append(line, sizeof(line), &n, ")");
-  }
+  n = snprintf(line, sizeof(line) - 1, "skillrun: warning: %s%s%s%s%s%s",
+               msg ? msg : "(no message)", path ? ": " : "", path ? path : "",
+               why ? " (" : "", why ? why : "", why ? ")" : "");
+  if (n < 0)
+    return;
+  sr_text_for_terminal(line);
+  n = (int)strlen(line);
   line[n++] = '\n';
   /* Best effort: the record is the audit line, already written.  A
    * reader that stalls gets no more (a blocking write there held the
    * supervisor, its wall clock and sampler too). */
-  if (sr_write_bounded(a->echo_fd, &a->echo_type, line, n, &a->echo_stall_ms) <
-      0)
+  if (sr_write_bounded(a->echo_fd, &a->echo_type, line, (size_t)n,
+                       &a->echo_stall_ms) < 0)
     sr_audit_echo_warnings(a, -1);
 }
 

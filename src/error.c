@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "text.h"
 
 static int vset(struct sr_error *e, int exit_code, int err, const char *layer,
                 const char *reason, const char *fmt, va_list ap) {
@@ -59,9 +60,7 @@ static void vlog(const char *prefix, const char *fmt, va_list ap) {
   /* One line, whatever a message quotes: a path the caller gave (a
    * bundle, --conf, --verify-audit...) may hold a newline or a terminal
    * escape, shown as '?' like the option values of cli.c. */
-  for (char *p = line; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      *p = '?';
+  sr_text_for_terminal(line);
   /* One write, so lines from concurrent runs do not interleave. */
   fprintf(stderr, "skillrun: %s%s\n", prefix, line);
 }

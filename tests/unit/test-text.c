@@ -99,11 +99,27 @@ static void test_unicode(void **state) {
   assert_true(sr_text_lib_version() > 0);
 }
 
+/* Diagnostics quote what callers and skills wrote: nothing of it may act
+ * on a terminal or start a line of its own. */
+static void test_for_terminal(void **state) {
+  char s[] = "a\nb\033[2J\rc\x7f"
+             "d\xc2\x9b"
+             "31me\xc2\xa0"
+             "f\tg\xc2";
+
+  (void)state;
+  sr_text_for_terminal(s);
+  /* One '?' for each control; NBSP (C2 A0) and a cut-off C2 are kept. */
+  assert_string_equal(s, "a?b?[2J?c?d?31me\xc2\xa0"
+                         "f?g\xc2");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ascii_rules_match_libunistring),
       cmocka_unit_test(test_ascii),
       cmocka_unit_test(test_unicode),
+      cmocka_unit_test(test_for_terminal),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("text", tests, NULL, NULL);
