@@ -2,12 +2,29 @@
 /* --digest: print the bundle's canonical digest (skillrun-bundle(5)). */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bundle.h"
 #include "cli.h"
 #include "cmd.h"
+
+/* "DIGEST  NAME" as sha256sum(1) prints it (GNU coreutils): a name with a
+ * backslash, newline or carriage return is escaped and its line starts
+ * with a backslash, so that a name cannot add a line of its own. */
+static void print_digest(const char *digest, const char *name) {
+  bool escaped = strpbrk(name, "\\\n\r") != NULL;
+
+  printf("%s%s  ", escaped ? "\\" : "", digest);
+  for (const char *c = name; *c; c++) {
+    if (escaped && (*c == '\\' || *c == '\n' || *c == '\r'))
+      printf("\\%c", *c == '\n' ? 'n' : *c == '\r' ? 'r' : '\\');
+    else
+      putchar(*c);
+  }
+  putchar('\n');
+}
 
 int sr_cmd_digest(const struct sr_args *a) {
   struct sr_bundle_caps caps;
@@ -22,7 +39,7 @@ int sr_cmd_digest(const struct sr_args *a) {
   }
   if (a->verbose && b.records)
     fwrite(b.records, 1, b.records_len, stdout);
-  printf("%s  %s\n", b.digest, a->bundle);
+  print_digest(b.digest, a->bundle);
   if (a->expect_sha256 &&
       strcmp(b.digest + strlen("sha256:"), a->expect_sha256) != 0) {
     sr_log_error("bundle digest %s does not match the expected sha256:%s",

@@ -132,7 +132,7 @@ printf 6 >"$tricky/$(printf 'caf\303\251')"
 printf 7 >"$tricky/A"
 chmod 755 "$tricky/a/b/c"
 
-echo "1..$((N_RANDOM + 15))"
+echo "1..$((N_RANDOM + 16))"
 
 # 1..N: random bundles agree with the reference implementation
 i=0
@@ -253,6 +253,26 @@ if grep -q '^d 0755 0 - z/empty too/$' "$T/records" &&
 else
   not_ok "empty directories have records"
 fi
+
+# A bundle path with a newline, a carriage return and a backslash: one
+# line, escaped as sha256sum(1) escapes such a name (a leading backslash),
+# so that a name cannot print a line of its own.
+cr=$(printf '\r')
+odd="$T/odd
+sha256:0000  forged\\ ${cr}x"
+cp -R "$tricky" "$odd"
+want=$(sr_digest "$tricky")
+"$SKILLRUN" --digest "$odd" >"$T/out" 2>"$T/err"
+rc=$?
+lines=$(wc -l <"$T/out")
+exp=$(printf '\\%s  %s/odd\\nsha256:0000  forged\\\\ \\rx' "$want" "$T")
+if [ "$rc" = 0 ] && [ "$lines" = 1 ] && [ "$(cat "$T/out")" = "$exp" ]; then
+  ok "a path with a newline, CR and backslash: one line, escaped as sha256sum does"
+else
+  not_ok "a path with a newline, CR and backslash: one line, escaped as sha256sum does" \
+    "rc=$rc, $lines lines" "got:  $(od -c "$T/out" | head -n 8)" "want: $exp"
+fi
+rm -rf "$odd"
 
 # Refusals: exit 123, the offending path on stderr, nothing on stdout.
 refused() { # refused TEXT NEEDLE
