@@ -449,17 +449,21 @@ static void maps_line(const struct sr_sampler *s, const char *l,
     pr->shm_extra += hi - lo;
 }
 
-/* The process's shared mappings of the internal shmem mount. */
-static int read_maps(struct sr_sampler *s, pid_t pid,
+/* The process's shared mappings of the internal shmem mount, read
+ * through its thread tid (pid itself, or a live thread: mm_thread). */
+static int read_maps(struct sr_sampler *s, pid_t pid, pid_t tid,
                      struct sr_sampler_proc *pr) {
-  char path[32], chunk[MAPS_CHUNK + 1];
+  char path[48], chunk[MAPS_CHUNK + 1];
   _cleanup_close_ int fd = -1;
   size_t have = 0;
 
   pr->n_shm = 0;
   pr->shm_extra = 0;
   pr->maps_bytes = 0;
-  snprintf(path, sizeof(path), "%d/maps", (int)pid);
+  if (tid == pid)
+    snprintf(path, sizeof(path), "%d/maps", (int)pid);
+  else
+    snprintf(path, sizeof(path), "%d/task/%d/maps", (int)pid, (int)tid);
   fd = openat(s->proc_fd, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
@@ -569,6 +573,55 @@ static int children_of(struct sr_sampler *s, size_t *n,
   return r;
 }
 
+/*
+ * A process whose thread group leader has exited (its main thread called
+ * pthread_exit) lives on in its other threads, but its statm and maps,
+ * read through the leader, whose mm went with it, are empty: a tree could
+ * hold any amount of memory that way.  Its memory is read through a live
+ * thread: the first whose statm shows an mm.  That thread's id, with its
+ * statm's figures, or 0 when none has one (the whole group is exiting).
+ */
+static pid_t mm_thread(struct sr_sampler *s, pid_t pid, uint64_t *size,
+                       uint64_t *resident, uint64_t *shared) {
+  char path[64];
+  pid_t tid = 0;
+  struct dirent *de;
+  DIR *d;
+  int fd;
+
+  snprintf(path, sizeof(path), "%d/task", (int)pid);
+  fd = openat(s->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  d = fdopendir(fd);
+  if (!d) {
+    safe_close(fd);
+    return 0;
+  }
+  while (!tid && (de = readdir(d))) {
+    uint64_t sz, res, sh;
+    long t;
+    char *end;
+
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    errno = 0;
+    t = strtol(de->d_name, &end, 10);
+    if (*end || errno || t <= 0 || t > INT32_MAX || t == pid)
+      continue;
+    snprintf(path, sizeof(path), "%d/task/%ld/statm", (int)pid, t);
+    if (read_proc(s, path) < 0 || parse_statm(s->buf, &sz, &res, &sh) < 0 ||
+        sz == 0)
+      continue;
+    *size = sz;
+    *resident = res;
+    *shared = sh;
+    tid = (pid_t)t;
+  }
+  closedir(d);
+  return tid;
+}
+
 /* Whether a process seen before (old, the same one) has its maps read
  * again: when its resident shared pages changed (shared, statm's now) or
  * every MAPS_RESCAN_SAMPLES samples, but never sooner than the tree's
@@ -590,6 +643,7 @@ static int visit(struct sr_sampler *s, pid_t pid, pid_t parent, size_t *n) {
   struct sr_sampler_proc *old = old_proc(s, pid);
   const bool keep = s->n_next < FD_PROCS;
   uint64_t size = 0, resident = 0, shared = 0;
+  pid_t mm_tid = pid;
   struct pstat ps;
   ssize_t len;
   int r;
@@ -621,6 +675,12 @@ static int visit(struct sr_sampler *s, pid_t pid, pid_t parent, size_t *n) {
     /* gone or not the one listed: next time */
     return r == 1 || r == -ENOENT || r == -ESRCH ? 0 : r;
   }
+  /* No mm but other threads: the leader has exited, they hold it. */
+  if (size == 0 && ps.threads > 1) {
+    pid_t t = mm_thread(s, pid, &size, &resident, &shared);
+    if (t > 0)
+      mm_tid = t;
+  }
 
   pr.start = ps.start;
   pr.cpu_ticks = ps.ticks;
@@ -636,7 +696,7 @@ static int visit(struct sr_sampler *s, pid_t pid, pid_t parent, size_t *n) {
     memcpy(pr.shm, old->shm, sizeof(pr.shm));
     pr.shm_extra = old->shm_extra;
   } else if (size > 0) {
-    r = read_maps(s, pid, &pr);
+    r = read_maps(s, pid, mm_tid, &pr);
     if (r < 0 && r != -ENOENT && r != -ESRCH) {
       close_proc(&pr);
       return r;

@@ -26,7 +26,9 @@
  *  memory    resident anonymous memory of every process (statm resident -
  *            shared: private pages, not the shared library pages that the
  *            host's page cache holds anyway; a page shared copy-on-write
- *            by forked processes counts in each, an overcount)
+ *            by forked processes counts in each, an overcount; a process
+ *            whose main thread has exited, through a live thread: the
+ *            leader's own statm and maps are empty)
  *            + the blocks and inodes in use on the sandbox's writable tmpfs
  *            mounts (/tmp, /dev/shm, /workspace/scratch, /workspace/outputs:
  *            every file once, mapped or not, open, deleted or passed

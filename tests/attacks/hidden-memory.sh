@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, memory the supervisor's sampler did not see.
+# A process whose thread group leader has exited (the main thread called
+# pthread_exit) lives on in its other threads, but /proc/PID/statm and
+# /proc/PID/maps, read through the leader, whose mm went with it, show
+# nothing: a skill holding 1.5 GiB that way ran to its timeout under the
+# default 512 MiB limit with memory_peak 250 KB.  Every mode must stop it
+# as oom: the cgroup's (root here) and the supervisor's (an unprivileged
+# user here, and root with `cgroup off`).
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
+
+printf 'include default\ncgroup off\n' >"$T/off.profile"
+chmod 644 "$T/off.profile"
+
+runs=()
+for mode in $MODES; do
+  runs+=("$mode")
+  [ "$mode" = root ] && runs+=(root-off)
+done
+
+for run in "${runs[@]}"; do
+  mode=${run%-off} opts=()
+  [ "$run" = root-off ] && opts=(-p "$T/off.profile")
+
+  # 1 GiB, 1 MiB every 2 ms, against 128 MiB.
+  attack "$mode" "${opts[@]}" --memory 128M --timeout 30s -- zleader:1024
+  by=$(field "$AUDIT" policy_resolved '.policy.limits.memory.enforced_by')
+  line=$(result zleader:1024)
+  is "$run: $by: the hog behind an exited leader ends the run (137)" "$rc" 137
+  is "$run: $by: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
+  is "$run: $by: ... limit_exceeded memory" "$(field "$AUDIT" limit_exceeded .limit)" memory
+  # No line (the run was stopped first) or a blocked one (cgroup v1
+  # OOM-kills the holder alone before the supervisor kills the rest).
+  check "$run: $by: ... the hog never held its 1 GiB (${line:-no report})" \
+    [ "${line#ESCAPED}" = "$line" ]
+  if [ "$by" = supervisor ]; then
+    check "$run: $by: ... memory_peak near the limit" \
+      [ "$(field "$AUDIT" execution_completed .memory_peak)" -ge $((128 << 20)) ]
+  fi
+  check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+  check "$run: no process of the run is left" no_attacker_left
+done
+finish
