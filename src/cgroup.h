@@ -51,6 +51,9 @@ struct sr_cgroup {
    * other runs' leaves are collected there while the run lives. */
   int v1_sub_fd[SR__CG1_MAX];
   bool memsw; /* v1 swap accounting: memory.memsw.limit_in_bytes set */
+  /* v1: memory.kmem.tcp.limit_in_bytes set (socket buffers counted). */
+  bool sock;
+  uint64_t v1_memory_limit;     /* v1: memory.limit_in_bytes as written */
   struct sr_cgroup_scope scope; /* kept until sr_cgroup_done */
 };
 
@@ -60,6 +63,9 @@ struct sr_cgroup_counters {
   uint64_t oom_kill;     /* processes the kernel OOM-killed in the leaf */
   uint64_t pids_max_hit; /* forks refused at pids.max (pids.events max) */
   uint64_t pids_current; /* tasks now (pids.current) */
+  /* v1: the run's memory with its socket buffers, which v1 counts apart
+   * (memory.kmem.tcp), when that is above the memory limit; else 0. */
+  uint64_t memory_over;
 };
 
 struct sr_cgroup_stats {

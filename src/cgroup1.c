@@ -198,6 +198,8 @@ void sr_cg1_reset(struct sr_cgroup *cg) {
     cg->v1_path[c] = NULL;
   }
   cg->memsw = false;
+  cg->sock = false;
+  cg->v1_memory_limit = 0;
 }
 
 /* The caller's own cgroup in each hierarchy, from /proc/self/cgroup
@@ -500,6 +502,20 @@ static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
                           "off)",
                           mpath);
   }
+  cg->v1_memory_limit = mem;
+  /* Socket buffers: v1 charges them to a counter of their own, and only
+   * in a cgroup whose memory.kmem.tcp.limit_in_bytes was set before the
+   * sockets were made; otherwise nothing bounds them (a skill held 600
+   * MiB in loopback TCP buffers under a 64 MiB limit).  The kernel holds
+   * them to the limit; the supervisor stops the run when they and the
+   * rest of its memory together pass it (read_counters). */
+  if (faccessat(mfd, "memory.kmem.tcp.limit_in_bytes", F_OK, 0) == 0) {
+    r = sr_cg_write_checked(mfd, mpath, "memory.kmem.tcp.limit_in_bytes", mem,
+                            err);
+    if (r < 0)
+      return r;
+    cg->sock = true;
+  }
   return sr_cg_write_checked(cg->v1_fd[SR_CG1_PIDS], cg->v1_path[SR_CG1_PIDS],
                              "pids.max", pids, err);
 }
@@ -637,8 +653,39 @@ static int read_oom_kill(const struct sr_cgroup *cg, uint64_t *v) {
   return r;
 }
 
-/* The counters; pids.current only when `current` (the final statistics
- * have no use for it). */
+/*
+ * The run's memory with its socket buffers, when that passes the limit
+ * (else 0): memory.usage_in_bytes less the page cache of files, which the
+ * kernel reclaims at the limit, plus memory.kmem.tcp.usage_in_bytes.  Read
+ * only while the run holds socket buffers.
+ */
+static int read_memory_over(const struct sr_cgroup *cg, uint64_t *over) {
+  const int mfd = cg->v1_fd[SR_CG1_MEMORY];
+  uint64_t sock = 0, usage = 0, active = 0, inactive = 0, held;
+  int r;
+
+  *over = 0;
+  if (!cg->sock)
+    return 0;
+  r = sr_cg_read_u64_at(mfd, "memory.kmem.tcp.usage_in_bytes", &sock);
+  if (r < 0 || sock == 0)
+    return r;
+  r = sr_cg_read_u64_at(mfd, "memory.usage_in_bytes", &usage);
+  if (r >= 0)
+    r = sr_cg_read_key_u64_at(mfd, "memory.stat", "total_active_file", &active);
+  if (r >= 0)
+    r = sr_cg_read_key_u64_at(mfd, "memory.stat", "total_inactive_file",
+                              &inactive);
+  if (r < 0)
+    return r;
+  held = (usage > active + inactive ? usage - active - inactive : 0) + sock;
+  if (held > cg->v1_memory_limit)
+    *over = held;
+  return 0;
+}
+
+/* The counters; pids.current and the memory with socket buffers only when
+ * `current` (the final statistics have no use for them). */
 static int read_counters(const struct sr_cgroup *cg, bool current,
                          struct sr_cgroup_counters *c) {
   struct sr_cgroup_counters n = {0};
@@ -654,6 +701,8 @@ static int read_counters(const struct sr_cgroup *cg, bool current,
   if (r >= 0 && current)
     r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.current",
                           &n.pids_current);
+  if (r >= 0 && current)
+    r = read_memory_over(cg, &n.memory_over);
   if (r < 0)
     return r;
   n.cpu_usec = ns / 1000;

@@ -981,6 +981,8 @@ static int tick_cgroup(struct sr_supervisor *s, struct sr_error *err) {
     return limit_reached(s, SR_LIM_CPU_SECONDS, c.cpu_usec / 1000000ULL, err);
   if (c.oom_kill > 0)
     return limit_reached(s, SR_LIM_MEMORY, UNSEEN, err);
+  if (c.memory_over > 0)
+    return limit_reached(s, SR_LIM_MEMORY, c.memory_over, err);
   if (c.pids_max_hit > 0)
     return limit_reached(s, SR_LIM_PIDS, c.pids_current, err);
   return 0;

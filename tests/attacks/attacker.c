@@ -1533,6 +1533,74 @@ static void case_zleader(struct res *r, const char *arg) {
     how(r, "%s", line[0] ? line : "the holder died without a word");
 }
 
+/* Memory held in socket buffers: ARG MiB written into loopback TCP
+ * connections that nobody reads, each with the largest buffers the host
+ * allows.  cgroup v1 counts socket buffers apart from the run's memory,
+ * and only once memory.kmem.tcp.limit_in_bytes is set: 600 MiB went
+ * through a 64 MiB limit, memory.usage_in_bytes ~1 MB.  Blocked when a
+ * call fails or the run is stopped (then there is no line).  The
+ * connections are closed once the target is reached. */
+static void case_sockhog(struct res *r, const char *arg) {
+  long mib = atol(arg), held = 0;
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof(a);
+  static char buf[65536];
+  int big = 8 << 20, l;
+
+  if (mib <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  memset(buf, 0x5a, sizeof(buf));
+  l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      listen(l, 64) < 0 || getsockname(l, (struct sockaddr *)&a, &alen) < 0) {
+    how(r, "listen:%s", ename(errno));
+    if (l >= 0)
+      close(l);
+    return;
+  }
+  while (held < mib << 20) {
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), p;
+    long before = held;
+
+    if (c < 0) {
+      how(r, "socket:%s after %ld MiB", ename(errno), held >> 20);
+      break;
+    }
+    setsockopt(c, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        (p = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+      how(r, "connect/accept:%s after %ld MiB", ename(errno), held >> 20);
+      close(c);
+      break;
+    }
+    setsockopt(p, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    fcntl(c, F_SETFL, O_NONBLOCK);
+    for (int tries = 0; held < mib << 20 && tries < 3;) {
+      ssize_t n = write(c, buf, sizeof(buf));
+      if (n > 0) {
+        held += n;
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN)
+        break;
+      /* let loopback move what it holds into the peer's queue */
+      tries++;
+      nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+    if (held == before) {
+      how(r, "a connection took nothing after %ld MiB", held >> 20);
+      break;
+    }
+  }
+  if (held >= mib << 20)
+    esc(r, "%ld MiB held in socket buffers", held >> 20);
+  /* the sockets go with the process; the listener now */
+  close(l);
+}
+
 /* Disk fill: ARG DIR:MiB; writes until the tmpfs cap says ENOSPC. */
 static void case_diskfill(struct res *r, const char *arg) {
   char dir[PATH_MAX], *path;
@@ -1989,6 +2057,7 @@ static const struct {
     {"memhog", case_memhog},
     {"shmhog", case_shmhog},
     {"zleader", case_zleader},
+    {"sockhog", case_sockhog},
     {"diskfill", case_diskfill},
     {"mkmany", case_mkmany},
     {"logflood", case_logflood},

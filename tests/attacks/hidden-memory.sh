@@ -8,6 +8,12 @@
 # default 512 MiB limit with memory_peak 250 KB.  Every mode must stop it
 # as oom: the cgroup's (root here) and the supervisor's (an unprivileged
 # user here, and root with `cgroup off`).
+# Socket buffers: cgroup v1 charges them to a counter of their own
+# (memory.kmem.tcp), and only once its limit is set: 600 MiB written into
+# loopback TCP connections that nobody read went through a 64 MiB limit
+# with memory.usage_in_bytes ~1 MB.  With a cgroup the run must be stopped
+# as oom; the supervisor does not count kernel memory (skillrun(1)
+# LIMITS), which is only reported.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -40,6 +46,22 @@ for run in "${runs[@]}"; do
   if [ "$by" = supervisor ]; then
     check "$run: $by: ... memory_peak near the limit" \
       [ "$(field "$AUDIT" execution_completed .memory_peak)" -ge $((128 << 20)) ]
+  fi
+  check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+
+  # 256 MiB of socket buffers against 64 MiB.
+  attack "$mode" "${opts[@]}" --memory 64M --timeout 30s -- sockhog:256
+  by=$(field "$AUDIT" policy_resolved '.policy.limits.memory.enforced_by')
+  line=$(result sockhog:256)
+  if [ "$by" = supervisor ]; then
+    diag "$run: sampled: socket buffers (kernel memory, skillrun(1) LIMITS):" \
+      "exit $rc, status $(field "$AUDIT" execution_completed .status): ${line:-no report}"
+  else
+    is "$run: $by: the socket-buffer hog ends the run (137)" "$rc" 137
+    is "$run: $by: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
+    is "$run: $by: ... limit_exceeded memory" "$(field "$AUDIT" limit_exceeded .limit)" memory
+    check "$run: $by: ... the hog never held its 256 MiB (${line:-no report})" \
+      [ "${line#ESCAPED}" = "$line" ]
   fi
   check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
   check "$run: no process of the run is left" no_attacker_left
