@@ -12,6 +12,7 @@
 #include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -264,9 +265,10 @@ static void discard_some(struct discard *d, int s) {
 
 /* Until the skill has exited: signals (by signalfd, blocked since before
  * the clone, so none is lost), the supervisor's discard hand-over and the
- * handed pipes.  Returns the skill's wait status; *reaped_ns when. */
+ * handed pipes.  Returns the skill's wait status; *reaped_ns when, and
+ * *cpu_usec the CPU time it spent (its rusage). */
 static int wait_skill(const struct sr_sandbox *sb, int sigfd, pid_t skill,
-                      uint64_t *reaped_ns) {
+                      uint64_t *reaped_ns, uint64_t *cpu_usec) {
   struct discard d = {.fd = {-1, -1}};
   int status = 0;
 
@@ -296,12 +298,17 @@ static int wait_skill(const struct sr_sandbox *sb, int sigfd, pid_t skill,
     }
     for (;;) {
       int st;
-      pid_t pid = waitpid(-1, &st, WNOHANG);
+      struct rusage ru;
+      pid_t pid = wait4(-1, &st, WNOHANG, &ru);
       if (pid <= 0)
         break;
       if (pid == skill) {
         status = st;
         *reaped_ns = sr_now_mono_ns();
+        *cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL +
+                    (uint64_t)ru.ru_utime.tv_usec +
+                    (uint64_t)ru.ru_stime.tv_sec * 1000000ULL +
+                    (uint64_t)ru.ru_stime.tv_usec;
         skill = 0;
       }
     }
@@ -359,7 +366,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   int go[2];
   pid_t skill;
   int status, sigfd;
-  uint64_t reaped_ns = 0;
+  uint64_t reaped_ns = 0, cpu_usec = 0;
 
   memset(&err, 0, sizeof(err));
   /* Die with the supervisor.  If it died before this line, the GO message
@@ -490,12 +497,12 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     _exit(SR_EXIT_FAILED); /* the supervisor is gone: PDEATHSIG follows */
   safe_close(outputs_fd);
 
-  status = wait_skill(sb, sigfd, skill, &reaped_ns);
+  status = wait_skill(sb, sigfd, skill, &reaped_ns, &cpu_usec);
   /* The skill is gone: nothing it started may outlive it. */
   (void)kill(-1, SIGKILL);
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
     ;
-  (void)sr_sync_send_exited(sb->sync_fd, status, reaped_ns);
+  (void)sr_sync_send_exited(sb->sync_fd, status, reaped_ns, cpu_usec);
   /* Closed here, not by _exit: the kernel releases an exiting task's files
    * only after it has torn down its namespaces, and the supervisor, which
    * waits for this EOF, can harvest meanwhile (it still waits for our exit

@@ -670,6 +670,34 @@ static int emit_seccomp_plain(struct sr_supervisor *s, struct sr_error *err) {
                        err);
 }
 
+/*
+ * The CPU budget's per-process backstop, RLIMIT_CPU a second past it
+ * (child.c), kills with SIGKILL.  The supervisor's tick sees the budget
+ * run out well before that, unless it could not look meanwhile: skillrun
+ * stopped by job control (Ctrl-Z) or SIGSTOP while the skill ran on, or
+ * not scheduled.  A skill killed by SIGKILL that had spent the budget
+ * itself (its own rusage) was stopped by the budget, however late this is
+ * seen, and not by some signal (skillrun(1) EXIT STATUS: 137).
+ */
+static int on_skill_exited(struct sr_supervisor *s, uint64_t cpu_usec,
+                           struct sr_error *err) {
+  const struct sr_policy *p = s->spec->policy;
+  const uint64_t budget = p->limits[SR_LIM_CPU_SECONDS].value;
+
+  if (!WIFSIGNALED(s->wait_status) || WTERMSIG(s->wait_status) != SIGKILL ||
+      s->spec->enf->by[SR_LIM_CPU_SECONDS] == SR_ENF_NONE)
+    return 0;
+  if (s->timed_out || s->cpu_exceeded || s->memory_exceeded ||
+      s->pids_exceeded || cpu_usec < budget * 1000000ULL)
+    return 0;
+  s->cpu_exceeded = true;
+  return sr_audit_emit(s->spec->audit, "limit_exceeded",
+                       json_pack("{s:s, s:I, s:I}", "limit", "cpu",
+                                 "limit_value", (json_int_t)budget, "observed",
+                                 (json_int_t)(cpu_usec / 1000000ULL)),
+                       err);
+}
+
 /* One message from init; 1 when there may be more. */
 static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
   struct sr_sync_msg m;
@@ -718,6 +746,9 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
     s->have_status = true;
     s->wait_status = m.value;
     s->exited_ns = m.mono_ns;
+    r = on_skill_exited(s, m.cpu_usec, err);
+    if (r < 0)
+      return r;
     break;
   case SR_SYNC_PROXY_LISTENER:
     r = on_proxy_listener(s, m.value, &passed, err);

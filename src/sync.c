@@ -10,7 +10,8 @@
 #include "sync.h"
 
 static int send_msg(int fd, uint32_t type, int32_t value, uint64_t mono_ns,
-                    const struct sr_error *err, int pass_fd) {
+                    uint64_t cpu_usec, const struct sr_error *err,
+                    int pass_fd) {
   struct sr_sync_msg m;
   struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
   union {
@@ -23,6 +24,7 @@ static int send_msg(int fd, uint32_t type, int32_t value, uint64_t mono_ns,
   m.type = type;
   m.value = value;
   m.mono_ns = mono_ns;
+  m.cpu_usec = cpu_usec;
   if (err)
     m.err = *err;
   if (pass_fd >= 0) {
@@ -48,11 +50,12 @@ static int send_msg(int fd, uint32_t type, int32_t value, uint64_t mono_ns,
 
 int sr_sync_send(int fd, uint32_t type, int32_t value,
                  const struct sr_error *err, int pass_fd) {
-  return send_msg(fd, type, value, 0, err, pass_fd);
+  return send_msg(fd, type, value, 0, 0, err, pass_fd);
 }
 
-int sr_sync_send_exited(int fd, int32_t status, uint64_t reaped_ns) {
-  return send_msg(fd, SR_SYNC_EXITED, status, reaped_ns, NULL, -1);
+int sr_sync_send_exited(int fd, int32_t status, uint64_t reaped_ns,
+                        uint64_t cpu_usec) {
+  return send_msg(fd, SR_SYNC_EXITED, status, reaped_ns, cpu_usec, NULL, -1);
 }
 
 int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd) {

@@ -47,15 +47,20 @@ enum sr_sync_type {
 struct sr_sync_msg {
   uint32_t type;
   int32_t value;
-  uint64_t mono_ns; /* SR_SYNC_EXITED: when init reaped the skill
-                     * (CLOCK_MONOTONIC, the supervisor's timers' clock) */
+  uint64_t mono_ns;  /* SR_SYNC_EXITED: when init reaped the skill
+                      * (CLOCK_MONOTONIC, the supervisor's timers' clock) */
+  uint64_t cpu_usec; /* SR_SYNC_EXITED: the skill's own CPU time, user and
+                      * system, its reaped descendants' included (its
+                      * rusage as init reaped it) */
   struct sr_error err;
 };
 
 /* Sends one message, with an fd attached when pass_fd >= 0. */
 int sr_sync_send(int fd, uint32_t type, int32_t value,
                  const struct sr_error *err, int pass_fd);
-/* SR_SYNC_EXITED: the skill's wait status and when it was reaped. */
-int sr_sync_send_exited(int fd, int32_t status, uint64_t reaped_ns);
+/* SR_SYNC_EXITED: the skill's wait status, when it was reaped and the CPU
+ * time it had spent. */
+int sr_sync_send_exited(int fd, int32_t status, uint64_t reaped_ns,
+                        uint64_t cpu_usec);
 /* Receives one message; *ret_fd gets an attached fd or -1.  -EPIPE at EOF. */
 int sr_sync_recv(int fd, struct sr_sync_msg *m, int *ret_fd);

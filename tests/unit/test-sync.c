@@ -63,13 +63,14 @@ static void test_last_message_survives_unread_close(void **state) {
                    0);
   assert_int_equal(sr_sync_send(sv[0], SR_SYNC_DISCARD, 0, NULL, -1), 0);
   /* The peer's last word, then it is gone. */
-  assert_int_equal(sr_sync_send_exited(sv[1], 7 << 8, 42), 0);
+  assert_int_equal(sr_sync_send_exited(sv[1], 7 << 8, 42, 1500000), 0);
   close(sv[1]);
 
   assert_int_equal(sr_sync_recv(sv[0], &m, &got), 0);
   assert_int_equal(m.type, SR_SYNC_EXITED);
   assert_int_equal(m.value, 7 << 8);
   assert_true(m.mono_ns == 42);
+  assert_true(m.cpu_usec == 1500000);
   assert_int_equal(got, -1);
   /* Then its end, as EOF, and again. */
   assert_int_equal(sr_sync_recv(sv[0], &m, NULL), -EPIPE);

@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, a CPU budget spent while skillrun is stopped:
+# a terminal's job control (Ctrl-Z, SIGTSTP) or SIGSTOP stops skillrun but
+# not the skill (skillrun(1) EXIT STATUS).  A skill that spins in one
+# process meanwhile runs into the per-process backstop, RLIMIT_CPU a
+# second past the budget (src/child.c), whose SIGKILL ends it before the
+# supervisor, once resumed, looks again.  That is the CPU budget stopping
+# the run (137, status cpu_exceeded, a limit_exceeded event naming cpu),
+# not a skill killed by a signal: the run was recorded as status killed,
+# signal 9, with no limit_exceeded, its cpu_usec over the budget.  As root
+# with a cgroup, as an unprivileged user and as root with `cgroup off`
+# (the supervisor's sampler).
+. "$(dirname "$0")/../integration/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+skip_modes
+
+T=$(tmpdir)
+B=$T/cpu-backstop
+mkbundle "$B" "Spins in one process while skillrun is stopped."
+printf 'include default\ncgroup off\n' >"$T/off.profile"
+chmod 644 "$T/off.profile"
+chmod -R a+rX "$T"
+
+# wait_running FILE: until the stream says the skill runs (10 s at most).
+wait_running() {
+  for _ in $(seq 500); do
+    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
+    sleep 0.02
+  done
+  return 1
+}
+
+runs=()
+for mode in $MODES; do
+  runs+=("$mode:default")
+  [ "$mode" = root ] && runs+=("root:$T/off.profile")
+done
+
+for r in "${runs[@]}"; do
+  mode=${r%%:*} profile=${r#*:}
+  label=$mode
+  [ "$profile" = default ] || label="$mode (cgroup off)"
+  W=$(mode_workspace "$mode")
+  if [ "$mode" = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
+  id=backstop
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "$id" -p "$profile" \
+    --cpu-seconds 1 --timeout 60s "$B" -- /bin/sh -c 'while :; do :; done' \
+    >"$W/a.$id" 2>"$W/e.$id" &
+  pid=$!
+  wait_running "$W/a.$id"
+  # Ctrl-Z: skillrun stops, the skill spins on past its budget and the
+  # backstop's second.
+  kill -TSTP $pid
+  sleep 4
+  kill -CONT $pid
+  wait $pid
+  rc=$?
+  diag "$label: $(field "$W/a.$id" execution_completed '[.status, .signal, .cpu_usec] | @tsv')"
+  is "$label: a budget spent while skillrun was stopped: exit 137" "$rc" 137
+  is "$label: ... status cpu_exceeded" \
+    "$(field "$W/a.$id" execution_completed .status)" cpu_exceeded
+  is "$label: ... a limit_exceeded event names cpu" \
+    "$(field "$W/a.$id" limit_exceeded .limit)" cpu
+  check "$label: ... cpu_usec counts the budget spent" \
+    [ "$(field "$W/a.$id" execution_completed .cpu_usec)" -ge 1000000 ]
+  check "$label: ... the audit stream verifies" audit_ok "$W/a.$id"
+  closed_ok "$label" "$W/default/$id" cpu_exceeded
+  is "$label: no process of the run is left" \
+    "$(test_pids "execution-id $id" | wc -l)" 0
+done
+finish
