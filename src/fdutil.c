@@ -697,11 +697,28 @@ void sr_now_rfc3339(char buf[32]) {
 
 /* Every signal whose default action ends the process and that comes from
  * outside (a terminal's Ctrl-C and Ctrl-\, kill(1), a scheduler's warning,
- * the supervisor's own CPU rlimit), in the order a pending one is picked:
- * SIGKILL alone ends skillrun without the run's record. */
-static const int cancel_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
-                                     SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
-                                     SIGPROF, SIGIO,   SIGPWR,  SIGXCPU};
+ * the supervisor's own CPU rlimit, an orchestrator's configured stop
+ * signal), in the order a pending one is picked, then the real-time
+ * signals: SIGKILL alone ends skillrun without the run's record.  The
+ * fault signals count when they are sent (kill -SEGV): blocked, they are
+ * read as any other; a real fault still ends skillrun, since the kernel
+ * delivers a fault's signal even when it is blocked. */
+static const int cancel_signals[] = {
+    SIGINT,    SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,  SIGALRM,
+    SIGVTALRM, SIGPROF, SIGIO,  SIGPWR,  SIGXCPU, SIGABRT,  SIGSEGV,
+    SIGBUS,    SIGILL,  SIGFPE, SIGTRAP, SIGSYS,  SIGSTKFLT};
+
+/* Left ignored by the caller (nohup(1)'s SIGHUP), a signal stays so; not
+ * SIGINT, which a shell ignores for every command it starts in the
+ * background, nor SIGTERM. */
+static void add_cancel(sigset_t *mask, int sig) {
+  struct sigaction sa;
+
+  if (sig != SIGINT && sig != SIGTERM && sigaction(sig, NULL, &sa) == 0 &&
+      sa.sa_handler == SIG_IGN)
+    return;
+  sigaddset(mask, sig);
+}
 
 void sr_cancel_set(sigset_t *set) {
   static sigset_t mask;
@@ -709,18 +726,11 @@ void sr_cancel_set(sigset_t *set) {
 
   if (!made) {
     sigemptyset(&mask);
-    for (size_t i = 0; i < SR_ARRAY_SIZE(cancel_signals); i++) {
-      int sig = cancel_signals[i];
-      struct sigaction sa;
-
-      /* Left ignored by the caller (nohup(1)'s SIGHUP), it stays so; not
-       * SIGINT, which a shell ignores for every command it starts in the
-       * background, nor SIGTERM. */
-      if (sig != SIGINT && sig != SIGTERM && sigaction(sig, NULL, &sa) == 0 &&
-          sa.sa_handler == SIG_IGN)
-        continue;
-      sigaddset(&mask, sig);
-    }
+    for (size_t i = 0; i < SR_ARRAY_SIZE(cancel_signals); i++)
+      add_cancel(&mask, cancel_signals[i]);
+    /* From the C library's SIGRTMIN: the two below it are its own. */
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+      add_cancel(&mask, sig);
     made = true;
   }
   *set = mask;
@@ -742,6 +752,9 @@ int sr_cancel_pending(void) {
   for (size_t i = 0; i < SR_ARRAY_SIZE(cancel_signals); i++)
     if (sigismember(&pending, cancel_signals[i]) == 1)
       return cancel_signals[i];
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+    if (sigismember(&pending, sig) == 1)
+      return sig;
   return 0;
 }
 
