@@ -687,8 +687,9 @@ static int on_skill_exited(struct sr_supervisor *s, uint64_t cpu_usec,
   if (!WIFSIGNALED(s->wait_status) || WTERMSIG(s->wait_status) != SIGKILL ||
       s->spec->enf->by[SR_LIM_CPU_SECONDS] == SR_ENF_NONE)
     return 0;
-  if (s->timed_out || s->cpu_exceeded || s->memory_exceeded ||
-      s->pids_exceeded || cpu_usec < budget * 1000000ULL)
+  /* A deadline passed before the kill is the wall clock's (on_timeout). */
+  if (s->timed_out || s->exited_ns > s->deadline_ns || s->cpu_exceeded ||
+      s->memory_exceeded || s->pids_exceeded || cpu_usec < budget * 1000000ULL)
     return 0;
   s->cpu_exceeded = true;
   return sr_audit_emit(s->spec->audit, "limit_exceeded",
