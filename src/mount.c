@@ -703,6 +703,9 @@ static int build_profile_binds(struct ctx *c, const struct sr_view_entry *e) {
   return 0;
 }
 
+/* The terminals a sandbox may have open at once (its devpts' max=). */
+#define PTY_MAX "32"
+
 static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
   static const struct {
     const char *name, *target;
@@ -760,9 +763,13 @@ static int build_dev(struct ctx *c, const struct sr_view_entry *e) {
 
   if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
     return sr_error_layer(c->err, "mount", errno, "mkdir /dev/pts, /dev/shm");
-  /* No gid= option: gid 5 (tty) is not mapped in the user namespace. */
+  /* No gid= option: gid 5 (tty) is not mapped in the user namespace.
+   * max=: the host's terminals (kernel.pty.max less its reserve, 3072 by
+   * default) are shared by every devpts instance, and each holds kernel
+   * memory no limit of the run counts; a skill that opened them all left
+   * the host's users and containers none. */
   r = mount_fs(c, "devpts", "/dev/pts", MS_NOSUID | MS_NOEXEC,
-               "newinstance,ptmxmode=0666,mode=0620");
+               "newinstance,ptmxmode=0666,mode=0620,max=" PTY_MAX);
   if (r < 0)
     return r;
   /* noexec would break libraries that map shm executable; keep it off. */
