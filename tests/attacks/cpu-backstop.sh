@@ -23,15 +23,6 @@ printf 'include default\ncgroup off\n' >"$T/off.profile"
 chmod 644 "$T/off.profile"
 chmod -R a+rX "$T"
 
-# wait_running FILE: until the stream says the skill runs (10 s at most).
-wait_running() {
-  for _ in $(seq 500); do
-    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
-    sleep 0.02
-  done
-  return 1
-}
-
 runs=()
 for mode in $MODES; do
   runs+=("$mode:default")

@@ -22,15 +22,6 @@ B=$T/other-signals
 mkbundle "$B" "Sleeps while skillrun gets a signal."
 chmod -R a+rX "$T"
 
-# wait_running FILE: until the stream says the skill runs (10 s at most).
-wait_running() {
-  for _ in $(seq 500); do
-    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
-    sleep 0.02
-  done
-  return 1
-}
-
 for mode in $MODES; do
   W=$(mode_workspace $mode)
   if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi

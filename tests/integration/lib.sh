@@ -314,6 +314,14 @@ audit_ok() {
   "$JQ" -e . "$1" >/dev/null 2>&1 || return 1
   "$SKILLRUN" --verify-audit "$1" >/dev/null
 }
+# wait_running FILE: until the stream says the skill runs (10 s at most).
+wait_running() {
+  for _ in $(seq 500); do
+    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
+    sleep 0.02
+  done
+  return 1
+}
 # last FILE: the last line's event and status.
 last() { tail -n 1 "$1" | "$JQ" -r '[.event, .status] | @tsv'; }
 meta_status() { "$JQ" -r .result.status "$1/metadata.json" 2>/dev/null; }

@@ -24,14 +24,6 @@ B=$T/sig-skill
 mkbundle "$B"
 chmod -R a+rX "$T"
 
-# wait_running FILE: until the stream says the skill runs (10 s at most).
-wait_running() {
-  for _ in $(seq 500); do
-    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
-    sleep 0.02
-  done
-  return 1
-}
 signum() { kill -l "$1"; }
 whole_lines() { "$JQ" -e . "$1" >/dev/null; }
 
