@@ -35,7 +35,12 @@ done
 FT=$F/t.1 GT=$G/t.1
 
 SUPS=()
-trap '{ for p in "${SUPS[@]}"; do kill -KILL "$p"; done; wait; } 2>/dev/null; cleanup' EXIT
+# Interrupted (a suite stopped midway), the runs' staging copies on tmpfs
+# outlive their workspace roots unless gc collects them first.
+trap '{ for p in "${SUPS[@]}"; do kill -KILL "$p"; done; wait
+  for w in "$FT/ws" "$GT/ws" "$GT/ws2"; do
+    [ -d "$w" ] && "$SKILLRUN" --gc --workspace-root "$w"
+  done; } >/dev/null 2>&1; cleanup' EXIT
 # start SUITE-TEST-ROOT WS ID SECONDS: a run in the background, as a test of
 # that suite starts it, in workspace root SUITE-TEST-ROOT/WS; $sup is its
 # supervisor.  Waits until its sleep runs.
