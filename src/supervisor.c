@@ -948,7 +948,9 @@ static int on_timeout(struct sr_supervisor *s, struct sr_error *err) {
   int r;
 
   drain_timer(s->timeout_fd);
-  if (s->init.exited || s->timed_out)
+  /* A cancellation already on its way to SIGKILL stopped the run first:
+   * it keeps its status and its grace period. */
+  if (s->init.exited || s->timed_out || s->cancel_sig != 0)
     return 0;
   /* What init said before the deadline counts, however late this wakeup
    * (a supervisor stopped with SIGSTOP, descheduled, suspended). */

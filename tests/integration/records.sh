@@ -165,6 +165,26 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
     "$(field "$W/a.trap" execution_completed '[.status, .skill_exit_code] | @tsv')" "timeout	7"
   check "$mode: ... well within kill-grace (${ms} ms)" [ "$ms" -lt 4000 ]
 
+  # A cancel before the deadline, whose kill-grace outlasts it (the skill
+  # ignores SIGTERM): the cancel stopped the run first, so the run is
+  # cancelled, and its grace is not begun again at the deadline (the run
+  # used to end "timeout", kill-grace after the deadline).
+  "${SR[@]}" --execution-id late --timeout 4s "$B" -- /bin/sh -c \
+    'trap "" TERM; sleep 60' >"$W/a.late" 2>/dev/null &
+  pid=$!
+  wait_running "$W/a.late"
+  sleep 1
+  t0=$(date +%s%N)
+  kill -TERM $pid
+  wait $pid
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  is "$mode: cancelled 3 s before the deadline, TERM ignored: 143" "$rc" 143
+  is "$mode: ... status cancelled, no limit_exceeded" \
+    "$(last "$W/a.late") $(grep -c limit_exceeded "$W/a.late")" "execution_completed	cancelled 0"
+  check "$mode: ... SIGKILL at the cancel's kill-grace, not the deadline's (${ms} ms)" \
+    [ "$ms" -lt 7000 ]
+
   # A stdout reader that stops reading: 3,000 artifacts (more events than
   # a pipe holds) with a 3 s timeout; the run ends within the audit
   # stream's stall budget (5 s in all), however long the reader sleeps.
