@@ -654,21 +654,43 @@ static int read_oom_kill(const struct sr_cgroup *cg, uint64_t *v) {
 }
 
 /*
- * The run's memory with its socket buffers, when that passes the limit
- * (else 0): memory.usage_in_bytes less the page cache of files, which the
- * kernel reclaims at the limit, plus memory.kmem.tcp.usage_in_bytes.  Read
- * only while the run holds socket buffers.
+ * Whether the kernel made room for the socket buffers (sock bytes) within
+ * the memory limit: it is asked to by a memory.limit_in_bytes lowered by
+ * them, which it reclaims down to or refuses with EBUSY, and the limit is
+ * then set back.  0 when it did, 1 when it refused, or -errno.  Refused,
+ * it may still have freed kernel objects: memcg reclaim does not count
+ * those as reclaimed, and gives up when nothing else was.
  */
-static int read_memory_over(const struct sr_cgroup *cg, uint64_t *over) {
+static int sock_room(const struct sr_cgroup *cg, uint64_t sock) {
   const int mfd = cg->v1_fd[SR_CG1_MEMORY];
-  uint64_t sock = 0, usage = 0, active = 0, inactive = 0, held;
+  const uint64_t limit = cg->v1_memory_limit;
+  char buf[32];
   int r;
 
-  *over = 0;
-  if (!cg->sock)
-    return 0;
-  r = sr_cg_read_u64_at(mfd, "memory.kmem.tcp.usage_in_bytes", &sock);
-  if (r < 0 || sock == 0)
+  if (sock >= limit)
+    return 1;
+  snprintf(buf, sizeof(buf), "%" PRIu64 "\n", sr_cg_page_round(limit - sock));
+  r = sr_write_file_at(mfd, "memory.limit_in_bytes", buf);
+  if (r == -EBUSY)
+    return 1;
+  if (r < 0)
+    return r;
+  snprintf(buf, sizeof(buf), "%" PRIu64 "\n", limit);
+  return sr_write_file_at(mfd, "memory.limit_in_bytes", buf);
+}
+
+/* The run's socket buffers (memory.kmem.tcp.usage_in_bytes) and, when it
+ * has some, its memory with them: memory.usage_in_bytes less the page
+ * cache of files, which the kernel reclaims at the limit, plus sock. */
+static int read_held(const struct sr_cgroup *cg, uint64_t *sock,
+                     uint64_t *held) {
+  const int mfd = cg->v1_fd[SR_CG1_MEMORY];
+  uint64_t usage = 0, active = 0, inactive = 0;
+  int r;
+
+  *sock = *held = 0;
+  r = sr_cg_read_u64_at(mfd, "memory.kmem.tcp.usage_in_bytes", sock);
+  if (r < 0 || *sock == 0)
     return r;
   r = sr_cg_read_u64_at(mfd, "memory.usage_in_bytes", &usage);
   if (r >= 0)
@@ -678,9 +700,39 @@ static int read_memory_over(const struct sr_cgroup *cg, uint64_t *over) {
                               &inactive);
   if (r < 0)
     return r;
-  held = (usage > active + inactive ? usage - active - inactive : 0) + sock;
-  if (held > cg->v1_memory_limit)
-    *over = held;
+  *held = (usage > active + inactive ? usage - active - inactive : 0) + *sock;
+  return 0;
+}
+
+/*
+ * The run's memory with its socket buffers (read_held), when that passes
+ * the limit; else 0.  Read only while the run holds socket buffers.  The
+ * usage also has what v1 does not break down, kernel objects the kernel
+ * reclaims at the limit too (the dentries of names looked up: a run that
+ * had looked up a million names, holding 4 MiB in a socket and a few of
+ * its own, was stopped as oom under 64 MiB).  So past the limit the
+ * kernel is asked to make room (sock_room), SOCK_ROOM_TRIES times, and
+ * only a run whose memory it cannot reclaim is over.
+ */
+#define SOCK_ROOM_TRIES 3
+static int read_memory_over(const struct sr_cgroup *cg, uint64_t *over) {
+  uint64_t sock, held;
+  int r;
+
+  *over = 0;
+  if (!cg->sock)
+    return 0;
+  for (int i = 0;; i++) {
+    r = read_held(cg, &sock, &held);
+    if (r < 0 || held <= cg->v1_memory_limit)
+      return r;
+    if (i == SOCK_ROOM_TRIES)
+      break;
+    r = sock_room(cg, sock);
+    if (r <= 0)
+      return r;
+  }
+  *over = held;
   return 0;
 }
 

@@ -1601,6 +1601,70 @@ static void case_sockhog(struct res *r, const char *arg) {
   close(l);
 }
 
+/* Not an attack, a skill that must run: ARG NAMES:KIB.  It keeps KIB KiB
+ * unread in one loopback TCP connection while it looks up NAMES names
+ * that do not exist under /usr: each a negative dentry, kernel memory the
+ * run is charged for and that the kernel reclaims at the memory limit, so
+ * that the run's memory.usage_in_bytes climbs to the limit again and
+ * again.  Reported blocked ("held ...") once all of that is done: under
+ * cgroup v1 the supervisor counted those dentries as held and, with the
+ * socket buffers, past the limit, stopping the run as oom (then there is
+ * no line). */
+static void case_dentsock(struct res *r, const char *arg) {
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof(a);
+  long names = atol(arg), kib, held = 0;
+  const char *colon = strchr(arg, ':');
+  static char buf[65536];
+  char path[80];
+  struct timespec now;
+  struct stat st;
+  int l, c, p;
+
+  kib = colon ? atol(colon + 1) : 0;
+  if (names <= 0 || kib <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  memset(buf, 0x5a, sizeof(buf));
+  l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      listen(l, 1) < 0 || getsockname(l, (struct sockaddr *)&a, &alen) < 0) {
+    esc(r, "listen:%s", ename(errno));
+    return;
+  }
+  c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      (p = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+    esc(r, "connect/accept:%s", ename(errno));
+    return;
+  }
+  fcntl(c, F_SETFL, O_NONBLOCK);
+  for (int tries = 0; held < kib << 10 && tries < 3;) {
+    size_t want = (size_t)(kib << 10) - (size_t)held;
+    ssize_t n = write(c, buf, want < sizeof(buf) ? want : sizeof(buf));
+    if (n > 0) {
+      held += n;
+      continue;
+    }
+    tries++;
+    nanosleep(&(struct timespec){0, 2000000}, NULL);
+  }
+  /* New names each run (the pid is the same in each): an earlier run's
+   * dentries are not this one's. */
+  clock_gettime(CLOCK_REALTIME, &now);
+  for (long i = 0; i < names; i++) {
+    snprintf(path, sizeof(path), "/usr/.attacker-no-such-%lld.%ld-%ld",
+             (long long)now.tv_sec, now.tv_nsec, i);
+    (void)stat(path, &st);
+  }
+  how(r, "held %ld KiB in a socket through %ld lookups", held >> 10, names);
+  close(p);
+  close(c);
+  close(l);
+}
+
 /* Disk fill: ARG DIR:MiB; writes until the tmpfs cap says ENOSPC. */
 static void case_diskfill(struct res *r, const char *arg) {
   char dir[PATH_MAX], *path;
@@ -2058,6 +2122,7 @@ static const struct {
     {"shmhog", case_shmhog},
     {"zleader", case_zleader},
     {"sockhog", case_sockhog},
+    {"dentsock", case_dentsock},
     {"diskfill", case_diskfill},
     {"mkmany", case_mkmany},
     {"logflood", case_logflood},

@@ -13,7 +13,9 @@
 # loopback TCP connections that nobody read went through a 64 MiB limit
 # with memory.usage_in_bytes ~1 MB.  With a cgroup the run must be stopped
 # as oom; the supervisor does not count kernel memory (skillrun(1)
-# LIMITS), which is only reported.
+# LIMITS), which is only reported.  Memory the kernel reclaims at the
+# limit is not held: dentries and socket buffers within the limit are a
+# normal run.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -64,6 +66,20 @@ for run in "${runs[@]}"; do
       [ "${line#ESCAPED}" = "$line" ]
   fi
   check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+
+  # Not an attack: 4 MiB kept in a socket while 1500000 names that do not
+  # exist are looked up, each a negative dentry, kernel memory the kernel
+  # reclaims at the limit and that v1 does not tell apart from the rest of
+  # memory.usage_in_bytes.  Counting the dentries as held, the supervisor
+  # stopped this run as oom (observed 65-68 MiB against 64 MiB, in 4 runs
+  # of 4); the kernel is now asked to make the room.
+  attack "$mode" "${opts[@]}" --memory 64M --timeout 60s -- dentsock:1500000:4096
+  run_ok "$run" "reclaimable kernel memory and 4 MiB of socket buffers"
+  is "$run: ... status succeeded" "$(field "$AUDIT" execution_completed .status)" succeeded
+  is "$run: ... no limit_exceeded" "$(grep -c '"event":"limit_exceeded"' "$AUDIT")" 0
+  line=$(result dentsock:1500000:4096)
+  check "$run: ... the skill held its buffer to the end (${line:-no report})" \
+    [ "${line#BLOCKED:held }" != "$line" ]
   check "$run: no process of the run is left" no_attacker_left
 done
 finish
