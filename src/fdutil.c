@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -110,15 +111,27 @@ int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
   return 0;
 }
 
+/* The terminal a tty's open file writes to (TIOCGDEV): for a pty master
+ * its own pair, for a file opened as /dev/tty the terminal it was then.
+ * Not its inode's st_rdev, which is /dev/ptmx's or /dev/tty's for those,
+ * and names another terminal once they are opened again (a new pty, the
+ * opener's controlling terminal).  0 when the kernel does not say. */
+static unsigned int tty_dev(int fd) {
+  unsigned int dev = 0;
+
+  return ioctl(fd, TIOCGDEV, &dev) == 0 ? dev : 0;
+}
+
 /* path opened non-blocking for writing, if it is the character device
- * rdev. */
-static int open_tty_node(const char *path, dev_t rdev) {
+ * rdev and the terminal tdev (tty_dev). */
+static int open_tty_node(const char *path, dev_t rdev, unsigned int tdev) {
   struct stat st;
   int t = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
   if (t < 0)
     return -1;
-  if (fstat(t, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != rdev)
+  if (fstat(t, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != rdev ||
+      tty_dev(t) != tdev)
     return safe_close(t);
   return t;
 }
@@ -126,17 +139,21 @@ static int open_tty_node(const char *path, dev_t rdev) {
 int sr_tty_reopen_nonblock(int fd) {
   struct stat st;
   char self[64];
+  unsigned int tdev;
   int t;
 
   if (!isatty(fd) || fstat(fd, &st) < 0)
     return -1;
+  tdev = tty_dev(fd);
+  if (tdev == 0)
+    return -1;
   snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-  t = open_tty_node(self, st.st_rdev);
+  t = open_tty_node(self, st.st_rdev, tdev);
   /* Another user's terminal (after sudo -u): its node is not ours to
    * open, but when it is our controlling terminal (tcgetsid(3) answers
    * only for that) /dev/tty is that terminal. */
   if (t < 0 && tcgetsid(fd) >= 0)
-    t = open_tty_node("/dev/tty", makedev(5, 0));
+    t = open_tty_node("/dev/tty", makedev(5, 0), tdev);
   return t;
 }
 

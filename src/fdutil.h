@@ -45,7 +45,9 @@ int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
  * stalls) with no bound at all.  fd's open file is the caller's, shared
  * with its shell, so its O_NONBLOCK is not ours to set: this opens the
  * same terminal again (/proc/self/fd, or /dev/tty when it is the
- * controlling terminal), non-blocking and close-on-exec.  The new
+ * controlling terminal), non-blocking and close-on-exec; only when the
+ * open file is that terminal (TIOCGDEV): a pty's master opened again is a
+ * new pty, and /dev/tty the opener's controlling terminal.  The new
  * descriptor, to write instead of fd and close; -1 when fd is no terminal
  * or cannot be opened again (another user's terminal that is not our
  * controlling one: then fd is written as it is, blocking).

@@ -137,6 +137,47 @@ for mode in $MODES; do
   check "$mode: ... the run's audit.jsonl verifies" audit_ok "$W/default/$ID/audit.jsonl"
 done
 
+# A pty's master side as the audit stream (a program that feeds another
+# on the pty's slave side): what skillrun writes goes to that slave.
+# Opened again (/proc/self/fd/N is /dev/ptmx) it was a new pty, of the same
+# st_rdev, that nobody had: the stream was lost and the run succeeded.
+for mode in $MODES; do
+  if [ "$mode" = user ]; then W=$WS_user; pre=("${AS_USER[@]}"); else
+    W=$WS_root
+    pre=()
+  fi
+  ID=tty-master-$mode
+  "$PYTHON3" - "$W/$ID.stream" "${pre[@]}" "$SKILLRUN" --workspace-root "$W" \
+    --execution-id "$ID" "$FB" -- /bin/true <<'EOF'
+import os, pty, subprocess, sys, time, tty
+master, slave = pty.openpty()
+tty.setraw(slave)
+p = subprocess.Popen(sys.argv[2:], stdout=master, stdin=subprocess.DEVNULL)
+# The master stays open here: its last close would hang the pty up,
+# and what the slave side had not read yet would go with it.
+os.set_blocking(slave, False)
+got = bytearray()
+while True:
+    done = p.poll() is not None
+    try:
+        while True:
+            b = os.read(slave, 65536)
+            if not b:
+                break
+            got.extend(b)
+    except OSError:
+        pass
+    if done:
+        break
+    time.sleep(0.05)
+open(sys.argv[1], "wb").write(got)
+sys.exit(p.returncode)
+EOF
+  is "$mode: a pty's master side: the run succeeds" "$?" 0
+  check "$mode: ... its slave side gets the stream, the run's audit.jsonl" \
+    cmp -s "$W/$ID.stream" "$W/default/$ID/audit.jsonl"
+done
+
 # Another user's terminal, the controlling one of the caller's session (as
 # after `sudo -u`): its node is not the caller's to open again.
 if [ "$(id -u)" -eq 0 ] && [[ " $MODES " == *" user "* ]]; then
