@@ -8,9 +8,10 @@
 /*
  * Libraries opened with dlopen(3) when a run first needs them, rather than
  * mapped at every start: libcrypto for keys (ossl.h), libseccomp for
- * filters a profile changes (seccomp.c), libunistring for non-ASCII
- * manifest text (text.h), libmagic for the type of an input a skill
- * declares types for (magic.h), libsystemd for a delegated cgroup scope
+ * filters a profile changes (seccomp.c) and for the one libmagic runs
+ * under (magic.c), libunistring for non-ASCII manifest text (text.h),
+ * libmagic for the type of an input a skill declares types for
+ * (magic.h), libsystemd for a delegated cgroup scope
  * from the caller's systemd user manager (cgroup-systemd.c).  Each
  * mapped library costs a sandboxed launch 0.1 - 0.2 ms (it is forked twice and
  * unmapped three times), libcrypto alone about 1.7 ms (bench/README.md).

@@ -12,9 +12,13 @@
  * database costs every launch.  libmagic is shown a buffer (at most
  * SR_MAGIC_BYTES from the start of the staged copy), never a path: it
  * opens no file of the caller's, follows no link, and reads no more than
- * that, and it never decompresses (no helper processes).  Its database is
- * libmagic's default, which honours $MAGIC and ~/.magic.mgc: settings of
- * the caller's, who chooses the libraries skillrun loads just as well.
+ * that, and it never decompresses (no helper processes).  It runs in a
+ * child of its own under a seccomp filter (magic.c), since it parses
+ * bytes chosen by whoever handed over the input: a libmagic that
+ * misbehaves can lie about the type, not reach the supervisor.  Its
+ * database is libmagic's default, which honours $MAGIC and ~/.magic.mgc:
+ * settings of the caller's, who chooses the libraries skillrun loads just
+ * as well.
  */
 #define SR_MAGIC_BYTES (1024 * 1024)
 
@@ -25,9 +29,10 @@ struct sr_magic_type {
   char exts[256];
 };
 
-/* What libmagic makes of buf[0..len).  A libmagic or database that cannot
- * be loaded: exit 125, reason "library_unavailable", naming what needed it
- * (`needed_for`). */
+/* What libmagic makes of buf[0..len).  A libmagic, database or libseccomp
+ * that cannot be loaded: exit 125, reason "library_unavailable", naming
+ * what needed it (`needed_for`); a libmagic that fails, crashes, hangs or
+ * answers nonsense: exit 125, reason "inputs". */
 int sr_magic_type_of(const void *buf, size_t len, const char *needed_for,
                      struct sr_magic_type *out, struct sr_error *err);
 
