@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,21 +83,30 @@ static magic_t cookie(const char *needed_for, struct sr_error *err) {
  * libmagic parses the caller's bytes, and has had memory errors on crafted
  * ones (CVE-2019-18218, cdf_read_property_info).  So it parses them in a
  * child of its own, as file(1) runs it under seccomp: the child keeps one
- * descriptor (the answer's pipe, moved to ANSWER_FD), dies with the
- * supervisor, is bounded in memory and CPU time, and may make no system
- * call but those magic_buffer needs on a buffer (strace of file-5.44 on
- * some 600 files of 60 types: brk, mmap, munmap); every other call fails
- * with EPERM, which libmagic survives as it survives a failed open.  What
- * the child answers is checked like any other input.
+ * descriptor (its socket to the supervisor, moved to TYPER_FD), dies with
+ * the supervisor, is bounded in memory and CPU time, and may make no
+ * system call but reading and writing that socket and those magic_buffer
+ * needs on a buffer (strace of file-5.44 on some 600 files of 60 types:
+ * brk, mmap, munmap); every other call fails with EPERM, which libmagic
+ * survives as it survives a failed open.  What the child answers is
+ * checked like any other input.  One child types all of a run's inputs
+ * (struct sr_magic_typer): a new one for each would fault in libmagic's
+ * database again each time, some 20 ms here.
  */
-#define ANSWER_FD 3
-/* Wall clock and CPU time for one input, and memory (RLIMIT_DATA also
- * counts the supervisor's heap the child inherits, a few MiB). */
+#define TYPER_FD 3
+/* Wall clock for one input, CPU time for them all, and memory
+ * (RLIMIT_DATA also counts the supervisor's heap the child inherits, a
+ * few MiB, and the request's buffer). */
 #define CHILD_TIMEOUT_MS 10000
 #define CHILD_CPU_S 5
 #define CHILD_DATA_BYTES (256UL << 20)
 
-/* What the child writes, in one write (less than PIPE_BUF). */
+/* What the supervisor sends: the length, then the bytes. */
+struct request {
+  uint32_t len; /* at most SR_MAGIC_BYTES */
+};
+
+/* What the child answers, in one write. */
 struct answer {
   int32_t status; /* ANSWER_TYPED, ANSWER_LIBMAGIC or ANSWER_SETUP */
   int32_t errnum; /* ANSWER_SETUP: the failed call's errno */
@@ -132,7 +143,7 @@ static int build_filter(struct sock_fprog *out, struct sr_error *err) {
                               SCMP_SYS(brk),    SCMP_SYS(munmap),
                               SCMP_SYS(mremap), SCMP_SYS(madvise),
                               SCMP_SYS(futex),  SCMP_SYS(rt_sigreturn)};
-  const struct scmp_arg_cmp to_answer = SCMP_A0(SCMP_CMP_EQ, ANSWER_FD);
+  const struct scmp_arg_cmp on_socket = SCMP_A0(SCMP_CMP_EQ, TYPER_FD);
   const struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
   _cleanup_close_ int fd = -1;
@@ -150,8 +161,11 @@ static int build_filter(struct sock_fprog *out, struct sr_error *err) {
   for (size_t i = 0; r >= 0 && i < SR_ARRAY_SIZE(plain); i++)
     r = scmp.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
   if (r >= 0)
+    r = scmp.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(read), 1,
+                              on_socket);
+  if (r >= 0)
     r = scmp.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
-                              to_answer);
+                              on_socket);
   if (r >= 0)
     r = scmp.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, no_exec);
   if (r >= 0)
@@ -215,7 +229,7 @@ static const char *confine(pid_t parent, const struct sock_fprog *prog) {
   const struct rlimit data = {CHILD_DATA_BYTES, CHILD_DATA_BYTES};
   const struct rlimit cpu = {CHILD_CPU_S, CHILD_CPU_S}; /* then SIGKILL */
   const struct rlimit none = {0, 0};
-  const int keep = ANSWER_FD;
+  const int keep = TYPER_FD;
 
   /* fds 0-2 too: the supervisor's stdout is the audit stream. */
   if (sr_close_all_fds_except(0, &keep, 1) < 0)
@@ -239,67 +253,88 @@ static const char *confine(pid_t parent, const struct sock_fprog *prog) {
   return "";
 }
 
-_Noreturn static void type_child(magic_t m, int fd, pid_t parent,
-                                 const struct sock_fprog *prog, const void *buf,
-                                 size_t len) {
-  struct answer a;
-  const char *failed;
+/* len bytes from fd into buf, in the child: 0, 1 at EOF before the first
+ * byte, -1 on any other failure. */
+static int read_full(int fd, void *buf, size_t len) {
+  for (size_t got = 0; got < len;) {
+    ssize_t n = read(fd, (char *)buf + got, len - got);
 
-  memset(&a, 0, sizeof(a));
-  failed = fd == ANSWER_FD || dup2(fd, ANSWER_FD) >= 0 ? confine(parent, prog)
-                                                       : "dup2";
-  if (failed[0]) {
-    a.status = ANSWER_SETUP;
-    a.errnum = errno;
-    snprintf(a.msg, sizeof(a.msg), "%s", failed);
-  } else if (ask(m, MAGIC_MIME_TYPE, buf, len, a.t.mime, sizeof(a.t.mime), &a) <
-                 0 ||
-             ask(m, MAGIC_EXTENSION, buf, len, a.t.exts, sizeof(a.t.exts), &a) <
-                 0) {
-    a.status = ANSWER_LIBMAGIC;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n == 0 && got == 0 ? 1 : -1;
+    got += (size_t)n;
   }
-  /* fd itself where the move to ANSWER_FD failed (no filter then); a
-   * failed write is a short answer to the parent. */
-  (void)!write(strcmp(failed, "dup2") ? ANSWER_FD : fd, &a, sizeof(a));
-  _exit(0);
+  return 0;
 }
 
-/* Reads the child's answer until EOF: 0 with *got bytes, -ETIMEDOUT,
- * -EMSGSIZE for more than an answer, or -errno. */
-static int read_answer(int fd, struct answer *a, size_t *got) {
-  const uint64_t end = sr_now_mono_ms() + CHILD_TIMEOUT_MS;
-  char extra;
+/* The child: answers one request after another until the supervisor
+ * closes its end. */
+_Noreturn static void typer_main(magic_t m, int fd, pid_t parent,
+                                 const struct sock_fprog *prog) {
+  unsigned char *buf = malloc(SR_MAGIC_BYTES);
+  const char *failed;
+  struct answer a;
 
-  *got = 0;
+  failed = fd == TYPER_FD || dup2(fd, TYPER_FD) >= 0 ? confine(parent, prog)
+                                                     : "dup2";
+  if (!buf && !failed[0])
+    failed = "malloc";
   for (;;) {
+    struct request q;
+
+    memset(&a, 0, sizeof(a));
+    if (failed[0]) {
+      a.status = ANSWER_SETUP;
+      a.errnum = errno;
+      snprintf(a.msg, sizeof(a.msg), "%s", failed);
+      /* fd itself where the move to TYPER_FD failed (no filter then); a
+       * failed write is a short answer to the parent. */
+      (void)!write(strcmp(failed, "dup2") ? TYPER_FD : fd, &a, sizeof(a));
+      _exit(0);
+    }
+    if (read_full(TYPER_FD, &q, sizeof(q)) != 0 || q.len > SR_MAGIC_BYTES ||
+        read_full(TYPER_FD, buf, q.len) != 0)
+      _exit(0); /* the supervisor is done (or speaks nonsense) */
+    if (ask(m, MAGIC_MIME_TYPE, buf, q.len, a.t.mime, sizeof(a.t.mime), &a) <
+            0 ||
+        ask(m, MAGIC_EXTENSION, buf, q.len, a.t.exts, sizeof(a.t.exts), &a) < 0)
+      a.status = ANSWER_LIBMAGIC;
+    if (sr_write_all(TYPER_FD, &a, sizeof(a)) < 0)
+      _exit(0);
+  }
+}
+
+/* Reads one answer: 0, -EPIPE at EOF before a whole one, -ETIMEDOUT at
+ * end_ms, or -errno. */
+static int read_answer(int fd, struct answer *a, uint64_t end_ms) {
+  size_t got = 0;
+
+  while (got < sizeof(*a)) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     uint64_t now = sr_now_mono_ms();
     ssize_t n;
     int q;
 
-    if (now >= end)
+    if (now >= end_ms)
       return -ETIMEDOUT;
-    q = poll(&p, 1, (int)(end - now));
+    q = poll(&p, 1, (int)(end_ms - now));
     if (q < 0 && errno == EINTR)
       continue;
     if (q < 0)
       return -errno;
     if (q == 0)
       return -ETIMEDOUT;
-    if (*got < sizeof(*a))
-      n = read(fd, (char *)a + *got, sizeof(*a) - *got);
-    else
-      n = read(fd, &extra, 1);
-    if (n < 0 && errno == EINTR)
+    n = read(fd, (char *)a + got, sizeof(*a) - got);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n < 0)
       return -errno;
     if (n == 0)
-      return 0;
-    if (*got == sizeof(*a))
-      return -EMSGSIZE;
-    *got += (size_t)n;
+      return -EPIPE;
+    got += (size_t)n;
   }
+  return 0;
 }
 
 /* A NUL-terminated string of printable ASCII in s[0..size). */
@@ -323,57 +358,87 @@ static const char *printable(char *s, size_t size) {
   return s;
 }
 
-int sr_magic_type_of(const void *buf, size_t len, const char *needed_for,
-                     struct sr_magic_type *out, struct sr_error *err) {
+void sr_magic_typer_done(struct sr_magic_typer *t) {
+  t->fd = safe_close(t->fd);
+  if (t->pid > 0) {
+    (void)kill(t->pid, SIGKILL);
+    while (waitpid(t->pid, &t->status, 0) < 0 && errno == EINTR)
+      ;
+  }
+  t->pid = 0;
+}
+
+static int typer_start(struct sr_magic_typer *t, magic_t m,
+                       const struct sock_fprog *prog, struct sr_error *err) {
+  const pid_t parent = getpid();
+  int fds[2];
+
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "inputs",
+                        "cannot type an input: socketpair");
+  t->pid = fork();
+  if (t->pid == 0) {
+    safe_close(fds[0]);
+    typer_main(m, fds[1], parent, prog);
+  }
+  safe_close(fds[1]);
+  t->fd = fds[0];
+  if (t->pid < 0) {
+    t->pid = 0;
+    sr_magic_typer_done(t);
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "inputs",
+                        "cannot type an input: fork");
+  }
+  return 0;
+}
+
+/* The request sent and its answer read, within CHILD_TIMEOUT_MS; "" or
+ * why not (the child then ended). */
+static const char *exchange(struct sr_magic_typer *t, const void *buf,
+                            size_t len, struct answer *a, char why[64]) {
+  const struct request q = {.len = (uint32_t)len};
+  uint64_t budget = CHILD_TIMEOUT_MS;
+  const uint64_t end = sr_now_mono_ms() + CHILD_TIMEOUT_MS;
+  mode_t type = S_IFSOCK;
+  int r;
+
+  r = sr_write_bounded(t->fd, &type, &q, sizeof(q), &budget);
+  if (r >= 0)
+    r = sr_write_bounded(t->fd, &type, buf, len, &budget);
+  if (r >= 0)
+    r = read_answer(t->fd, a, end);
+  if (r >= 0 && a->status >= ANSWER_TYPED && a->status <= ANSWER_SETUP)
+    return "";
+  sr_magic_typer_done(t);
+  if (r == -ETIMEDOUT)
+    snprintf(why, 64, "no answer within %d s", CHILD_TIMEOUT_MS / 1000);
+  else if (WIFSIGNALED(t->status) && WTERMSIG(t->status) != SIGKILL)
+    snprintf(why, 64, "killed by signal %d", WTERMSIG(t->status));
+  else
+    snprintf(why, 64, "a malformed answer");
+  return why;
+}
+
+int sr_magic_type_of(struct sr_magic_typer *t, const void *buf, size_t len,
+                     const char *needed_for, struct sr_magic_type *out,
+                     struct sr_error *err) {
   magic_t m = cookie(needed_for, err);
   const struct sock_fprog *prog = m ? filter(needed_for, err) : NULL;
-  _cleanup_close_ int rd = -1;
   struct answer a;
-  const pid_t parent = getpid();
   char why[64];
-  size_t got = 0;
-  int fds[2], status = 0, r;
-  pid_t pid;
+  int r;
 
   if (!m || !prog)
     return -ENOENT;
   if (len > SR_MAGIC_BYTES)
     len = SR_MAGIC_BYTES;
-  if (pipe2(fds, O_CLOEXEC) < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "inputs",
-                        "cannot type an input: pipe");
-  pid = fork();
-  if (pid == 0) {
-    safe_close(fds[0]);
-    type_child(m, fds[1], parent, prog, buf, len);
+  if (t->fd < 0) {
+    r = typer_start(t, m, prog, err);
+    if (r < 0)
+      return r;
   }
-  safe_close(fds[1]);
-  rd = fds[0];
-  if (pid < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "inputs",
-                        "cannot type an input: fork");
   memset(&a, 0, sizeof(a));
-  r = read_answer(rd, &a, &got);
-  /* Never left running: after EOF this only ends a child that closed its
-   * pipe and did not exit (an exiting one keeps its exit status). */
-  (void)kill(pid, SIGKILL);
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (r == -ETIMEDOUT)
-    snprintf(why, sizeof(why), "no answer within %d s",
-             CHILD_TIMEOUT_MS / 1000);
-  else if (r == -EMSGSIZE) /* it was killed for that */
-    snprintf(why, sizeof(why), "a malformed answer");
-  else if (WIFSIGNALED(status))
-    snprintf(why, sizeof(why), "killed by signal %d", WTERMSIG(status));
-  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    snprintf(why, sizeof(why), "exit status %d", WEXITSTATUS(status));
-  else if (r < 0 || got != sizeof(a) || a.status < ANSWER_TYPED ||
-           a.status > ANSWER_SETUP)
-    snprintf(why, sizeof(why), "a malformed answer");
-  else
-    why[0] = '\0';
-  if (why[0])
+  if (exchange(t, buf, len, &a, why)[0])
     return sr_error_set(err, SR_EXIT_FAILED, 0, "inputs",
                         "%s failed or was stopped on an input (%s)",
                         SR_LIBMAGIC_SONAME, why);
@@ -386,11 +451,13 @@ int sr_magic_type_of(const void *buf, size_t len, const char *needed_for,
                         "%s cannot type an input: %s", SR_LIBMAGIC_SONAME,
                         printable(a.msg, sizeof(a.msg)));
   if (!plain_string(a.t.mime, sizeof(a.t.mime)) ||
-      !plain_string(a.t.exts, sizeof(a.t.exts)))
+      !plain_string(a.t.exts, sizeof(a.t.exts))) {
+    sr_magic_typer_done(t);
     return sr_error_set(err, SR_EXIT_FAILED, 0, "inputs",
                         "%s failed or was stopped on an input (a malformed "
                         "answer)",
                         SR_LIBMAGIC_SONAME);
+  }
   /* "???": libmagic knows no extension for the format. */
   if (!strcmp(a.t.exts, "???"))
     a.t.exts[0] = '\0';

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -29,12 +30,26 @@ struct sr_magic_type {
   char exts[256];
 };
 
-/* What libmagic makes of buf[0..len).  A libmagic, database or libseccomp
- * that cannot be loaded: exit 125, reason "library_unavailable", naming
- * what needed it (`needed_for`); a libmagic that fails, crashes, hangs or
- * answers nonsense: exit 125, reason "inputs". */
-int sr_magic_type_of(const void *buf, size_t len, const char *needed_for,
-                     struct sr_magic_type *out, struct sr_error *err);
+/* The child that types a run's inputs, started by the first
+ * sr_magic_type_of and ended by sr_magic_typer_done (or by a failure). */
+struct sr_magic_typer {
+  pid_t pid;  /* 0: none */
+  int fd;     /* its socket; -1: none */
+  int status; /* its wait status, once reaped */
+};
+#define SR_MAGIC_TYPER_INIT                                                    \
+  { .pid = 0, .fd = -1, .status = 0 }
+
+/* What libmagic makes of buf[0..len), in t's child.  A libmagic, database
+ * or libseccomp that cannot be loaded: exit 125, reason
+ * "library_unavailable", naming what needed it (`needed_for`); a libmagic
+ * that fails, crashes, hangs or answers nonsense: exit 125, reason
+ * "inputs". */
+int sr_magic_type_of(struct sr_magic_typer *t, const void *buf, size_t len,
+                     const char *needed_for, struct sr_magic_type *out,
+                     struct sr_error *err);
+/* Ends t's child, if any. */
+void sr_magic_typer_done(struct sr_magic_typer *t);
 
 /* magic_version() of the library, or -1 when it cannot be loaded
  * (--version). */

@@ -681,6 +681,7 @@ struct staging {
   json_t **rejected;
   struct sr_error *err;
   unsigned char *head; /* the staged copy's first bytes, for libmagic */
+  struct sr_magic_typer typer;
 };
 
 /* A refusal of st->in by `rule` (exit 123): *rejected gets the
@@ -779,7 +780,8 @@ static int check_types(struct staging *st, int staged_fd, uint64_t size,
                           "inputs", "cannot read back input %s", st->in->name);
     got += (size_t)n;
   }
-  r = sr_magic_type_of(st->head, got, "the declared input types", &t, st->err);
+  r = sr_magic_type_of(&st->typer, st->head, got, "the declared input types",
+                       &t, st->err);
   if (r < 0)
     return r;
   if (json_object_set_new(item, "type", json_string(t.mime)) < 0)
@@ -899,7 +901,10 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
                               const struct sr_input_rules *rules,
                               struct sr_audit *audit, json_t **ret_inputs,
                               json_t **rejected, struct sr_error *err) {
-  struct staging st = {.rules = rules, .rejected = rejected, .err = err};
+  struct staging st = {.rules = rules,
+                       .rejected = rejected,
+                       .err = err,
+                       .typer = SR_MAGIC_TYPER_INIT};
   json_t *list = json_array();
   uint64_t budget = rules->total_max;
   int r = 0;
@@ -932,6 +937,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
     json_decref(item);
   }
   free(st.head);
+  sr_magic_typer_done(&st.typer);
   if (r < 0) {
     json_decref(list);
     return r;
