@@ -859,15 +859,22 @@ bool sr_netallow_match_name(const struct sr_netallow *l, const char *name,
   return false;
 }
 
-bool sr_netallow_match_addr(const struct sr_netallow *l,
-                            const struct sr_netaddr *addr, uint16_t port) {
+static bool range_covers(const struct sr_netallow *l,
+                         const struct sr_netaddr *addr, uint16_t port,
+                         bool unblock_too) {
   for (size_t i = 0; i < l->n; i++) {
     const struct sr_netallow_entry *e = &l->v[i];
     if (e->kind == SR_NETALLOW_RANGE && e->port == port &&
+        (unblock_too || !e->unblock_only) &&
         in_prefix(addr, &e->addr, e->prefix))
       return true;
   }
   return false;
+}
+
+bool sr_netallow_match_addr(const struct sr_netallow *l,
+                            const struct sr_netaddr *addr, uint16_t port) {
+  return range_covers(l, addr, port, false);
 }
 
 bool sr_netallow_check_addr(const struct sr_netallow *l,
@@ -882,7 +889,7 @@ bool sr_netallow_check_addr(const struct sr_netallow *l,
         c = SR_NETADDR_HOST;
         break;
       }
-  if (c != SR_NETADDR_PUBLIC && sr_netallow_match_addr(l, addr, port))
+  if (c != SR_NETADDR_PUBLIC && range_covers(l, addr, port, true))
     c = SR_NETADDR_PUBLIC;
   if (cls)
     *cls = c;

@@ -80,6 +80,10 @@ struct sr_netallow_entry {
   enum sr_netallow_origin origin, bound_origin;
   char where[SR_NETALLOW_WHERE_MAX], bound_where[SR_NETALLOW_WHERE_MAX];
   bool narrowed; /* narrower than the entry that was requested */
+  /* RANGE: not a destination of its own, it only unblocks the addresses
+   * the names on the list resolve to (sr_netallow_check_addr): an
+   * execution capability's list names destinations and no range. */
+  bool unblock_only;
 };
 
 /* A list; {0} is an empty list.  An empty list permits nothing. */
@@ -185,7 +189,8 @@ int sr_netallow_split_hostport(const char *s, size_t len, const char **host,
 /* True when name:port matches a NAME or SUFFIX entry (name normalised). */
 bool sr_netallow_match_name(const struct sr_netallow *l, const char *name,
                             uint16_t port);
-/* True when addr:port lies in a RANGE entry. */
+/* True when addr:port lies in a RANGE entry that is a destination (not
+ * unblock_only). */
 bool sr_netallow_match_addr(const struct sr_netallow *l,
                             const struct sr_netaddr *addr, uint16_t port);
 
@@ -215,8 +220,9 @@ const char *sr_netaddr_class_name(enum sr_netaddr_class c);
  * Whether the proxy may connect to addr:port for a destination that was
  * allowed by name or by literal: yes when addr is public and not one of
  * host_addrs (the host's own interface addresses), or when a range entry
- * covers addr:port.  *cls (may be NULL) receives the class that blocks it
- * (SR_NETADDR_HOST for a host address), SR_NETADDR_PUBLIC when allowed.
+ * (unblock_only or not) covers addr:port.  *cls (may be NULL) receives
+ * the class that blocks it (SR_NETADDR_HOST for a host address),
+ * SR_NETADDR_PUBLIC when allowed.
  */
 bool sr_netallow_check_addr(const struct sr_netallow *l,
                             const struct sr_netaddr *addr, uint16_t port,

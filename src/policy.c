@@ -1480,9 +1480,28 @@ static int narrow_by_capability(struct sr_policy *p, const char *allow,
       r = sr_netallow_add(&names, &p->net_allow.v[i]);
   if (r >= 0)
     r = sr_netallow_intersect(&names, &cap, 0, &out, &dropped);
-  for (size_t i = 0; r >= 0 && i < p->net_allow.n; i++)
-    if (p->net_allow.v[i].kind == SR_NETALLOW_RANGE)
-      r = sr_netallow_add(&out, &p->net_allow.v[i]);
+  /* A range is not within any name: it is no destination of this run any
+   * more, but still unblocks the addresses the names kept resolve to (the
+   * capability cannot name a range: without it, an internal name would
+   * be refused on every host that needs one). */
+  for (size_t i = 0; r >= 0 && i < p->net_allow.n; i++) {
+    struct sr_netallow_entry e = p->net_allow.v[i];
+    char text[SR_NETALLOW_FORMAT_MAX];
+
+    if (e.kind != SR_NETALLOW_RANGE)
+      continue;
+    e.unblock_only = true;
+    r = sr_netallow_add(&out, &e);
+    if (r < 0)
+      break;
+    sr_netallow_format(&e, text, sizeof(text));
+    r = push_warning(p,
+                     "%s%s%s %s is not permitted by the execution capability "
+                     "as a destination; it only lets the names on the list "
+                     "reach addresses in it",
+                     e.where, e.where[0] ? ": " : "", entry_key(e.origin),
+                     text);
+  }
   if (r >= 0)
     r = warn_dropped(p, &dropped,
                      "is not permitted by the execution "
@@ -1787,8 +1806,10 @@ static json_t *netallow_entry_json(const struct sr_netallow_entry *e) {
 static json_t *netallow_json(const struct sr_netallow *l) {
   json_t *a = json_array();
 
+  /* An unblock_only range is no destination (a warning said so). */
   for (size_t i = 0; a && i < l->n; i++)
-    if (json_array_append_new(a, netallow_entry_json(&l->v[i])) < 0) {
+    if (!l->v[i].unblock_only &&
+        json_array_append_new(a, netallow_entry_json(&l->v[i])) < 0) {
       json_decref(a);
       return NULL;
     }

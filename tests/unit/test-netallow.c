@@ -552,6 +552,13 @@ static void test_check_addr(void **state) {
   assert_int_equal(c, SR_NETADDR_UNIQUE_LOCAL);
   assert_int_equal(sr_netaddr_parse("169.254.169.254", 15, &a), 0);
   assert_false(sr_netallow_check_addr(&l, &a, 80, NULL, 0, NULL));
+  /* A range that only unblocks (under a capability's list) still lets a
+   * name reach its addresses, but is no destination by address. */
+  assert_int_equal(sr_netaddr_parse("127.0.0.1", 9, &a), 0);
+  assert_true(sr_netallow_match_addr(&l, &a, 8080));
+  l.v[1].unblock_only = true;
+  assert_false(sr_netallow_match_addr(&l, &a, 8080));
+  assert_true(sr_netallow_check_addr(&l, &a, 8080, host, 2, &c));
   sr_netallow_done(&l);
 }
 
