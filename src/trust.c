@@ -975,6 +975,14 @@ int sr_capability_parse(const char *buf, size_t len, struct sr_capability *out,
     for (size_t i = 9; i < n; i++)
       if (v[i] < 0x20 || v[i] > 0x7e)
         return bad(&c, "network: allowlist entries must be printable ASCII");
+    /* One blank before each entry and none elsewhere: "allowlist " (an
+     * empty list joined) would narrow nothing, and two blanks to
+     * nothing, so neither has a meaning. */
+    for (size_t i = 9; i < n; i++)
+      if (v[i] == ' ' && (i + 1 == n || v[i + 1] == ' '))
+        return bad(&c, "network: allowlist entries are separated by one "
+                       "blank, with none before the first (after "
+                       "'allowlist ') or after the last");
     /* The payload is at most 1024 bytes: it fits. */
     memcpy(cap.network_allow, v + (n > 9 ? 10 : 9), n > 9 ? n - 10 : 0);
   } else

@@ -12,6 +12,10 @@
 #    127.0.0.1:PORT, the host's bait, by address.  Now such a range only
 #    unblocks the addresses the names on the list resolve to (a.test, mapped
 #    to 127.0.0.1 by network-hosts, still gets through).
+# 2. `network: allowlist ` with a trailing blank (a control plane that
+#    joined an empty list) narrowed nothing, while two blanks narrowed to
+#    nothing: two spellings, two meanings.  Now any blank that separates no
+#    two entries is capability_invalid.
 . "$(dirname "$0")/../integration/lib.sh"
 command -v openssl >/dev/null || skip_all "openssl command line not found"
 # The capability key comes from a root-owned skillrun.conf.
@@ -98,6 +102,13 @@ for mode in $MODES; do
     python3 /workspace/skills/net-skill/probe.py "a.test:$PORT"
   is "$mode: control: a.test (network-hosts: 127.0.0.1) still gets through" \
     "$rc ${OUT%% *}" "0 OPEN"
+
+  for net in "allowlist " "allowlist  a.test:$PORT" "allowlist a.test:$PORT " \
+    "allowlist a.test:$PORT  b.test"; do
+    cap "$mode" "$mode-blank-$n" "$net" /bin/true
+    is "$mode: network '$net' (a stray blank) is refused" \
+      "$rc $(field "$AUDIT" bundle_rejected .reason)" "123 capability_invalid"
+  done
 done
 host_unchanged capability
 finish

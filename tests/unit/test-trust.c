@@ -405,6 +405,18 @@ static void test_capability(void **state) {
   assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
   assert_non_null(strstr(err.msg, "printable ASCII"));
   free(tok);
+  /* A blank that separates no two entries has no meaning: refused. */
+  for (size_t i = 0; i < 3; i++) {
+    static const char *const blanks[] = {" ", "a.test  b.test", "a.test "};
+    assert_int_equal(sr_capability_mint(priv, "acme", "run-1", NULL, DIGEST,
+                                        SR_CAP_NET_ALLOWLIST, blanks[i], NOW,
+                                        NOW + 60, &tok, &err),
+                     0);
+    memset(&err, 0, sizeof(err));
+    assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
+    assert_non_null(strstr(err.msg, "separated by one blank"));
+    free(tok);
+  }
 
   /* Parser rejections. */
   memset(&err, 0, sizeof(err));
