@@ -607,6 +607,10 @@ static int next_field(struct cursor *c, const char *key, const char **val,
     return bad(c, "expected '%s' on a line of its own ending in a newline",
                key);
   n = (size_t)(nl - line);
+  /* Values are then read as C strings: "execution: run-1\0x" would be
+   * run-1 here and something else to whoever signed it. */
+  if (memchr(line, '\0', n))
+    return bad(c, "a NUL byte in the '%s' line", key);
   if (n < klen + 2 || memcmp(line, key, klen) != 0 || line[klen] != ':' ||
       line[klen + 1] != ' ')
     return bad(c, "expected '%s: ' at the start of the line", key);

@@ -16,6 +16,12 @@
 #    joined an empty list) narrowed nothing, while two blanks narrowed to
 #    nothing: two spellings, two meanings.  Now any blank that separates no
 #    two entries is capability_invalid.
+# 3. An id line (tenant, execution, placement) was copied with its NUL
+#    bytes and then read as a C string: a token the control plane signed
+#    for execution "VICTIM\0mine" (a name it took as distinct, as every
+#    language but C does) started execution VICTIM, using up the victim's
+#    execution id.  Now a NUL anywhere in the payload's lines is
+#    capability_invalid.
 . "$(dirname "$0")/../integration/lib.sh"
 command -v openssl >/dev/null || skip_all "openssl command line not found"
 # The capability key comes from a root-owned skillrun.conf.
@@ -109,6 +115,25 @@ for mode in $MODES; do
     is "$mode: network '$net' (a stray blank) is refused" \
       "$rc $(field "$AUDIT" bundle_rejected .reason)" "123 capability_invalid"
   done
+
+  # 3: the payload says execution "$mode-victim\0mine"; the run is
+  # started as $mode-victim, the id the victim's own token names.
+  w=$WS_root pre=()
+  [ "$mode" = user ] && w=$WS_user pre=("${AS_USER[@]}")
+  now=$(date +%s)
+  printf 'skillrun-capability/1\ntenant: default\nexecution: %s\0mine\ndigest: %s\nnetwork: deny\nissued: %s\nexpires: %s\n' \
+    "$mode-victim" "$D" "$now" $((now + 60)) >"$T/nul.payload"
+  openssl pkeyutl -sign -inkey "$T/control.key" -rawin -in "$T/nul.payload" -out "$T/nul.sig"
+  echo "$(b64url <"$T/nul.payload").$(b64url <"$T/nul.sig")" >"$T/nul.cap"
+  chmod 644 "$T/nul.cap"
+  AUDIT=$w/$mode-victim.audit
+  "${pre[@]}" "$SKILLRUN" --conf "$T/skillrun.conf" -p "$T/allow.profile" \
+    --workspace-root "$w" --execution-id "$mode-victim" --audit-file "$AUDIT" \
+    --capability "$T/nul.cap" "$N" -- /bin/true >/dev/null 2>&1
+  is "$mode: a token for execution '$mode-victim\\0mine' does not start $mode-victim" \
+    "$? $(field "$AUDIT" bundle_rejected .reason)" "123 capability_invalid"
+  check "$mode: ... and the victim's execution id is not used up" \
+    test ! -e "$w/default/$mode-victim"
 done
 host_unchanged capability
 finish

@@ -306,6 +306,21 @@ static void test_statement_parser_rejects(void **state) {
     assert_string_equal(err.reason, "statement_invalid");
     assert_non_null(strstr(err.msg, "statement:"));
   }
+  /* A NUL byte in a value: the C string read from it would be a prefix of
+   * what was signed ("acme" for "acme\0globex", "tenant" for the tier). */
+  for (size_t i = 0; i < 2; i++) {
+    static const char *const at[] = {"tenant: acme", "tier: tenant"};
+    const char *p = strstr(good, at[i]) + strlen(at[i]);
+    char buf[1024];
+    size_t n = (size_t)(p - good);
+
+    memcpy(buf, good, n);
+    memcpy(buf + n, "\0globex", 7);
+    memcpy(buf + n + 7, p, strlen(p));
+    memset(&err, 0, sizeof(err));
+    assert_true(sr_statement_parse(buf, strlen(good) + 7, &st, &err) < 0);
+    assert_non_null(strstr(err.msg, "a NUL byte"));
+  }
 }
 
 static void test_capability(void **state) {
@@ -435,6 +450,23 @@ static void test_capability(void **state) {
                                  &err) == 0);
   assert_true(sr_capability_parse(tok, strlen(tok), &cap, &err) < 0);
   free(tok);
+  /* "execution: run-1\0mine" is not execution run-1 (parsed before the
+   * signature is checked: the signature here is zeros). */
+  {
+    static const char payload[] =
+        "skillrun-capability/1\ntenant: acme\nexecution: run-1\0mine\n"
+        "digest: " DIGEST "\nnetwork: deny\nissued: 1\nexpires: 2\n";
+    char t[512];
+    size_t n = sr_base64_encode((const unsigned char *)payload,
+                                sizeof(payload) - 1, true, t);
+
+    snprintf(t + n, sizeof(t) - n, ".%086d", 0);
+    for (char *z = t + n + 1; *z; z++)
+      *z = 'A';
+    memset(&err, 0, sizeof(err));
+    assert_true(sr_capability_parse(t, strlen(t), &cap, &err) < 0);
+    assert_non_null(strstr(err.msg, "a NUL byte"));
+  }
 
   /* Placement: a token bound to one host runs there only; a token without
    * one runs anywhere unless the host requires one. */
