@@ -173,8 +173,9 @@ struct sr_capability {
   char execution[65];
   char digest[72];
   enum sr_capability_network network;
-  /* SR_CAP_NET_ALLOWLIST: the entries after the word (space-separated,
-   * printable ASCII, unchecked here: the policy parses them), or "". */
+  /* SR_CAP_NET_ALLOWLIST: the entries after the word (each after one
+   * blank, none empty, printable ASCII, unchecked here: the policy parses
+   * them), or "". */
   char network_allow[1024];
   char placement[65]; /* "" when the token names none */
   int64_t issued, expires;

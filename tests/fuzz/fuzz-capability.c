@@ -24,7 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (sr_capability_parse(buf, size, &cap, &err) == 0) {
     if (!sr_valid_id(cap.tenant) || !sr_valid_id(cap.execution) ||
         cap.expires <= cap.issued || cap.payload_len >= sizeof(cap.payload) ||
-        (cap.network != 0 && cap.network != 1) ||
+        (cap.network != SR_CAP_NET_DENY && cap.network != SR_CAP_NET_ALLOW &&
+         cap.network != SR_CAP_NET_ALLOWLIST) ||
+        cap.network_allow[0] == ' ' || strstr(cap.network_allow, "  ") ||
+        (cap.network_allow[0] &&
+         cap.network_allow[strlen(cap.network_allow) - 1] == ' ') ||
         (cap.placement[0] && !sr_valid_id(cap.placement)))
       abort();
   } else if (err.exit_code != SR_EXIT_REFUSED) {
