@@ -94,9 +94,8 @@ static magic_t cookie(const char *needed_for, struct sr_error *err) {
  * database again each time, some 20 ms here.
  */
 #define TYPER_FD 3
-/* Wall clock for one input, CPU time for them all, and memory
- * (RLIMIT_DATA also counts the supervisor's heap the child inherits, a
- * few MiB, and the request's buffer). */
+/* Wall clock for one input, CPU time for them all, and the memory it may
+ * take beyond what it inherits from the supervisor (data_in_use). */
 #define CHILD_TIMEOUT_MS 10000
 #define CHILD_CPU_S 5
 #define CHILD_DATA_BYTES (256UL << 20)
@@ -225,8 +224,26 @@ static int ask(magic_t m, int flags, const void *buf, size_t len, char *dst,
 }
 
 /* The child's steps before libmagic sees a byte; "" or the failed one. */
+/* The data (private writable memory, RLIMIT_DATA's measure) the child
+ * has from the supervisor already: /proc/self/status's VmData.  A
+ * sanitizer's build reserves terabytes of it.  0 when unknown. */
+static rlim_t data_in_use(void) {
+  char buf[4096];
+  const char *p;
+  unsigned long long kib;
+  size_t len;
+
+  if (sr_read_file_into(AT_FDCWD, "/proc/self/status", buf, sizeof(buf), &len) <
+          0 ||
+      !(p = strstr(buf, "\nVmData:")) ||
+      sscanf(p + strlen("\nVmData:"), "%llu", &kib) != 1 ||
+      kib > (RLIM_INFINITY - CHILD_DATA_BYTES) / 1024)
+    return 0;
+  return (rlim_t)kib * 1024;
+}
+
 static const char *confine(pid_t parent, const struct sock_fprog *prog) {
-  const struct rlimit data = {CHILD_DATA_BYTES, CHILD_DATA_BYTES};
+  struct rlimit data;
   const struct rlimit cpu = {CHILD_CPU_S, CHILD_CPU_S}; /* then SIGKILL */
   const struct rlimit none = {0, 0};
   const int keep = TYPER_FD;
@@ -241,6 +258,13 @@ static const char *confine(pid_t parent, const struct sock_fprog *prog) {
   /* No core dump of the supervisor's memory, no ptrace by its user. */
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     return "PR_SET_DUMPABLE";
+  /* CHILD_DATA_BYTES more than it has, within the supervisor's limit. */
+  if (getrlimit(RLIMIT_DATA, &data) < 0)
+    return "getrlimit";
+  data.rlim_cur = data_in_use() + CHILD_DATA_BYTES;
+  if (data.rlim_cur > data.rlim_max)
+    data.rlim_cur = data.rlim_max;
+  data.rlim_max = data.rlim_cur;
   if (setrlimit(RLIMIT_CORE, &none) < 0 ||
       setrlimit(RLIMIT_NOFILE, &none) < 0 ||
       setrlimit(RLIMIT_NPROC, &none) < 0 || setrlimit(RLIMIT_DATA, &data) < 0 ||
