@@ -228,15 +228,18 @@ static int ask(magic_t m, int flags, const void *buf, size_t len, char *dst,
  * has from the supervisor already: /proc/self/status's VmData.  A
  * sanitizer's build reserves terabytes of it.  0 when unknown. */
 static rlim_t data_in_use(void) {
-  char buf[4096];
+  char buf[4096], *end;
   const char *p;
   unsigned long long kib;
   size_t len;
 
   if (sr_read_file_into(AT_FDCWD, "/proc/self/status", buf, sizeof(buf), &len) <
           0 ||
-      !(p = strstr(buf, "\nVmData:")) ||
-      sscanf(p + strlen("\nVmData:"), "%llu", &kib) != 1 ||
+      !(p = strstr(buf, "\nVmData:")))
+    return 0;
+  errno = 0;
+  kib = strtoull(p + strlen("\nVmData:"), &end, 10);
+  if (errno || end == p + strlen("\nVmData:") ||
       kib > (RLIM_INFINITY - CHILD_DATA_BYTES) / 1024)
     return 0;
   return (rlim_t)kib * 1024;
