@@ -10,7 +10,6 @@
 #include "audit.h"
 #include "fdutil.h"
 #include "sha256.h"
-#include "text.h"
 #include "trust.h"
 #include "util.h"
 
@@ -225,7 +224,7 @@ static void echo_warning(struct sr_audit *a, const json_t *fields) {
                why ? " (" : "", why ? why : "", why ? ")" : "");
   if (n < 0)
     return;
-  sr_text_for_terminal(line);
+  sr_error_for_terminal(line);
   n = (int)strlen(line);
   line[n++] = '\n';
   /* Best effort: the record is the audit line, already written.  A

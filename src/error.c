@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "text.h"
 
 static int vset(struct sr_error *e, int exit_code, int err, const char *layer,
                 const char *reason, const char *fmt, va_list ap) {
@@ -53,6 +52,20 @@ void sr_error_clear(struct sr_error *e) {
     memset(e, 0, sizeof(*e));
 }
 
+void sr_error_for_terminal(char *s) {
+  char *out = s;
+
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+      *out++ = '?';
+      c++;
+    } else {
+      *out++ = (char)(*c < 0x20 || *c == 0x7f ? '?' : *c);
+    }
+  }
+  *out = '\0';
+}
+
 static void vlog(const char *prefix, const char *fmt, va_list ap) {
   char line[2048];
 
@@ -60,7 +73,7 @@ static void vlog(const char *prefix, const char *fmt, va_list ap) {
   /* One line, whatever a message quotes: a path the caller gave (a
    * bundle, --conf, --verify-audit...) may hold a newline or a terminal
    * escape, shown as '?' like the option values of cli.c. */
-  sr_text_for_terminal(line);
+  sr_error_for_terminal(line);
   /* One write, so lines from concurrent runs do not interleave. */
   fprintf(stderr, "skillrun: %s%s\n", prefix, line);
 }

@@ -54,3 +54,9 @@ void sr_error_clear(struct sr_error *e);
 /* "skillrun: <msg>\n" on stderr. */
 void sr_log_error(const char *fmt, ...) _printf_(1, 2);
 void sr_log_warning(const char *fmt, ...) _printf_(1, 2);
+
+/* s made safe for one line of a terminal, in place: each C0 control
+ * (newline too), DEL and C1 control in its UTF-8 form (C2 80 - C2 9F)
+ * becomes one '?', so that no text quoted in a diagnostic can move the
+ * cursor, start an escape sequence or begin a line of its own. */
+void sr_error_for_terminal(char *s);

@@ -59,20 +59,6 @@ int sr_text_prepare(const char *s, size_t len, const char *what,
   return ascii(s, len) ? 0 : load(what, err);
 }
 
-void sr_text_for_terminal(char *s) {
-  char *out = s;
-
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-      *out++ = '?';
-      c++;
-    } else {
-      *out++ = (char)(*c < 0x20 || *c == 0x7f ? '?' : *c);
-    }
-  }
-  *out = '\0';
-}
-
 bool sr_text_ascii_isspace(unsigned char c) {
   /* \t \n \v \f \r, the separators \x1c-\x1f (bidi class B or S), space */
   return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20);

@@ -28,12 +28,6 @@
 int sr_text_prepare(const char *s, size_t len, const char *what,
                     struct sr_error *err);
 
-/* s made safe for one line of a terminal, in place: each C0 control
- * (newline too), DEL and C1 control in its UTF-8 form (C2 80 - C2 9F)
- * becomes one '?', so that no text quoted in a diagnostic can move the
- * cursor, start an escape sequence or begin a line of its own. */
-void sr_text_for_terminal(char *s);
-
 /* Bounds of s without leading and trailing white space (Python strip()). */
 void sr_text_strip(const char *s, size_t len, size_t *start, size_t *slen);
 /* Code points in s (valid UTF-8). */

@@ -16,6 +16,7 @@
 #include <uninorm.h>
 #include <unistr.h>
 
+#include "error.h"
 #include "text.h"
 
 /* Python's str.isspace(), as manifest.c did it before text.c. */
@@ -108,7 +109,7 @@ static void test_for_terminal(void **state) {
              "f\tg\xc2";
 
   (void)state;
-  sr_text_for_terminal(s);
+  sr_error_for_terminal(s);
   /* One '?' for each control; NBSP (C2 A0) and a cut-off C2 are kept. */
   assert_string_equal(s, "a?b?[2J?c?d?31me\xc2\xa0"
                          "f?g\xc2");
