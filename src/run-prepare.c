@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -232,6 +233,18 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
                       &why, err);
   if (r >= 0 && run->enf.by[SR_LIM_MEMORY] == SR_ENF_SUPERVISOR)
     r = sr_seccomp_refuse_unsampled(run->seccomp, err);
+  /* Without a cgroup the sandbox sets RLIMIT_NPROC to pids, which it
+   * cannot raise above skillrun's own hard limit (child.c). */
+  if (r >= 0 && run->enf.by[SR_LIM_PIDS] == SR_ENF_RLIMIT) {
+    char lowered[256];
+
+    r = sr_run_clamp_to_hard(&run->policy, SR_LIM_PIDS, RLIMIT_NPROC, 0, "u",
+                             lowered, sizeof(lowered), err);
+    if (r > 0)
+      r = sr_audit_emit(
+          &run->audit, "warning",
+          json_pack("{s:s, s:s}", "source", "policy", "message", lowered), err);
+  }
   if (r < 0 || !why)
     return r;
   snprintf(msg, sizeof(msg),

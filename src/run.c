@@ -200,23 +200,74 @@ static int check_resources(struct sr_error *err) {
   return r;
 }
 
-/* The sandbox cannot raise the open-file hard limit it inherits: a policy
- * nofile above it is lowered to it, with a warning, instead of failing
- * every run in the sandbox's setrlimit. */
-static int clamp_nofile(struct sr_policy *p) {
-  struct sr_limit *l = &p->limits[SR_LIM_NOFILE];
-  char msg[160];
+/*
+ * The sandbox cannot raise a hard limit it inherits (that takes
+ * CAP_SYS_RESOURCE in the initial user namespace): a policy value whose
+ * rlimit would be above skillrun's own hard limit is lowered to fit, with
+ * a warning in *msg (returns 1), instead of failing every run in the
+ * sandbox's setrlimit.  The sandbox sets the rlimit to the value plus
+ * `extra` (the CPU backstop is one second above the budget); `opt` is the
+ * ulimit option that shows the hard limit.  A hard limit that leaves less
+ * than the limit's minimum is an error (reason resources).
+ */
+int sr_run_clamp_to_hard(struct sr_policy *p, enum sr_limit_id id, int resource,
+                         uint64_t extra, const char *opt, char *msg, size_t len,
+                         struct sr_error *err) {
+  const struct sr_limit_def *d = &sr_limit_defs[id];
+  struct sr_limit *l = &p->limits[id];
+  char was[32], now[32];
   struct rlimit rl;
 
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
-      rl.rlim_max >= l->value)
+  if (getrlimit(resource, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
+      rl.rlim_max >= l->value + extra)
     return 0;
-  snprintf(msg, sizeof(msg),
-           "nofile %" PRIu64 " lowered to %llu: skillrun's own hard limit "
-           "(ulimit -Hn), which the sandbox cannot raise",
-           l->value, (unsigned long long)rl.rlim_max);
-  l->value = rl.rlim_max;
-  return sr_strv_push(&p->warnings, msg);
+  if (rl.rlim_max < d->min + extra) {
+    sr_limit_format(d->kind, d->min + extra, now, sizeof(now));
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "resources",
+                        "a run needs a hard limit of at least %s for %s; "
+                        "skillrun's own is %llu (ulimit -H%s)",
+                        now, d->name, (unsigned long long)rl.rlim_max, opt);
+  }
+  sr_limit_format(d->kind, l->value, was, sizeof(was));
+  sr_limit_format(d->kind, rl.rlim_max - extra, now, sizeof(now));
+  snprintf(msg, len,
+           "%s %s lowered to %s: skillrun's own hard limit (ulimit -H%s), "
+           "which the sandbox cannot raise",
+           d->name, was, now, opt);
+  l->value = rl.rlim_max - extra;
+  return 1;
+}
+
+/* The limits the sandbox sets as rlimits whatever holds the run: nofile,
+ * the CPU budget's per-process backstop (child.c) and, under
+ * `memory-rlimit yes`, RLIMIT_AS.  (RLIMIT_NPROC, set only without a
+ * cgroup, is clamped once that is known: run-prepare.c.) */
+static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
+  static const struct {
+    enum sr_limit_id id;
+    int resource;
+    uint64_t extra;
+    const char *opt;
+  } rl[] = {
+      {SR_LIM_NOFILE, RLIMIT_NOFILE, 0, "n"},
+      {SR_LIM_CPU_SECONDS, RLIMIT_CPU, 1, "t"},
+      {SR_LIM_MEMORY, RLIMIT_AS, 0, "v"},
+  };
+  char msg[256];
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(rl); i++) {
+    int r;
+
+    if (rl[i].resource == RLIMIT_AS && !p->memory_rlimit)
+      continue;
+    r = sr_run_clamp_to_hard(p, rl[i].id, rl[i].resource, rl[i].extra,
+                             rl[i].opt, msg, sizeof(msg), err);
+    if (r > 0 && sr_strv_push(&p->warnings, msg) < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "policy", "policy");
+    if (r < 0)
+      return r;
+  }
+  return 0;
 }
 
 int sr_stage_start(struct sr_run *run, struct sr_error *err) {
@@ -367,8 +418,8 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
   if (r >= 0 && run->have_capability)
     r = sr_policy_limit_network(p, capability_network(&run->capability),
                                 run->capability.network_allow, err);
-  if (r >= 0 && clamp_nofile(p) < 0)
-    r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "policy", "policy");
+  if (r >= 0)
+    r = clamp_to_own_rlimits(p, err);
   /* The policy is final: its notices go on the record once. */
   if (r >= 0 && !run->explain)
     r = sr_run_emit_warnings(run, &p->warnings, "policy", err);

@@ -158,6 +158,13 @@ int sr_run_check_cancel(struct sr_run *run, struct sr_error *err);
 json_t *sr_run_labels_json(const struct sr_run *run);
 int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
                          const char *source, struct sr_error *err);
+/* Lowers limit id so that its rlimit `resource` (the value plus `extra`)
+ * fits under skillrun's own hard limit, which the sandbox cannot raise:
+ * 1 with the warning in msg, 0 when it fits, or an error (reason
+ * resources) when not even the limit's minimum does. */
+int sr_run_clamp_to_hard(struct sr_policy *p, enum sr_limit_id id, int resource,
+                         uint64_t extra, const char *opt, char *msg, size_t len,
+                         struct sr_error *err);
 void sr_run_init(struct sr_run *run, const struct sr_args *args);
 void sr_run_done(struct sr_run *run);
 #define _cleanup_run_ _cleanup_(sr_run_done)

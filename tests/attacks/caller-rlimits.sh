@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, the caller's hard rlimits: an orchestrator that
+# starts skillrun under a hard limit of its own below the policy's (ulimit
+# -Ht, a systemd unit's LimitCPU=, a batch system's CPU-time limit; ulimit
+# -Hu without a cgroup; ulimit -Hv under memory-rlimit yes) used to get
+# layer_failed "setrlimit(RLIMIT_CPU): Operation not permitted" (exit 125)
+# on every run: the sandbox cannot raise a hard limit it inherits.  Now the
+# policy's value is lowered to fit, with a warning (as nofile always was),
+# the run goes on within the caller's limit, and the record says what the
+# kernel holds.  As root and as an unprivileged user.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+printf 'memory-rlimit yes\n' >"$T/as.profile"
+chmod 644 "$T/as.profile"
+
+# warned TEXT: a policy warning of the last run says TEXT.
+warned() { "$JQ" -r 'select(.event == "warning") | .message' "$AUDIT" | grep -qF -- "$1"; }
+one_line_naming() { [ "$(wc -l <"$ERR")" = 1 ] && grep -q -- "$1" "$ERR"; }
+limit() { field "$AUDIT" policy_resolved ".policy.limits[\"$1\"].value"; }
+
+for mode in $MODES; do
+  # A hard CPU-time limit of 30 s: the sandbox's per-process backstop is
+  # one second above the budget, so the budget becomes 29 s.
+  CALLER=(bash -c 'ulimit -t 30 && exec "$@"' -)
+  skill $mode -- /bin/sh -c 'ulimit -Ht'
+  run_ok $mode "ulimit -Ht 30"
+  is "$mode: ... the skill runs under the caller's hard limit" "$(cat "$OUT" 2>/dev/null)" 30
+  is "$mode: ... cpu-seconds on the record is 29" "$(limit cpu-seconds)" 29
+  check "$mode: ... and a warning says so" warned "cpu-seconds 60 lowered to 29"
+
+  # Too little to run at all: a clear error, not a failed layer.
+  CALLER=(bash -c 'ulimit -t 1 && exec "$@"' -)
+  skill $mode -- /bin/true
+  is "$mode: ulimit -Ht 1: exit 125" "$rc" 125
+  is "$mode: ... reason resources" "$(field "$AUDIT" error .reason)" resources
+  check "$mode: ... one line on stderr naming ulimit -Ht" one_line_naming 'ulimit -Ht'
+  check "$mode: ... the audit verifies" audit_ok "$AUDIT"
+
+  # memory-rlimit yes sets RLIMIT_AS to the memory limit.
+  CALLER=(bash -c 'ulimit -v 400000 && exec "$@"' -)
+  skill $mode -p "$T/as.profile" -- /bin/sh -c 'ulimit -Hv'
+  run_ok $mode "ulimit -Hv 400000 under memory-rlimit yes"
+  is "$mode: ... the skill's address space is the caller's" "$(cat "$OUT" 2>/dev/null)" 400000
+  is "$mode: ... memory on the record is 400000 KiB" "$(limit memory)" $((400000 * 1024))
+  check "$mode: ... and a warning says so" warned "memory 512MiB lowered to"
+
+  # Without a cgroup, RLIMIT_NPROC holds the pids limit.
+  CALLER=(bash -c 'ulimit -u 100 && exec "$@"' -)
+  skill $mode -- /bin/sh -c 'grep "Max processes" /proc/self/limits'
+  run_ok $mode "ulimit -Hu 100"
+  if [ "$(field "$AUDIT" policy_resolved '.policy.limits.pids.enforced_by')" = rlimit ]; then
+    is "$mode: ... pids on the record is 100" "$(limit pids)" 100
+    check "$mode: ... the skill's RLIMIT_NPROC is 100" grep -q ' 100 *100 ' "$OUT"
+    check "$mode: ... and a warning says so" warned "pids 512 lowered to 100"
+  else
+    pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
+    pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
+    pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
+  fi
+  CALLER=()
+done
+finish
