@@ -93,6 +93,11 @@ int main(int argc, char *argv[]) {
    * its record.  The skill gets both back at their defaults (child.c). */
   signal(SIGPIPE, SIG_IGN);
   signal(SIGXFSZ, SIG_IGN);
+  /* SIGCHLD ignored survives execve(2) (a daemon may leave it so) and is
+   * inherited by the sandbox's init: the kernel would then reap the skill
+   * itself, and init, which waits for its SIGCHLD, would never learn that
+   * it ended (nor could anyone wait(2) for its status). */
+  signal(SIGCHLD, SIG_DFL);
   /* jansson seeds its hash function on its first object, from /dev/urandom
    * (open, read, close); this seed comes from one getrandom(2).  Zero, or no
    * entropy yet, leaves it to jansson. */
