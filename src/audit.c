@@ -245,9 +245,11 @@ static uint64_t keep_room(const struct sr_audit *a) {
   return SR_AUDIT_FINAL_RESERVE + 2 * 6 * keys + a->keep_extra;
 }
 
-/* Reservation up to end bytes of the copy (0, or -errno from fallocate). */
+/* Reservation up to end bytes of the copy (0, -ENOSPC, or -EFBIG past the
+ * file-size limit). */
 static int reserve_to(struct sr_audit *a, uint64_t end) {
   uint64_t more = SR_AUDIT_RESERVE_STEP;
+  int r;
 
   if (end <= a->copy_reserved)
     return 0;
@@ -257,8 +259,9 @@ static int reserve_to(struct sr_audit *a, uint64_t end) {
    * hold what is needed. */
   if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0) {
     more = end - a->copy_reserved;
-    if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0)
-      return -ENOSPC;
+    r = sr_fd_reserve(a->copy_fd, a->copy_reserved, more);
+    if (r < 0)
+      return r == -EFBIG ? r : -ENOSPC;
   }
   a->copy_reserved += more;
   return 0;
@@ -326,14 +329,16 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
    * the final events' room stops the run before it starts: the copy is
    * never written without that room where it could have had it. */
   r = sr_fd_reserve(copy_fd, 0, reserve);
-  if (r == -ENOSPC || r == -EDQUOT) {
+  if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG) {
     reserve = a->backlog_len + keep_room(a);
     r = sr_fd_reserve(copy_fd, 0, reserve);
-    if (r == -ENOSPC || r == -EDQUOT) {
+    if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG) {
       (void)sr_fd_unreserve(copy_fd, 0, reserve);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                           "audit: no room left in the run's audit.jsonl for "
-                          "its final events (its file system is full)");
+                          "its final events (%s)",
+                          r == -EFBIG ? "the file-size limit, ulimit -f"
+                                      : "its file system is full");
     }
   }
   a->copy_reserved = r >= 0 ? reserve : 0;
@@ -466,8 +471,10 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                         "audit: no room left in the run's audit.jsonl for "
-                        "event '%s' (its file system is full)",
-                        name);
+                        "event '%s' (%s)",
+                        name,
+                        r == -EFBIG ? "the file-size limit, ulimit -f"
+                                    : "its file system is full");
   if (!a->copy_failed) {
     r = a->copy_fd >= 0 ? copy_write(a, line, n) : backlog_append(a, line, n);
     if (r < 0) {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -158,6 +159,14 @@ int sr_tty_reopen_nonblock(int fd) {
 }
 
 int sr_fd_reserve(int fd, uint64_t off, uint64_t len) {
+  struct rlimit fsize;
+
+  /* Room past the file-size limit (ulimit -f) is no room: fallocate(2)
+   * with FALLOC_FL_KEEP_SIZE reserves it, but a write there fails with
+   * EFBIG, as on a full file system. */
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+      (off > fsize.rlim_cur || len > fsize.rlim_cur - off))
+    return -EFBIG;
   /* tmpfs gives up with EINTR on any signal, a stop and continue too: not
    * a file system that cannot reserve, nor a full one. */
   while (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0)

@@ -57,7 +57,8 @@ int sr_tty_reopen_nonblock(int fd);
 /* Space for len bytes from off of a file, allocated now so that later
  * writes there cannot fail for want of space (fallocate KEEP_SIZE); and
  * the same space given back (a hole punched past the data).  0 or -errno
- * (-EOPNOTSUPP where the file system cannot). */
+ * (-EOPNOTSUPP where the file system cannot; -EFBIG past the file-size
+ * limit, RLIMIT_FSIZE). */
 int sr_fd_reserve(int fd, uint64_t off, uint64_t len);
 int sr_fd_unreserve(int fd, uint64_t off, uint64_t len);
 /* Reads until EOF or len bytes; *got = bytes read.  0 or -errno. */

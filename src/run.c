@@ -658,11 +658,13 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
                 duration_ms ? duration_ms : json_null(), "finished_at",
                 finished, "artifacts", sr_artifacts_json(&run->artifacts)));
   r = sr_workspace_write_metadata(&run->ws, meta, &merr);
-  /* A full file system that could not keep room for it (no fallocate(2)):
+  /* A full file system that could not keep room for it (no fallocate(2)),
+   * or a file-size limit it is over:
    * once more without the list of artifacts (up to 256 KiB), which the
    * ledger's artifact_committed events hold in full. */
   list = json_object_get(json_object_get(meta, "result"), "artifacts");
-  if (r < 0 && (merr.err == ENOSPC || merr.err == EDQUOT) &&
+  if (r < 0 &&
+      (merr.err == ENOSPC || merr.err == EDQUOT || merr.err == EFBIG) &&
       json_array_size(json_object_get(list, "list")) > 0) {
     json_object_set_new(list, "list", json_array());
     json_object_set_new(list, "truncated", json_true());

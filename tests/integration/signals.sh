@@ -89,7 +89,7 @@ for mode in $MODES; do
   is "$mode: ... an error event says audit_write" \
     "$(field "$W/a.$id" error .reason)" audit_write
   check "$mode: ... which stderr says first" grep -q \
-    "^skillrun: audit: cannot write event '[a-z_]*' to the run's audit.jsonl: File too large\$" \
+    "^skillrun: audit: no room left in the run's audit.jsonl for its final events (the file-size limit, ulimit -f): File too large\$" \
     <(head -n 1 "$W/e.$id")
   check "$mode: ... the run directory's record has no torn line" \
     whole_lines "$W/default/$id/audit.jsonl"
