@@ -85,18 +85,13 @@ static json_t *metadata_from_ledger(const char *buf, size_t len,
                                       json_object_get(o, "sha256")));
     else if (!strcmp(ev, "artifact_committed")) {
       json_t *path = json_object_get(o, "path");
-      json_t *raw = json_object_get(o, "path_base64");
-      /* The entry as the event has it: an escaped path with its raw
+      /* The entry as the event has it: an escaped path keeps its raw
        * bytes, which alone tell it from a plain name shown the same. */
-      json_t *a = raw ? json_pack("{s:O, s:O, s:O, s:O, s:O}", "path", path,
-                                  "path_base64", raw, "size",
-                                  json_object_get(o, "size"), "sha256",
-                                  json_object_get(o, "sha256"), "mode",
-                                  json_object_get(o, "mode"))
-                      : json_pack("{s:O, s:O, s:O, s:O}", "path", path, "size",
-                                  json_object_get(o, "size"), "sha256",
-                                  json_object_get(o, "sha256"), "mode",
-                                  json_object_get(o, "mode"));
+      json_t *a = json_pack("{s:O, s:O*, s:O, s:O, s:O}", "path", path,
+                            "path_base64", json_object_get(o, "path_base64"),
+                            "size", json_object_get(o, "size"), "sha256",
+                            json_object_get(o, "sha256"), "mode",
+                            json_object_get(o, "mode"));
       files++;
       bytes += json_integer_value(json_object_get(o, "size"));
       /* The list's bound, as the harvest's, on the shown path, at least
