@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
@@ -122,6 +123,14 @@ static int apply_rlimits(const struct sr_policy *p,
                  err);
   if (r >= 0)
     r = set_rlimit(RLIMIT_CORE, 0, "RLIMIT_CORE", err);
+  /* No way to a real-time policy or a higher priority (the seccomp filter
+   * allows sched_setscheduler(2) and setpriority(2)): a caller's ulimit -r,
+   * which pam_limits gives audio users, would let a skill's spinning
+   * SCHED_FIFO threads starve the host's CPUs, the supervisor with them. */
+  if (r >= 0)
+    r = set_rlimit(RLIMIT_RTPRIO, 0, "RLIMIT_RTPRIO", err);
+  if (r >= 0)
+    r = set_rlimit(RLIMIT_NICE, 0, "RLIMIT_NICE", err);
   /* Address space, only where the profile asks (`memory-rlimit yes`): V8,
    * Go and JVM runtimes reserve far more than they use and do not start
    * under it; the whole run's memory is the cgroup's or the sampler's. */
@@ -146,6 +155,24 @@ static int apply_rlimits(const struct sr_policy *p,
       r = set_rlimit(RLIMIT_CPU, cpu + 1, "RLIMIT_CPU", err);
   }
   return r;
+}
+
+/* A real-time policy inherited from the caller (chrt -f skillrun ...) is
+ * the supervisor's, not the skill's: the skill runs under the default one,
+ * at the caller's nice value.  Lowering one's own policy needs no
+ * privilege. */
+static int drop_realtime(struct sr_error *err) {
+  struct sched_param sp = {.sched_priority = 0};
+  int pol = sched_getscheduler(0);
+
+  if (pol < 0)
+    return sr_error_layer(err, "rlimits", errno, "sched_getscheduler");
+  pol &= ~SCHED_RESET_ON_FORK;
+  if (pol != SCHED_FIFO && pol != SCHED_RR)
+    return 0;
+  if (sched_setscheduler(0, SCHED_OTHER, &sp) < 0)
+    return sr_error_layer(err, "rlimits", errno, "sched_setscheduler");
+  return 0;
 }
 
 /* Runs argv: a name without '/' is looked up in the sandbox PATH; a relative
@@ -368,7 +395,7 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     sr_error_layer(&err, "fds", -e, "close_range");
     fail(sb, &err);
   }
-  if (apply_rlimits(p, sb->enf, &err) < 0)
+  if (apply_rlimits(p, sb->enf, &err) < 0 || drop_realtime(&err) < 0)
     fail(sb, &err);
 
   /* Inside the sandbox's root from here on. */

@@ -28,6 +28,8 @@
  *   hog forkbomb                  every process forks forever, retrying on
  *                                 EAGAIN
  *   hog inodes N [DIR]            N empty files in DIR (/workspace/scratch)
+ *   hog realtime                  asks for SCHED_FIFO and a nice of -5,
+ *                                 prints "fifo=ERRNO renice=ERRNO" (or ok)
  *
  * Prints what it did on stdout; runs until killed, except where it says
  * why it stopped (exit 3).  Only libc, so it runs in the VM tier as well.
@@ -37,11 +39,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -241,6 +245,19 @@ static int inodes(unsigned long n, const char *dir) {
   return 0;
 }
 
+static const char *outcome(int r) {
+  return r < 0 ? strerrorname_np(errno) : "ok";
+}
+
+static int realtime(void) {
+  struct sched_param sp = {.sched_priority = 10};
+  const char *fifo = outcome(sched_setscheduler(0, SCHED_FIFO, &sp));
+
+  printf("fifo=%s renice=%s\n", fifo,
+         outcome(setpriority(PRIO_PROCESS, 0, -5)));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *m = argc > 1 ? argv[1] : "";
 
@@ -259,11 +276,14 @@ int main(int argc, char **argv) {
     return cpushort();
   if (!strcmp(m, "forkbomb"))
     forkbomb();
+  if (!strcmp(m, "realtime"))
+    return realtime();
   if (!strcmp(m, "inodes") && argc >= 3)
     return inodes(arg(argv, 2, 1), argc > 3 ? argv[3] : "/workspace/scratch");
   fprintf(stderr,
           "usage: hog mem PROCS MIB [STEP_MS] | memfd MIB [STEP_MS] | "
           "shmfork MIB [MORE] | "
-          "cpu PROCS | cputhreads N | cpushort | forkbomb | inodes N [DIR]\n");
+          "cpu PROCS | cputhreads N | cpushort | forkbomb | inodes N [DIR] | "
+          "realtime\n");
   return 2;
 }

@@ -244,6 +244,14 @@ if [ -x "$BUNDLE/hog" ]; then
     sh -c '[ "$1" = 137 ] || grep -q "stopped at .*ENOSPC" "$2"' - "$rc" \
     "$WS/default/mx-inodes/logs/stdout.log"
   check "mx-inodes: leaf removed" no_leaf "$WS/mx-inodes.audit"
+  # A caller's real-time priority limit (ulimit -r, which pam_limits gives
+  # audio users) does not reach the skill (tests/attacks/realtime.sh; the
+  # host's root there may not be able to raise it).
+  ulimit -r 50 && ulimit -e 30
+  run rt "$BUNDLE" -- ./hog realtime
+  ulimit -r 0 && ulimit -e 0
+  check "realtime: under ulimit -r 50 -e 30 the skill gets neither SCHED_FIFO nor nice -5" \
+    grep -qx "fifo=EPERM renice=EACCES" "$WS/default/rt/logs/stdout.log"
 else
   not_ok "matrix: the initramfs carries the hog skill"
 fi

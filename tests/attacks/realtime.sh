@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, real-time scheduling: a caller with a real-time
+# priority limit (ulimit -r, which pam_limits gives audio users) passed it
+# to the skill, whose seccomp filter allows sched_setscheduler(2): its
+# spinning SCHED_FIFO threads could starve the host's CPUs, the
+# supervisor's too, for as long as its CPU budget.  A caller run under
+# chrt -f handed the skill its real-time policy the same way.  Now the
+# skill's RLIMIT_RTPRIO and RLIMIT_NICE are 0 and it starts under the
+# default policy, at the caller's nice value.  As root and as an
+# unprivileged user.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+command -v chrt >/dev/null && command -v prlimit >/dev/null ||
+  skip_all "chrt and prlimit (util-linux) are needed"
+# The policy (field 41 of /proc/self/stat: 0 other, 1 fifo, 2 rr), the
+# nice value (19) and what a switch to SCHED_FIFO or a lower nice gives.
+probe='
+import os
+f = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as e:
+        return "errno=%d" % e.errno
+print("policy=%s nice=%s" % (f[38], f[16]))
+print("fifo=" + attempt(lambda: os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))))
+print("renice=" + attempt(lambda: os.setpriority(os.PRIO_PROCESS, 0, -5)))
+'
+# Raising a hard limit takes CAP_SYS_RESOURCE, which a container's root
+# may lack.
+raise_ok=0
+prlimit --rtprio=50:50 --nice=30:30 true 2>/dev/null && raise_ok=1
+for mode in $MODES; do
+  if [ $raise_ok = 1 ]; then
+    # Allowed up to priority 50 and nice -10 by its caller's limits.
+    CALLER=(prlimit --rtprio=50:50 --nice=30:30 --)
+    skill "$mode" -- python3 -c "$probe"
+    run_ok "$mode" "under ulimit -r 50 and -e 30"
+    is "$mode: ... the skill cannot take a real-time policy" \
+      "$(grep '^fifo=' "$OUT" 2>/dev/null)" "fifo=errno=1"
+    is "$mode: ... nor a higher priority" \
+      "$(grep '^renice=' "$OUT" 2>/dev/null)" "renice=errno=13"
+  else
+    for _ in 1 2 3 4; do
+      pass "# SKIP $mode: this root cannot raise ulimit -r (no CAP_SYS_RESOURCE)"
+    done
+  fi
+
+  # Started under SCHED_FIFO, at nice 3.
+  CALLER=(chrt -f 10 nice -n 3)
+  skill "$mode" -- python3 -c "$probe"
+  run_ok "$mode" "under chrt -f 10"
+  is "$mode: ... the skill runs under the default policy, at the caller's nice" \
+    "$(grep '^policy=' "$OUT" 2>/dev/null)" "policy=0 nice=3"
+  is "$mode: ... and cannot take a real-time policy back" \
+    "$(grep '^fifo=' "$OUT" 2>/dev/null)" "fifo=errno=1"
+done
+CALLER=()
+host_unchanged realtime
+finish
