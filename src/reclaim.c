@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "fdutil.h"
 #include "metafile.h"
 #include "reclaim.h"
+#include "trust.h"
 
 /* The room a dead run reserved past its ledger's end (at most what
  * sr_audit reserves ahead) is given back in one punch this long. */
@@ -263,4 +266,189 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   r = sr_metafile_replace_at(run_fd, meta, owner, group, err);
   json_decref(meta);
   return r < 0 ? r : appended;
+}
+
+/* ------------------------------------------------------------ outputs */
+
+/* Deeper than any directory the harvest makes (HARVEST_MAX_DEPTH, 32):
+ * what lies below was not the harvest's. */
+#define PRUNE_MAX_DEPTH 40
+
+/* The paths the ledger's artifact_committed events commit, as raw bytes
+ * (path_base64 when the event has it, path otherwise), sorted. */
+struct committed {
+  char **v;
+  size_t n, cap;
+};
+
+static void committed_done(struct committed *c) {
+  for (size_t i = 0; i < c->n; i++)
+    free(c->v[i]);
+  free(c->v);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The raw path of one event: a string, or NULL (none, or bytes that no
+ * file name has: a NUL). */
+static char *event_path(json_t *o, int *r) {
+  const char *b64 = json_string_value(json_object_get(o, "path_base64"));
+  json_t *path = json_object_get(o, "path");
+  char *out;
+
+  *r = 0;
+  if (b64) {
+    size_t n = strlen(b64), got = 0;
+
+    out = malloc(n / 4 * 3 + 4);
+    if (!out) {
+      *r = -ENOMEM;
+      return NULL;
+    }
+    if (sr_base64_decode(b64, n, false, (unsigned char *)out, n / 4 * 3 + 3,
+                         &got) < 0 ||
+        memchr(out, '\0', got)) {
+      free(out);
+      return NULL;
+    }
+    out[got] = '\0';
+    return out;
+  }
+  if (!json_is_string(path) ||
+      strlen(json_string_value(path)) != json_string_length(path))
+    return NULL;
+  out = strdup(json_string_value(path));
+  if (!out)
+    *r = -ENOMEM;
+  return out;
+}
+
+/* Only complete lines: one the kill cut off was never on the record. */
+static int committed_from_ledger(const char *buf, size_t len,
+                                 struct committed *c) {
+  const char *end = buf + len;
+
+  for (const char *p = buf; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    json_t *o;
+    char *path;
+    int r;
+
+    if (!nl)
+      break;
+    o = json_loadb(p, (size_t)(nl - p), 0, NULL);
+    p = nl + 1;
+    if (!o)
+      continue;
+    if (!json_is_string(json_object_get(o, "event")) ||
+        strcmp(json_string_value(json_object_get(o, "event")),
+               "artifact_committed") != 0) {
+      json_decref(o);
+      continue;
+    }
+    path = event_path(o, &r);
+    json_decref(o);
+    if (r < 0)
+      return r;
+    if (!path)
+      continue;
+    if (c->n == c->cap) {
+      size_t cap = c->cap ? 2 * c->cap : 64;
+      char **v = realloc(c->v, cap * sizeof(*v));
+
+      if (!v) {
+        free(path);
+        return -ENOMEM;
+      }
+      c->v = v;
+      c->cap = cap;
+    }
+    c->v[c->n++] = path;
+  }
+  if (c->n)
+    qsort(c->v, c->n, sizeof(*c->v), cmp_str);
+  return 0;
+}
+
+static bool is_committed(const struct committed *c, const char *rel) {
+  return c->n && bsearch(&rel, c->v, c->n, sizeof(*c->v), cmp_str);
+}
+
+/* Below dir (outputs/, or a directory in it at depth): every regular file
+ * of owner's that the record does not commit goes.  Only the owner's
+ * directories on the run directory's file system are entered, never
+ * through a symbolic link; anything else is left alone. */
+static int prune_dir(int dir, dev_t dev, uid_t owner, const char *prefix,
+                     unsigned depth, const struct committed *c,
+                     unsigned *removed) {
+  _cleanup_free_ struct sr_dir *d = malloc(sizeof(*d));
+  const char *name;
+  unsigned char type;
+  int n, r = 0;
+
+  if (!d)
+    return -ENOMEM;
+  sr_dir_init(d, dir);
+  while ((n = sr_dir_next(d, &name, &type)) > 0) {
+    _cleanup_free_ char *rel = NULL;
+    struct stat st, dst;
+
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        st.st_uid != owner || st.st_dev != dev)
+      continue;
+    if (asprintf(&rel, "%s%s", prefix, name) < 0) {
+      rel = NULL;
+      return -ENOMEM;
+    }
+    if (S_ISREG(st.st_mode)) {
+      if (!is_committed(c, rel) && unlinkat(dir, name, 0) == 0)
+        (*removed)++;
+    } else if (S_ISDIR(st.st_mode) && depth < PRUNE_MAX_DEPTH) {
+      _cleanup_close_ int sub =
+          openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      _cleanup_free_ char *sub_prefix = NULL;
+
+      if (sub < 0 || fstat(sub, &dst) < 0 || dst.st_dev != st.st_dev ||
+          dst.st_ino != st.st_ino)
+        continue;
+      if (asprintf(&sub_prefix, "%s/", rel) < 0) {
+        sub_prefix = NULL;
+        return -ENOMEM;
+      }
+      r = prune_dir(sub, dev, owner, sub_prefix, depth + 1, c, removed);
+      if (r < 0)
+        return r;
+    }
+  }
+  return n < 0 ? n : 0;
+}
+
+int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed) {
+  _cleanup_free_ char *buf = NULL;
+  _cleanup_close_ int out = -1;
+  struct committed c = {0};
+  struct stat st;
+  size_t len = 0;
+  int r;
+
+  *removed = 0;
+  out = openat(run_fd, "outputs",
+               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (out < 0)
+    return errno == ENOENT ? 0 : -errno;
+  if (fstat(out, &st) < 0)
+    return -errno;
+  if (st.st_uid != owner)
+    return 0;
+  if (lseek(ledger, 0, SEEK_SET) < 0)
+    return -errno;
+  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
+  if (r >= 0)
+    r = committed_from_ledger(buf, len, &c);
+  if (r >= 0)
+    r = prune_dir(out, st.st_dev, owner, "", 0, &c, removed);
+  committed_done(&c);
+  return r;
 }

@@ -21,3 +21,17 @@ struct sr_trust_key;
 int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
                    const char *execution, uid_t owner, gid_t group,
                    const struct sr_trust_key *key, struct sr_error *err);
+
+/*
+ * The outputs a dead run's record does not commit, removed from its run
+ * directory's outputs/ (called by sr_workspace_gc before the record is
+ * closed): a file the harvest was copying when its supervisor was killed
+ * (under a hidden name where the file system has no O_TMPFILE), or one it
+ * had named but whose artifact_committed event it had not yet written.
+ * Afterwards outputs/ holds exactly the files the ledger's complete
+ * artifact_committed lines name, and the directories the harvest made.
+ * Only owner's regular files in owner's directories on the run
+ * directory's file system are removed, never through a symbolic link.
+ * ledger: the run's audit.jsonl.  0 with *removed set, or -errno.
+ */
+int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed);

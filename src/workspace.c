@@ -1640,6 +1640,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   struct sr_error err = {0};
   struct stat mst;
   char *exec_id;
+  unsigned removed = 0;
   int r, run_errno;
 
   /* Read-write: a dead run's ledger gets its last line through it.  A
@@ -1682,6 +1683,14 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   (void)sr_rm_rf_at(run, "staging"); /* reported by the test if it stays */
   (void)unlinkat(run, "metadata.json.tmp", 0);
   remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
+  /* Before the record is closed: a gc killed in between does it again. */
+  r = sr_reclaim_outputs(marker, run, mst.st_uid, &removed);
+  if (verbose && r < 0)
+    printf("cannot clean the outputs of %s/%s: %s\n", tenant_id, exec_id,
+           strerror(-r));
+  else if (verbose && removed)
+    printf("removed %u uncommitted output%s of %s/%s\n", removed,
+           removed == 1 ? "" : "s", tenant_id, exec_id);
   /* An anchor says skillrun wrote the ledger: only one nobody but the
    * key's holder could have written is signed.  Another user's (root's gc
    * over their workspace, or a marker in a shared root's .active they

@@ -137,10 +137,106 @@ static void test_stale_temp(void **state) {
   assert_int_equal(rmdir(out), 0);
 }
 
+/* The outputs of a run killed mid-harvest: every file its ledger's
+ * complete artifact_committed lines name stays (a name that is not UTF-8
+ * by its path_base64), every other file goes (the one of a line the kill
+ * cut off too), directories stay, and no link is followed. */
+static void test_uncommitted_outputs(void **state) {
+  static const char ledger_text[] =
+      "{\"event\":\"execution_started\"}\n"
+      "{\"event\":\"artifact_committed\",\"path\":\"a\"}\n"
+      "{\"event\":\"artifact_committed\",\"path\":\"tree/b\"}\n"
+      "{\"event\":\"artifact_committed\",\"path\":\"tree/caf\\\\xe9\","
+      "\"path_base64\":\"dHJlZS9jYWbp\"}\n"
+      "{\"event\":\"warning\",\"path\":\"tree/c\"}\n"
+      "{\"event\":\"artifact_committed\",\"path\":\"torn\"";
+  static const char *const kept[] = {"a", "tree/b", "tree/caf\xe9"};
+  static const char *const gone[] = {"tree/c", "torn", "tree/caf\\xe9",
+                                     ".skillrun-partial.0123456789abcdef",
+                                     "tree/deeper/d"};
+  char dir[] = "/tmp/test-reclaim.XXXXXX",
+       out[] = "/tmp/test-reclaim-out.XXXXXX";
+  char path[4096];
+  struct stat st;
+  unsigned removed = 99;
+  int run_fd, ledger, fd;
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  assert_non_null(mkdtemp(out));
+  snprintf(path, sizeof(path), "%s/victim", out);
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  close(fd);
+  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(run_fd >= 0);
+  ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  assert_true(ledger >= 0);
+  assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
+                   (ssize_t)(sizeof(ledger_text) - 1));
+  /* No outputs/ (a run killed before it was made): nothing to do. */
+  assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+  assert_int_equal(removed, 0);
+
+  assert_int_equal(mkdirat(run_fd, "outputs", 0700), 0);
+  assert_int_equal(mkdirat(run_fd, "outputs/tree", 0700), 0);
+  assert_int_equal(mkdirat(run_fd, "outputs/tree/deeper", 0700), 0);
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "outputs/%s", kept[i]);
+    fd = openat(run_fd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+  }
+  for (size_t i = 0; i < 5; i++) {
+    snprintf(path, sizeof(path), "outputs/%s", gone[i]);
+    fd = openat(run_fd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+  }
+  assert_int_equal(symlinkat(out, run_fd, "outputs/tree/link"), 0);
+
+  assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+  assert_int_equal(removed, 5);
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "outputs/%s", kept[i]);
+    assert_int_equal(fstatat(run_fd, path, &st, AT_SYMLINK_NOFOLLOW), 0);
+  }
+  for (size_t i = 0; i < 5; i++) {
+    snprintf(path, sizeof(path), "outputs/%s", gone[i]);
+    assert_int_equal(fstatat(run_fd, path, &st, AT_SYMLINK_NOFOLLOW), -1);
+  }
+  assert_int_equal(
+      fstatat(run_fd, "outputs/tree/deeper", &st, AT_SYMLINK_NOFOLLOW), 0);
+  assert_int_equal(
+      fstatat(run_fd, "outputs/tree/link", &st, AT_SYMLINK_NOFOLLOW), 0);
+  snprintf(path, sizeof(path), "%s/victim", out);
+  assert_int_equal(stat(path, &st), 0);
+
+  /* Again: nothing more goes. */
+  assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+  assert_int_equal(removed, 0);
+
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(rmdir(out), 0);
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "outputs/%s", kept[i]);
+    assert_int_equal(unlinkat(run_fd, path, 0), 0);
+  }
+  assert_int_equal(unlinkat(run_fd, "outputs/tree/link", 0), 0);
+  assert_int_equal(unlinkat(run_fd, "outputs/tree/deeper", AT_REMOVEDIR), 0);
+  assert_int_equal(unlinkat(run_fd, "outputs/tree", AT_REMOVEDIR), 0);
+  assert_int_equal(unlinkat(run_fd, "outputs", AT_REMOVEDIR), 0);
+  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
+  close(ledger);
+  close(run_fd);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_empty_ledger),
       cmocka_unit_test(test_stale_temp),
+      cmocka_unit_test(test_uncommitted_outputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
