@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -1101,6 +1102,7 @@ struct harvest {
   uint64_t stop_cap;
   char *stop_path;
   size_t stop_path_len;
+  bool no_tmpfile; /* the run directory's file system has no O_TMPFILE */
   struct sr_error *err;
 };
 
@@ -1214,11 +1216,83 @@ static int commit_artifact(struct harvest *h, json_t *item, bool *taken) {
   return q;
 }
 
+/*
+ * A copy the harvest is writing has no name in outputs/ until it is
+ * whole: an O_TMPFILE in the destination directory, linked under its name
+ * once complete (linkat(2) fails with EEXIST rather than replace
+ * anything).  Where the file system has no O_TMPFILE, a hidden name of
+ * its own (".skillrun-partial.<random>", made O_EXCL), linked under the
+ * real name and removed.  A supervisor killed mid-copy leaves either
+ * nothing or that hidden name, which --gc removes with every file the
+ * run's ledger does not commit (sr_reclaim_outputs).
+ */
+struct partial {
+  int fd;
+  char tmp[40]; /* the hidden name, "" for an O_TMPFILE */
+};
+
+static int partial_open(struct harvest *h, int dir, struct partial *p) {
+  p->tmp[0] = '\0';
+  if (!h->no_tmpfile) {
+    p->fd = openat(dir, ".", O_WRONLY | O_TMPFILE | O_CLOEXEC, 0600);
+    if (p->fd >= 0)
+      return 0;
+    /* EISDIR or EINVAL: a kernel that does not know O_TMPFILE. */
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      return -errno;
+    h->no_tmpfile = true;
+  }
+  for (int i = 0; i < 16; i++) {
+    uint64_t x;
+
+    if (getrandom(&x, sizeof(x), 0) != (ssize_t)sizeof(x))
+      return -EIO;
+    snprintf(p->tmp, sizeof(p->tmp), ".skillrun-partial.%016" PRIx64, x);
+    p->fd = openat(dir, p->tmp,
+                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (p->fd >= 0 || errno != EEXIST)
+      return p->fd >= 0 ? 0 : -errno;
+  }
+  p->tmp[0] = '\0';
+  return -EEXIST;
+}
+
+/* The copy, whole, under name: 0 or -errno (-EEXIST when name is taken).
+ * The hidden name goes either way. */
+static int partial_link(int dir, struct partial *p, const char *name) {
+  char proc[40];
+  int r;
+
+  if (p->tmp[0]) {
+    r = linkat(dir, p->tmp, dir, name, 0) < 0 ? -errno : 0;
+    (void)unlinkat(dir, p->tmp, 0);
+    p->tmp[0] = '\0';
+    return r;
+  }
+  /* Without CAP_DAC_READ_SEARCH, AT_EMPTY_PATH links only a file its
+   * caller opened, since Linux 6.10; /proc/self/fd/N links it before
+   * (as make_marker does). */
+  if (linkat(p->fd, "", dir, name, AT_EMPTY_PATH) == 0)
+    return 0;
+  if (errno == EEXIST)
+    return -EEXIST;
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p->fd);
+  return linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}
+
+/* A copy that is not kept: its hidden name, if any, goes. */
+static void partial_discard(int dir, struct partial *p) {
+  if (p->tmp[0])
+    (void)unlinkat(dir, p->tmp, 0);
+  p->tmp[0] = '\0';
+}
+
 static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
                         const char *name, const char *rel,
                         const struct stat *st) {
-  _cleanup_close_ int s = -1, t = -1;
+  _cleanup_close_ int s = -1;
   _cleanup_(json_decrefp) json_t *item = NULL; /* jansson >= 2.9 */
+  struct partial t = {.fd = -1};
   enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
   unsigned char md[SR_SHA256_LEN];
   char hex[SR_SHA256_HEX_LEN + 1], mode[8];
@@ -1230,16 +1304,16 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
              O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (s < 0)
     return skip(h, SKIP_GONE, rel);
-  t = openat(dst_dir, name,
-             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (t < 0)
-    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+  q = partial_open(h, dst_dir, &t);
+  if (q < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, -q, "harvest",
                         "cannot create outputs/%s", rel);
-  q = sr_sha256_copy(s, t, h->budget, NULL, &size, md, &step);
+  q = sr_sha256_copy(s, t.fd, h->budget, NULL, &size, md, &step);
   if (q < 0) {
     /* Never left behind as if it were complete: a file cut at the cap,
-     * or by the host's disk filling up, is removed and named. */
-    (void)unlinkat(dst_dir, name, 0);
+     * or by the host's disk filling up, is dropped and named. */
+    partial_discard(dst_dir, &t);
+    safe_close(t.fd);
     if (q == -EFBIG) {
       stop(h, "outputs-size", h->cap_bytes, rel);
       return 0;
@@ -1248,11 +1322,20 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
         h->err, SR_EXIT_FAILED, -q, "harvest", "cannot copy outputs/%s (%s)",
         rel, step == SR_SHA256_COPY_WRITE ? "writing the copy" : "reading it");
   }
-  if (fchmod(t, harvested_mode(st->st_mode, false)) < 0) {
-    (void)unlinkat(dst_dir, name, 0);
-    return sr_error_set(h->err, SR_EXIT_FAILED, errno, "harvest",
+  if (fchmod(t.fd, harvested_mode(st->st_mode, false)) < 0) {
+    q = -errno;
+    partial_discard(dst_dir, &t);
+    safe_close(t.fd);
+    return sr_error_set(h->err, SR_EXIT_FAILED, -q, "harvest",
                         "cannot set the mode of outputs/%s", rel);
   }
+  /* Named once whole; the event follows.  A supervisor killed between
+   * the two leaves a whole file that no event commits: --gc removes it. */
+  q = partial_link(dst_dir, &t, name);
+  safe_close(t.fd);
+  if (q < 0)
+    return sr_error_set(h->err, SR_EXIT_FAILED, -q, "harvest",
+                        "cannot create outputs/%s", rel);
   sr_hex(md, sizeof(md), hex);
   /* The mode the skill gave it, for what the copy's mode does not keep
    * (a set-id bit). */
