@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "caps.h"
 #include "error.h"
@@ -112,4 +113,30 @@ int sr_set_no_new_privs(struct sr_error *err) {
     return sr_error_layer(err, "no_new_privs", EPERM,
                           "no_new_privs reads back as %d", r);
   return 0;
+}
+
+int sr_caps_check_root(struct sr_error *err) {
+  cap_t caps;
+  cap_flag_value_t setuid = CAP_CLEAR, setgid = CAP_CLEAR;
+
+  if (geteuid() != 0)
+    return 0;
+  caps = cap_get_proc();
+  if (!caps)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "resources",
+                        "cannot read skillrun's capabilities");
+  (void)cap_get_flag(caps, CAP_SETUID, CAP_EFFECTIVE, &setuid);
+  (void)cap_get_flag(caps, CAP_SETGID, CAP_EFFECTIVE, &setgid);
+  cap_free(caps);
+  if (setuid == CAP_SET && setgid == CAP_SET)
+    return 0;
+  return sr_error_set(err, SR_EXIT_FAILED, 0, "resources",
+                      "root without %s (dropped by a container or a "
+                      "capability bounding set): the sandbox's id maps need "
+                      "CAP_SETUID and CAP_SETGID; give skillrun both, or run "
+                      "it as an ordinary user",
+                      setuid != CAP_SET && setgid != CAP_SET
+                          ? "CAP_SETUID and CAP_SETGID"
+                      : setuid != CAP_SET ? "CAP_SETUID"
+                                          : "CAP_SETGID");
 }

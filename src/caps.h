@@ -15,5 +15,13 @@ struct sr_error;
  */
 int sr_caps_drop_all(struct sr_error *err);
 
+/*
+ * As root (euid 0): 0 when the effective set holds CAP_SETUID and
+ * CAP_SETGID, which root's id maps and its leaving of its supplementary
+ * groups need; else an error (reason resources) saying so, rather than a
+ * failed write of uid_map later.  0 for an ordinary caller.
+ */
+int sr_caps_check_root(struct sr_error *err);
+
 /* Sets no_new_privs and reads it back.  Failure: layer "no_new_privs". */
 int sr_set_no_new_privs(struct sr_error *err);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "cmd.h"
 #include "conf.h"
 #include "fdutil.h"
@@ -197,6 +198,8 @@ static int check_resources(struct sr_error *err) {
   if (r >= 0)
     r = ensure_rlimit(RLIMIT_STACK, RUN_STACK, 1024, " KiB", "of stack",
                       "stack limit", "s", err);
+  if (r >= 0)
+    r = sr_caps_check_root(err);
   return r;
 }
 
