@@ -157,21 +157,36 @@ static int apply_rlimits(const struct sr_policy *p,
   return r;
 }
 
+/* ioprio_get(2) and ioprio_set(2) (linux/ioprio.h, not in every libc's
+ * headers): the class in the top bits of a priority. */
+#define IOPRIO_WHO_PROCESS_ 1
+#define IOPRIO_CLASS_SHIFT_ 13
+#define IOPRIO_CLASS_RT_ 1
+
 /* A real-time policy inherited from the caller (chrt -f skillrun ...) is
  * the supervisor's, not the skill's: the skill runs under the default one,
- * at the caller's nice value.  Lowering one's own policy needs no
- * privilege. */
+ * at the caller's nice value.  So is the real-time I/O class (ionice -c 1,
+ * which the skill could not take itself: it takes CAP_SYS_NICE), under
+ * which its reads and writes would go before the host's: the skill gets
+ * the class its nice value gives.  Lowering one's own policy or I/O class
+ * needs no privilege. */
 static int drop_realtime(struct sr_error *err) {
   struct sched_param sp = {.sched_priority = 0};
   int pol = sched_getscheduler(0);
+  long io;
 
   if (pol < 0)
     return sr_error_layer(err, "rlimits", errno, "sched_getscheduler");
   pol &= ~SCHED_RESET_ON_FORK;
-  if (pol != SCHED_FIFO && pol != SCHED_RR)
-    return 0;
-  if (sched_setscheduler(0, SCHED_OTHER, &sp) < 0)
+  if ((pol == SCHED_FIFO || pol == SCHED_RR) &&
+      sched_setscheduler(0, SCHED_OTHER, &sp) < 0)
     return sr_error_layer(err, "rlimits", errno, "sched_setscheduler");
+  io = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS_, 0);
+  if (io < 0)
+    return sr_error_layer(err, "rlimits", errno, "ioprio_get");
+  if ((io >> IOPRIO_CLASS_SHIFT_) == IOPRIO_CLASS_RT_ &&
+      syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS_, 0, 0) < 0)
+    return sr_error_layer(err, "rlimits", errno, "ioprio_set");
   return 0;
 }
 
