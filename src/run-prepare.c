@@ -223,6 +223,21 @@ static int decide_network(struct sr_run *run, struct sr_error *err) {
  * limit; a fallback is named in a warning.  Without a cgroup the
  * supervisor samples the tree, and the memory it cannot sample is refused
  * (sampler.h). */
+static int raise_soft_nproc(struct sr_error *err) {
+  struct rlimit rl;
+
+  if (getrlimit(RLIMIT_NPROC, &rl) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "resources",
+                        "getrlimit(RLIMIT_NPROC)");
+  if (rl.rlim_cur == rl.rlim_max)
+    return 0;
+  rl.rlim_cur = rl.rlim_max;
+  if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "resources",
+                        "setrlimit(RLIMIT_NPROC)");
+  return 0;
+}
+
 static int acquire_host(struct sr_run *run, struct sr_error *err) {
   _cleanup_free_ char *why = NULL;
   char msg[256];
@@ -244,6 +259,13 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
       r = sr_audit_emit(
           &run->audit, "warning",
           json_pack("{s:s, s:s}", "source", "policy", "message", lowered), err);
+    /* The sandbox's user namespace keeps its maker's soft limit, taken
+     * when it is made, as a limit on its user's tasks that no setrlimit(2)
+     * inside it lifts: a caller's soft limit below pids (ulimit -Su 8)
+     * would hold the skill to it, whatever the record says.  Raised to
+     * the hard one, as the open-file and stack limits are. */
+    if (r >= 0)
+      r = raise_soft_nproc(err);
   }
   if (r < 0 || !why)
     return r;

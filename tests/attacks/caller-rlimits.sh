@@ -59,6 +59,22 @@ for mode in $MODES; do
     pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
     pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
   fi
+
+  # A soft process limit below pids (ulimit -Su 8): the sandbox's user
+  # namespace kept it, taken when it was made, as a limit on its user's
+  # tasks that the skill's RLIMIT_NPROC of 512 does not lift; the skill
+  # could not start 20 processes while the record said 512.
+  CALLER=(bash -c 'ulimit -Su 8 && exec "$@"' -)
+  skill $mode -- /bin/sh -c 'for i in $(seq 20); do sleep 1 & done; wait; echo started'
+  if [ "$(field "$AUDIT" policy_resolved '.policy.limits.pids.enforced_by')" = rlimit ]; then
+    run_ok $mode "ulimit -Su 8"
+    is "$mode: ... the skill starts 20 processes, as pids $(limit pids) on the record allows" \
+      "$(cat "$OUT" 2>/dev/null)" started
+  else
+    pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
+    pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
+    pass "# SKIP $mode: a cgroup holds pids, RLIMIT_NPROC is not set"
+  fi
   CALLER=()
 done
 finish
