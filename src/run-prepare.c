@@ -219,10 +219,8 @@ static int decide_network(struct sr_run *run, struct sr_error *err) {
       json_pack("{s:s, s:s}", "source", "network", "message", msg), err);
 }
 
-/* The host ids and the cgroup leaf, and from them what enforces each
- * limit; a fallback is named in a warning.  Without a cgroup the
- * supervisor samples the tree, and the memory it cannot sample is refused
- * (sampler.h). */
+/* The caller's soft process limit raised to its hard one (see
+ * acquire_host). */
 static int raise_soft_nproc(struct sr_error *err) {
   struct rlimit rl;
 
@@ -238,6 +236,10 @@ static int raise_soft_nproc(struct sr_error *err) {
   return 0;
 }
 
+/* The host ids and the cgroup leaf, and from them what enforces each
+ * limit; a fallback is named in a warning.  Without a cgroup the
+ * supervisor samples the tree, and the memory it cannot sample is refused
+ * (sampler.h). */
 static int acquire_host(struct sr_run *run, struct sr_error *err) {
   _cleanup_free_ char *why = NULL;
   char msg[256];
@@ -259,14 +261,15 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
       r = sr_audit_emit(
           &run->audit, "warning",
           json_pack("{s:s, s:s}", "source", "policy", "message", lowered), err);
-    /* The sandbox's user namespace keeps its maker's soft limit, taken
-     * when it is made, as a limit on its user's tasks that no setrlimit(2)
-     * inside it lifts: a caller's soft limit below pids (ulimit -Su 8)
-     * would hold the skill to it, whatever the record says.  Raised to
-     * the hard one, as the open-file and stack limits are. */
-    if (r >= 0)
-      r = raise_soft_nproc(err);
   }
+  /* The sandbox's user namespace keeps its maker's soft limit, taken when
+   * it is made, as a limit on its user's tasks that no setrlimit(2) inside
+   * it lifts: a caller's soft limit below pids (ulimit -Su 8) would hold
+   * the skill to it, whatever the record says (with a cgroup too, for an
+   * ordinary user's delegated one).  Raised to the hard one, as the
+   * open-file and stack limits are. */
+  if (r >= 0)
+    r = raise_soft_nproc(err);
   if (r < 0 || !why)
     return r;
   snprintf(msg, sizeof(msg),
