@@ -376,6 +376,46 @@ static bool is_committed(const struct committed *c, const char *rel) {
   return c->n && bsearch(&rel, c->v, c->n, sizeof(*c->v), cmp_str);
 }
 
+static int prune_dir(int dir, dev_t dev, uid_t owner, const char *prefix,
+                     unsigned depth, const struct committed *c,
+                     unsigned *removed);
+
+/* One entry of a directory prune_dir walks: a file of owner's that the
+ * record does not commit goes, a directory of owner's is walked.  0 for
+ * anything left alone, or -errno. */
+static int prune_entry(int dir, const char *name, dev_t dev, uid_t owner,
+                       const char *prefix, unsigned depth,
+                       const struct committed *c, unsigned *removed) {
+  _cleanup_free_ char *rel = NULL;
+  _cleanup_close_ int sub = -1;
+  struct stat st, dst;
+
+  if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != owner ||
+      st.st_dev != dev)
+    return 0;
+  if (asprintf(&rel, "%s%s", prefix, name) < 0) {
+    rel = NULL;
+    return -ENOMEM;
+  }
+  if (S_ISREG(st.st_mode)) {
+    if (!is_committed(c, rel) && unlinkat(dir, name, 0) == 0)
+      (*removed)++;
+    return 0;
+  }
+  if (!S_ISDIR(st.st_mode) || depth >= PRUNE_MAX_DEPTH)
+    return 0;
+  sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub < 0 || fstat(sub, &dst) < 0 || dst.st_dev != st.st_dev ||
+      dst.st_ino != st.st_ino)
+    return 0;
+  free(rel);
+  if (asprintf(&rel, "%s%s/", prefix, name) < 0) {
+    rel = NULL;
+    return -ENOMEM;
+  }
+  return prune_dir(sub, dev, owner, rel, depth + 1, c, removed);
+}
+
 /* Below dir (outputs/, or a directory in it at depth): every regular file
  * of owner's that the record does not commit goes.  Only the owner's
  * directories on the run directory's file system are entered, never
@@ -386,43 +426,14 @@ static int prune_dir(int dir, dev_t dev, uid_t owner, const char *prefix,
   _cleanup_free_ struct sr_dir *d = malloc(sizeof(*d));
   const char *name;
   unsigned char type;
-  int n, r = 0;
+  int n = 0, r = 0;
 
   if (!d)
     return -ENOMEM;
   sr_dir_init(d, dir);
-  while ((n = sr_dir_next(d, &name, &type)) > 0) {
-    _cleanup_free_ char *rel = NULL;
-    struct stat st, dst;
-
-    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-        st.st_uid != owner || st.st_dev != dev)
-      continue;
-    if (asprintf(&rel, "%s%s", prefix, name) < 0) {
-      rel = NULL;
-      return -ENOMEM;
-    }
-    if (S_ISREG(st.st_mode)) {
-      if (!is_committed(c, rel) && unlinkat(dir, name, 0) == 0)
-        (*removed)++;
-    } else if (S_ISDIR(st.st_mode) && depth < PRUNE_MAX_DEPTH) {
-      _cleanup_close_ int sub =
-          openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      _cleanup_free_ char *sub_prefix = NULL;
-
-      if (sub < 0 || fstat(sub, &dst) < 0 || dst.st_dev != st.st_dev ||
-          dst.st_ino != st.st_ino)
-        continue;
-      if (asprintf(&sub_prefix, "%s/", rel) < 0) {
-        sub_prefix = NULL;
-        return -ENOMEM;
-      }
-      r = prune_dir(sub, dev, owner, sub_prefix, depth + 1, c, removed);
-      if (r < 0)
-        return r;
-    }
-  }
-  return n < 0 ? n : 0;
+  while (r >= 0 && (n = sr_dir_next(d, &name, &type)) > 0)
+    r = prune_entry(dir, name, dev, owner, prefix, depth, c, removed);
+  return r < 0 ? r : n < 0 ? n : 0;
 }
 
 int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed) {
