@@ -90,11 +90,15 @@ int sr_cg_gc_dir(int sfd, const char *path, const char *own,
 
 /* ---- systemd (cgroup-systemd.c): asks the caller's systemd user manager
  * for the transient scope `unit` (Delegate=yes, collected once empty)
- * holding the calling process, and waits (bounded) for its job.  0 once
- * the process is in the scope; -errno with *reason set (malloc'd) when
- * libsystemd, the manager or the job fails. */
+ * holding the calling process, and waits (bounded) for its job.  Before
+ * asking, may_leave(the manager's own cgroup, arg, reason) says whether
+ * the process may leave its cgroup for one below the manager's (0), or
+ * not (-errno with *reason set).  0 once the process is in the scope;
+ * -errno with *reason set (malloc'd) when libsystemd, the manager, the
+ * job or may_leave fails. */
 int sr_cg_systemd_scope(const char *unit, const char *description,
-                        char **reason);
+                        int (*may_leave)(const char *, void *, char **),
+                        void *arg, char **reason);
 
 /* ---- cgroup v1 (cgroup1.c): one leaf in each of the memory, pids and
  * cpuacct hierarchies, "<mount>/skillrun/run-<name>".  Unavailable (not

@@ -10,6 +10,10 @@
  * subtree (the supervisor moved into a sub-leaf first: no internal
  * processes).
  *
+ * The scope is made below the manager's own cgroup (its ControlGroup
+ * property), outside the caller's: cgroup.c's may_leave is asked first
+ * whether a limit of the caller's cgroups would be left behind.
+ *
  * The call is made by the supervisor in the host's namespaces, before any
  * clone: D-Bus EXTERNAL authentication sends the euid, which would be 0 in
  * a user namespace.  The scope is collected by the manager once it is
@@ -159,7 +163,8 @@ static int connect_user_manager(sd_bus **out, char **reason) {
 
 /* The StartTransientUnit call: the scope holding pid, delegated. */
 static int start_scope(sd_bus *bus, const char *unit, const char *description,
-                       pid_t pid, sd_bus_error *e, sd_bus_message **reply) {
+                       pid_t pid, uint64_t timeout_usec, sd_bus_error *e,
+                       sd_bus_message **reply) {
   sd_bus_message *m = NULL;
   int r;
 
@@ -184,13 +189,51 @@ static int start_scope(sd_bus *bus, const char *unit, const char *description,
   if (r >= 0)
     r = sd.sd_bus_message_append(m, "a(sa(sv))", 0);
   if (r >= 0)
-    r = sd.sd_bus_call(bus, m, SCOPE_JOB_TIMEOUT_USEC, e, reply);
+    r = sd.sd_bus_call(bus, m, timeout_usec, e, reply);
   sd.sd_bus_message_unref(m);
   return r;
 }
 
+/* The microseconds left until deadline (ms), at least 1 (0 would be
+ * sd-bus's default timeout of 25 s). */
+static uint64_t remaining_usec(uint64_t deadline) {
+  uint64_t now = sr_now_mono_ms();
+
+  return now < deadline ? (deadline - now) * 1000 : 1;
+}
+
+/* The manager's own cgroup, its ControlGroup property, into *out
+ * (malloc'd): a path from the root of its cgroup hierarchy.  Asked with a
+ * timeout of its own, as sd_bus_get_property_string cannot be. */
+static int manager_cgroup(sd_bus *bus, sd_bus_error *e, char **out) {
+  sd_bus_message *m = NULL, *reply = NULL;
+  const char *s = NULL;
+  int r;
+
+  r = sd.sd_bus_message_new_method_call(
+      bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+      "org.freedesktop.DBus.Properties", "Get");
+  if (r >= 0)
+    r = sd.sd_bus_message_append(m, "ss", "org.freedesktop.systemd1.Manager",
+                                 "ControlGroup");
+  if (r >= 0)
+    r = sd.sd_bus_call(bus, m, SCOPE_JOB_TIMEOUT_USEC, e, &reply);
+  if (r >= 0)
+    r = sd.sd_bus_message_read(reply, "v", "s", &s);
+  if (r >= 0 && (!s || s[0] != '/'))
+    r = -EBADMSG; /* not a cgroup path */
+  if (r >= 0 && !(*out = strdup(s)))
+    r = -ENOMEM;
+  if (m)
+    sd.sd_bus_message_unref(m);
+  if (reply)
+    sd.sd_bus_message_unref(reply);
+  return r;
+}
+
 int sr_cg_systemd_scope(const char *unit, const char *description,
-                        char **reason) {
+                        int (*may_leave)(const char *, void *, char **),
+                        void *arg, char **reason) {
   struct sr_error lerr = {0};
   sd_bus_error e = SD_BUS_ERROR_NULL;
   sd_bus_message *reply = NULL;
@@ -198,6 +241,7 @@ int sr_cg_systemd_scope(const char *unit, const char *description,
   sd_bus *bus = NULL;
   struct job_wait w = {0};
   const char *job = NULL;
+  _cleanup_free_ char *mcg = NULL;
   uint64_t deadline;
   int r;
 
@@ -221,7 +265,19 @@ int sr_cg_systemd_scope(const char *unit, const char *description,
     goto out;
   }
   deadline = sr_now_mono_ms() + SCOPE_JOB_TIMEOUT_USEC / 1000;
-  r = start_scope(bus, unit, description, getpid(), &e, &reply);
+  /* The scope goes below the manager's own cgroup: the caller's cgroups
+   * that are not above that one are left, and may have limits. */
+  r = manager_cgroup(bus, &e, &mcg);
+  if (r < 0) {
+    *reason = sr_cg_xasprintf("the manager's ControlGroup: %s",
+                              e.message ? e.message : strerror(-r));
+    goto out;
+  }
+  r = may_leave(mcg, arg, reason);
+  if (r < 0)
+    goto out;
+  r = start_scope(bus, unit, description, getpid(), remaining_usec(deadline),
+                  &e, &reply);
   if (r < 0) {
     *reason = sr_cg_xasprintf("StartTransientUnit %s: %s", unit,
                               e.message ? e.message : strerror(-r));

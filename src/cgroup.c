@@ -412,17 +412,38 @@ static int scope_fail(struct sr_cgroup_scope *scope, int r, char *why) {
   return why ? r : -ENOMEM;
 }
 
+static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
+                                   const char *manager, char **reason);
+
+/* What may_leave_for_scope needs to know. */
+struct leave_check {
+  int mfd;
+  const char *mnt;
+  uint64_t run_pids;
+};
+
+/* sr_cg_systemd_scope's check: the limits of the caller's cgroups that a
+ * scope below the manager's would leave (as root's top-level subtree). */
+static int may_leave_for_scope(const char *manager, void *arg, char **reason) {
+  const struct leave_check *c = arg;
+
+  return caller_cgroup_unlimited(c->mfd, c->mnt, c->run_pids, manager, reason);
+}
+
 /*
  * An ordinary caller whose cgroup is not delegated: a transient scope
- * from its systemd user manager (cgroup-systemd.c), checked like any
- * delegated subtree: the supervisor must now be in it, and it must be
- * ours to write.  On success *fd and *path (replaced) are the scope's and
- * scope->unit, path and controllers are set; otherwise scope->why says
- * why (-errno; -ENOMEM alone leaves it unset).
+ * from its systemd user manager (cgroup-systemd.c), unless a limit of the
+ * caller's cgroup would be left behind (the scope goes below the
+ * manager's cgroup; run_pids as for caller_cgroup_unlimited), checked
+ * like any delegated subtree: the supervisor must now be in it, and it
+ * must be ours to write.  On success *fd and *path (replaced) are the
+ * scope's and scope->unit, path and controllers are set; otherwise
+ * scope->why says why (-errno; -ENOMEM alone leaves it unset).
  */
-static int enter_systemd_scope(const char *mnt, const char *name,
-                               struct sr_cgroup_scope *scope, int *fd,
-                               char **path) {
+static int enter_systemd_scope(int mfd, const char *mnt, uint64_t run_pids,
+                               const char *name, struct sr_cgroup_scope *scope,
+                               int *fd, char **path) {
+  struct leave_check check = {mfd, mnt, run_pids};
   _cleanup_free_ char *unit = NULL, *desc = NULL, *why = NULL;
   _cleanup_free_ char *own = NULL, *spath = NULL, *ctl = NULL;
   _cleanup_close_ int sfd = -1;
@@ -434,7 +455,7 @@ static int enter_systemd_scope(const char *mnt, const char *name,
   desc = sr_cg_xasprintf("skillrun run %s", name);
   if (!unit || !desc)
     return -ENOMEM;
-  r = sr_cg_systemd_scope(unit, desc, &why);
+  r = sr_cg_systemd_scope(unit, desc, may_leave_for_scope, &check, &why);
   if (r < 0)
     return scope_fail(scope, r, TAKE_PTR(why));
   /* From here the supervisor may be in the scope even if it goes unused:
@@ -489,18 +510,28 @@ static const char *const outer_limit_files[] = {
     "memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
 };
 
+/* Is the cgroup `p` the cgroup `q` or one above it? */
+static bool cgroup_at_or_above(const char *p, const char *q) {
+  size_t n = strlen(p);
+
+  return strncmp(p, q, n) == 0 && (q[n] == '\0' || q[n] == '/');
+}
+
 /*
  * Root's subtree is <mount>/skillrun, at the top of the hierarchy: outside
  * the cgroup the caller runs in.  When that cgroup or one above it (below
  * the root cgroup, which has none) has a limit, a leaf there would escape
  * it, and every limit can only be lowered.  Root cannot nest below its
  * own cgroup either (it holds the supervisor: the no-internal-processes
- * rule), nor take over a cgroup that is not delegated.  0 when there is
- * no such limit; otherwise -errno with *reason naming the cgroup, the
- * limit and the way out (a delegated --cgroup-parent).
+ * rule), nor take over a cgroup that is not delegated.  An ordinary
+ * caller's scope goes below its user manager's cgroup, `manager`: only
+ * the caller's cgroups that are not at or above that one are left (NULL:
+ * all of them).  0 when there is no such limit; otherwise -errno with
+ * *reason naming the cgroup, the limit and the way out (a delegated
+ * --cgroup-parent).
  */
 static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
-                                   char **reason) {
+                                   const char *manager, char **reason) {
   const char *m = strcmp(mnt, "/") != 0 ? mnt : "";
   _cleanup_free_ char *own = NULL;
   bool first = true;
@@ -523,6 +554,8 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
     _cleanup_close_ int fd = -1;
 
     own[len] = '\0';
+    if (manager && cgroup_at_or_above(own, manager))
+      break; /* it and those above hold the scope too */
     fd = sr_cg_open_dir_at(mfd, own + 1);
     if (fd < 0) {
       *reason = sr_cg_xasprintf("cannot open %s%s: %s", m, own, strerror(-fd));
@@ -547,12 +580,21 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
       if (!strcmp(outer_limit_files[i], "pids.max") &&
           parse_u64_value(v, &n) == 0 && n >= run_pids)
         continue;
-      *reason = sr_cg_xasprintf(
-          "%s%s, %s skillrun runs in, has %s %s: a leaf below %s/skillrun "
-          "would be outside that limit; give a cgroup delegated below it "
-          "with --cgroup-parent (systemd: Delegate=yes)",
-          m, own, first ? "the cgroup" : "above the cgroup",
-          outer_limit_files[i], v, m);
+      if (manager)
+        *reason = sr_cg_xasprintf(
+            "%s%s, %s skillrun runs in, has %s %s: a scope of the user "
+            "manager, below %s%s, would be outside that limit; give a "
+            "cgroup delegated below it with --cgroup-parent (systemd: "
+            "Delegate=yes)",
+            m, own, first ? "the cgroup" : "above the cgroup",
+            outer_limit_files[i], v, m, manager);
+      else
+        *reason = sr_cg_xasprintf(
+            "%s%s, %s skillrun runs in, has %s %s: a leaf below %s/skillrun "
+            "would be outside that limit; give a cgroup delegated below it "
+            "with --cgroup-parent (systemd: Delegate=yes)",
+            m, own, first ? "the cgroup" : "above the cgroup",
+            outer_limit_files[i], v, m);
       return -EPERM;
     }
     while (len > 1 && own[len - 1] != '/')
@@ -645,7 +687,7 @@ static int find_parent(const char *override, bool prepare, uint64_t run_pids,
     if (prepare) {
       /* A caller's cgroup with limits stays the outer bound: no leaf
        * beside it (--gc still collects the subtree). */
-      r = caller_cgroup_unlimited(mfd, mnt, run_pids, reason);
+      r = caller_cgroup_unlimited(mfd, mnt, run_pids, NULL, reason);
       if (r < 0)
         return r;
       /* The root cgroup is exempt from the no-internal-processes rule. */
@@ -694,7 +736,7 @@ static int find_parent(const char *override, bool prepare, uint64_t run_pids,
     if (!delegated_to_us(fd) && prepare && scope) {
       /* Not delegated (a login session's scope): ask the user manager
        * for one that is, with the supervisor in it. */
-      r = enter_systemd_scope(mnt, name, scope, &fd, &path);
+      r = enter_systemd_scope(mfd, mnt, run_pids, name, scope, &fd, &path);
       if (r < 0 && r != -ENOMEM) {
         *reason = sr_cg_xasprintf("no delegated cgroup v2 subtree: %s is not "
                                   "delegated to uid %u, and no systemd scope: "

@@ -2,9 +2,10 @@
 /* Asking a systemd user manager for a delegated scope
  * (src/cgroup-systemd.c) over a real sd-bus connection: with no manager
  * the reason says so; against a peer that is no manager, or a manager
- * whose job fails, the call fails with the reason; against a manager that
- * starts the job it returns 0, and the manager got the scope's name,
- * Delegate=yes, CollectMode=inactive-or-failed and the caller's pid.  The
+ * whose job fails, the call fails with the reason; a manager whose cgroup the
+ * caller may not leave for (may_leave) is not asked for a scope; against a
+ * manager that starts the job it returns 0, and the manager got the scope's
+ * name, Delegate=yes, CollectMode=inactive-or-failed and the caller's pid.  The
  * manager here is a fake one on $XDG_RUNTIME_DIR/systemd/private (a forked
  * sd-bus server); cgroup.c's use of a real scope is the VM tier's
  * (tests/vm/systemd-tests.sh). */
@@ -34,8 +35,18 @@ static char rundir[] = "/tmp/skillrun-test-sdbus.XXXXXX";
 static char sockdir[sizeof(rundir) + 16];
 static char sockpath[sizeof(rundir) + 32];
 
-/* What the fake manager does with StartTransientUnit. */
-enum fake { FAKE_HANGUP, FAKE_JOB_DONE, FAKE_JOB_FAILED, FAKE_REFUSE };
+/* What the fake manager does with StartTransientUnit (FAKE_NO_START: the
+ * client is to ask only for the manager's ControlGroup). */
+enum fake {
+  FAKE_HANGUP,
+  FAKE_JOB_DONE,
+  FAKE_JOB_FAILED,
+  FAKE_REFUSE,
+  FAKE_NO_START
+};
+
+/* The fake manager's own cgroup, its ControlGroup property. */
+#define FAKE_CGROUP "/user.slice/user-1000.slice/user@1000.service"
 
 /* Exit status bits of the fake manager: what it found wrong. */
 enum {
@@ -44,7 +55,8 @@ enum {
   BAD_COLLECT = 4,
   BAD_PIDS = 8,
   BAD_BUS = 16,
-  BAD_SIGNATURE = 32
+  BAD_SIGNATURE = 32,
+  BAD_STARTED = 64
 };
 
 struct call {
@@ -92,9 +104,25 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *e) {
   int r;
 
   (void)e;
+  if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties",
+                                    "Get")) {
+    const char *iface = NULL, *prop = NULL;
+
+    r = sd_bus_message_read(m, "ss", &iface, &prop);
+    if (r < 0 || strcmp(iface, "org.freedesktop.systemd1.Manager") != 0 ||
+        strcmp(prop, "ControlGroup") != 0)
+      c->bad |= BAD_BUS;
+    if (c->mode == FAKE_NO_START)
+      c->answered = true;
+    if (sd_bus_reply_method_return(m, "v", "s", FAKE_CGROUP) < 0)
+      c->bad |= BAD_BUS;
+    return 1;
+  }
   if (!sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager",
                                      "StartTransientUnit"))
     return 0;
+  if (c->mode == FAKE_NO_START)
+    c->bad |= BAD_STARTED;
   c->answered = true;
   if (strcmp(sd_bus_message_get_signature(m, 1), "ssa(sv)a(sa(sv))") != 0)
     c->bad |= BAD_SIGNATURE;
@@ -160,6 +188,20 @@ static int fake_manager(int lfd, enum fake mode, pid_t client) {
   return c.answered ? c.bad : BAD_BUS;
 }
 
+/* The may_leave of sr_cg_systemd_scope: records the manager's cgroup,
+ * and refuses when told to. */
+static char leave_seen[128];
+static bool leave_refuse;
+
+static int may_leave(const char *manager, void *arg, char **reason) {
+  (void)arg;
+  snprintf(leave_seen, sizeof(leave_seen), "%s", manager);
+  if (!leave_refuse)
+    return 0;
+  *reason = strdup("a limit would be left");
+  return -EPERM;
+}
+
 /* Runs sr_cg_systemd_scope against a fake manager in `mode`; returns its
  * result, the reason in *reason and the manager's findings in *bad. */
 static int ask_fake(enum fake mode, char **reason, int *bad) {
@@ -178,7 +220,10 @@ static int ask_fake(enum fake mode, char **reason, int *bad) {
   if (pid == 0)
     _exit(fake_manager(lfd, mode, self));
   close(lfd);
-  r = sr_cg_systemd_scope("skillrun-t.e.0123abcd-1.scope", "test", reason);
+  leave_seen[0] = '\0';
+  leave_refuse = mode == FAKE_NO_START;
+  r = sr_cg_systemd_scope("skillrun-t.e.0123abcd-1.scope", "test", may_leave,
+                          NULL, reason);
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
   *bad = WEXITSTATUS(status);
@@ -192,7 +237,8 @@ static void test_no_manager(void **state) {
 
   (void)state;
   (void)unlink(sockpath);
-  r = sr_cg_systemd_scope("skillrun-t.e.0123abcd-1.scope", "test", &reason);
+  r = sr_cg_systemd_scope("skillrun-t.e.0123abcd-1.scope", "test", may_leave,
+                          NULL, &reason);
   assert_true(r < 0);
   assert_non_null(reason);
   assert_non_null(strstr(reason, "no systemd user manager reachable"));
@@ -209,7 +255,7 @@ static void test_peer_hangs_up(void **state) {
   assert_true(r < 0);
   assert_int_equal(bad, 0);
   assert_non_null(reason);
-  assert_non_null(strstr(reason, "StartTransientUnit"));
+  assert_non_null(strstr(reason, "ControlGroup"));
   free(reason);
 }
 
@@ -251,6 +297,24 @@ static void test_job_done(void **state) {
   assert_int_equal(bad, 0);
   assert_int_equal(r, 0);
   assert_null(reason);
+  /* may_leave was asked with the manager's cgroup. */
+  assert_string_equal(leave_seen, FAKE_CGROUP);
+}
+
+/* A limit the scope would leave behind (may_leave says no): the manager
+ * is never asked to start the scope, and the reason is may_leave's. */
+static void test_may_not_leave(void **state) {
+  char *reason = NULL;
+  int bad = -1, r;
+
+  (void)state;
+  r = ask_fake(FAKE_NO_START, &reason, &bad);
+  assert_int_equal(r, -EPERM);
+  assert_int_equal(bad, 0);
+  assert_string_equal(leave_seen, FAKE_CGROUP);
+  assert_non_null(reason);
+  assert_string_equal(reason, "a limit would be left");
+  free(reason);
 }
 
 static int setup(void **state) {
@@ -282,6 +346,7 @@ int main(void) {
       cmocka_unit_test(test_manager_refuses),
       cmocka_unit_test(test_job_fails),
       cmocka_unit_test(test_job_done),
+      cmocka_unit_test(test_may_not_leave),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

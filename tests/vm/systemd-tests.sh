@@ -47,6 +47,36 @@ EOF
   timeout 600 su -l tester -c '/usr/libexec/skillrun-vm/systemd-tests.sh user'
   rc=$?
   check "the tests as tester ran to the end (exit $rc)" [ "$rc" = 0 ]
+  # tester's skillrun in a system service with a limit of its own (an
+  # administrator's MemoryMax=, root's cgroup, not delegated): a scope
+  # from the user manager would be outside that limit, so none is asked
+  # for; prefer falls back inside the service, require fails closed.
+  W=/tmp/vm-limited
+  mkdir -p "$W"
+  chown tester "$W"
+  chmod 700 "$W"
+  printf 'include default\ncgroup require\n' >"$W/require.profile"
+  chmod 644 "$W/require.profile"
+  limited() { # limited ID [skillrun options]: exit status in $rc
+    lid=$1
+    shift
+    systemd-run --quiet --wait --collect --uid=tester -p MemoryMax=64M \
+      -p StandardOutput=null -p StandardError=file:"$W/$lid.err" \
+      --setenv=XDG_RUNTIME_DIR=/run/user/1000 \
+      /usr/bin/skillrun --workspace-root "$W" --execution-id "$lid" \
+      --audit-file "$W/$lid.audit" "$@" "$B" -- /bin/true
+    rc=$?
+  }
+  limited lim
+  lunit=$(jq -r 'select(.event=="policy_resolved") | .systemd_scope.unit // "null"' "$W/lim.audit" 2>/dev/null)
+  lwhy=$(jq -r 'select(.event=="policy_resolved") | .systemd_scope.reason // "null"' "$W/lim.audit" 2>/dev/null)
+  diag "limited: exit $rc, scope $lunit, reason: $lwhy; stderr: $(head -c 300 "$W/lim.err" | tr '\n' ' ')"
+  check "limited: cgroup prefer runs (exit $rc)" [ "$rc" = 0 ]
+  check "limited: no scope outside the service's MemoryMax= ($lunit)" [ "$lunit" = null ]
+  check "limited: the reason names memory.max" \
+    sh -c 'case "$1" in *"memory.max 67108864"*) exit 0 ;; esac; exit 1' - "$lwhy"
+  limited lim-req -p "$W/require.profile"
+  check "limited: cgroup require fails closed (exit $rc, want 125)" [ "$rc" = 125 ]
   left=$(find /sys/fs/cgroup -name 'skillrun-*.scope' 2>/dev/null)
   check "no skillrun scope is left anywhere${left:+: $left}" [ -z "$left" ]
   say "# done at $(cut -d' ' -f1 /proc/uptime) s of kernel uptime"
