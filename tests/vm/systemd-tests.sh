@@ -191,6 +191,28 @@ wait "$srpid"
 check "live: exit 0" [ "$?" = 0 ]
 check "live: the scope is gone once skillrun returned" gone "$lpath" "$lunit"
 
+# skillrun SIGKILLed while its skill runs: the skill dies with the
+# sandbox, and the manager collects the scope, leaf and all.
+skillrun --workspace-root "$WS" --execution-id killed --audit-file "$WS/killed.audit" \
+  "$B" -- /bin/sh -c 'sleep 600 & sleep 600' >/dev/null 2>&1 &
+srpid=$!
+i=0
+while [ $i -lt 300 ] && [ -z "$(jq -c 'select(.state == "running")' "$WS/killed.audit" 2>/dev/null)" ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
+kunit=$(pr "$WS/killed.audit" .systemd_scope.unit)
+kpath=$(pr "$WS/killed.audit" .systemd_scope.path)
+kill -KILL "$srpid"
+wait "$srpid" 2>/dev/null
+# (Its audit ends where skillrun was killed: not for --verify-audit below.)
+rm -f "$WS/killed.audit"
+check "killed: the scope ($kunit) is gone after skillrun's SIGKILL" gone "$kpath" "$kunit"
+check "killed: no sleep 600 of the skill is left" sh -c '
+  for f in /proc/[0-9]*/cmdline; do
+    [ "$(tr "\0" " " <"$f" 2>/dev/null)" != "sleep 600 " ] || exit 1
+  done'
+
 # ---------------------------------------------------------------- hostile
 # hostile ID STATUS LIMIT OPTION... -- COMMAND...
 hostile() {
