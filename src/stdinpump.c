@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fdutil.h"
@@ -14,18 +18,31 @@
 
 void sr_stdinpump_init(struct sr_stdinpump *p) {
   memset(p, 0, sizeof(*p));
-  p->in_fd = p->out_fd = -1;
+  p->in_fd = p->out_fd = p->own_fd = -1;
 }
 
 int sr_stdinpump_start(struct sr_stdinpump *p, int in_fd, int out_fd) {
   int fl = fcntl(out_fd, F_GETFL);
+  struct stat st;
   int r;
 
   /* Non-blocking on our pipe only: the caller's input is a file
-   * description others may share, so it is read only once it polled
-   * readable, never switched to O_NONBLOCK. */
+   * description others may share, never switched to O_NONBLOCK.  It is
+   * read once it polled readable, but by then another reader of the same
+   * pipe or terminal (a worker pool fed from one queue) may have taken
+   * what was there: a blocking read(2) then held the whole supervisor,
+   * its wall clock and cancellation with it, until more came.  So it is
+   * read without waiting all the same (read_some). */
   if (fl < 0 || fcntl(out_fd, F_SETFL, fl | O_NONBLOCK) < 0)
     return -errno;
+  if (fstat(in_fd, &st) < 0)
+    return -errno;
+  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+    p->how = SR_STDIN_READ_PLAIN; /* never waits for a writer */
+  else if (S_ISSOCK(st.st_mode))
+    p->how = SR_STDIN_READ_RECV;
+  else
+    p->how = SR_STDIN_READ_NOWAIT;
   p->buf = malloc(SR_STDIN_BUF);
   if (!p->buf)
     return -ENOMEM;
@@ -36,6 +53,68 @@ int sr_stdinpump_start(struct sr_stdinpump *p, int in_fd, int out_fd) {
   p->in_fd = in_fd;
   p->out_fd = out_fd;
   return 0;
+}
+
+/*
+ * Where preadv2(2) refuses RWF_NOWAIT (a named FIFO, a terminal), the same
+ * pipe or terminal opened again through /proc/self/fd, O_NONBLOCK on a file
+ * of its own: the caller's stays as it was.  Only those: opening another
+ * device again may do something (a serial line's modem control).  Where it
+ * cannot be opened (another user's), the caller's file is read as before,
+ * once it polled readable (skillrun(1), --stdin).
+ */
+static void open_own(struct sr_stdinpump *p) {
+  struct stat st, own;
+  char self[64];
+  int fd;
+
+  p->how = SR_STDIN_READ_PLAIN;
+  if (fstat(p->in_fd, &st) < 0 ||
+      !(S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && isatty(p->in_fd))))
+    return;
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", p->in_fd);
+  fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (fstat(fd, &own) < 0 || own.st_dev != st.st_dev ||
+      own.st_ino != st.st_ino || own.st_rdev != st.st_rdev ||
+      (own.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
+    safe_close(fd);
+    return;
+  }
+  p->own_fd = fd;
+  p->in_fd = fd;
+  p->how = SR_STDIN_READ_OWN;
+}
+
+/* One read of the caller's input that does not wait for it. */
+static ssize_t read_some(struct sr_stdinpump *p) {
+  for (;;) {
+    ssize_t n;
+
+    switch (p->how) {
+    case SR_STDIN_READ_NOWAIT: {
+      struct iovec iov = {.iov_base = p->buf, .iov_len = SR_STDIN_BUF};
+
+      n = preadv2(p->in_fd, &iov, 1, -1, RWF_NOWAIT);
+      if (n < 0 &&
+          (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS)) {
+        open_own(p);
+        continue;
+      }
+      return n;
+    }
+    case SR_STDIN_READ_RECV:
+      n = recv(p->in_fd, p->buf, SR_STDIN_BUF, MSG_DONTWAIT);
+      if (n < 0 && errno == ENOTSOCK) {
+        p->how = SR_STDIN_READ_PLAIN;
+        continue;
+      }
+      return n;
+    default:
+      return read(p->in_fd, p->buf, SR_STDIN_BUF);
+    }
+  }
 }
 
 int sr_stdinpump_read_fd(const struct sr_stdinpump *p) {
@@ -57,7 +136,7 @@ void sr_stdinpump_on_readable(struct sr_stdinpump *p) {
 
   if (sr_stdinpump_read_fd(p) < 0)
     return;
-  n = read(p->in_fd, p->buf, SR_STDIN_BUF);
+  n = read_some(p);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return;
   if (n <= 0) {
@@ -65,6 +144,7 @@ void sr_stdinpump_on_readable(struct sr_stdinpump *p) {
      * and the record says how much came. */
     p->eof = true;
     p->in_fd = -1;
+    p->own_fd = safe_close(p->own_fd);
   } else {
     p->off = 0;
     p->len = (size_t)n;
@@ -85,6 +165,7 @@ void sr_stdinpump_on_writable(struct sr_stdinpump *p) {
      * caller's is not read. */
     p->out_fd = safe_close(p->out_fd);
     p->in_fd = -1;
+    p->own_fd = safe_close(p->own_fd);
     p->off = p->len = 0;
     p->broken = true;
     return;
@@ -107,6 +188,7 @@ int sr_stdinpump_finish(struct sr_stdinpump *p,
 
   p->out_fd = safe_close(p->out_fd);
   p->in_fd = -1;
+  p->own_fd = safe_close(p->own_fd);
   if (!p->hashing)
     return -EIO;
   p->hashing = false;
@@ -119,6 +201,7 @@ int sr_stdinpump_finish(struct sr_stdinpump *p,
 
 void sr_stdinpump_done(struct sr_stdinpump *p) {
   p->out_fd = safe_close(p->out_fd);
+  p->own_fd = safe_close(p->own_fd);
   if (p->hashing)
     sr_sha256_done(&p->hash);
   p->hashing = false;

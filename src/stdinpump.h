@@ -20,8 +20,19 @@
  */
 #define SR_STDIN_BUF (64u * 1024)
 
+/* How the caller's input is read without waiting (stdinpump.c, read_some). */
+enum sr_stdin_read {
+  SR_STDIN_READ_NOWAIT, /* preadv2(2) RWF_NOWAIT: a pipe */
+  SR_STDIN_READ_RECV,   /* recv(2) MSG_DONTWAIT: a socket */
+  SR_STDIN_READ_OWN,    /* read(2) on own_fd, opened again O_NONBLOCK */
+  SR_STDIN_READ_PLAIN,  /* read(2): a file, or nothing else worked */
+};
+
 struct sr_stdinpump {
-  int in_fd;  /* the caller's standard input (not owned), -1 when done */
+  int in_fd;  /* what is read: the caller's standard input (not owned), or
+               * own_fd; -1 when done */
+  int own_fd; /* the caller's input opened again, O_NONBLOCK, owned, or -1 */
+  enum sr_stdin_read how;
   int out_fd; /* the pipe's write end, O_NONBLOCK, owned; -1 once closed */
   unsigned char *buf;
   size_t len, off; /* buf[off..len) is waiting to be written */
