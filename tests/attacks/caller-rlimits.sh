@@ -38,13 +38,19 @@ for mode in $MODES; do
   check "$mode: ... one line on stderr naming ulimit -Ht" one_line_naming 'ulimit -Ht'
   check "$mode: ... the audit verifies" audit_ok "$AUDIT"
 
-  # memory-rlimit yes sets RLIMIT_AS to the memory limit.
+  # memory-rlimit yes sets RLIMIT_AS to the memory limit.  A sanitizer
+  # build reserves terabytes of address space and cannot start under any
+  # such limit.
   CALLER=(bash -c 'ulimit -v 400000 && exec "$@"' -)
-  skill $mode -p "$T/as.profile" -- /bin/sh -c 'ulimit -Hv'
-  run_ok $mode "ulimit -Hv 400000 under memory-rlimit yes"
-  is "$mode: ... the skill's address space is the caller's" "$(cat "$OUT" 2>/dev/null)" 400000
-  is "$mode: ... memory on the record is 400000 KiB" "$(limit memory)" $((400000 * 1024))
-  check "$mode: ... and a warning says so" warned "memory 512MiB lowered to"
+  if "${CALLER[@]}" "$SKILLRUN" --version >/dev/null 2>&1; then
+    skill $mode -p "$T/as.profile" -- /bin/sh -c 'ulimit -Hv'
+    run_ok $mode "ulimit -Hv 400000 under memory-rlimit yes"
+    is "$mode: ... the skill's address space is the caller's" "$(cat "$OUT" 2>/dev/null)" 400000
+    is "$mode: ... memory on the record is 400000 KiB" "$(limit memory)" $((400000 * 1024))
+    check "$mode: ... and a warning says so" warned "memory 512MiB lowered to"
+  else
+    pass "# SKIP $mode: this skillrun cannot start under ulimit -v 400000 (a sanitizer build)"
+  fi
 
   # Without a cgroup, RLIMIT_NPROC holds the pids limit.
   CALLER=(bash -c 'ulimit -u 100 && exec "$@"' -)
