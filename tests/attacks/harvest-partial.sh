@@ -114,6 +114,7 @@ for mode in $MODES; do
   is "$mode: ... no other file" "$(find "$R/outputs" -mindepth 1 ! -type d | wc -l)" 7
   is "$mode: ... the harvested modes" \
     "$(stat -c '%a %U' "$R/outputs/big1" "$R/outputs/tree/a")" \
-    "$(if [ $mode = user ]; then printf '644 nobody\n755 nobody'; else printf '644 root\n755 root'; fi)"
+    "$(u=$(id -un "$(if [ $mode = user ]; then echo "$USER_UID"; else echo 0; fi)")
+      printf '644 %s\n755 %s' "$u" "$u")"
 done
 finish
