@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -781,6 +782,71 @@ int sr_cancel_pending(void) {
   for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
     if (sigismember(&pending, sig) == 1)
       return sig;
+  return 0;
+}
+
+int sr_read_fd_cancellable(int fd, size_t max, char **out, size_t *len) {
+  _cleanup_close_ int sfd = -1;
+  _cleanup_free_ char *buf = NULL;
+  size_t used = 0, size = 0;
+  sigset_t set;
+  int fl = fcntl(fd, F_GETFL);
+
+  /* A write-only end never polls readable: refused as read(2) would. */
+  if (fl < 0)
+    return -errno;
+  if ((fl & O_ACCMODE) == O_WRONLY)
+    return -EBADF;
+  /* Readable while a cancellation signal is pending; polling it takes
+   * none, so the run still finds the signal to report. */
+  sr_cancel_set(&set);
+  sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0)
+    return -errno;
+  for (;;) {
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                          {.fd = sfd, .events = POLLIN}};
+    ssize_t n;
+
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (p[1].revents)
+      return -ECANCELED;
+    if (!p[0].revents)
+      continue;
+    if (used == size) {
+      size_t nsize = size ? size * 2 : 4096;
+      char *nbuf;
+      if (nsize > max + 1)
+        nsize = max + 1;
+      nbuf = realloc(buf, nsize + 1);
+      if (!nbuf)
+        return -ENOMEM;
+      buf = nbuf;
+      size = nsize;
+    }
+    /* Readable (or hung up, or in error): this read does not wait. */
+    n = read(fd, buf + used, size - used);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN)
+        continue;
+      return -errno;
+    }
+    if (n == 0)
+      break;
+    used += (size_t)n;
+    if (used > max)
+      return -EFBIG;
+  }
+  if (!buf && !(buf = malloc(1)))
+    return -ENOMEM;
+  buf[used] = '\0';
+  *out = TAKE_PTR(buf);
+  if (len)
+    *len = used;
   return 0;
 }
 

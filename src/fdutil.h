@@ -99,6 +99,12 @@ int sr_read_file_into(int dirfd, const char *path, char *buf, size_t size,
 int sr_read_pseudo_file_at(int dirfd, const char *path, size_t max, char **out);
 /* Reads an already open fd the same way. */
 int sr_read_fd(int fd, size_t max, char **out, size_t *len);
+/* The same for a descriptor the caller handed over (--capability-fd),
+ * which may be a pipe or a socket whose writer never writes or never
+ * closes: the wait for data ends, with -ECANCELED, as soon as a
+ * cancellation signal (sr_cancel_set()) is pending, which stays pending
+ * for the run to report. */
+int sr_read_fd_cancellable(int fd, size_t max, char **out, size_t *len);
 
 /*
  * Opens a file whose path someone else may control (a trust file: a

@@ -84,7 +84,14 @@ static int check_capability(struct sr_run *run, struct sr_error *err) {
                           fd);
     (void)sr_fd_cloexec(fd, true); /* the sandbox must never inherit it */
   }
-  r = sr_read_fd(fd, SR_CAPABILITY_MAX_BYTES + 1, &text, &len);
+  /* The caller's descriptor may be a pipe that never delivers: waited on
+   * only until a cancellation signal, which then cancels the run. */
+  r = a->capability ? sr_read_fd(fd, SR_CAPABILITY_MAX_BYTES + 1, &text, &len)
+                    : sr_read_fd_cancellable(fd, SR_CAPABILITY_MAX_BYTES + 1,
+                                             &text, &len);
+  if (r == -ECANCELED)
+    return sr_error_set(err, SR_EXIT_FAILED, ECANCELED, "cancelled",
+                        "cancelled while reading --capability-fd %d", fd);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_REFUSED, -r, "capability_invalid",
                         "cannot read the capability");

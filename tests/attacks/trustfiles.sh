@@ -8,6 +8,11 @@
 # was armed.  Each planted FIFO, device, symbolic link or oversized file
 # must be refused within seconds with a message that says what it is, as
 # root and as an unprivileged user.
+# --capability-fd is the caller's own descriptor, read to its end: a pipe
+# whose writer never writes (or never closes) used to hold skillrun in
+# read(2) with its cancellation signals blocked, so SIGTERM did nothing
+# and only SIGKILL ended it, without a record.  Now the wait ends with the
+# first cancellation signal: exit 128+N, its execution_completed.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
 # (files chowned, setpriv): only root can set that up.
@@ -74,6 +79,31 @@ for mode in root user; do
   quick $mode "--input FIFO" 123 "is a FIFO" -i "$T/bait/fifo" "$B" -- /bin/true
   quick $mode "--input /dev/zero" 123 "is a character device" -i /dev/zero:z "$B" -- /bin/true
   quick $mode "--input a symbolic link" 123 "is a symbolic link" -i "$T/bait/link" "$B" -- /bin/true
+
+  # The token's pipe: a FIFO held open for reading and writing by the
+  # caller, so it never has data nor an end.  SIGTERM after a second.
+  n=$((n + 1))
+  w=$WS_root pre=(env)
+  [ $mode = user ] && w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  t0=$(date +%s%N)
+  timeout --preserve-status -k 10 1 "${pre[@]}" "$SKILLRUN" --workspace-root "$w" \
+    --execution-id "t$n" --audit-file "$w/t$n.audit" --capability-fd 3 "$B" -- /bin/true \
+    >/dev/null 2>"$w/t$n.err" 3<>"$T/bait/fifo"
+  rc=$?
+  el=$((($(date +%s%N) - t0) / 1000000))
+  is "$mode: --capability-fd of a pipe that never delivers: SIGTERM cancels the run (143)" "$rc" 143
+  check "$mode: ... at once (took $el ms)" [ "$el" -lt 5000 ]
+  is "$mode: ... saying so on one line" "$(cat "$w/t$n.err")" "skillrun: cancelled by signal 15 (TERM)"
+  is "$mode: ... and the run has its terminal record" \
+    "$(field "$w/t$n.audit" execution_completed .status)" cancelled
+  check "$mode: ... whose chain verifies" audit_ok "$w/t$n.audit"
+  check "$mode: ... and no run directory" test ! -e "$w/default/t$n"
+  quick $mode "--capability-fd of /dev/zero" 123 "cannot read the capability" \
+    --capability-fd 3 "$B" -- /bin/true 3</dev/zero
+  is "$mode: ... recorded as capability_invalid" \
+    "$(field "$AUDIT" bundle_rejected .reason)" capability_invalid
+  quick $mode "--capability-fd of a directory" 123 "cannot read the capability" \
+    --capability-fd 3 "$B" -- /bin/true 3<"$T/bait"
 done
 host_unchanged trustfiles
 finish
