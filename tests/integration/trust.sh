@@ -67,6 +67,13 @@ run() {
   fi
   rc=$?
 }
+# explain CONF ARGS...: skillrun --explain, which takes no audit file; sets rc.
+explain() {
+  local c=$1
+  shift
+  "$SKILLRUN" --conf "$c" --workspace-root "$WS" --explain "$@" >"$T/out" 2>"$T/err"
+  rc=$?
+}
 # refused TEXT REASON CONF ARGS...: exit 123, bundle_rejected with REASON,
 # and a valid chain whose execution_completed says refused.
 refused() {
@@ -105,7 +112,7 @@ is "metadata.json: trust" \
 
 # BUNDLE.sig beside the bundle is picked up without --signature.
 cp "$T/st-hello.sig" "$B.sig"
-run "$CONF" --explain "$B"
+explain "$CONF" "$B"
 is "BUNDLE.sig is used by default (--explain shows the tier)" \
   "$("$JQ" -r .bundle.trust.tier "$T/out")" official
 rm -f "$B.sig"
@@ -117,7 +124,7 @@ printf 'digest: %s\ntier: official\nkey-id: %s\ntime: %s\n' \
   "$d" "$OFF_ID" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$T/st"
 openssl pkeyutl -sign -inkey "$T/official.key" -rawin -in "$T/st" -out "$T/st.sig"
 { cat "$T/st"; printf 'signature: %s\n' "$(base64 -w0 "$T/st.sig")"; } >"$T/cli.sig"
-run "$CONF" --signature "$T/cli.sig" --explain "$B"
+explain "$CONF" --signature "$T/cli.sig" "$B"
 is "a statement signed with the openssl CLI verifies" "$rc:$("$JQ" -r .bundle.trust.tier "$T/out")" "0:official"
 
 # One flipped byte: in the bundle, the statement, the signature.
