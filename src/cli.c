@@ -658,14 +658,83 @@ static int copy_command(struct sr_args *a, char *const argv[], int from,
   return 0;
 }
 
-/* Rules that need the whole command line. */
+/*
+ * The options each mode reads, besides its own: what run.c (a run and
+ * --explain) and src/cmd-*.c look at in struct sr_args.  Any other option
+ * is refused in that mode, so that no option given seems to do something
+ * it does not (skillrun(1), OPTIONS).  OPT_LIMIT stands for every limit;
+ * each list ends at 0.
+ */
+#define MODE_TAKES_MAX 20
+static const int mode_takes[][MODE_TAKES_MAX] = {
+    [SR_MODE_RUN] = {OPT_PROFILE, OPT_CONF, OPT_EXPECT_SHA256, OPT_SIGNATURE,
+                     OPT_CAPABILITY, OPT_CAPABILITY_FD, OPT_TENANT,
+                     OPT_EXECUTION_ID, OPT_LABEL, OPT_INPUT, OPT_WORKSPACE_ROOT,
+                     OPT_CGROUP_PARENT, OPT_LIMIT, OPT_NETWORK, OPT_AUDIT_FD,
+                     OPT_AUDIT_FILE, OPT_LOG_PASSTHROUGH, OPT_STDIN,
+                     OPT_VERBOSE},
+    /* The run's stages up to the final policy: no capability, no inputs,
+     * no audit stream, no run directory, no cgroup (run.c). */
+    [SR_MODE_EXPLAIN] = {OPT_PROFILE, OPT_CONF, OPT_EXPECT_SHA256,
+                         OPT_SIGNATURE, OPT_TENANT, OPT_WORKSPACE_ROOT,
+                         OPT_LIMIT, OPT_NETWORK, OPT_STDIN},
+    [SR_MODE_DIGEST] = {OPT_EXPECT_SHA256, OPT_VERBOSE},
+    [SR_MODE_VERIFY_AUDIT] = {OPT_AUDIT_KEY},
+    [SR_MODE_GC] = {OPT_CONF, OPT_WORKSPACE_ROOT, OPT_CGROUP_PARENT},
+    [SR_MODE_METRICS] = {OPT_CONF, OPT_WORKSPACE_ROOT},
+    [SR_MODE_SIGN] = {OPT_TIER, OPT_SIGNATURE, OPT_TENANT},
+    [SR_MODE_HELP] = {0},
+    [SR_MODE_VERSION] = {0},
+};
+_Static_assert(SR_ARRAY_SIZE(mode_takes) == SR_MODE_VERSION + 1,
+               "every mode has its list of options");
+
+static bool mode_takes_option(enum sr_mode m, int val) {
+  if (val == mode_option(m))
+    return true;
+  for (size_t i = 0; i < MODE_TAKES_MAX && mode_takes[m][i]; i++)
+    if (mode_takes[m][i] == val ||
+        (mode_takes[m][i] == OPT_LIMIT && val >= OPT_LIMIT))
+      return true;
+  return false;
+}
+
+/* "option '--tier' has no effect with '--digest'"; in a run, the modes
+ * that do read the option: "option '--tier' is only used with '--sign'". */
+static int not_taken(enum sr_mode m, int val, struct sr_error *err) {
+  char modes[128] = "";
+  size_t used = 0;
+
+  if (m != SR_MODE_RUN)
+    return usage_error(err, "option '--%s' has no effect with '--%s'",
+                       option_name(val), option_name(mode_option(m)));
+  for (int o = 0; o < (int)SR_ARRAY_SIZE(mode_takes); o++) {
+    int n;
+    if (o == SR_MODE_RUN || !mode_takes_option((enum sr_mode)o, val))
+      continue;
+    n = snprintf(modes + used, sizeof(modes) - used, "%s'--%s'",
+                 used ? " or " : "", option_name(mode_option((enum sr_mode)o)));
+    if (n < 0 || (size_t)n >= sizeof(modes) - used)
+      break;
+    used += (size_t)n;
+  }
+  return usage_error(err, "option '--%s' is only used with %s",
+                     option_name(val), used ? modes : "another mode");
+}
+
+/* Rules that need the whole command line; `seen` has a bit for each option
+ * given (its index in long_options_table). */
 static int check_combinations(struct sr_args *a, bool have_dashdash,
-                              struct sr_error *err) {
+                              uint64_t seen, struct sr_error *err) {
+  const struct option *opts = long_options_table();
   const char *mode_name = option_name(mode_option(a->mode));
 
   if (a->audit_fd >= 0 && a->audit_file)
     return usage_error(err, "options '--audit-fd' and '--audit-file' cannot be "
                             "combined");
+  if (a->capability && a->capability_fd >= 0)
+    return usage_error(err, "options '--capability' and '--capability-fd' "
+                            "cannot be combined");
   if (mode_takes_bundle(a->mode) && !a->bundle)
     return usage_error(err, "missing BUNDLE");
   if (!mode_takes_bundle(a->mode) && a->bundle) {
@@ -679,40 +748,28 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
    * nothing, so a command there is a mistake worth reporting. */
   if (a->n_command > 0 && a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN)
     return usage_error(err, "option '--%s' takes no command", mode_name);
+  /* A hostile id is refused (123, not a usage error) in every mode: by a
+   * run in its first stage, on the record, and so is the tenant by
+   * --explain; by the parser in the other modes, whether or not they take
+   * the option. */
+  if (a->tenant_invalid && a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN)
+    return sr_cli_id_refusal("tenant", a->tenant, err);
+  if (a->execution_id_invalid && a->mode != SR_MODE_RUN)
+    return sr_cli_id_refusal("execution", a->execution_id, err);
+  /* Each option the mode does not read, in the order of --help. */
+  for (size_t i = 0; opts[i].name; i++)
+    if ((seen & (UINT64_C(1) << i)) && !mode_takes_option(a->mode, opts[i].val))
+      return not_taken(a->mode, opts[i].val, err);
   if (a->mode == SR_MODE_SIGN && (!a->tier || !a->signature))
     return usage_error(err, "option '--sign' needs '--tier TIER' and "
                             "'--signature OUT'");
-  if (a->tier && a->mode != SR_MODE_SIGN)
-    return usage_error(err, "option '--tier' is only used with '--sign'");
   /* A tenant-tier statement names its tenant; no other tier's does. */
-  if (a->mode == SR_MODE_SIGN && a->tier && !strcmp(a->tier, "tenant") &&
-      !a->tenant)
+  if (a->mode == SR_MODE_SIGN && !strcmp(a->tier, "tenant") && !a->tenant)
     return usage_error(err, "option '--tier tenant' needs '--tenant ID': a "
                             "statement of tier tenant names its tenant");
-  if (a->mode == SR_MODE_SIGN && a->tier && strcmp(a->tier, "tenant") != 0 &&
-      a->tenant)
+  if (a->mode == SR_MODE_SIGN && strcmp(a->tier, "tenant") != 0 && a->tenant)
     return usage_error(err, "option '--tenant' with '--sign' is only used "
                             "with '--tier tenant'");
-  if (a->audit_key && a->mode != SR_MODE_VERIFY_AUDIT)
-    return usage_error(err, "option '--audit-key' is only used with "
-                            "'--verify-audit'");
-  if (a->capability && a->capability_fd >= 0)
-    return usage_error(err, "options '--capability' and '--capability-fd' "
-                            "cannot be combined");
-  if ((a->capability || a->capability_fd >= 0) && a->mode != SR_MODE_RUN)
-    return usage_error(err, "a capability is only used when running");
-  if (a->forward_stdin && a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN)
-    return usage_error(err, "option '--stdin' is only used when running");
-  /* A run and --explain refuse a bad id in their own stage (on the record,
-   * for a run); the modes without ids refuse it now. */
-  if (a->mode != SR_MODE_RUN && a->mode != SR_MODE_EXPLAIN) {
-    if (a->tenant_invalid)
-      return sr_cli_id_refusal("tenant", a->tenant, err);
-    if (a->execution_id_invalid)
-      return sr_cli_id_refusal("execution", a->execution_id, err);
-  }
-  if (a->n_labels > 0 && a->mode != SR_MODE_RUN)
-    return usage_error(err, "option '--label' is only used when running");
   return 0;
 }
 
@@ -819,7 +876,7 @@ int sr_cli_parse(int argc, char *const argv[], struct sr_args *out,
     if (r < 0)
       goto fail;
   }
-  r = check_combinations(out, dd < argc, err);
+  r = check_combinations(out, dd < argc, seen, err);
   if (r < 0)
     goto fail;
 

@@ -86,6 +86,13 @@ usage_error "--memory without a value" \
 usage_error "-- without a command" "-- must be followed by a command" \
   bundle --
 usage_error "two modes" "cannot be combined" --digest --explain bundle
+# An option the mode does not read is refused, never ignored.
+usage_error "a limit with --digest" \
+  "option '--timeout' has no effect with '--digest'" --digest --timeout 5s bundle
+usage_error "an input with --metrics" \
+  "option '--input' has no effect with '--metrics'" --metrics --input "$tmp/x"
+usage_error "--tier in a run" "option '--tier' is only used with '--sign'" \
+  --tier official bundle
 usage_error "an option given twice" "given twice" \
   --pids 5 --pids 6 bundle
 

@@ -408,8 +408,8 @@ static void test_ids(void **state) {
   assert_string_equal(a.execution_id, "0.x_Y-z");
   sr_args_done(&a);
 
-  /* A run (and --explain) refuses an invalid id in its first stage, on the
-   * record: parsing keeps it as given and marks it. */
+  /* A run refuses an invalid id in its first stage, on the record (and so
+   * does --explain a tenant): parsing keeps it as given and marks it. */
   EXPECT_OK(&a, "--tenant", "../x", "--execution-id", "", "b");
   assert_string_equal(a.tenant, "../x");
   assert_true(a.tenant_invalid);
@@ -417,13 +417,13 @@ static void test_ids(void **state) {
   assert_true(a.execution_id_invalid);
   sr_args_done(&a);
   assert_false(a.tenant_invalid);
-  EXPECT_OK(&a, "--explain", "--execution-id", "a..b", "b");
-  assert_false(a.tenant_invalid);
-  assert_true(a.execution_id_invalid);
+  EXPECT_OK(&a, "--explain", "--tenant", "a..b", "b");
+  assert_true(a.tenant_invalid);
+  assert_false(a.execution_id_invalid);
   sr_args_done(&a);
 
-  /* The modes without ids refuse it when parsing (123, not a usage
-   * error). */
+  /* The other modes refuse it when parsing (123, not a usage error),
+   * before saying that they do not take the option. */
   EXPECT_ERROR("x", "--digest", "--tenant", "../x", "b");
   assert_string_equal(err.msg,
                       "invalid tenant id '../x': use 1-64 of A-Z a-z 0-9 . _ "
@@ -435,6 +435,8 @@ static void test_ids(void **state) {
                "a/b", "b");
   EXPECT_ERROR("invalid execution id", "--sign", "k", "--tier", "official",
                "--signature", "o", "--execution-id", "a..b", "b");
+  EXPECT_ERROR("invalid execution id 'a..b'", "--explain", "--execution-id",
+               "a..b", "b");
 
   /* The refusal shows only printable ASCII: it goes on the record too. */
   sr_error_clear(&err);
@@ -576,10 +578,10 @@ static void test_labels(void **state) {
                "b");
   EXPECT_ERROR("duplicate --label key 'k'", "--label", "k=1", "--label", "k=2",
                "b");
-  EXPECT_ERROR("option '--label' is only used when running", "--label", "k=v",
-               "--explain", "b");
-  EXPECT_ERROR("option '--label' is only used when running", "--label", "k=v",
-               "--metrics");
+  EXPECT_ERROR("option '--label' has no effect with '--explain'", "--label",
+               "k=v", "--explain", "b");
+  EXPECT_ERROR("option '--label' has no effect with '--metrics'", "--label",
+               "k=v", "--metrics");
 
   /* The key's and the value's bounds, exactly. */
   memset(big, 'k', 63);
@@ -694,6 +696,157 @@ static void test_modes(void **state) {
                "sh");
   EXPECT_ERROR("option '--gc' takes no command", "--gc", "--", "sh");
   EXPECT_ERROR("option '--metrics' takes no command", "--metrics", "--", "sh");
+}
+
+/*
+ * Each mode takes the options it reads and refuses every other one with
+ * one line naming the option and the mode: an option that would do
+ * nothing is never accepted silently.  Written out here, not derived from
+ * cli.c's table, so that a change to either shows.
+ */
+static const struct {
+  const char *name;  /* as given */
+  const char *value; /* NULL: a flag */
+  const char *shown; /* the name the message uses */
+} every_option[] = {
+    {"-p", "strict", "--profile"},
+    {"--profile", "strict", "--profile"},
+    {"--conf", "/etc/x.conf", "--conf"},
+    {"--expect-sha256", HEX64, "--expect-sha256"},
+    {"--signature", "b.sig", "--signature"},
+    {"--capability", "t.cap", "--capability"},
+    {"--capability-fd", "5", "--capability-fd"},
+    {"--tenant", "acme", "--tenant"},
+    {"--execution-id", "run-1", "--execution-id"},
+    {"--label", "k=v", "--label"},
+    {"-i", "/tmp/in.csv", "--input"},
+    {"--input", "/tmp/in.csv", "--input"},
+    {"--workspace-root", "/srv/runs", "--workspace-root"},
+    {"--cgroup-parent", "/sys/fs/cgroup/s", "--cgroup-parent"},
+    {"--memory", "256M", "--memory"},
+    {"--cpu-seconds", "30", "--cpu-seconds"},
+    {"--timeout", "5s", "--timeout"},
+    {"--pids", "64", "--pids"},
+    {"--log-cap", "1M", "--log-cap"},
+    {"--network", "deny", "--network"},
+    {"--audit-fd", "5", "--audit-fd"},
+    {"--audit-file", "/tmp/a.jsonl", "--audit-file"},
+    {"--log-passthrough", NULL, "--log-passthrough"},
+    {"--stdin", NULL, "--stdin"},
+    {"--tier", "community", "--tier"},
+    {"--audit-key", "pub.pem", "--audit-key"},
+    {"-v", NULL, "--verbose"},
+    {"--verbose", NULL, "--verbose"},
+};
+
+static const struct {
+  const char *name;    /* the mode's option, as messages name it */
+  const char *base[9]; /* a valid command line of the mode */
+  const char *takes;   /* " --a --b ": the options it reads */
+} every_mode[] = {
+    {NULL,
+     {"b"},
+     " --profile --conf --expect-sha256 --signature --capability "
+     "--capability-fd --tenant --execution-id --label --input "
+     "--workspace-root --cgroup-parent --memory --cpu-seconds --timeout "
+     "--pids --log-cap --network --audit-fd --audit-file --log-passthrough "
+     "--stdin --verbose "},
+    {"--explain",
+     {"--explain", "b"},
+     " --profile --conf --expect-sha256 --signature --tenant "
+     "--workspace-root --memory --cpu-seconds --timeout --pids --log-cap "
+     "--network --stdin "},
+    {"--digest", {"--digest", "b"}, " --expect-sha256 --verbose "},
+    {"--verify-audit", {"--verify-audit", "a.jsonl"}, " --audit-key "},
+    {"--gc", {"--gc"}, " --conf --workspace-root --cgroup-parent "},
+    {"--metrics", {"--metrics"}, " --conf --workspace-root "},
+    /* --tier, --tenant and --signature are in its command line. */
+    {"--sign",
+     {"--sign", "k.pem", "--tier", "tenant", "--tenant", "acme", "--signature",
+      "o.sig", "b"},
+     " --tier --tenant --signature "},
+    {"--help", {"--help"}, " "},
+    {"--help", {"-h"}, " "},
+    {"--version", {"--version"}, " "},
+    {"--version", {"-V"}, " "},
+};
+
+static void test_mode_options(void **state) {
+  unsigned bad = 0; /* every wrong answer is listed, then the test fails */
+
+  (void)state;
+  for (size_t m = 0; m < SR_ARRAY_SIZE(every_mode); m++) {
+    const char *v[16];
+    size_t nb = 0;
+    struct sr_args a;
+
+    v[0] = "skillrun";
+    while (nb < SR_ARRAY_SIZE(every_mode[m].base) && every_mode[m].base[nb]) {
+      v[1 + nb] = every_mode[m].base[nb];
+      nb++;
+    }
+    v[1 + nb] = NULL;
+    assert_int_equal(parse_v(v, &a), 0);
+    sr_args_done(&a);
+
+    for (size_t o = 0; o < SR_ARRAY_SIZE(every_option); o++) {
+      char word[64], want[160];
+      size_t n = 1 + nb;
+      bool takes, in_base = false;
+      int r;
+
+      snprintf(word, sizeof(word), " %s ", every_option[o].shown);
+      takes = strstr(every_mode[m].takes, word) != NULL;
+      for (size_t i = 0; i < nb; i++)
+        in_base |= !strcmp(every_mode[m].base[i], every_option[o].name);
+      if (in_base)
+        continue; /* given twice is another error */
+      v[n++] = every_option[o].name;
+      if (every_option[o].value)
+        v[n++] = every_option[o].value;
+      v[n] = NULL;
+      r = parse_v(v, &a);
+      if (takes && r != 0) {
+        print_message("%s %s: refused (%s)\n", every_mode[m].base[0],
+                      every_option[o].name, err.msg);
+        bad++;
+      }
+      if (r == 0)
+        sr_args_done(&a);
+      if (takes)
+        continue;
+      if (r == 0) {
+        print_message("%s %s: accepted, and the mode does not read it\n",
+                      every_mode[m].base[0], every_option[o].name);
+        bad++;
+        continue;
+      }
+      if (every_mode[m].name)
+        snprintf(want, sizeof(want), "option '%s' has no effect with '%s'",
+                 every_option[o].shown, every_mode[m].name);
+      else
+        snprintf(want, sizeof(want), "option '%s' is only used with '--",
+                 every_option[o].shown);
+      if (!strstr(err.msg, want) || err.exit_code != SR_EXIT_FAILED) {
+        print_message("%s %s: message '%s' (exit %d) lacks '%s'\n",
+                      every_mode[m].base[0], every_option[o].name, err.msg,
+                      err.exit_code, want);
+        bad++;
+      }
+    }
+  }
+  assert_int_equal(bad, 0);
+
+  /* A run names the modes that read what it does not. */
+  EXPECT_ERROR("option '--tier' is only used with '--sign'", "--tier",
+               "official", "b");
+  EXPECT_ERROR("option '--audit-key' is only used with '--verify-audit'",
+               "--audit-key", "k", "b");
+  /* Whatever the order on the command line. */
+  EXPECT_ERROR("option '--timeout' has no effect with '--digest'", "--timeout",
+               "5s", "b", "--digest");
+  EXPECT_ERROR("option '--memory' has no effect with '--gc'", "--memory",
+               "256M", "--gc");
 }
 
 static void test_positionals(void **state) {
@@ -983,6 +1136,7 @@ int main(void) {
       cmocka_unit_test(test_inputs),
       cmocka_unit_test(test_labels),
       cmocka_unit_test(test_modes),
+      cmocka_unit_test(test_mode_options),
       cmocka_unit_test(test_positionals),
       cmocka_unit_test(test_no_argv),
       cmocka_unit_test(test_error_messages_are_sanitised),
