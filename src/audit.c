@@ -15,8 +15,6 @@
 
 #define SR_AUDIT_ZERO_HASH                                                     \
   "0000000000000000000000000000000000000000000000000000000000000000"
-/* Verification caps: an audit file is attacker-reachable input. */
-#define SR_AUDIT_MAX_LINE (1024u * 1024)
 /* Lines kept in memory until {run}/audit.jsonl exists; only a handful of
  * events precede it, so a large backlog means something is wrong. */
 #define SR_AUDIT_MAX_BACKLOG (16u * 1024 * 1024)
@@ -462,6 +460,11 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
   bool taken = false;
   int r, failed = 0;
 
+  if (n - 1 > SR_AUDIT_MAX_LINE)
+    return sr_error_set(err, SR_EXIT_FAILED, EFBIG, "audit_write",
+                        "audit: event '%s' not written: its line would be "
+                        "longer than the %u MiB --verify-audit reads of one",
+                        name, SR_AUDIT_MAX_LINE >> 20);
   if (!a->closing && a->record_len + n > SR_AUDIT_MAX_ORDINARY)
     return sr_error_set(err, SR_EXIT_FAILED, EFBIG, "audit_write",
                         "audit: the run's record has reached its %u MiB: "

@@ -12,6 +12,11 @@
 #define SR_AUDIT_SCHEMA "skillrun.audit/1"
 /* The largest audit file --verify-audit and gc read. */
 #define SR_AUDIT_MAX_FILE (256u * 1024 * 1024)
+/* The longest line --verify-audit reads (without its '\n'): an event
+ * whose line would be longer fails (on neither sink), as one past
+ * SR_AUDIT_MAX_ORDINARY does, so that an untouched ledger never reads as
+ * tampered. */
+#define SR_AUDIT_MAX_LINE (1024u * 1024)
 
 /*
  * The audit stream: one JSON object per line, hash-chained (`prev` is the

@@ -336,6 +336,50 @@ static void test_chain_and_verify(void **state) {
   sr_audit_done(&a);
 }
 
+/* An event whose line --verify-audit could not read (longer than
+ * SR_AUDIT_MAX_LINE) reaches neither sink; the longest one it reads is
+ * written, and the ledger verifies. */
+static void test_line_max(void **state) {
+  _cleanup_close_ int fd = new_memfd(), copy = new_memfd();
+  _cleanup_free_ char *pad = NULL, *line = NULL, *buf = NULL;
+  struct sr_error err = {0};
+  struct sr_audit a;
+  size_t base, len;
+  uint64_t n = 0;
+  char head[65];
+
+  (void)state;
+  audit_on(&a, fd);
+  assert_int_equal(sr_audit_attach_copy(&a, copy, &err), 0);
+  copy = -1; /* a's now */
+  line = sr_audit_format(&a, "warning", json_pack("{s:s}", "m", ""), TS);
+  assert_non_null(line);
+  base = strlen(line) - 1; /* without its '\n' */
+  pad = malloc(SR_AUDIT_MAX_LINE);
+  assert_non_null(pad);
+  memset(pad, 'x', SR_AUDIT_MAX_LINE);
+  assert_int_equal(
+      sr_audit_emit(&a, "warning",
+                    json_pack("{s:s#}", "m", pad, SR_AUDIT_MAX_LINE - base + 1),
+                    &err),
+      -EFBIG);
+  assert_string_equal(err.reason, "audit_write");
+  assert_int_equal(a.seq, 0);
+  assert_true(sr_audit_primary_ok(&a) && sr_audit_copy_ok(&a));
+  assert_int_equal(lseek(fd, 0, SEEK_END), 0);
+  assert_int_equal(lseek(a.copy_fd, 0, SEEK_END), 0);
+  err = (struct sr_error){0};
+  emit_ok(&a, "warning",
+          json_pack("{s:s#}", "m", pad, SR_AUDIT_MAX_LINE - base));
+  emit_ok(&a, "execution_completed", json_object());
+  buf = slurp(fd, &len);
+  assert_int_equal((char *)memchr(buf, '\n', len) - buf, SR_AUDIT_MAX_LINE);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  assert_int_equal(sr_audit_verify_fd(fd, "max", head, &n, &err), 0);
+  assert_int_equal(n, 2);
+  sr_audit_done(&a);
+}
+
 static void test_backlog_then_copy(void **state) {
   _cleanup_close_ int fd = new_memfd();
   int copy = new_memfd(), copy_dup;
@@ -1026,6 +1070,7 @@ int main(void) {
       cmocka_unit_test(test_null_ids),
       cmocka_unit_test(test_lossy_utf8),
       cmocka_unit_test(test_chain_and_verify),
+      cmocka_unit_test(test_line_max),
       cmocka_unit_test(test_backlog_then_copy),
       cmocka_unit_test(test_common_key_rejected),
       cmocka_unit_test(test_write_failures),
