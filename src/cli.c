@@ -28,14 +28,11 @@
 #include "cli.h"
 #include "magic.h"
 #include "ossl.h"
+#include "paths.h"
 #include "seccomp.h"
 #include "text.h"
 #include "tier.h"
 #include "util.h"
-
-#ifndef SR_SYSCONFDIR
-#define SR_SYSCONFDIR "/etc"
-#endif
 
 /* Bounds on what one command line may ask for (limits: sr_limit_defs). */
 #define SR_MAX_INPUTS 64

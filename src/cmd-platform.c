@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "conf.h"
 #include "macro.h"
+#include "paths.h"
 #include "policy.h"
 #include "trust.h"
 #include "workspace.h"

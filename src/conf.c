@@ -17,6 +17,7 @@
 
 #include "conf.h"
 #include "fdutil.h"
+#include "paths.h"
 #include "util.h"
 
 #define SR_CONF_MAX_WORDS 64

@@ -22,6 +22,7 @@
 #include "conf.h"
 #include "fdutil.h"
 #include "metrics.h"
+#include "paths.h"
 #include "run.h"
 #include "seccomp.h"
 #include "util.h"

@@ -27,6 +27,7 @@
 #include "filetype.h"
 #include "magic.h"
 #include "metafile.h"
+#include "paths.h"
 #include "reclaim.h"
 #include "sha256.h"
 #include "trust.h"

@@ -9,9 +9,11 @@
 #    this build's paths), profiles, completions below the prefix, the
 #    tmpfiles.d entry, the examples with their modes, the sample
 #    skillrun.conf; then `make uninstall` leaves no file behind.
-# 2. An ordinary user builds the `make dist` tarball with
-#    --prefix=$HOME/.local, installs it, runs the installed hello example
-#    and finds a shipped profile by name.  As root, a user is created for
+# 2. An ordinary user builds the `make dist` tarball as the README's quick
+#    start does (the default prefix), then configures it again with
+#    --prefix=$HOME/.local and installs it: the installed binary names the
+#    new directories, runs the installed hello example and finds a shipped
+#    profile by name.  As root, a user is created for
 #    this (useradd) and removed afterwards; otherwise it is the caller.
 #    SKILLRUN_INSTALL_USER_CHECK=no skips this part.
 set -u
@@ -131,6 +133,8 @@ run_as env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 sh -ec
   mkdir src
   tar xzf skillrun-dist.tar.gz -C src --strip-components=1
   cd src
+  ./configure -q
+  make -s -j2 >/dev/null
   ./configure -q --prefix="$HOME/.local"
   make -s -j2 >/dev/null
   make -s install >/dev/null
@@ -142,6 +146,12 @@ if [ $urc -ne 0 ]; then
   exit 1
 fi
 ok "./configure --prefix=\$HOME/.local && make install as $(run_as id -un 2>/dev/null)"
+# Built first with the default prefix: what the binary compiled in is the
+# second configure's, as the pages made beside it say.
+run_as env -i HOME="$home" PATH=/usr/bin:/bin "$home/.local/bin/skillrun" --help >"$D/help" 2>&1
+grep -qF "(default $home/.local/etc/skillrun/skillrun.conf)" "$D/help" &&
+  ok "user install: --help names ~/.local/etc/skillrun/skillrun.conf" ||
+  { bad "user install: --help does not name ~/.local/etc/skillrun/skillrun.conf"; grep -F skillrun.conf "$D/help"; }
 L=$home/.local
 for f in bin/skillrun share/man/man1/skillrun.1 share/bash-completion/completions/skillrun \
   share/skillrun/profiles/strict.profile share/doc/skillrun/examples/hello/SKILL.md; do

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "paths.h"
 #include "util.h"
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

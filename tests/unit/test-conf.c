@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "error.h"
+#include "paths.h"
 
 static char datadir[1024];
 static char tmpdir[] = "/tmp/test-conf.XXXXXX";
