@@ -264,6 +264,18 @@ for m in $modes; do
   check "skillrun(1) SYNOPSIS has a line for $m" grep -q "^\.B skillrun $m\$" "$tmp/synopsis"
 done
 
+# Every library --version says is opened only when needed is named where
+# skillrun(1) describes --version.
+sed -n '/^\.BR -V ", " --version$/,/^\.PP$/p' "$tmp/man1" >"$tmp/man1.version"
+check "skillrun(1) describes --version" test -s "$tmp/man1.version"
+dlibs=$("$SKILLRUN" --version | sed -n 's/^\(lib[a-z0-9]*\) .*, opened for .*/\1/p')
+check "--version names libraries opened when needed (got $(echo $dlibs))" \
+  test "$(wc -w <<<"$dlibs")" -ge 3
+for lib in $dlibs; do
+  check "skillrun(1) --version names $lib, which --version says is opened when needed" \
+    has_option "$lib" "$tmp/man1.version"
+done
+
 # The plain-text option list at the top of skillrun(1) (for grep-based
 # tools) is the --help list, no more, no less.
 sed -n '1,/^\.TH/{/^\.\\"/p}' "$MAN1" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$tmp/man1.comment"
