@@ -830,6 +830,7 @@ static int open_root(const struct sr_run *run) {
   const char *root = run->args->workspace_root;
   _cleanup_free_ char *def = NULL;
   struct sr_error ignored = {0};
+  int r;
 
   if (!root && run->policy_init)
     root = run->policy.workspace_root;
@@ -837,7 +838,9 @@ static int open_root(const struct sr_run *run) {
     root = def;
   if (!root || root[0] != '/')
     return -1;
-  return open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* Not through another user's link, as the run itself would not. */
+  r = sr_workspace_open_root(root, false, &ignored);
+  return r < 0 ? -1 : r;
 }
 
 /* One line in the runs index for --metrics (metrics.h), after the final

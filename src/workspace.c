@@ -67,31 +67,134 @@ int sr_workspace_default_root(char **out, struct sr_error *err) {
   return 0;
 }
 
-/* mkdir -p for the workspace root itself (an administrator's or user's
- * path); components below it are created with mkdirat only. */
-static int mkdir_parents(const char *path, mode_t mode) {
-  char buf[PATH_MAX];
-  size_t n = strlen(path);
+/* Symbolic links followed on the way to the workspace root, at most (the
+ * kernel's own bound, MAXSYMLINKS). */
+#define ROOT_MAX_LINKS 40
 
-  if (n == 0 || n >= sizeof(buf))
-    return -ENAMETOOLONG;
-  /* Usually there already: one call, not one per component. */
-  if (mkdir(path, mode) == 0 || errno == EEXIST)
-    return 0;
-  if (errno != ENOENT)
-    return -errno;
-  memcpy(buf, path, n + 1);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/')
+/*
+ * The workspace root, opened component by component from "/" (mkdir -p,
+ * for the administrator's or the caller's path: a missing directory is
+ * made, mode 0711, when `create`): an fd, or the error.  A symbolic link on the
+ * way is followed only when it belongs to the caller or to root: one of another
+ * user's (planted in a directory of theirs, or in a shared one they may
+ * write) would send the runs, and the directories made for them, into
+ * whatever directory of the caller's or root's it names, and that
+ * directory passes every ownership check (skillrun(1) SECURITY).
+ */
+int sr_workspace_open_root(const char *root, bool create,
+                           struct sr_error *err) {
+  _cleanup_close_ int cur = -1;
+  char *buf = NULL, *rest, where[PATH_MAX] = "";
+  uid_t me = geteuid();
+  unsigned links = 0;
+  size_t wlen = 0;
+  int r = 0;
+
+  if (strlen(root) >= PATH_MAX)
+    return sr_error_set(err, SR_EXIT_FAILED, ENAMETOOLONG, "workspace",
+                        "cannot %s workspace root %s",
+                        create ? "create" : "open", root);
+  buf = strdup(root);
+  if (!buf)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  rest = buf;
+  cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (cur < 0)
+    r = -errno;
+  while (r >= 0 && *rest) {
+    _cleanup_close_ int fd = -1;
+    char *comp, target[PATH_MAX], *joined;
+    struct stat st;
+    ssize_t n;
+
+    while (*rest == '/')
+      rest++;
+    if (!*rest)
+      break;
+    comp = rest;
+    rest = strchrnul(rest, '/');
+    if (*rest)
+      *rest++ = '\0';
+    if (!strcmp(comp, "."))
       continue;
-    *p = '\0';
-    if (mkdir(buf, mode) < 0 && errno != EEXIST)
-      return -errno;
-    *p = '/';
+    /* The path as walked, for the messages. */
+    wlen += (size_t)snprintf(where + wlen, sizeof(where) - wlen, "/%s", comp);
+    if (wlen >= sizeof(where))
+      wlen = sizeof(where) - 1;
+    fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create && strcmp(comp, "..") != 0) {
+      if (mkdirat(cur, comp, 0711) < 0 && errno != EEXIST) {
+        r = -errno;
+        break;
+      }
+      fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0 || fstat(fd, &st) < 0) {
+      r = -errno;
+      break;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      safe_close(cur);
+      cur = TAKE_FD(fd);
+      continue;
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      r = -ENOTDIR;
+      break;
+    }
+    if (st.st_uid != me && st.st_uid != 0) {
+      const struct passwd *pw = getpwuid(st.st_uid);
+      free(buf);
+      return sr_error_set(
+          err, SR_EXIT_FAILED, 0, "workspace",
+          "workspace root %s: the symbolic link %s belongs to uid %u%s%s%s, "
+          "not to you (uid %u) or root: refusing to follow a link another "
+          "user controls",
+          root, where, (unsigned)st.st_uid, pw ? " (" : "",
+          pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
+    }
+    if (++links > ROOT_MAX_LINKS) {
+      r = -ELOOP;
+      break;
+    }
+    n = readlinkat(fd, "", target, sizeof(target));
+    if (n < 0 || (size_t)n >= sizeof(target)) {
+      r = n < 0 ? -errno : -ENAMETOOLONG;
+      break;
+    }
+    target[n] = '\0';
+    /* Resolved from the link's directory (cur), or from "/". */
+    wlen = target[0] == '/' || strlen(comp) + 1 > wlen
+               ? 0
+               : wlen - strlen(comp) - 1;
+    where[wlen] = '\0';
+    if (target[0] == '/') {
+      safe_close(cur);
+      cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (cur < 0) {
+        r = -errno;
+        break;
+      }
+    }
+    /* The link's target, then what was left of the path. */
+    if (asprintf(&joined, "%s/%s", target, rest) < 0) {
+      r = -ENOMEM;
+      break;
+    }
+    free(buf);
+    buf = rest = joined;
   }
-  if (mkdir(buf, mode) < 0 && errno != EEXIST)
-    return -errno;
-  return 0;
+  free(buf);
+  if (r >= 0) {
+    r = openat(cur, ".", OPEN_DIR_FLAGS);
+    if (r < 0)
+      r = -errno;
+  }
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                        "cannot %s workspace root %s",
+                        create ? "create" : "open", root);
+  return r;
 }
 
 static int open_or_make_dir_at(int dirfd, const char *name, mode_t mode) {
@@ -357,6 +460,7 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   _cleanup_close_ int active_dir = -1;
   _cleanup_free_ char *name = NULL;
   char resolved[PATH_MAX];
+  struct stat opened, named;
   int r;
 
   sr_workspace_init(ws);
@@ -369,20 +473,23 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   /* The root itself is the administrator's or the caller's: its mode is
    * theirs.  Below it everything is 0700: the sandbox reaches its staging
    * copy by descriptor, never by path (init.c), so nobody else needs to. */
-  r = mkdir_parents(root, 0711);
+  r = sr_workspace_open_root(root, true, err);
   if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
-                        "cannot create workspace root %s", root);
+    return r;
+  ws->root_fd = r;
+  /* The resolved path names the runs (and their tmpfs staging): it must
+   * name the directory opened, not one switched in meanwhile. */
   if (!realpath(root, resolved))
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
                         "cannot resolve workspace root %s", root);
+  if (fstat(ws->root_fd, &opened) < 0 || stat(resolved, &named) < 0 ||
+      opened.st_dev != named.st_dev || opened.st_ino != named.st_ino)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                        "workspace root %s changed while it was opened (%s)",
+                        root, resolved);
   ws->root = strdup(resolved);
   if (!ws->root)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
-  ws->root_fd = open(resolved, OPEN_DIR_FLAGS);
-  if (ws->root_fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
-                        "cannot open workspace root %s", resolved);
   r = check_owned_dir(ws->root_fd, resolved, "workspace root", true, err);
   if (r < 0)
     return r;

@@ -61,6 +61,11 @@ void sr_workspace_init(struct sr_workspace *ws);
  * $XDG_STATE_HOME/skillrun/runs or ~/.local/state/skillrun/runs. */
 int sr_workspace_default_root(char **out, struct sr_error *err);
 
+/* The workspace root root (an absolute path) opened: an fd, or the error.
+ * A symbolic link on its path is followed only when it belongs to the
+ * caller or to root; with `create`, missing directories are made (0711). */
+int sr_workspace_open_root(const char *root, bool create, struct sr_error *err);
+
 /*
  * Creates the run directory with O_EXCL semantics: an existing
  * {tenant}/{execution} is refused (exit 123, reason "execution_replayed")

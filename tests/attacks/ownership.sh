@@ -6,8 +6,10 @@
 # caller (or root), not writable by group or others; a shared root needs
 # the sticky bit.  Another user who pre-creates a tenant directory (and so
 # could rename a run's directory under it later) or the run markers'
-# directory .active is refused by name.  As
-# root and as an unprivileged user; a refused run leaves nothing behind.
+# directory .active is refused by name; so is a symbolic link of theirs on
+# the workspace root's path, which would send the runs into any directory
+# of the caller's or root's.  As root and as an unprivileged user; a
+# refused run leaves nothing behind.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
 # (files chowned, setpriv): only root can set that up.
@@ -90,6 +92,33 @@ for mode in root user; do
   is "$mode: a 1777 (sticky) workspace root is accepted" "$rc" 0
   is "$mode: ... the tenant directory is the caller's, 0700" "$(stat -c %u:%a "$W/t-$mode")" "$me:700"
   is "$mode: ... and so is the run directory" "$(stat -c %u:%a "$W/t-$mode/o$n")" "$me:700"
+
+  # A symbolic link another user planted on the workspace root's path (in
+  # a directory of theirs, or a shared one they may write): it would send
+  # the caller's runs, and the directories made for them, into any
+  # directory of the caller's or root's it names (/etc, say), which
+  # passes every ownership check.  Refused before anything is made.
+  V=$(tmpdir) # the caller's own directory the link names
+  chown "$me" "$V"
+  A=$(tmpdir) # a directory of the other user's
+  chown "$other" "$A"
+  ln -s "$V" "$A/ws"
+  chown -h "$other" "$A/ws"
+  try $mode "$A/ws" --tenant acme
+  is "$mode: a workspace root through a link of uid $other is refused (125)" "$rc" 125
+  check "$mode: ... naming the link and its owner" \
+    grep -q "symbolic link $A/ws belongs to uid $other" "$ERR"
+  is "$mode: ... recorded as an error (workspace)" "$(field "$AUDIT" error .reason)" workspace
+  try $mode "$A/ws/new" --tenant acme
+  is "$mode: ... a root to be made below that link is refused (125)" "$rc" 125
+  is "$mode: ... and nothing was made where the link points" "$(ls -A "$V")" ""
+  # A link of the caller's own is followed as before.
+  ln -s "$V" "$V.mine"
+  chown -h "$me" "$V.mine"
+  try $mode "$V.mine/new" --tenant acme
+  is "$mode: ... a root through a link of the caller's own is accepted" "$rc" 0
+  is "$mode: ... and made where the link points" "$(stat -c %u "$V/new/acme")" "$me"
+  rm -f "$V.mine"
 done
 host_unchanged ownership
 finish
