@@ -531,6 +531,13 @@ const char *sr_printable(const char *s, char *buf, size_t len) {
     buf[i] = s[i];
     if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
       buf[i] = '?';
+    /* A C1 control in UTF-8 (U+0080-U+009F): both bytes. */
+    if ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
+        (unsigned char)s[i + 1] <= 0x9f) {
+      buf[i] = '?';
+      if (i + 1 < len - 1)
+        buf[++i] = '?';
+    }
   }
   if (s && s[i]) {
     i = len - 4;
@@ -554,6 +561,8 @@ int sr_input_name_check(const char *name, const char **why) {
     *why = "a control character in the name";
   else if (!sr_utf8_valid(name, strlen(name)))
     *why = "the name is not UTF-8 text (give one as PATH:NAME)";
+  else if (!sr_valid_utf8_text(name, strlen(name))) /* a C1 control */
+    *why = "a control character in the name";
   if (*why)
     return -EINVAL;
   /* Component by component: at most two, each a plain file name. */

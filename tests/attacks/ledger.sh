@@ -291,4 +291,15 @@ is "... over inputs-max-size, refused with every field" \
   "$rc $(field "$AUDIT" input_rejected '"\(.rule) \(.name) \(.limit) \(.size)"')" \
   "123 inputs-max-size cafe.txt 4 8"
 
+# ------------------------------- an input name with a C1 control character
+# U+009B is CSI to a terminal that takes C1 controls: a control character,
+# which skillrun(1) says an input NAME may not have (it was staged, and
+# written raw on the record and the stream).
+skill root -i "$I/$name:$(printf 'a\302\233b')" -- /bin/true
+is "an input NAME with a C1 control (U+009B): refused (123)" "$rc" 123
+is "... input_rejected names the rule" "$(field "$AUDIT" input_rejected .rule)" name
+check "... stderr says why, on one line" \
+  grep -q "a control character in the name" "$ERR"
+is "... one line" "$(wc -l <"$ERR")" 1
+
 finish
