@@ -88,10 +88,12 @@ int sr_cmd_metrics(const struct sr_args *a) {
     sr_log_error("out of memory");
     return SR_EXIT_FAILED;
   }
-  /* No root or no index yet: no runs, which is worth saying as zeros. */
-  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0 && errno != ENOENT) {
-    sr_log_error("cannot open workspace root %s: %s", root, strerror(errno));
+  /* No root or no index yet: no runs, which is worth saying as zeros.
+   * Not through another user's link (sr_workspace_open_root), whose
+   * target would be counted as this root's runs. */
+  root_fd = sr_workspace_open_root(root, false, &err);
+  if (root_fd < 0 && err.err != ENOENT) {
+    sr_log_error("%s", err.msg);
     sr_metrics_free(m);
     return SR_EXIT_FAILED;
   }

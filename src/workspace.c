@@ -1962,14 +1962,17 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
   char resolved[PATH_MAX];
   struct stat opened, named;
 
+  struct sr_error open_err = {0};
+
   if (n_cleaned)
     *n_cleaned = 0;
-  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* Not through another user's link, as a run would not make its
+   * directory there (sr_workspace_open_root). */
+  root_fd = sr_workspace_open_root(root, false, &open_err);
   if (root_fd < 0) {
-    if (errno == ENOENT)
+    if (open_err.err == ENOENT)
       return 0;
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot open %s",
-                        root);
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "gc", "%s", open_err.msg);
   }
   if (!realpath(root, resolved))
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "cannot resolve %s",

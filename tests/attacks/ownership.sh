@@ -119,6 +119,19 @@ for mode in root user; do
   is "$mode: ... a root through a link of the caller's own is accepted" "$rc" 0
   is "$mode: ... and made where the link points" "$(stat -c %u "$V/new/acme")" "$me"
   rm -f "$V.mine"
+  # --metrics and --gc do not go through the other user's link either: it
+  # would have the runs of the root it names counted, or cleaned, as this
+  # root's.
+  [ "$mode" = user ] && pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --) || pre=()
+  "${pre[@]}" "$SKILLRUN" --metrics --workspace-root "$A/ws/new" >"$T/m-$mode.prom" 2>"$T/m-$mode.err"
+  is "$mode: --metrics through a link of uid $other is refused (125)" "$?" 125
+  check "$mode: ... naming the link" grep -q "symbolic link $A/ws belongs to uid $other" "$T/m-$mode.err"
+  is "$mode: ... and counts no run" "$(grep -c '^skillrun_runs_total' "$T/m-$mode.prom")" 0
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$A/ws/new" >/dev/null 2>"$T/g-$mode.err"
+  is "$mode: --gc through that link is refused (125)" "$?" 125
+  check "$mode: ... naming the link" grep -q "symbolic link $A/ws belongs to uid $other" "$T/g-$mode.err"
+  "${pre[@]}" "$SKILLRUN" --metrics --workspace-root "$V/new" >"$T/m-$mode.prom" 2>&1
+  is "$mode: ... while --metrics of the root itself works" "$?" 0
 done
 host_unchanged ownership
 finish
