@@ -398,14 +398,149 @@ int sr_read_pseudo_file_at(int dirfd, const char *path, size_t max,
   return *out ? 0 : -ENOMEM;
 }
 
+/* Symbolic links followed on a path, at most (the kernel's MAXSYMLINKS). */
+#define PATH_MAX_LINKS 40
+
+/* Appends "/comp" to the path as walked, for the messages. */
+static void walked_add(struct sr_foreign_link *fl, size_t *wlen,
+                       const char *comp) {
+  if (!fl)
+    return;
+  *wlen +=
+      (size_t)snprintf(fl->path + *wlen, sizeof(fl->path) - *wlen, "%s%s",
+                       *wlen && fl->path[*wlen - 1] != '/' ? "/" : "", comp);
+  if (*wlen >= sizeof(fl->path))
+    *wlen = sizeof(fl->path) - 1;
+}
+
+int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
+                     struct sr_foreign_link *fl) {
+  _cleanup_close_ int cur = -1;
+  _cleanup_free_ char *buf = NULL;
+  char *rest;
+  const uid_t me = geteuid();
+  unsigned links = 0;
+  size_t wlen = 0;
+
+  if (strlen(path) >= PATH_MAX)
+    return -ENAMETOOLONG;
+  buf = strdup(path);
+  if (!buf)
+    return -ENOMEM;
+  rest = buf;
+  if (fl)
+    fl->path[0] = '\0';
+  cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                       : openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (cur < 0)
+    return -errno;
+  if (path[0] == '/' && fl) {
+    fl->path[0] = '/';
+    fl->path[1] = '\0';
+    wlen = 1;
+  }
+  while (*rest) {
+    _cleanup_close_ int fd = -1;
+    char *comp, target[PATH_MAX], *joined;
+    struct stat st;
+    ssize_t n;
+
+    while (*rest == '/')
+      rest++;
+    if (!*rest)
+      break;
+    comp = rest;
+    rest = strchrnul(rest, '/');
+    if (*rest)
+      *rest++ = '\0';
+    if (!strcmp(comp, "."))
+      continue;
+    walked_add(fl, &wlen, comp);
+    fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create && strcmp(comp, "..") != 0) {
+      if (mkdirat(cur, comp, mode) < 0 && errno != EEXIST)
+        return -errno;
+      fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0 || fstat(fd, &st) < 0)
+      return -errno;
+    if (S_ISDIR(st.st_mode)) {
+      safe_close(cur);
+      cur = TAKE_FD(fd);
+      continue;
+    }
+    if (!S_ISLNK(st.st_mode))
+      return -ENOTDIR;
+    if (st.st_uid != me && st.st_uid != 0) {
+      if (fl)
+        fl->uid = st.st_uid;
+      return -SR_EFOREIGNLINK;
+    }
+    if (++links > PATH_MAX_LINKS)
+      return -ELOOP;
+    n = readlinkat(fd, "", target, sizeof(target));
+    if (n < 0)
+      return -errno;
+    if ((size_t)n >= sizeof(target))
+      return -ENAMETOOLONG;
+    target[n] = '\0';
+    /* Resolved from the link's directory (cur), or from "/". */
+    if (fl && target[0] == '/') {
+      fl->path[0] = '/';
+      wlen = 1;
+    } else if (fl) {
+      size_t c = strlen(comp);
+
+      wlen = wlen > c ? wlen - c : 0;
+      if (wlen > 1 && fl->path[wlen - 1] == '/')
+        wlen--;
+    }
+    if (fl)
+      fl->path[wlen] = '\0';
+    if (target[0] == '/') {
+      safe_close(cur);
+      cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (cur < 0)
+        return -errno;
+    }
+    /* The link's target, then what was left of the path. */
+    if (asprintf(&joined, "%s/%s", target, rest) < 0)
+      return -ENOMEM;
+    free(buf);
+    buf = rest = joined;
+  }
+  return TAKE_FD(cur);
+}
+
 int sr_open_regular(int dirfd, const char *path, uint64_t max,
                     struct stat *st) {
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int fd = -1, dir = -1;
+  const char *slash = strrchr(path, '/'), *name = path;
+  struct sr_foreign_link fl;
   struct stat own;
 
   if (!st)
     st = &own;
-  fd = openat(dirfd, path,
+  /* The directories on the way: a symbolic link among them is followed
+   * only when it is the caller's or root's (sr_open_dir_path). */
+  if (slash && slash[1]) {
+    _cleanup_free_ char *d =
+        slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+
+    if (!d)
+      return -ENOMEM;
+    dir = sr_open_dir_path(dirfd, d, false, 0, &fl);
+    if (dir == -SR_EFOREIGNLINK) {
+      memset(st, 0, sizeof(*st));
+      st->st_uid = fl.uid;
+      st->st_mode = S_IFLNK;
+    }
+    if (dir < 0)
+      return dir;
+    dirfd = dir;
+    name = slash + 1;
+  }
+  fd = openat(dirfd, name,
               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return -errno;
@@ -440,6 +575,11 @@ char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
   if (r == -ELOOP)
     snprintf(buf, len,
              "is a symbolic link (not accepted: name the file itself)");
+  else if (r == -SR_EFOREIGNLINK && st)
+    snprintf(buf, len,
+             "is reached through a symbolic link of uid %u, not yours or "
+             "root's (not followed: name the file by its own path)",
+             (unsigned)st->st_uid);
   else if (r == -SR_ENOTREG && st)
     snprintf(buf, len, "is %s, not a regular file", file_kind(st->st_mode));
   else if (r == -EFBIG && st)

@@ -110,7 +110,9 @@ int sr_read_fd_cancellable(int fd, size_t max, char **out, size_t *len);
  * Opens a file whose path someone else may control (a trust file: a
  * signature, a capability, a key, skillrun.conf, a profile; an --input
  * source) relative to dirfd, read-only, with O_NOFOLLOW (a symbolic link
- * as the last component is refused: -ELOOP), O_NONBLOCK (a FIFO or a
+ * as the last component is refused: -ELOOP; one of another user's on the
+ * way is not followed: -SR_EFOREIGNLINK, its owner in *st's st_uid, see
+ * sr_open_dir_path), O_NONBLOCK (a FIFO or a
  * device cannot block the open) and O_CLOEXEC; then it must be a regular
  * file (else -SR_ENOTREG) of at most max bytes (else -EFBIG).  Returns the
  * fd, or -errno; *st (may be NULL) receives its fstat, also on
@@ -119,8 +121,28 @@ int sr_read_fd_cancellable(int fd, size_t max, char **out, size_t *len);
  */
 /* No errno says "not a regular file"; open(2) never returns this one. */
 #define SR_ENOTREG EMEDIUMTYPE
+/* Nor "another user's symbolic link" (sr_open_dir_path). */
+#define SR_EFOREIGNLINK ENOLINK
 struct stat;
 int sr_open_regular(int dirfd, const char *path, uint64_t max, struct stat *st);
+
+/*
+ * Opens the directory path names (relative to dirfd unless absolute),
+ * O_PATH, one component at a time: a symbolic link on the way is followed
+ * only when it belongs to the caller (euid) or to root.  One of another
+ * user's, planted where they may write (their own directory, a shared
+ * one), could send the caller to any directory of the caller's or root's,
+ * whose files pass every ownership check.  With `create`, a missing
+ * directory is made with mode (mkdir -p).  Returns the fd, or -errno:
+ * -SR_EFOREIGNLINK for such a link, whose path as walked and owner go to
+ * *fl (may be NULL).  sr_open_regular walks its directories this way.
+ */
+struct sr_foreign_link {
+  char path[PATH_MAX];
+  uid_t uid;
+};
+int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
+                     struct sr_foreign_link *fl);
 /* What went wrong with sr_open_regular's result r (< 0), for a message
  * "<what> <path> <why>": "is a FIFO, not a regular file", "is a symbolic
  * link...", "is too large (N bytes, at most MAX)", else strerror's text.

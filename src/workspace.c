@@ -67,129 +67,38 @@ int sr_workspace_default_root(char **out, struct sr_error *err) {
   return 0;
 }
 
-/* Symbolic links followed on the way to the workspace root, at most (the
- * kernel's own bound, MAXSYMLINKS). */
-#define ROOT_MAX_LINKS 40
-
 /*
  * The workspace root, opened component by component from "/" (mkdir -p,
  * for the administrator's or the caller's path: a missing directory is
- * made, mode 0711, when `create`): an fd, or the error.  A symbolic link on the
- * way is followed only when it belongs to the caller or to root: one of another
- * user's (planted in a directory of theirs, or in a shared one they may
- * write) would send the runs, and the directories made for them, into
- * whatever directory of the caller's or root's it names, and that
- * directory passes every ownership check (skillrun(1) SECURITY).
+ * made, mode 0711, when `create`): an fd, or the error.  A symbolic link
+ * on the way is followed only when it belongs to the caller or to root
+ * (sr_open_dir_path): one of another user's (planted in a directory of
+ * theirs, or in a shared one they may write) would send the runs, and the
+ * directories made for them, into whatever directory of the caller's or
+ * root's it names, and that directory passes every ownership check
+ * (skillrun(1) SECURITY).
  */
 int sr_workspace_open_root(const char *root, bool create,
                            struct sr_error *err) {
   _cleanup_close_ int cur = -1;
-  char *buf = NULL, *rest, where[PATH_MAX] = "";
-  uid_t me = geteuid();
-  unsigned links = 0;
-  size_t wlen = 0;
-  int r = 0;
+  struct sr_foreign_link fl;
+  int r;
 
-  if (strlen(root) >= PATH_MAX)
-    return sr_error_set(err, SR_EXIT_FAILED, ENAMETOOLONG, "workspace",
-                        "cannot %s workspace root %s",
-                        create ? "create" : "open", root);
-  buf = strdup(root);
-  if (!buf)
-    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
-  rest = buf;
-  cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (cur < 0)
+  cur = sr_open_dir_path(AT_FDCWD, root, create, 0711, &fl);
+  if (cur == -SR_EFOREIGNLINK) {
+    const struct passwd *pw = getpwuid(fl.uid);
+
+    return sr_error_set(
+        err, SR_EXIT_FAILED, 0, "workspace",
+        "workspace root %s: the symbolic link %s belongs to uid %u%s%s%s, "
+        "not to you (uid %u) or root: refusing to follow a link another "
+        "user controls",
+        root, fl.path, (unsigned)fl.uid, pw ? " (" : "", pw ? pw->pw_name : "",
+        pw ? ")" : "", (unsigned)geteuid());
+  }
+  r = cur < 0 ? cur : openat(cur, ".", OPEN_DIR_FLAGS);
+  if (r < 0 && cur >= 0)
     r = -errno;
-  while (r >= 0 && *rest) {
-    _cleanup_close_ int fd = -1;
-    char *comp, target[PATH_MAX], *joined;
-    struct stat st;
-    ssize_t n;
-
-    while (*rest == '/')
-      rest++;
-    if (!*rest)
-      break;
-    comp = rest;
-    rest = strchrnul(rest, '/');
-    if (*rest)
-      *rest++ = '\0';
-    if (!strcmp(comp, "."))
-      continue;
-    /* The path as walked, for the messages. */
-    wlen += (size_t)snprintf(where + wlen, sizeof(where) - wlen, "/%s", comp);
-    if (wlen >= sizeof(where))
-      wlen = sizeof(where) - 1;
-    fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT && create && strcmp(comp, "..") != 0) {
-      if (mkdirat(cur, comp, 0711) < 0 && errno != EEXIST) {
-        r = -errno;
-        break;
-      }
-      fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    }
-    if (fd < 0 || fstat(fd, &st) < 0) {
-      r = -errno;
-      break;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      safe_close(cur);
-      cur = TAKE_FD(fd);
-      continue;
-    }
-    if (!S_ISLNK(st.st_mode)) {
-      r = -ENOTDIR;
-      break;
-    }
-    if (st.st_uid != me && st.st_uid != 0) {
-      const struct passwd *pw = getpwuid(st.st_uid);
-      free(buf);
-      return sr_error_set(
-          err, SR_EXIT_FAILED, 0, "workspace",
-          "workspace root %s: the symbolic link %s belongs to uid %u%s%s%s, "
-          "not to you (uid %u) or root: refusing to follow a link another "
-          "user controls",
-          root, where, (unsigned)st.st_uid, pw ? " (" : "",
-          pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
-    }
-    if (++links > ROOT_MAX_LINKS) {
-      r = -ELOOP;
-      break;
-    }
-    n = readlinkat(fd, "", target, sizeof(target));
-    if (n < 0 || (size_t)n >= sizeof(target)) {
-      r = n < 0 ? -errno : -ENAMETOOLONG;
-      break;
-    }
-    target[n] = '\0';
-    /* Resolved from the link's directory (cur), or from "/". */
-    wlen = target[0] == '/' || strlen(comp) + 1 > wlen
-               ? 0
-               : wlen - strlen(comp) - 1;
-    where[wlen] = '\0';
-    if (target[0] == '/') {
-      safe_close(cur);
-      cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (cur < 0) {
-        r = -errno;
-        break;
-      }
-    }
-    /* The link's target, then what was left of the path. */
-    if (asprintf(&joined, "%s/%s", target, rest) < 0) {
-      r = -ENOMEM;
-      break;
-    }
-    free(buf);
-    buf = rest = joined;
-  }
-  free(buf);
-  if (r >= 0) {
-    r = openat(cur, ".", OPEN_DIR_FLAGS);
-    if (r < 0)
-      r = -errno;
-  }
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
                         "cannot %s workspace root %s",
@@ -943,9 +852,10 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
   if (src == -ENOMEM || src == -EMFILE || src == -ENFILE)
     return sr_error_set(st->err, SR_EXIT_FAILED, -src, "inputs", "input %s",
                         sr_printable(in->path, (char[256]){0}, 256));
-  /* Missing, unreadable, a link, a directory, a FIFO or a device: the same
+  /* Missing, unreadable, a link (or another user's on the way), a
+   * directory, a FIFO or a device: the same
    * refusal as a BUNDLE that is not there; nothing ran (skillrun(1)). */
-  if (src == -ELOOP || src == -SR_ENOTREG) {
+  if (src == -ELOOP || src == -SR_ENOTREG || src == -SR_EFOREIGNLINK) {
     char why[128];
     return reject(st, "input_invalid", "regular-file", NULL, "%s %s",
                   sr_printable(in->path, (char[256]){0}, 256),

@@ -8,7 +8,7 @@
 # could rename a run's directory under it later) or the run markers'
 # directory .active is refused by name; so is a symbolic link of theirs on
 # the workspace root's path, which would send the runs into any directory
-# of the caller's or root's.  As root and as an unprivileged user; a
+# of the caller's or root's, or on an --input's path.  As root and as an unprivileged user; a
 # refused run leaves nothing behind.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
@@ -132,6 +132,29 @@ for mode in root user; do
   check "$mode: ... naming the link" grep -q "symbolic link $A/ws belongs to uid $other" "$T/g-$mode.err"
   "${pre[@]}" "$SKILLRUN" --metrics --workspace-root "$V/new" >"$T/m-$mode.prom" 2>&1
   is "$mode: ... while --metrics of the root itself works" "$?" 0
+
+  # The same link on an --input's path: the other user could point it at
+  # a directory of the caller's, and have a file only the caller may read
+  # copied in for the skill (the last component alone was opened without
+  # following a link).
+  S=$(tmpdir)
+  chown "$me" "$S"
+  chmod 700 "$S"
+  echo "the caller's secret" >"$S/data"
+  chown "$me" "$S/data"
+  chmod 600 "$S/data"
+  ln -s "$S" "$A/in"
+  chown -h "$other" "$A/in"
+  try $mode "$V/new" --input "$A/in/data"
+  is "$mode: an --input through a link of uid $other is refused (123)" "$rc" 123
+  check "$mode: ... saying why" grep -q "reached through a symbolic link of uid $other" "$ERR"
+  is "$mode: ... recorded as input_rejected (input_invalid)" \
+    "$(field "$AUDIT" input_rejected .reason)" input_invalid
+  ln -s "$S" "$S.mine"
+  chown -h "$me" "$S.mine"
+  try $mode "$V/new" --input "$S.mine/data"
+  is "$mode: ... one through a link of the caller's own is copied" "$rc" 0
+  rm -f "$S.mine"
 done
 host_unchanged ownership
 finish
