@@ -512,38 +512,46 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
   return TAKE_FD(cur);
 }
 
-int sr_open_regular(int dirfd, const char *path, uint64_t max,
-                    struct stat *st) {
-  _cleanup_close_ int fd = -1, dir = -1;
+int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
+                 struct sr_foreign_link *fl) {
+  _cleanup_close_ int dir = -1;
   const char *slash = strrchr(path, '/'), *name = path;
-  struct sr_foreign_link fl;
-  struct stat own;
+  int fd;
 
-  if (!st)
-    st = &own;
   /* The directories on the way: a symbolic link among them is followed
-   * only when it is the caller's or root's (sr_open_dir_path). */
+   * only when it is the caller's or root's. */
   if (slash && slash[1]) {
     _cleanup_free_ char *d =
         slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
 
     if (!d)
       return -ENOMEM;
-    dir = sr_open_dir_path(dirfd, d, false, 0, &fl);
-    if (dir == -SR_EFOREIGNLINK) {
-      memset(st, 0, sizeof(*st));
-      st->st_uid = fl.uid;
-      st->st_mode = S_IFLNK;
-    }
+    dir = sr_open_dir_path(dirfd, d, false, 0, fl);
     if (dir < 0)
       return dir;
     dirfd = dir;
     name = slash + 1;
   }
-  fd = openat(dirfd, name,
-              O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  return fd < 0 ? -errno : fd;
+}
+
+int sr_open_regular(int dirfd, const char *path, uint64_t max,
+                    struct stat *st) {
+  _cleanup_close_ int fd = -1;
+  struct sr_foreign_link fl;
+  struct stat own;
+
+  if (!st)
+    st = &own;
+  fd = sr_open_path(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fl);
+  if (fd == -SR_EFOREIGNLINK) {
+    memset(st, 0, sizeof(*st));
+    st->st_uid = fl.uid;
+    st->st_mode = S_IFLNK;
+  }
   if (fd < 0)
-    return -errno;
+    return fd;
   if (fstat(fd, st) < 0)
     return -errno;
   if (!S_ISREG(st->st_mode))

@@ -143,6 +143,11 @@ struct sr_foreign_link {
 };
 int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
                      struct sr_foreign_link *fl);
+/* openat(2) of path with flags | O_NOFOLLOW | O_CLOEXEC (and mode, for
+ * O_CREAT), its directories walked by sr_open_dir_path: the fd, or -errno
+ * (-SR_EFOREIGNLINK with *fl set). */
+int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
+                 struct sr_foreign_link *fl);
 /* What went wrong with sr_open_regular's result r (< 0), for a message
  * "<what> <path> <why>": "is a FIFO, not a regular file", "is a symbolic
  * link...", "is too large (N bytes, at most MAX)", else strerror's text.

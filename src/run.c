@@ -129,10 +129,20 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
                           "--audit-fd %d is not an open file descriptor", fd);
     (void)sr_fd_cloexec(fd, true); /* the sandbox must never inherit it */
   } else if (a->audit_file) {
-    fd = open(a->audit_file,
-              O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+    struct sr_foreign_link fl;
+
+    /* Not through another user's link: it could have a file made in any
+     * directory of the caller's (root's /etc/sudoers.d, say). */
+    fd = sr_open_path(AT_FDCWD, a->audit_file, O_WRONLY | O_CREAT | O_EXCL,
+                      0640, &fl);
+    if (fd == -SR_EFOREIGNLINK)
+      return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
+                          "cannot create audit file %s: the symbolic link %s "
+                          "belongs to uid %u, not to you or root: not "
+                          "followed",
+                          a->audit_file, fl.path, (unsigned)fl.uid);
     if (fd < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, errno, "usage",
+      return sr_error_set(err, SR_EXIT_FAILED, -fd, "usage",
                           "cannot create audit file %s", a->audit_file);
     own = true;
   }

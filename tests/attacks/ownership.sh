@@ -8,7 +8,7 @@
 # could rename a run's directory under it later) or the run markers'
 # directory .active is refused by name; so is a symbolic link of theirs on
 # the workspace root's path, which would send the runs into any directory
-# of the caller's or root's, or on an --input's path.  As root and as an unprivileged user; a
+# of the caller's or root's, or on an --input's or --audit-file's path.  As root and as an unprivileged user; a
 # refused run leaves nothing behind.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
@@ -155,6 +155,13 @@ for mode in root user; do
   try $mode "$V/new" --input "$S.mine/data"
   is "$mode: ... one through a link of the caller's own is copied" "$rc" 0
   rm -f "$S.mine"
+  # And on --audit-file's: the file would be made in the caller's
+  # directory the link names (root's /etc/sudoers.d, say).
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$V/new" --audit-file "$A/in/made.audit" \
+    "$B" -- /bin/true >/dev/null 2>"$T/af-$mode.err"
+  is "$mode: an --audit-file through a link of uid $other is refused (125)" "$?" 125
+  check "$mode: ... naming the link" grep -q "symbolic link $A/in belongs to uid $other" "$T/af-$mode.err"
+  is "$mode: ... and no file was made where it points" "$(ls -A "$S")" data
 done
 host_unchanged ownership
 finish
