@@ -45,20 +45,43 @@ static int make_statement(const struct sr_args *a, const char *real,
       m->version, b->digest, (int64_t)time(NULL), text, len, err);
 }
 
-/* Never overwrites: a statement is a publisher's record. */
+/* Never overwrites: a statement is a publisher's record.  Not made
+ * through another user's symbolic link (sr_open_dir_path), nor removed
+ * through one when it cannot be written whole. */
 static int write_statement(const char *path, const char *text, size_t len) {
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int dir = -1, fd = -1;
+  _cleanup_free_ char *d = NULL;
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  struct sr_foreign_link fl;
   int r;
 
-  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (!slash)
+    d = strdup(".");
+  else
+    d = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+  dir = d ? sr_open_dir_path(AT_FDCWD, d, false, 0, &fl) : -ENOMEM;
+  if (dir == -SR_EFOREIGNLINK) {
+    sr_log_error("cannot create %s: the symbolic link %s belongs to uid %u, "
+                 "not to you or root: not followed",
+                 path, fl.path, (unsigned)fl.uid);
+    return SR_EXIT_FAILED;
+  }
+  if (dir >= 0) {
+    fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                0644);
+    if (fd < 0)
+      fd = -errno;
+  } else
+    fd = dir;
   if (fd < 0) {
-    sr_log_error("cannot create %s: %s", path, strerror(errno));
+    sr_log_error("cannot create %s: %s", path, strerror(-fd));
     return SR_EXIT_FAILED;
   }
   r = sr_write_all(fd, text, len);
   if (r < 0 || close(TAKE_FD(fd)) < 0) {
     sr_log_error("cannot write %s: %s", path, strerror(r < 0 ? -r : errno));
-    (void)unlink(path); /* a partial statement is useless */
+    (void)unlinkat(dir, name, 0); /* a partial statement is useless */
     return SR_EXIT_FAILED;
   }
   return 0;

@@ -8,7 +8,8 @@
 # could rename a run's directory under it later) or the run markers'
 # directory .active is refused by name; so is a symbolic link of theirs on
 # the workspace root's path, which would send the runs into any directory
-# of the caller's or root's, or on an --input's or --audit-file's path.  As root and as an unprivileged user; a
+# of the caller's or root's, or on an --input's, --audit-file's or
+# --sign's --signature path.  As root and as an unprivileged user; a
 # refused run leaves nothing behind.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
@@ -162,6 +163,22 @@ for mode in root user; do
   is "$mode: an --audit-file through a link of uid $other is refused (125)" "$?" 125
   check "$mode: ... naming the link" grep -q "symbolic link $A/in belongs to uid $other" "$T/af-$mode.err"
   is "$mode: ... and no file was made where it points" "$(ls -A "$S")" data
+  # And on --sign's --signature OUT: the same, for a signed statement.
+  K=$(tmpdir)
+  openssl genpkey -algorithm ed25519 -out "$K/sign.key" 2>/dev/null
+  mkdir "$K/signed"
+  printf -- '---\nname: signed\ndescription: A test skill.\nmetadata:\n  version: 1.0.0\n---\n' \
+    >"$K/signed/SKILL.md"
+  chown -R "$me" "$K"
+  chmod 600 "$K/sign.key"
+  "${pre[@]}" "$SKILLRUN" --sign "$K/sign.key" --tier official --signature "$A/in/made.sig" \
+    "$K/signed" >/dev/null 2>"$T/sg-$mode.err"
+  is "$mode: --sign through a link of uid $other is refused (125)" "$?" 125
+  check "$mode: ... naming the link" grep -q "symbolic link $A/in belongs to uid $other" "$T/sg-$mode.err"
+  is "$mode: ... and no statement was made where it points" "$(ls -A "$S")" data
+  "${pre[@]}" "$SKILLRUN" --sign "$K/sign.key" --tier official --signature "$K/made.sig" \
+    "$K/signed" >/dev/null 2>"$T/sg-$mode.err"
+  is "$mode: ... while one made in the caller's own directory is written" "$?" 0
 done
 host_unchanged ownership
 finish
