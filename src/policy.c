@@ -140,6 +140,7 @@ void sr_policy_done(struct sr_policy *p) {
   if (!p)
     return;
   free(p->profile);
+  free(p->platform);
   free(p->hostname);
   free(p->skill_dir);
   for (size_t i = 0; i < p->n_binds; i++) {
@@ -1866,6 +1867,12 @@ json_t *sr_policy_to_json(const struct sr_policy *p,
       "set", env_set, "seccomp", "allow", syscalls_json(&p->seccomp_allow),
       "deny", syscalls_json(&p->seccomp_deny), "warnings",
       strv_json(&p->warnings));
+  if (o && json_object_set_new(o, "platform",
+                               p->platform ? json_string(p->platform)
+                                           : json_null()) < 0) {
+    json_decref(o);
+    return NULL;
+  }
   if (o && json_object_set_new(o, "memory_rlimit",
                                json_boolean(p->memory_rlimit)) < 0) {
     json_decref(o);

@@ -126,7 +126,8 @@ bool sr_syscall_list_contains(const struct sr_syscall_list *l,
  * limit is a separate record (struct sr_enforcement).
  */
 struct sr_policy {
-  char *profile; /* display name of the profile */
+  char *profile;  /* display name of the profile */
+  char *platform; /* the skillrun.conf read (its path), NULL for none */
   struct sr_limit limits[SR__LIM_MAX];
 
   enum sr_network_mode network;     /* the effective mode, never UNSET */

@@ -397,6 +397,10 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
     r = sr_seccomp_check_names(&run->policy, err);
   if (r >= 0 && resolved && !run->policy.profile)
     run->policy.profile = TAKE_PTR(resolved);
+  /* Which skillrun.conf, if any: a caller may name another with --conf,
+   * and the record says so. */
+  if (r >= 0 && conf.name)
+    run->policy.platform = TAKE_PTR(conf.name);
   sr_conf_done(&conf);
   sr_conf_done(&prof);
   if (r < 0)

@@ -72,6 +72,21 @@ for mode in root user; do
   is "$mode: ... the skill never ran" "$RAN" no
   check "$mode: ... and no policy_resolved without its policy" \
     not grep -q '"policy":null' "$AUDIT"
+
+  # Any caller may name another root-owned configuration, and so drop the
+  # default's require-capability (skillrun has no privilege to hold its
+  # own caller to a file): the record names the file read, so that a
+  # reader can tell.
+  printf 'memory 128M\n' >"$T/other.conf"
+  chmod 644 "$T/other.conf"
+  try $mode --conf "$T/other.conf"
+  is "$mode: another root-owned --conf is read" "$rc:$RAN" 0:yes
+  is "$mode: ... and the record names it (policy.platform)" \
+    "$(field "$AUDIT" policy_resolved .policy.platform)" "$T/other.conf"
+  asu=(env)
+  [ "$mode" = user ] && asu=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
+  is "$mode: ... as --explain does" \
+    "$("${asu[@]}" "$SKILLRUN" --explain --conf "$T/other.conf" "$B" | jq -r .platform)" "$T/other.conf"
 done
 host_unchanged platform-conf
 finish
