@@ -154,9 +154,12 @@ int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
  * Returns buf. */
 char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
                           size_t len);
-/* The errno to attach to that message: 0 when the text says it all. */
+/* The errno to attach to that message: 0 when the text says it all (as
+ * it does for another user's link: ENOLINK only carries that refusal). */
 static inline int sr_open_regular_errno(int r) {
-  return r == -ELOOP || r == -SR_ENOTREG || r == -EFBIG ? 0 : -r;
+  return r == -ELOOP || r == -SR_ENOTREG || r == -EFBIG || r == -SR_EFOREIGNLINK
+             ? 0
+             : -r;
 }
 
 /* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */

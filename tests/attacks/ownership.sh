@@ -179,6 +179,17 @@ for mode in root user; do
   "${pre[@]}" "$SKILLRUN" --sign "$K/sign.key" --tier official --signature "$K/made.sig" \
     "$K/signed" >/dev/null 2>"$T/sg-$mode.err"
   is "$mode: ... while one made in the caller's own directory is written" "$?" 0
+
+  # A trust file (--signature) through the same link: refused (123) with
+  # one line saying why, and no strerror(ENOLINK) ("Link has been
+  # severed", the code that carries the refusal) tacked on, in the
+  # message or on the record.
+  echo "not a statement" >"$S/token"
+  chown "$me" "$S/token"
+  try $mode "$V/new" --signature "$A/in/token"
+  is "$mode: a --signature through a link of uid $other is refused (123)" "$rc" 123
+  check "$mode: ... saying why" grep -q "reached through a symbolic link of uid $other" "$ERR"
+  check "$mode: ... and nothing else" not grep -q "severed" "$ERR" "$AUDIT"
 done
 host_unchanged ownership
 finish
