@@ -518,7 +518,17 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
       return -ENOMEM;
     fd = open_conf(path, &st);
     /* Like execvp(3): a directory we may not search (another user's $HOME
-     * after su) does not stop the search, but the final message says so. */
+     * after su) does not stop the search, but the final message says so;
+     * nor does one reached through another user's symbolic link (a link
+     * of theirs in their $HOME), which is not followed. */
+    if (fd == -SR_EFOREIGNLINK) {
+      n = snprintf(looked + used, sizeof(looked) - used,
+                   "%s%s (through a symbolic link of uid %u, not followed)",
+                   used ? ", " : "", path, (unsigned)st.st_uid);
+      if (n > 0 && (size_t)n < sizeof(looked) - used)
+        used += (size_t)n;
+      continue;
+    }
     if (fd == -ENOENT || fd == -ENOTDIR || fd == -EACCES) {
       n = snprintf(looked + used, sizeof(looked) - used, "%s%s%s",
                    used ? ", " : "", path,

@@ -9,7 +9,9 @@
 # directory .active is refused by name; so is a symbolic link of theirs on
 # the workspace root's path, which would send the runs into any directory
 # of the caller's or root's, or on an --input's, --audit-file's or
-# --sign's --signature path.  As root and as an unprivileged user; a
+# --sign's --signature path.  A profile search directory reached through
+# such a link (another user's $HOME after su) is skipped, not followed,
+# and the search goes on.  As root and as an unprivileged user; a
 # refused run leaves nothing behind.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
@@ -190,6 +192,32 @@ for mode in root user; do
   is "$mode: a --signature through a link of uid $other is refused (123)" "$rc" 123
   check "$mode: ... saying why" grep -q "reached through a symbolic link of uid $other" "$ERR"
   check "$mode: ... and nothing else" not grep -q "severed" "$ERR" "$AUDIT"
+
+  # A profile search directory reached through that link: another user's
+  # $HOME (or $XDG_CONFIG_HOME) that su(1) or sudo -E carried over, with a
+  # link of theirs on the way (~/.config to a dotfiles checkout).  It is
+  # skipped, as one that cannot be searched is, not the end of the
+  # search: the profile is found in the next directory, as it was before
+  # the link was refused (the whole run was refused, 125).
+  mkdir -p "$S/profiles" "$K/profiles"
+  printf 'include default\n' >"$K/profiles/rv.profile"
+  chown -R "$me" "$S/profiles" "$K/profiles"
+  chmod 755 "$K" "$K/profiles"
+  chmod 644 "$K/profiles/rv.profile"
+  SKILLRUN_PROFILE_PATH="$A/in/profiles:$K/profiles" try $mode "$V/new" -p rv
+  is "$mode: -p NAME with a search directory through a link of uid $other: found in the next one" "$rc" 0
+  SKILLRUN_PROFILE_PATH="$A/in/profiles:$K/profiles" try $mode "$V/new" -p rv-none
+  is "$mode: ... a name found nowhere is still an error (125)" "$rc" 125
+  check "$mode: ... whose message says the link was not followed" \
+    grep -q "$A/in/profiles/rv-none.profile (through a symbolic link of uid $other, not followed)" "$ERR"
+  # The search does not go through the link to what it names, either: a
+  # profile the caller keeps there is not used.
+  printf 'include default\nnetwork none\n' >"$S/profiles/rv.profile"
+  printf 'include default\nnetwork nonsense\n' >"$K/profiles/rv.profile"
+  chown "$me" "$S/profiles/rv.profile" "$K/profiles/rv.profile"
+  SKILLRUN_PROFILE_PATH="$A/in/profiles:$K/profiles" try $mode "$V/new" -p rv
+  is "$mode: ... nor is the profile the link leads to used (the next one's error, 125)" "$rc" 125
+  check "$mode: ... naming the next one" grep -q "$K/profiles/rv.profile" "$ERR"
 done
 host_unchanged ownership
 finish
