@@ -428,8 +428,10 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
   if (!buf)
     return -ENOMEM;
   rest = buf;
-  if (fl)
+  if (fl) {
     fl->path[0] = '\0';
+    fl->uid = (uid_t)-1;
+  }
   cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
                        : openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (cur < 0)

@@ -121,8 +121,9 @@ int sr_read_fd_cancellable(int fd, size_t max, char **out, size_t *len);
  */
 /* No errno says "not a regular file"; open(2) never returns this one. */
 #define SR_ENOTREG EMEDIUMTYPE
-/* Nor "another user's symbolic link" (sr_open_dir_path). */
-#define SR_EFOREIGNLINK ENOLINK
+/* Nor "another user's symbolic link" (sr_open_dir_path): one that no
+ * file system's open, stat or readlink returns. */
+#define SR_EFOREIGNLINK EREMCHG
 struct stat;
 int sr_open_regular(int dirfd, const char *path, uint64_t max, struct stat *st);
 
