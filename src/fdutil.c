@@ -413,6 +413,17 @@ static void walked_add(struct sr_foreign_link *fl, size_t *wlen,
     *wlen = sizeof(fl->path) - 1;
 }
 
+/* One component of a walk, not followed if a symbolic link: O_DIRECTORY
+ * first, which (unlike a bare O_PATH) triggers an automount point (an
+ * autofs /home/NAME), then, for what is not a directory, without it. */
+static int open_component(int dirfd, const char *name) {
+  int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0 && errno == ENOTDIR)
+    fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
 int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
                      struct sr_foreign_link *fl) {
   _cleanup_close_ int cur = -1;
@@ -458,13 +469,15 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
     if (!strcmp(comp, "."))
       continue;
     walked_add(fl, &wlen, comp);
-    fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT && create && strcmp(comp, "..") != 0) {
+    fd = open_component(cur, comp);
+    if (fd == -ENOENT && create && strcmp(comp, "..") != 0) {
       if (mkdirat(cur, comp, mode) < 0 && errno != EEXIST)
         return -errno;
-      fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      fd = open_component(cur, comp);
     }
-    if (fd < 0 || fstat(fd, &st) < 0)
+    if (fd < 0)
+      return fd;
+    if (fstat(fd, &st) < 0)
       return -errno;
     if (S_ISDIR(st.st_mode)) {
       safe_close(cur);
