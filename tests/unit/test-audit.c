@@ -344,6 +344,7 @@ static void test_line_max(void **state) {
   _cleanup_free_ char *pad = NULL, *line = NULL, *buf = NULL;
   struct sr_error err = {0};
   struct sr_audit a;
+  json_t *small;
   size_t base, len;
   uint64_t n = 0;
   char head[65];
@@ -352,7 +353,10 @@ static void test_line_max(void **state) {
   audit_on(&a, fd);
   assert_int_equal(sr_audit_attach_copy(&a, copy, &err), 0);
   copy = -1; /* a's now */
-  line = sr_audit_format(&a, "warning", json_pack("{s:s}", "m", ""), TS);
+  small = json_pack("{s:s}", "m", "");
+  assert_non_null(small);
+  line = sr_audit_format(&a, "warning", small, TS); /* does not take it */
+  json_decref(small);
   assert_non_null(line);
   base = strlen(line) - 1; /* without its '\n' */
   pad = malloc(SR_AUDIT_MAX_LINE);
