@@ -559,6 +559,7 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max,
 
   if (!st)
     st = &own;
+  fl.uid = (uid_t)-1;
   fd = sr_open_path(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fl);
   if (fd == -SR_EFOREIGNLINK) {
     memset(st, 0, sizeof(*st));

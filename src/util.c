@@ -557,11 +557,11 @@ int sr_input_name_check(const char *name, const char **why) {
     *why = "the name is empty";
   else if (name[0] == '/')
     *why = "an absolute name: names are relative to /workspace/inputs";
-  else if (sr_has_control_chars(name))
-    *why = "a control character in the name";
   else if (!sr_utf8_valid(name, strlen(name)))
     *why = "the name is not UTF-8 text (give one as PATH:NAME)";
-  else if (!sr_valid_utf8_text(name, strlen(name))) /* a C1 control */
+  /* C0, DEL, and (valid UTF-8 by now) C1 */
+  else if (sr_has_control_chars(name) ||
+           !sr_valid_utf8_text(name, strlen(name)))
     *why = "a control character in the name";
   if (*why)
     return -EINVAL;
