@@ -30,9 +30,13 @@ void sr_host_init(struct sr_host *h) {
 /* The leaf is named "TENANT.EXECUTION.ROOT" (an id itself, as cgroupfs
  * and --gc need), ROOT the first 8 hex digits of the workspace root's
  * SHA-256: two workspace roots on one host (two workers, two test suites)
- * may run the same execution ids at once.  An id pair too long for that
- * is shortened with a hash of both.  A clash that remains only makes the
- * second run fail to create its leaf: closed, not open. */
+ * may run the same execution ids at once.  Ids may hold dots, so the
+ * plain name is used only for a tenant without one: tenant "a" running
+ * "b.c" and tenant "a.b" running "c" would otherwise share a leaf, and
+ * the second to start would fail.  Any other pair, and one too long,
+ * is named by the execution id's first 38 characters and a hash of both
+ * (ids hold no ':').  A clash that remains only makes the second run fail
+ * to create its leaf: closed, not open. */
 #define SR_LEAF_BASE_MAX 55 /* 64 less ".ROOT" */
 static int leaf_name(const char *root, const char *tenant, const char *exec,
                      char **out) {
@@ -41,7 +45,8 @@ static int leaf_name(const char *root, const char *tenant, const char *exec,
 
   if (sr_sha256_hex(root, strlen(root), root_hex) < 0)
     return -EIO;
-  if (strlen(tenant) + 1 + strlen(exec) <= SR_LEAF_BASE_MAX)
+  if (!strchr(tenant, '.') &&
+      strlen(tenant) + 1 + strlen(exec) <= SR_LEAF_BASE_MAX)
     return asprintf(out, "%s.%s.%.8s", tenant, exec, root_hex) < 0 ? -ENOMEM
                                                                    : 0;
   if (asprintf(&both, "%s:%s", tenant, exec) < 0)

@@ -122,14 +122,15 @@ for f in /run/skillrun/uid-pool/*; do
 done
 is "no uid-pool slot is held by the suite" "$held" ""
 
-# cgroup leaves "run-<tenant>.<execution>.<root>" (host.c leaf_name; root:
+# cgroup leaves "run-<tenant>.<execution>.<root>" (host.c leaf_name: a
+# dotted tenant's or a long pair's is hashed; root:
 # 8 hex digits of the workspace root's SHA-256) named after one of the
 # suite's runs.  A live run keeps its leaf locked: one locked by someone
 # else's process is theirs (another suite may use the same ids).  An
 # unlocked one is a leak, ours when no one else removes it within a second
 # (a run unlocks its leaf just before removing it).
 leaf_of() { # TENANT EXECUTION: the leaf's name without its ".<root>"
-  if [ $((${#1} + 1 + ${#2})) -le 55 ]; then echo "run-$1.$2"; else
+  if [ "${1#*.}" = "$1" ] && [ $((${#1} + 1 + ${#2})) -le 55 ]; then echo "run-$1.$2"; else
     echo "run-${2:0:38}.$(printf '%s:%s' "$1" "$2" | sha256sum | cut -c1-16)"
   fi
 }
