@@ -213,6 +213,47 @@ static int load_private(struct sr_trust_key *k, const char *pem, size_t len,
   return 0;
 }
 
+/*
+ * A public key file holds that one key and nothing else PEM.  OpenSSL
+ * reads the first PUBLIC KEY block and skips the rest: a trust-key file
+ * that also held the private half (one file for both) was accepted, and
+ * since every caller must be able to read it, every local user could then
+ * sign bundles (or capabilities) with it; a second public key was
+ * silently not trusted.  PEM blocks begin with "-----BEGIN " at the start
+ * of a line, as OpenSSL's reader finds them.
+ */
+static int public_pem_alone(const char *pem, size_t len, const char *name,
+                            struct sr_error *err) {
+  static const char begin[] = "-----BEGIN ";
+  const size_t blen = sizeof(begin) - 1;
+  unsigned blocks = 0;
+
+  for (size_t i = 0; i < len; i++) {
+    const char *eol;
+    size_t n;
+
+    if ((i > 0 && pem[i - 1] != '\n') || len - i < blen ||
+        memcmp(pem + i, begin, blen) != 0)
+      continue;
+    blocks++;
+    eol = memchr(pem + i, '\n', len - i);
+    n = eol ? (size_t)(eol - (pem + i)) : len - i;
+    if (memmem(pem + i, n, "PRIVATE KEY", strlen("PRIVATE KEY")))
+      return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                          "%s: holds a private key: a public key file must "
+                          "hold the public key alone (openssl pkey -pubout), "
+                          "since whoever can read it could sign with the "
+                          "private one",
+                          name);
+  }
+  if (blocks > 1)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "%s: holds %u PEM blocks: a public key file holds "
+                        "exactly one key",
+                        name, blocks);
+  return 0;
+}
+
 int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
                           const char *display_name, struct sr_trust_key **out,
                           struct sr_error *err) {
@@ -223,6 +264,8 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
   if (!pem || len > SR_KEY_MAX_BYTES || len > INT32_MAX)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "%s: not a PEM key", name);
+  if (!private_key && (r = public_pem_alone(pem, len, name, err)) < 0)
+    return r;
   r = sr_ossl_load(err);
   if (r < 0)
     return r;

@@ -10,6 +10,12 @@
 # a signature.  Now each key skillrun.conf names must be a regular file
 # owned by root and not writable by group or others, or the run stops
 # (125) naming the file, its owner and its mode, and the skill never runs.
+# A public key file that also held the private half (one PEM file for
+# both) was accepted too, OpenSSL reading its first PUBLIC KEY block: every
+# caller must read a trust key, so every local user could sign bundles (and
+# capabilities) with the private one, and ran them as tier official.  Now a
+# trust-key or capability-key file holds one PEM block, a public key, or
+# the run stops (125, key_invalid) saying why.
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
@@ -36,6 +42,13 @@ cp "$K/audit.key" "$K/audit-theirs.key"
 chown "$OTHER" "$K/audit-theirs.key"
 chmod 644 "$K"/*.pub "$K"/*.key
 chmod 666 "$K/lax.pub"
+# One file for both halves of the official key, root's: every caller must
+# read a trust key, so every caller can read the private half too.  And a
+# file of two public keys, of which OpenSSL read only the first.
+cat "$K/official.key" "$K/official.pub" >"$K/both.pem"
+cat "$K/official.pub" "$K/mallory.pub" >"$K/two.pub"
+{ echo "A comment before the key is no PEM block"; cat "$K/official.pub"; } >"$K/one-text.pub"
+chmod 644 "$K/both.pem" "$K/two.pub" "$K/one-text.pub"
 # Mallory's bundle, signed by Mallory as official.
 M=$T/mallory-skill
 mkdir -p "$M"
@@ -54,8 +67,13 @@ C_THEIRS=$(conf theirs.conf "require-signature yes" "trust-key official $K/their
 C_LAX=$(conf lax.conf "require-signature yes" "trust-key official $K/lax.pub")
 C_CAP=$(conf cap.conf "require-capability yes" "capability-key $K/theirs.pub")
 C_AUDIT=$(conf audit.conf "audit-key $K/audit-theirs.key")
+C_BOTH=$(conf both.conf "require-signature yes" "trust-key official $K/both.pem")
+C_TWO=$(conf two.conf "require-signature yes" "trust-key official $K/two.pub")
+C_CAP_BOTH=$(conf cap-both.conf "require-capability yes" "capability-key $K/both.pem")
+C_TEXT=$(conf text.conf "require-signature yes" "trust-key official $K/one-text.pub")
 
-# mint OUT EXECUTION: a capability for a run of $B, signed by Mallory.
+# mint OUT EXECUTION [KEY]: a capability for a run of $B, signed by Mallory
+# (with her key, or with KEY).
 DIGEST=$("$SKILLRUN" --digest "$B" | cut -d' ' -f1)
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
 mint() {
@@ -63,7 +81,7 @@ mint() {
   now=$(date +%s)
   printf 'skillrun-capability/1\ntenant: default\nexecution: %s\ndigest: %s\n' "$2" "$DIGEST" >"$T/cap"
   printf 'network: deny\nissued: %s\nexpires: %s\n' "$now" $((now + 60)) >>"$T/cap"
-  openssl pkeyutl -sign -inkey "$K/mallory.key" -rawin -in "$T/cap" -out "$T/cap.sig"
+  openssl pkeyutl -sign -inkey "${3:-$K/mallory.key}" -rawin -in "$T/cap" -out "$T/cap.sig"
   echo "$(b64url <"$T/cap").$(b64url <"$T/cap.sig")" >"$1"
   chmod 644 "$1"
 }
@@ -113,6 +131,27 @@ for mode in root user; do
   try $mode "$C_AUDIT" "$B"
   is "$mode: an audit-key another user owns stops the run (125)" "$rc:$RAN" 125:no
   check "$mode: ... naming it" grep -q "key $K/audit-theirs.key is not root's alone" "$ERR"
+
+  # Mallory reads the private half out of the trust-key file and signs her
+  # own bundle as official with it.
+  rm -f "$WS_user/both-$mode.sig"
+  if [ $mode = user ]; then pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else pre=(env); fi
+  "${pre[@]}" "$SKILLRUN" --sign "$K/both.pem" --tier official --signature "$WS_user/both-$mode.sig" "$M" \
+    >/dev/null 2>&1 && chmod 644 "$WS_user/both-$mode.sig"
+  try $mode "$C_BOTH" "$M" --signature "$WS_user/both-$mode.sig"
+  is "$mode: a trust-key file that holds the private key too stops the run (125)" "$rc:$RAN" 125:no
+  check "$mode: ... saying why" grep -q "$K/both.pem: holds a private key" "$ERR"
+  is "$mode: ... recorded as key_invalid" "$(field "$AUDIT" error .reason)" key_invalid
+  mint "$T/capb-$mode" "k$((n + 1))" "$K/both.pem"
+  try $mode "$C_CAP_BOTH" "$B" --capability "$T/capb-$mode"
+  is "$mode: so does such a capability-key (125)" "$rc:$RAN" 125:no
+  check "$mode: ... saying why" grep -q "$K/both.pem: holds a private key" "$ERR"
+  try $mode "$C_TWO" "$M"
+  is "$mode: a trust-key file of two public keys stops the run (125)" "$rc:$RAN" 125:no
+  check "$mode: ... saying so" grep -q "$K/two.pub: holds 2 PEM blocks" "$ERR"
+  try $mode "$C_TEXT" "$M"
+  is "$mode: text around the one public key is fine (Mallory's bundle: unknown_key)" \
+    "$rc:$RAN:$(field "$AUDIT" bundle_rejected .reason)" 123:no:unknown_key
 done
 host_unchanged conf-keys
 finish
