@@ -47,8 +47,10 @@ static int make_statement(const struct sr_args *a, const char *real,
 
 /* Never overwrites: a statement is a publisher's record.  Not made
  * through another user's symbolic link (sr_open_dir_path), nor removed
- * through one when it cannot be written whole. */
-static int write_statement(const char *path, const char *text, size_t len) {
+ * through one when it cannot be written whole.  *dir_out: the directory
+ * it is in, to remove it from when the run fails after all. */
+static int write_statement(const char *path, const char *text, size_t len,
+                           int *dir_out) {
   _cleanup_close_ int dir = -1, fd = -1;
   _cleanup_free_ char *d = NULL;
   const char *slash = strrchr(path, '/');
@@ -84,12 +86,14 @@ static int write_statement(const char *path, const char *text, size_t len) {
     (void)unlinkat(dir, name, 0); /* a partial statement is useless */
     return SR_EXIT_FAILED;
   }
+  *dir_out = TAKE_FD(dir);
   return 0;
 }
 
 int sr_cmd_sign(const struct sr_args *a) {
   _cleanup_trust_key_ struct sr_trust_key *key = NULL;
   _cleanup_free_ char *real = NULL, *text = NULL;
+  _cleanup_close_ int dir = -1;
   struct sr_bundle b = {0};
   struct sr_manifest m;
   bool have_manifest = false;
@@ -107,14 +111,23 @@ int sr_cmd_sign(const struct sr_args *a) {
     sr_log_error("%s", err.msg);
     code = err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   } else {
-    code = write_statement(a->signature, text, len);
+    code = write_statement(a->signature, text, len, &dir);
   }
   if (code == 0) {
-    printf("signed %s %s (%s) as %s%s%s with key %s -> %s\n", m.name, m.version,
-           b.digest, a->tier, strcmp(a->tier, "tenant") ? "" : " for tenant ",
-           strcmp(a->tier, "tenant") ? "" : a->tenant, sr_trust_key_id(key),
-           a->signature);
-    code = fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
+    int r = printf("signed %s %s (%s) as %s%s%s with key %s -> %s\n", m.name,
+                   m.version, b.digest, a->tier,
+                   strcmp(a->tier, "tenant") ? "" : " for tenant ",
+                   strcmp(a->tier, "tenant") ? "" : a->tenant,
+                   sr_trust_key_id(key), a->signature);
+    /* A caller told of a failure must not find the statement made: it
+     * would not be made again (never overwritten). */
+    if (r < 0 || fflush(stdout) != 0) {
+      const char *slash = strrchr(a->signature, '/');
+      sr_log_error("cannot write to standard output: %s; %s not kept",
+                   strerror(errno), a->signature);
+      (void)unlinkat(dir, slash ? slash + 1 : a->signature, 0);
+      code = SR_EXIT_FAILED;
+    }
   }
   if (have_manifest)
     sr_manifest_done(&m);

@@ -100,6 +100,13 @@ is "the statement names the key id (SHA-256 of the DER public key)" \
   "$(sed -n 's/^key-id: //p' "$T/st-hello.sig")" "$OFF_ID"
 "$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/st-hello.sig" "$B" 2>/dev/null
 check "--sign never overwrites an existing statement" test $? -ne 0
+# Its report cannot be written (stdout on a full disk): a failure that
+# says so, and no statement left behind that a retry would not overwrite.
+"$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/full.sig" "$B" \
+  >/dev/full 2>"$T/err"
+is "--sign with an unwritable stdout fails (125)" "$?" 125
+check "... saying so" grep -q "cannot write to standard output: .*; $T/full.sig not kept" "$T/err"
+check "... and leaves no statement" test ! -e "$T/full.sig"
 
 run "$CONF" --signature "$T/st-hello.sig" "$B" -- /bin/true
 is "a valid official signature runs" "$rc" 0
