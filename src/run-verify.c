@@ -233,7 +233,9 @@ static int pick_staging(struct sr_run *run, const struct sr_bundle_walk *bw,
 
 /*
  * The statement for this bundle: --signature FILE, else BUNDLE.sig beside
- * the bundle when it exists.  *text NULL: unsigned.
+ * the bundle when it exists: beside the directory it resolves to, which a
+ * refusal names (a symbolic link's own LINK.sig is not looked at).  *text
+ * NULL: unsigned.
  */
 static int read_statement(const struct sr_run *run, char **text, size_t *len,
                           struct sr_error *err) {
@@ -282,7 +284,7 @@ static int verify_trust(struct sr_run *run, struct sr_error *err) {
       return sr_error_set(err, SR_EXIT_REFUSED, 0, "signature_required",
                           "bundle is unsigned (no --signature, no %s.sig) and "
                           "the profile or skillrun.conf requires a signature",
-                          run->args->bundle);
+                          run->bundle_path);
     return 0;
   }
   r = sr_statement_parse(text, len, &run->statement, err);

@@ -123,6 +123,17 @@ explain "$CONF" "$B"
 is "BUNDLE.sig is used by default (--explain shows the tier)" \
   "$("$JQ" -r .bundle.trust.tier "$T/out")" official
 rm -f "$B.sig"
+# Through a symbolic link to the bundle, BUNDLE.sig is the one beside the
+# directory it resolves to; a refusal names that file, not LINK.sig (which
+# is not looked at).
+ln -s "$B" "$T/hello-link"
+cp "$T/st-hello.sig" "$T/hello-link.sig"
+refused "unsigned through a link under strict.profile" signature_required "$CONF" -p strict "$T/hello-link" -- /bin/true
+check "... the refusal names the file looked for" grep -q "no $B.sig)" "$T/err"
+cp "$T/st-hello.sig" "$B.sig"
+explain "$CONF" "$T/hello-link"
+is "... and that file is used when it exists" "$("$JQ" -r .bundle.trust.tier "$T/out")" official
+rm -f "$B.sig" "$T/hello-link" "$T/hello-link.sig"
 
 # The statement made with the openssl command line, as skillrun(1) shows.
 d=$("$SKILLRUN" --digest "$B" | cut -d' ' -f1)
