@@ -766,8 +766,8 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
             ? sr_denials_attach(&s->denials, TAKE_FD(passed), s->spec->seccomp)
             : -EBADMSG;
     if (r < 0)
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "seccomp",
-                          "cannot take the seccomp listener");
+      return sr_error_layer(err, "seccomp", -r,
+                            "cannot take the seccomp listener");
     break;
   case SR_SYNC_SECCOMP_PLAIN:
     s->seccomp_plain = true;

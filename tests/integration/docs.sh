@@ -5,9 +5,11 @@
 # is documented in skillrun(1) and offered by both shell completions, the man
 # page and the completions name no option --help does not know, every limit
 # of the binary's table is documented where each of its layers is (and
-# listed by the JSON Schemas), every man page renders without warnings, and
-# the pages and completions made from .in files name the directories --help
-# names.  TAP; needs SKILLRUN, JQ, TOP_SRCDIR and TOP_BUILDDIR.
+# listed by the JSON Schemas), the reasons and layers the sources can give
+# an error are the audit schema's lists, every man page renders without
+# warnings, and the pages and completions made from .in files name the
+# directories --help names.  TAP; needs SKILLRUN, JQ, PYTHON3, TOP_SRCDIR
+# and TOP_BUILDDIR.
 
 set -u
 
@@ -203,6 +205,49 @@ for spec in \
   check "schema/$file $path lists exactly the binary's limits" \
     cmp -s "$tmp/schema.limits" "$tmp/limits.sorted"
 done
+
+# ---------------------------------------------------------------- reasons
+# The reasons and layers the sources can give an error (tests/audit-reasons.py
+# reads src/*.c) are the lists of audit.schema.json, no more, no less: an
+# orchestrator that validates the stream never meets a valid run's reason the
+# schema refuses, nor is promised one that cannot come.
+AUDIT_SCHEMA=$TOP_SRCDIR/schema/audit.schema.json
+"$PYTHON3" "$TOP_SRCDIR/tests/audit-reasons.py" "$TOP_SRCDIR/src" >"$tmp/reasons"
+is "audit-reasons.py exits 0" "$?" 0
+check "audit-reasons.py finds at least 20 reasons of each kind" \
+  test "$(grep -c '^refused ' "$tmp/reasons")" -ge 20 -a \
+  "$(grep -c '^failed ' "$tmp/reasons")" -ge 20 -a "$(grep -c '^layer ' "$tmp/reasons")" -ge 20
+is "every reason of src/ is a literal audit-reasons.py can read" \
+  "$(grep '^unresolved ' "$tmp/reasons")" ""
+# SR_EXIT_FAILED reasons that never reach an audit stream:
+#   audit_read  --verify-audit's and --gc's reading of a ledger (a run's own
+#               clean-up of other runs ignores its failures)
+#   gc          --gc (the same)
+#   sign        --sign
+#   capability  sr_capability_mint, which only the unit tests call: a run
+#               verifies capabilities, never makes one
+#   cancelled   a cancellation ends as status cancelled, with no error event
+not_audited='audit_read|gc|sign|capability|cancelled'
+code_list() { # KIND: the values of that kind, sorted
+  sed -n "s/^$1 //p" "$tmp/reasons" | sort -u
+}
+schema_list() { # JQ-FILTER: the strings it selects, sorted
+  "$JQ" -r "$1 | .[]" "$AUDIT_SCHEMA" | sort -u
+}
+# same_lists TEXT CODE SCHEMA: the two sorted lists are equal; otherwise
+# what only one of them has.
+same_lists() {
+  is "$1" "$(comm -3 <(echo "$2") <(echo "$3") |
+    sed 's/^\t/only in the schema: /; /^only/!s/^/only in src\/: /' | tr '\n' ' ')" ""
+}
+same_lists "the refusal reasons of src/ are those of bundle_rejected and input_rejected" \
+  "$(code_list refused)" \
+  "$(schema_list '[.["$defs"].refusal_reason.enum[], .["$defs"].input_rejected.properties.reason.enum[]]')"
+same_lists "the failure reasons of src/ (but those of other modes) are error's" \
+  "$(code_list failed | grep -Evx "$not_audited")" \
+  "$(schema_list '.["$defs"].failure_reason.enum')"
+same_lists "the layers of src/ are layer_failed's" \
+  "$(code_list layer)" "$(schema_list '.["$defs"].layer_failed.properties.layer.enum')"
 
 # render PAGE OUT: groff's warnings for PAGE (the rendering in OUT).
 render() {
