@@ -11,6 +11,7 @@ unique: "KIND VALUE", KIND being
            input_rejected's for an --input)
   failed   a reason given with SR_EXIT_FAILED (error's)
   layer    a layer given to sr_error_layer (layer_failed's)
+  warning  a literal reason of a warning event
 
 and one line "unresolved FILE:LINE: EXPR" per reason it cannot tell (not
 a string literal, a macro of the same file, a parameter of a function
@@ -116,6 +117,12 @@ def main():
                                   f"layer {a[1]}")
             else:
                 found.add(("layer", v))
+        # warning events' reasons: "reason", "LITERAL" in their fields.
+        for m in re.finditer(r"\bsr_audit_emit\s*\(", s):
+            a = call_args(s, m.end())
+            if len(a) > 2 and a[1] == '"warning"':
+                for v in re.findall(r'"reason",\s*"([a-z_]+)"', a[2]):
+                    found.add(("warning", v))
         for m in re.finditer(r"\.reason\s*=\s*(" + STRING + ")", s):
             field_reasons.add(m.group(1)[1:-1])
         # static int NAME(..., const char *reason, ...) { ... }

@@ -248,6 +248,21 @@ same_lists "the failure reasons of src/ (but those of other modes) are error's" 
   "$(schema_list '.["$defs"].failure_reason.enum')"
 same_lists "the layers of src/ are layer_failed's" \
   "$(code_list layer)" "$(schema_list '.["$defs"].layer_failed.properties.layer.enum')"
+# warning.reason is any string (a run without a cgroup says why in words),
+# so the schema cannot list the reasons that are names: its description and
+# skillrun(1)'s warning entry name each one the sources give.
+sed -n '/^\.SH AUDIT EVENTS/,/^\.SH /p' "$MAN1" |
+  sed -n '/^\.B warning$/,/^\.TP$/p' | sed 's/\\%//g' >"$tmp/man1.warning"
+check "skillrun(1) AUDIT EVENTS has a warning entry" test -s "$tmp/man1.warning"
+"$JQ" -r '.["$defs"].warning.description' "$AUDIT_SCHEMA" >"$tmp/schema.warning"
+check "src/ gives warnings some reasons that are names (got $(code_list warning | wc -l))" \
+  test "$(code_list warning | wc -l)" -ge 3
+for reason in $(code_list warning); do
+  check "warning reason $reason is in skillrun(1)'s warning entry" \
+    grep -qw -- "$reason" "$tmp/man1.warning"
+  check "warning reason $reason is in the schema's warning description" \
+    grep -qw -- "$reason" "$tmp/schema.warning"
+done
 
 # render PAGE OUT: groff's warnings for PAGE (the rendering in OUT).
 render() {
