@@ -109,4 +109,44 @@ is "... in one line" "$(wc -l <"$T/err")" 1
 
 "$SKILLRUN" --explain -p strict "$B" >/dev/null 2>"$T/err"
 is "strict profile found by name (SKILLRUN_PROFILE_PATH or installed)" "$?" 0
+
+# The document against its contract (skillrun(1) --explain, AUDIT EVENTS
+# policy_resolved): without bundle and run it is a policy_resolved's policy,
+# so it validates as audit.schema.json's $defs/policy; a profile that sets
+# the network and the environment makes those parts more than defaults.
+printf 'include default\nnetwork allowlist\nnetwork-allow example.com:443\nsetenv FOO bar\n' \
+  >"$T/contract.profile"
+out=$("$SKILLRUN" --explain -p "$T/contract.profile" --timeout 5s "$B" -- /bin/true)
+is "--explain with a profile exits 0" "$?" 0
+"$JQ" 'del(.bundle, .run)' <<<"$out" >"$T/explain.policy.json"
+valid_policy() { # FILE: it validates as $defs/policy (problems on stdout)
+  "$PYTHON3" -c '
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1]))
+schema = {k: v for k, v in schema.items()
+          if k not in ("$schema", "allOf", "unevaluatedProperties")}
+schema.update({"$ref": "#/$defs/policy", "properties": {}, "required": []})
+errors = list(Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))
+for e in errors:
+    print("/".join(map(str, e.absolute_path)) + ": " + e.message[:200])
+sys.exit(1 if errors else 0)
+' "$TOP_SRCDIR/schema/audit.schema.json" "$1"
+}
+problems=$(valid_policy "$T/explain.policy.json")
+is "--explain without bundle and run validates as audit.schema.json's \$defs/policy" \
+  "$?/$problems" "0/"
+# The validator is not vacuous: a limit with a wrong type fails.
+"$JQ" '.limits.memory.value = "512M"' "$T/explain.policy.json" >"$T/explain.bad.json"
+check "... and a limit whose value is a string does not" not valid_policy "$T/explain.bad.json"
+# What enforces a limit is decided by a run's prepare stage: --explain,
+# which builds nothing, says null for every one, as skillrun(1) says.
+is "--explain: every limit's enforced_by is null" \
+  "$("$JQ" -r '[.limits[].enforced_by | select(. != null)] | length' <<<"$out")" 0
+sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$TOP_BUILDDIR/man/skillrun.1" |
+  sed -n '/^\.B \\-\\-explain$/,/^\.TP$/p' | sed 's/\\%//g' >"$T/man.explain"
+check "skillrun(1) --explain says enforced_by is null there" \
+  grep -q '^is null here' "$T/man.explain"
+check "... and does not promise which mechanism enforces each limit" \
+  not grep -qi 'which mechanism enforces it' "$T/man.explain"
 finish
