@@ -58,11 +58,14 @@ L_END=$(line_of "$GOOD" execution_completed)
 sed "${L_IN}s/\"event\":\"input_staged\"/\"event\":\"network_connected\"/" "$GOOD" >"$X/event.jsonl"
 sed "${L_END}s/\"status\":/\"surprise\":1,\"status\":/" "$GOOD" >"$X/key.jsonl"
 sed "${L_END}s/\"exit_code\":0,/\"exit_code\":\"0\",/" "$GOOD" >"$X/type.jsonl"
+# A status and an exit status that do not go together (skillrun(1) EXIT
+# STATUS): succeeded is 0.
+sed "${L_END}s/\"exit_code\":0,/\"exit_code\":3,/" "$GOOD" >"$X/status.jsonl"
 printf '%s\n' '{"schema":"skillrun.audit/1","event":"execution_started"' >"$X/cut.jsonl"
 "$JQ" '.result.surprise = 1' "$run/metadata.json" >"$X/meta-key.json"
 "$JQ" '.limits.memory = "512M"' "$run/metadata.json" >"$X/meta-type.json"
 # One validator per kind of file, as finish runs it.
-audit_out=$(schema --audit "$X"/{good,event,key,type,cut}.jsonl)
+audit_out=$(schema --audit "$X"/{good,event,key,type,status,cut}.jsonl)
 audit_rc=$?
 meta_out=$(schema --metadata "$X"/meta-{key,type}.json)
 meta_rc=$?
@@ -84,6 +87,8 @@ reported "$audit_out" "an unknown key is rejected, naming FILE:LINE" \
 reported "$audit_out" "a wrong type is rejected, naming FILE:LINE" \
   "^$X/type.jsonl:$L_END: execution_completed: exit_code: '0' is not of type 'integer'"
 reported "$audit_out" "a line that is not JSON is rejected" "^$X/cut.jsonl:1: not JSON"
+reported "$audit_out" "status succeeded with exit_code 3 is rejected, naming FILE:LINE" \
+  "^$X/status.jsonl:$L_END: execution_completed: exit_code: 0 was expected"
 reported "$meta_out" "metadata.json: an unknown key is rejected" \
   "^$X/meta-key.json:1: metadata: result: .*'surprise' was unexpected"
 reported "$meta_out" "metadata.json: a wrong type is rejected" \
@@ -96,8 +101,8 @@ tap=$(
   _tap_n=0
   schema_check
 )
-for f in "event.jsonl:$L_IN" "key.jsonl:$L_END" "type.jsonl:$L_END" meta-key.json:1 \
-  meta-type.json:1 cut.jsonl:1; do
+for f in "event.jsonl:$L_IN" "key.jsonl:$L_END" "type.jsonl:$L_END" \
+  "status.jsonl:$L_END" meta-key.json:1 meta-type.json:1 cut.jsonl:1; do
   check "finish's schema check fails on $f" \
     grep -Eq "^not ok [0-9]+ - schema: $X/$f: " <<<"$tap"
 done
