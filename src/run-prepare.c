@@ -250,18 +250,8 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
                       &why, err);
   if (r >= 0 && run->enf.by[SR_LIM_MEMORY] == SR_ENF_SUPERVISOR)
     r = sr_seccomp_refuse_unsampled(run->seccomp, err);
-  /* Without a cgroup the sandbox sets RLIMIT_NPROC to pids, which it
-   * cannot raise above skillrun's own hard limit (child.c). */
-  if (r >= 0 && run->enf.by[SR_LIM_PIDS] == SR_ENF_RLIMIT) {
-    char lowered[256];
-
-    r = sr_run_clamp_to_hard(&run->policy, SR_LIM_PIDS, RLIMIT_NPROC, 0, "u",
-                             lowered, sizeof(lowered), err);
-    if (r > 0)
-      r = sr_audit_emit(
-          &run->audit, "warning",
-          json_pack("{s:s, s:s}", "source", "policy", "message", lowered), err);
-  }
+  /* pids is already within skillrun's own hard RLIMIT_NPROC (run.c,
+   * clamp_to_own_rlimits). */
   /* The sandbox's user namespace keeps its maker's soft limit, taken when
    * it is made, as a limit on its user's tasks that no setrlimit(2) inside
    * it lifts: a caller's soft limit below pids (ulimit -Su 8) would hold

@@ -252,10 +252,14 @@ int sr_run_clamp_to_hard(struct sr_policy *p, enum sr_limit_id id, int resource,
   return 1;
 }
 
-/* The limits the sandbox sets as rlimits whatever holds the run: nofile,
- * the CPU budget's per-process backstop (child.c) and, under
- * `memory-rlimit yes`, RLIMIT_AS.  (RLIMIT_NPROC, set only without a
- * cgroup, is clamped once that is known: run-prepare.c.) */
+/* The limits the sandbox holds to rlimits whatever holds the run: nofile,
+ * the CPU budget's per-process backstop (child.c), under `memory-rlimit
+ * yes` RLIMIT_AS, and pids: the skill's processes are held to the
+ * caller's RLIMIT_NPROC (raised to its hard limit, run-prepare.c) even
+ * where a cgroup holds pids (the sandbox sets it only without one), as
+ * they run as an unprivileged user that the limit binds even when the
+ * caller is root.  Clamped before the cgroup is made, so that its
+ * pids.max is the record's. */
 static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
   static const struct {
     enum sr_limit_id id;
@@ -266,7 +270,9 @@ static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
       {SR_LIM_NOFILE, RLIMIT_NOFILE, 0, "n"},
       {SR_LIM_CPU_SECONDS, RLIMIT_CPU, 1, "t"},
       {SR_LIM_MEMORY, RLIMIT_AS, 0, "v"},
+      {SR_LIM_PIDS, RLIMIT_NPROC, 0, "u"},
   };
+  struct rlimit nproc;
   char msg[256];
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(rl); i++) {
@@ -281,6 +287,8 @@ static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
     if (r < 0)
       return r;
   }
+  p->pids_at_nproc = getrlimit(RLIMIT_NPROC, &nproc) == 0 &&
+                     nproc.rlim_max <= p->limits[SR_LIM_PIDS].value;
   return 0;
 }
 
