@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -98,6 +99,11 @@ int main(int argc, char *argv[]) {
    * itself, and init, which waits for its SIGCHLD, would never learn that
    * it ended (nor could anyone wait(2) for its status). */
   signal(SIGCHLD, SIG_DFL);
+  /* The caller's umask goes on hiding the group's and others' bits (also
+   * from the skill), never the owner's: umask 0777 or 0177 made the
+   * workspace root, a tenant's or a run's directory one its owner could
+   * not enter, and kept failing every later run there. */
+  umask(umask(0) & 077);
   /* jansson seeds its hash function on its first object, from /dev/urandom
    * (open, read, close); this seed comes from one getrandom(2).  Zero, or no
    * entropy yet, leaves it to jansson. */

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A caller's odd process environment, as an orchestrator or a scheduler may
+# hand it (skillrun(1) EXIT STATUS, FILES): a umask that takes the owner's
+# own bits (0777, 0177) made the workspace root, a new tenant's directory
+# and the run directory ones their owner could not enter: the run failed
+# ("cannot open run directory: Permission denied") and left them so, which
+# failed every later run under that root with any umask.  Now such a
+# umask only keeps hiding the group's and others' bits.  As root and as an
+# unprivileged user.
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+skip_modes
+
+T=$(tmpdir)
+B=$T/env-skill
+mkbundle "$B"
+chmod -R a+rX "$T"
+
+for mode in $MODES; do
+  P=$(mode_workspace $mode)
+  for um in 0777 0177; do
+    # A workspace root and a tenant skillrun makes, under that umask.
+    W=$P/ws-$um
+    in_mode $mode sh -c 'umask "$1" && shift && exec "$@"' sh "$um" "$SKILLRUN" \
+      --workspace-root "$W" --tenant fresh --execution-id u1 "$B" -- /bin/true >"$P/a.$um" 2>"$P/err.$um"
+    is "$mode: umask $um, a new workspace root and tenant: the run exits 0" "$?" 0
+    [ -s "$P/err.$um" ] && diag "$(cat "$P/err.$um")"
+    is "$mode: ... and succeeds" "$(field "$P/a.$um" execution_completed .status)" succeeded
+    is "$mode: ... its run directory is its owner's to enter (mode)" \
+      "$(stat -c %a "$W/fresh/u1" 2>/dev/null)" 700
+    is "$mode: ... and its audit.jsonl its owner's to read (mode)" \
+      "$(stat -c %a "$W/fresh/u1/audit.jsonl" 2>/dev/null)" 600
+    check "$mode: ... which verifies" audit_ok "$W/fresh/u1/audit.jsonl"
+    # The next run there, with an ordinary umask.
+    in_mode $mode sh -c 'umask 022 && exec "$@"' sh "$SKILLRUN" \
+      --workspace-root "$W" --tenant fresh --execution-id u2 "$B" -- /bin/true >/dev/null 2>"$P/err2.$um"
+    is "$mode: ... a later run there with umask 022 exits 0" "$?" 0
+    [ -s "$P/err2.$um" ] && diag "$(cat "$P/err2.$um")"
+  done
+done
+finish
