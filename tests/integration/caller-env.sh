@@ -6,7 +6,11 @@
 # and the run directory ones their owner could not enter: the run failed
 # ("cannot open run directory: Permission denied") and left them so, which
 # failed every later run under that root with any umask.  Now such a
-# umask only keeps hiding the group's and others' bits.  As root and as an
+# umask only keeps hiding the group's and others' bits.  A hard stack
+# limit below some 40 KiB (ulimit -s 16..36) killed skillrun with SIGSEGV
+# (139) before it said anything, in a run and in --gc, --verify-audit,
+# --explain or --metrics: now a run says what it needs (125, reason
+# resources, its stream whole), the other modes work.  As root and as an
 # unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
@@ -38,6 +42,22 @@ for mode in $MODES; do
       --workspace-root "$W" --tenant fresh --execution-id u2 "$B" -- /bin/true >/dev/null 2>"$P/err2.$um"
     is "$mode: ... a later run there with umask 022 exits 0" "$?" 0
     [ -s "$P/err2.$um" ] && diag "$(cat "$P/err2.$um")"
+  done
+
+  for st in 20 32; do
+    out=$(in_mode $mode sh -c 'ulimit -s "$1" && shift && exec "$@"' sh "$st" "$SKILLRUN" \
+      --workspace-root "$P" --execution-id "st$st" "$B" -- /bin/true 2>&1 >"$P/a.st$st")
+    is "$mode: ulimit -s $st: exit 125" "$?" 125
+    is "$mode: ... one line saying what a run needs" "$out" \
+      "skillrun: a run needs 256 KiB of stack; the stack limit is $st KiB (ulimit -s; hard limit $st KiB)"
+    is "$mode: ... reason resources on the record" "$(field "$P/a.st$st" error .reason)" resources
+    check "$mode: ... whose stream is whole" audit_ok "$P/a.st$st"
+    in_mode $mode sh -c 'ulimit -s "$1" && shift && exec "$@"' sh "$st" "$SKILLRUN" \
+      --verify-audit "$P/a.st$st" >/dev/null 2>&1
+    is "$mode: ... --verify-audit under ulimit -s $st exits 0" "$?" 0
+    in_mode $mode sh -c 'ulimit -s "$1" && shift && exec "$@"' sh "$st" "$SKILLRUN" \
+      --gc --workspace-root "$P" >/dev/null 2>&1
+    is "$mode: ... --gc under ulimit -s $st exits 0" "$?" 0
   done
 done
 finish
