@@ -71,6 +71,21 @@ case $bashdir in
 "$prefix"/*) ok "the bash completion is below the prefix ($bashdir)" ;;
 *) bad "the bash completion directory $bashdir is outside the prefix $prefix" ;;
 esac
+# The default prefix's zsh completion is where zsh looks: every zsh built
+# with its defaults (Debian's, Fedora's, Arch's) has
+# /usr/local/share/zsh/site-functions in its fpath; none has
+# /usr/local/share/zsh/vendor-completions (Debian's zsh reads
+# vendor-completions below /usr only).  Another prefix: the zsh here, if any.
+if [ "$prefix" = /usr/local ]; then
+  if [ "$zshdir" = /usr/local/share/zsh/site-functions ] ||
+    { command -v zsh >/dev/null && zsh -fc 'print -l -- $fpath' | grep -qxF -- "$zshdir"; }; then
+    ok "the zsh completion is in a directory zsh searches ($zshdir)"
+  else bad "the zsh completion directory $zshdir is not in zsh's fpath (/usr/local/share/zsh/site-functions is)"; fi
+elif command -v zsh >/dev/null; then
+  zsh -fc 'print -l -- $fpath' | grep -qxF -- "$zshdir" &&
+    ok "the zsh completion is in this zsh's fpath ($zshdir)" ||
+    echo "note: $zshdir is not in this zsh's fpath (prefix $prefix)"
+fi
 if [ "$tmpfilesdir" != no ]; then
   t=$R$tmpfilesdir/skillrun.conf
   if [ -f "$t" ] && grep -q "^d $(mkvar localstatedir)/lib/skillrun/runs 0711 root root " "$t"; then
