@@ -372,6 +372,80 @@ for opt in $(grep -Eo -- '--[a-z0-9-]+ (N|ID|HEX|SIZE|DURATION|KEY=VALUE)( |$)' 
   is "the bash completion offers nothing after $opt" "$got" ""
 done
 
+# Per mode, the bash completion offers exactly the options the binary
+# takes with it (skillrun(1), OPTIONS: a mode refuses every option it does
+# not read), and, once an option is on the line, only the modes that take
+# it.  The binary is asked: a mode given the option and a sentinel it
+# refuses names the option when it refuses that one too, the sentinel
+# otherwise (src/cli.c checks them in the order of its option tables, where
+# the sentinels, --audit-key and --verbose, come last but for what the mode
+# takes); nothing runs either way.
+printf '%s\n' 'k' >"$tmp/k"
+value_of() { # OPTION: a value the parser accepts for it, or nothing (a flag)
+  case $1 in
+  --expect-sha256) printf '%064d' 0 ;;
+  --capability-fd | --audit-fd | --pids | --cpu-seconds) echo 3 ;;
+  --label) echo k=v ;;
+  --input) echo /etc/hostname ;;
+  --memory | --log-cap) echo 1M ;;
+  --timeout) echo 1s ;;
+  --network) echo deny ;;
+  --tier) echo official ;;
+  --tenant | --execution-id) echo k ;;
+  --profile | --conf | --signature | --capability | \
+    --workspace-root | --cgroup-parent | --audit-file | --audit-key | --sign | --verify-audit)
+    echo "$tmp/k" ;;
+  esac
+}
+# takes MODE OPTION ("run" for a run): 0 when the binary takes OPTION in
+# MODE, 1 when it refuses it, 2 when the answer is neither.
+takes() {
+  local m=$1 o=$2 sentinel msg
+  local -a before=() bundle=()
+  case $m in run | --digest) sentinel=--audit-key ;; *) sentinel=--verbose ;; esac
+  [ "$o" = "$sentinel" ] && return 1
+  [ "$m" = run ] || read -r -a before <<<"$m $(value_of "$m")"
+  case $m in run | --explain | --digest | --sign) bundle=("$TOP_SRCDIR/examples/hello") ;; esac
+  # shellcheck disable=SC2046
+  msg=$(timeout 10 "$SKILLRUN" "${before[@]}" "$o" $(value_of "$o") \
+    "$sentinel" $(value_of "$sentinel") "${bundle[@]}" 2>&1 </dev/null >/dev/null | head -n 1)
+  case $msg in
+  *"option '$o' "*) return 1 ;;
+  *"option '$sentinel' "*) return 0 ;;
+  *) echo "# $m $o: $msg" >&2; return 2 ;;
+  esac
+}
+bash_offers() { # WORD...: the long options the bash completion offers after them
+  (cd "$tmp/cwd" && bash -c 'source "$1"; shift; COMP_WORDS=(skillrun "$@" --)
+    COMP_CWORD=$(($# + 1)); _skillrun; printf "%s\n" "${COMPREPLY[@]}"' - "$BASH_COMP" "$@" 2>/dev/null) |
+    grep -x -- '--[a-z0-9-]*' | grep -vx -- '--' | sort
+}
+modes="--explain --digest --verify-audit --gc --metrics --sign --help --version"
+plain=$(grep -vxF -e --help -e --version "$tmp/help.opts" | grep -vxF -f <(printf '%s\n' $modes))
+for m in run $modes; do
+  # A run is pinned by an option only a run takes.
+  if [ $m = run ]; then line="--execution-id $tmp/k"; else line="$m $(value_of "$m")"; fi
+  want=
+  for o in $plain; do
+    case " $line " in *" $o "*) continue ;; esac
+    takes "$m" "$o"
+    case $? in 0) want="$want$o"$'\n' ;; 2) want="$want?$o"$'\n' ;; esac
+  done
+  # shellcheck disable=SC2086
+  is "the bash completion offers, after $line, what the binary takes there" \
+    "$(bash_offers $line | grep -vxF -f <(printf '%s\n' $modes) | tr '\n' ' ')" "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
+done
+for o in $plain; do
+  want=
+  for m in $modes; do
+    takes "$m" "$o" && want="$want$m"$'\n'
+  done
+  # shellcheck disable=SC2046
+  is "the bash completion offers, after $o, the modes that take it" \
+    "$(bash_offers "$o" $(value_of "$o") | grep -xF -f <(printf '%s\n' $modes) | tr '\n' ' ')" \
+    "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
+done
+
 for f in "$TOP_BUILDDIR"/man/*.[1-8] "$BASH_COMP" "$ZSH_COMP"; do
   [ -f "$f.in" ] || [ -f "$TOP_SRCDIR/${f#"$TOP_BUILDDIR"/}.in" ] || continue
   check "${f##*/} has no @placeholder@ left" not grep -Eq '@[a-z_]+@' "$f"
