@@ -13,6 +13,7 @@ set -u
 top_srcdir=$(sed -n 's/^abs_top_srcdir = //p' Makefile)
 [ -n "$top_srcdir" ] || { echo "not a configured build directory"; exit 1; }
 command -v rpmbuild >/dev/null || { echo "rpmbuild is missing (Debian package rpm)"; exit 1; }
+command -v cpio >/dev/null || { echo "cpio is missing (Debian package cpio; rpm2cpio needs it)"; exit 1; }
 W=$(mktemp -d /tmp/skillrun-rpm.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 rc=0
