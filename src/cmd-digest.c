@@ -2,6 +2,7 @@
 /* --digest: print the bundle's canonical digest (skillrun-bundle(5)). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +46,9 @@ int sr_cmd_digest(const struct sr_args *a) {
     sr_log_error("bundle digest %s does not match the expected sha256:%s",
                  b.digest, a->expect_sha256);
     code = SR_EXIT_REFUSED;
-  } else if (fflush(stdout) != 0) {
+  } else if (ferror(stdout) || fflush(stdout) != 0) {
+    sr_log_error("cannot write the digest to standard output: %s",
+                 strerror(errno ? errno : EIO));
     code = SR_EXIT_FAILED;
   }
   sr_bundle_done(&b);

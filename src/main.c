@@ -91,6 +91,7 @@ static int run_command(int (*run)(const struct sr_args *a),
   struct on_stack o = {run, args, SR_EXIT_FAILED};
   pthread_attr_t attr;
   pthread_t tid;
+  sigset_t all;
   bool started;
 
   if (!stack_too_small())
@@ -100,8 +101,15 @@ static int run_command(int (*run)(const struct sr_args *a),
   started = pthread_attr_setstacksize(&attr, THREAD_STACK) == 0 &&
             pthread_create(&tid, &attr, run_on_stack, &o) == 0;
   pthread_attr_destroy(&attr);
-  if (!started || pthread_join(tid, NULL) != 0)
+  if (!started)
     return run(args);
+  /* The command blocks and waits for the signals it handles (a run's
+   * cancellation) on its own thread: one this thread did not block would
+   * be delivered here, with its default action. */
+  sigfillset(&all);
+  (void)pthread_sigmask(SIG_BLOCK, &all, NULL);
+  if (pthread_join(tid, NULL) != 0)
+    return SR_EXIT_FAILED;
   return o.code;
 }
 

@@ -274,6 +274,16 @@ else
 fi
 rm -rf "$odd"
 
+# Standard output that cannot be written (a full disk): exit 125 and one
+# line saying so, not a silent failure.
+"$SKILLRUN" --digest "$tricky" >/dev/full 2>"$T/err"
+rc=$?
+if [ "$rc" = 125 ] && grep -q "cannot write the digest to standard output: No space left" "$T/err"; then
+  ok "an unwritable stdout: exit 125, saying so"
+else
+  not_ok "an unwritable stdout: exit 125, saying so" "rc=$rc" "stderr: $(cat "$T/err")"
+fi
+
 # Refusals: exit 123, the offending path on stderr, nothing on stdout.
 refused() { # refused TEXT NEEDLE
   "$SKILLRUN" --digest "$tricky" >"$T/out" 2>"$T/err"
