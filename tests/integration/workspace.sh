@@ -254,4 +254,14 @@ printf 'uid-pool 0 64\n' >"$T/badpool.conf"
 "$SKILLRUN" --conf "$T/badpool.conf" --workspace-root "$W" "$B" -- /bin/true >"$W/a.bp" 2>"$W/err.bp"
 is "a uid-pool reaching 0 is refused with 125" "$?" 125
 check "... naming file:line" grep -q "badpool.conf:1:" "$W/err.bp"
+
+# A relative workspace root: refused when the run opens it, on the record
+# (skillrun(1) --workspace-root), and nothing made where it points.
+(cd "$T" && "$SKILLRUN" --workspace-root rel-ws "$B" -- /bin/true >"$W/a.rel" 2>"$W/err.rel")
+is "a relative workspace root is refused with 125" "$?" 125
+check "... saying it must be absolute" grep -q "must be an absolute path" "$W/err.rel"
+is "... the stream's error and end (reason workspace, status error)" \
+  "$("$JQ" -r 'select(.event == "error") | .reason' "$W/a.rel") $("$JQ" -r 'select(.event == "execution_completed") | .status' "$W/a.rel")" \
+  "workspace error"
+check "... nothing made at the relative path" test ! -e "$T/rel-ws"
 finish
