@@ -57,6 +57,15 @@ static EVP_PKEY *key_pkey(const struct sr_trust_key *k, bool *made) {
 
 /* ---------------------------------------------------------------- keys */
 
+/* OpenSSL's default for an encrypted key asks for its passphrase on the
+ * terminal: --sign, or a run's audit-key, would stop and prompt (and take
+ * what was typed).  skillrun takes no passphrase: an encrypted key is
+ * refused, saying so. */
+static int no_passphrase(char *buf, int size, int rwflag, void *u) {
+  (void)buf, (void)size, (void)rwflag, (void)u;
+  return -1;
+}
+
 /* A PEM key of either half, Ed25519 only, and its id (the public half's). */
 static int parse_key(const char *pem, size_t len, bool private_key,
                      const char *name, EVP_PKEY **out,
@@ -71,9 +80,18 @@ static int parse_key(const char *pem, size_t len, bool private_key,
   bio = sr_ossl.BIO_new_mem_buf(pem, (int)len);
   if (!bio)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "key_invalid", "%s", name);
-  pkey = private_key ? sr_ossl.PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL)
-                     : sr_ossl.PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+  pkey = private_key
+             ? sr_ossl.PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL)
+             : sr_ossl.PEM_read_bio_PUBKEY(bio, NULL, no_passphrase, NULL);
   sr_ossl.BIO_free(bio);
+  if (!pkey && private_key &&
+      memmem(pem, len, "-----BEGIN ENCRYPTED PRIVATE KEY-----",
+             strlen("-----BEGIN ENCRYPTED PRIVATE KEY-----")))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "%s: an encrypted private key: skillrun takes no "
+                        "passphrase (openssl pkey -in KEY -out PLAIN writes "
+                        "it unencrypted)",
+                        name);
   if (!pkey)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "%s: not a PEM %s key", name,

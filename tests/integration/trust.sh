@@ -107,6 +107,22 @@ check "--sign never overwrites an existing statement" test $? -ne 0
 is "--sign with an unwritable stdout fails (125)" "$?" 125
 check "... saying so" grep -q "cannot write to standard output: .*; $T/full.sig not kept" "$T/err"
 check "... and leaves no statement" test ! -e "$T/full.sig"
+# An encrypted private key: refused, saying so; never a passphrase prompt
+# on the caller's terminal (OpenSSL's default), which stopped --sign (and a
+# run's audit-key) until someone typed.
+openssl genpkey -algorithm ed25519 -aes256 -pass pass:secret -out "$T/enc.key" 2>/dev/null
+chmod 600 "$T/enc.key"
+"$SKILLRUN" --sign "$T/enc.key" --tier official --signature "$T/enc.sig" "$B" </dev/null >/dev/null 2>"$T/err"
+is "--sign with an encrypted key fails (125)" "$?" 125
+check "... saying it is encrypted" grep -q "enc.key: an encrypted private key" "$T/err"
+if command -v script >/dev/null 2>&1; then
+  timeout 20 script -qec "'$SKILLRUN' --sign '$T/enc.key' --tier official --signature '$T/enc2.sig' '$B'" \
+    /dev/null </dev/null >"$T/tty.out" 2>&1
+  is "... on a terminal too: no prompt, 125 at once (not a timeout)" "$?" 125
+  check "... nothing asked for" not grep -qi "pass phrase" "$T/tty.out"
+else
+  pass "# SKIP on a terminal: script(1) (bsdutils) is not installed"
+fi
 
 run "$CONF" --signature "$T/st-hello.sig" "$B" -- /bin/true
 is "a valid official signature runs" "$rc" 0
@@ -366,7 +382,8 @@ rc_plain=$?
 "$SKILLRUN" --verify-audit "$T/rechained.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>"$T/err"
 check "a middle line removed and the chain rebuilt: only the anchor fails" \
   test "$rc_plain" -eq 0 -a $? -ne 0
-sed 's/"status":"succeeded"/"status":"failed"/' "$L" >"$T/edited.jsonl"
+# A forger's whole edit, one the schema accepts: status and exit code.
+sed '$s/"status":"succeeded"/"status":"failed"/; $s/"exit_code":0,/"exit_code":1,/' "$L" >"$T/edited.jsonl"
 "$SKILLRUN" --verify-audit "$T/edited.jsonl" >/dev/null 2>&1
 rc_plain=$?
 "$SKILLRUN" --verify-audit "$T/edited.jsonl" --audit-key "$T/audit.pub" >/dev/null 2>&1
