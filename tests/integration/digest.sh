@@ -132,7 +132,7 @@ printf 6 >"$tricky/$(printf 'caf\303\251')"
 printf 7 >"$tricky/A"
 chmod 755 "$tricky/a/b/c"
 
-echo "1..$((N_RANDOM + 16))"
+echo "1..$((N_RANDOM + 17))"
 
 # 1..N: random bundles agree with the reference implementation
 i=0
