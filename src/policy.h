@@ -153,10 +153,6 @@ struct sr_policy {
   bool strict; /* `strict yes`: manifest lenience and fallbacks refused */
   bool memory_rlimit; /* `memory-rlimit yes`: RLIMIT_AS = memory as well */
   char *hostname;     /* default "skillrun" */
-  /* pids is skillrun's own hard RLIMIT_NPROC, which the skill inherits:
-   * with a cgroup too, that refuses a fork at pids before pids.max does
-   * (run.c, clamp_to_own_rlimits). */
-  bool pids_at_nproc;
   /* The bundle's directory in the sandbox, named after the skill: its
    * working directory (sr_view_skill_dir); set with the manifest. */
   char *skill_dir;

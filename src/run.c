@@ -245,9 +245,10 @@ int sr_run_clamp_to_hard(struct sr_policy *p, enum sr_limit_id id, int resource,
   sr_limit_format(d->kind, l->value, was, sizeof(was));
   sr_limit_format(d->kind, rl.rlim_max - extra, now, sizeof(now));
   snprintf(msg, len,
-           "%s %s lowered to %s: skillrun's own hard limit (ulimit -H%s), "
-           "which the sandbox cannot raise",
-           d->name, was, now, opt);
+           "%s %s lowered to %s: %sskillrun's own hard limit (ulimit -H%s, "
+           "%llu), which the sandbox cannot raise",
+           d->name, was, now, extra ? "one below " : "", opt,
+           (unsigned long long)rl.rlim_max);
   l->value = rl.rlim_max - extra;
   return 1;
 }
@@ -258,8 +259,13 @@ int sr_run_clamp_to_hard(struct sr_policy *p, enum sr_limit_id id, int resource,
  * caller's RLIMIT_NPROC (raised to its hard limit, run-prepare.c) even
  * where a cgroup holds pids (the sandbox sets it only without one), as
  * they run as an unprivileged user that the limit binds even when the
- * caller is root.  Clamped before the cgroup is made, so that its
- * pids.max is the record's. */
+ * caller is root.  pids is kept one below it: pids.max, which lets the
+ * tree reach pids, then refuses the fork past it before the caller's
+ * limit does, and the run ends pids_exceeded exactly when a fork was
+ * refused (at the caller's limit itself, a tree that merely reached it
+ * could not be told from one whose fork the kernel had refused).
+ * Clamped before the cgroup is made, so that its pids.max is the
+ * record's. */
 static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
   static const struct {
     enum sr_limit_id id;
@@ -270,9 +276,8 @@ static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
       {SR_LIM_NOFILE, RLIMIT_NOFILE, 0, "n"},
       {SR_LIM_CPU_SECONDS, RLIMIT_CPU, 1, "t"},
       {SR_LIM_MEMORY, RLIMIT_AS, 0, "v"},
-      {SR_LIM_PIDS, RLIMIT_NPROC, 0, "u"},
+      {SR_LIM_PIDS, RLIMIT_NPROC, 1, "u"},
   };
-  struct rlimit nproc;
   char msg[256];
 
   for (size_t i = 0; i < SR_ARRAY_SIZE(rl); i++) {
@@ -287,8 +292,6 @@ static int clamp_to_own_rlimits(struct sr_policy *p, struct sr_error *err) {
     if (r < 0)
       return r;
   }
-  p->pids_at_nproc = getrlimit(RLIMIT_NPROC, &nproc) == 0 &&
-                     nproc.rlim_max <= p->limits[SR_LIM_PIDS].value;
   return 0;
 }
 

@@ -1019,11 +1019,6 @@ static int tick_cgroup(struct sr_supervisor *s, struct sr_error *err) {
     return limit_reached(s, SR_LIM_MEMORY, c.memory_over, err);
   if (c.pids_max_hit > 0)
     return limit_reached(s, SR_LIM_PIDS, c.pids_current, err);
-  /* Where the caller's RLIMIT_NPROC is pids, it refuses the fork before
-   * pids.max sees it: the tree at the limit is the fork that failed, as
-   * in the supervisor mode. */
-  if (p->pids_at_nproc && c.pids_current >= p->limits[SR_LIM_PIDS].value)
-    return limit_reached(s, SR_LIM_PIDS, c.pids_current, err);
   return 0;
 }
 

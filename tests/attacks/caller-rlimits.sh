@@ -10,7 +10,9 @@
 # the run goes on within the caller's limit, and the record says what the
 # kernel holds.  A hard ulimit -Hu held the skill even with a cgroup (its
 # processes are an unprivileged user's), while the record said pids 512:
-# now lowered to fit there too.  As root and as an unprivileged user.
+# now lowered to one below it there too, so that pids.max holds the tree
+# (a tree that merely reached the caller's limit was once taken for a
+# refused fork).  As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -62,22 +64,40 @@ for mode in $MODES; do
   CALLER=(bash -c 'ulimit -u 100 && exec "$@"' -)
   skill $mode -- /bin/sh -c 'grep "Max processes" /proc/self/limits'
   run_ok $mode "ulimit -Hu 100"
-  is "$mode: ... pids on the record is 100" "$(limit pids)" 100
-  check "$mode: ... the skill's RLIMIT_NPROC is 100" grep -q ' 100 *100 ' "$OUT"
-  check "$mode: ... and a warning says so" warned "pids 512 lowered to 100"
+  # pids is one below it, so that with a cgroup pids.max, not the
+  # caller's limit, refuses the fork past pids.
+  is "$mode: ... pids on the record is 99" "$(limit pids)" 99
+  if [ "$(field "$AUDIT" policy_resolved '.policy.limits.pids.enforced_by')" = rlimit ]; then
+    check "$mode: ... the skill's RLIMIT_NPROC is pids" grep -q ' 99 *99 ' "$OUT"
+  else
+    check "$mode: ... the skill's RLIMIT_NPROC is the caller's" grep -q ' 100 *100 ' "$OUT"
+  fi
+  check "$mode: ... and a warning says so" warned "pids 512 lowered to 99: one below skillrun's own hard limit (ulimit -Hu, 100)"
 
-  # A skill that runs into it under a cgroup: the run ends pids_exceeded,
-  # though the caller's limit, not pids.max, refused the fork (bash retries
-  # a refused fork for a while: the supervisor's tick sees the tree at the
-  # limit).  Without a cgroup the caller's hard limit also counts the
-  # user's other processes on the host, which this test does not control.
+  # A skill that runs into it under a cgroup: pids.max refuses the fork
+  # past pids before the caller's limit does, and the run ends
+  # pids_exceeded.  Without a cgroup the caller's hard limit also counts
+  # the user's other processes on the host, which this test does not
+  # control.
   if [ "$(field "$AUDIT" policy_resolved '.policy.limits.pids.enforced_by')" != rlimit ]; then
     CALLER=(bash -c 'ulimit -u 12 && exec "$@"' -)
     skill $mode -- /bin/bash -c 'for i in $(seq 30); do sleep 5 & done; wait'
     is "$mode: ulimit -Hu 12, a skill starting 30 processes: exit 137" "$rc" 137
     is "$mode: ... status pids_exceeded" "$(field "$AUDIT" execution_completed .status)" pids_exceeded
-    is "$mode: ... at the limit on the record" "$(field "$AUDIT" limit_exceeded .limit_value)" 12
+    is "$mode: ... at the limit on the record" "$(field "$AUDIT" limit_exceeded .limit_value)" "$(limit pids)"
+    # One whose tree merely reaches pids (skillrun-init, bash and its
+    # sleeps): no fork is refused, and pids.max lets a tree reach pids.
+    # pids used to be the caller's limit itself, and the supervisor took
+    # the tree at it for a refused fork: pids_exceeded, 137.
+    pids=$(limit pids)
+    skill $mode -- /bin/bash -c "for ((i = 2; i < $pids; i++)); do sleep 2 & done; wait; echo reached"
+    is "$mode: ulimit -Hu 12, a skill whose tree reaches pids ($pids): exit 0" "$rc" 0
+    is "$mode: ... it ran to its end" "$(cat "$OUT" 2>/dev/null)" reached
+    is "$mode: ... its pids_peak is pids" "$(field "$AUDIT" execution_completed .pids_peak)" "$pids"
   else
+    pass "# SKIP $mode: RLIMIT_NPROC holds pids (resources.sh tests it)"
+    pass "# SKIP $mode: RLIMIT_NPROC holds pids (resources.sh tests it)"
+    pass "# SKIP $mode: RLIMIT_NPROC holds pids (resources.sh tests it)"
     pass "# SKIP $mode: RLIMIT_NPROC holds pids (resources.sh tests it)"
     pass "# SKIP $mode: RLIMIT_NPROC holds pids (resources.sh tests it)"
     pass "# SKIP $mode: RLIMIT_NPROC holds pids (resources.sh tests it)"
