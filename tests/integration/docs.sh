@@ -445,6 +445,22 @@ for o in $plain; do
     "$(bash_offers "$o" $(value_of "$o") | grep -xF -f <(printf '%s\n' $modes) | tr '\n' ' ')" \
     "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
 done
+# After a BUNDLE, only the modes that take one (the others refuse it:
+# "option '--gc' takes no BUNDLE"), and no second BUNDLE (none takes
+# two); the completion offered every mode there, and directories again.
+want=
+for m in $modes; do
+  # shellcheck disable=SC2046
+  msg=$(timeout 10 "$SKILLRUN" "$m" $(value_of "$m") "$TOP_SRCDIR/examples/hello" \
+    2>&1 </dev/null >/dev/null | head -n 1)
+  case $msg in *"takes no BUNDLE"*) ;; *) want="$want$m"$'\n' ;; esac
+done
+is "the bash completion offers, after a BUNDLE, the modes that take one" \
+  "$(bash_offers "$TOP_SRCDIR/examples/hello" | grep -xF -f <(printf '%s\n' $modes) | tr '\n' ' ')" \
+  "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
+got=$(cd "$tmp/cwd" && bash -c 'source "$1"; COMP_WORDS=(skillrun "$2" ""); COMP_CWORD=2
+  _skillrun; printf "%s\n" "${COMPREPLY[@]}"' - "$BASH_COMP" "$TOP_SRCDIR/examples/hello" 2>/dev/null)
+is "the bash completion offers no second BUNDLE" "$got" ""
 
 for f in "$TOP_BUILDDIR"/man/*.[1-8] "$BASH_COMP" "$ZSH_COMP"; do
   [ -f "$f.in" ] || [ -f "$TOP_SRCDIR/${f#"$TOP_BUILDDIR"/}.in" ] || continue
