@@ -64,12 +64,14 @@ static const struct {
 struct on_stack {
   int (*run)(const struct sr_args *a);
   const struct sr_args *args;
+  sigset_t mask; /* the caller's, which the command starts with */
   int code;
 };
 
 static void *run_on_stack(void *p) {
   struct on_stack *o = p;
 
+  (void)pthread_sigmask(SIG_SETMASK, &o->mask, NULL);
   o->code = o->run(o->args);
   return NULL;
 }
@@ -88,7 +90,7 @@ static bool stack_too_small(void) {
 
 static int run_command(int (*run)(const struct sr_args *a),
                        const struct sr_args *args) {
-  struct on_stack o = {run, args, SR_EXIT_FAILED};
+  struct on_stack o = {.run = run, .args = args, .code = SR_EXIT_FAILED};
   pthread_attr_t attr;
   pthread_t tid;
   sigset_t all;
@@ -98,16 +100,19 @@ static int run_command(int (*run)(const struct sr_args *a),
     return run(args);
   if (pthread_attr_init(&attr) != 0)
     return run(args);
+  /* The command blocks and waits for the signals it handles (a run's
+   * cancellation) on its own thread: one this thread did not block would
+   * be delivered here, with its default action.  Blocked before the
+   * thread is made, which starts with the caller's mask again. */
+  sigfillset(&all);
+  (void)pthread_sigmask(SIG_BLOCK, &all, &o.mask);
   started = pthread_attr_setstacksize(&attr, THREAD_STACK) == 0 &&
             pthread_create(&tid, &attr, run_on_stack, &o) == 0;
   pthread_attr_destroy(&attr);
-  if (!started)
+  if (!started) {
+    (void)pthread_sigmask(SIG_SETMASK, &o.mask, NULL);
     return run(args);
-  /* The command blocks and waits for the signals it handles (a run's
-   * cancellation) on its own thread: one this thread did not block would
-   * be delivered here, with its default action. */
-  sigfillset(&all);
-  (void)pthread_sigmask(SIG_BLOCK, &all, NULL);
+  }
   if (pthread_join(tid, NULL) != 0)
     return SR_EXIT_FAILED;
   return o.code;

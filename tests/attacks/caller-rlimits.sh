@@ -24,6 +24,10 @@ warned() { "$JQ" -r 'select(.event == "warning") | .message' "$AUDIT" | grep -qF
 one_line_naming() { [ "$(wc -l <"$ERR")" = 1 ] && grep -q -- "$1" "$ERR"; }
 limit() { field "$AUDIT" policy_resolved ".policy.limits[\"$1\"].value"; }
 
+# skillrun under a hard process limit of 2, set as the user it runs as.
+printf '#!/bin/bash\nulimit -u 2 && exec %q "$@"\n' "$SKILLRUN" >"$T/skillrun-u2"
+chmod 755 "$T/skillrun-u2"
+
 for mode in $MODES; do
   # A hard CPU-time limit of 30 s: the sandbox's per-process backstop is
   # one second above the budget, so the budget becomes 29 s.
@@ -104,8 +108,15 @@ for mode in $MODES; do
   fi
 
   # Less than a run needs: a clear error, not a skill that cannot fork.
-  CALLER=(bash -c 'ulimit -u 2 && exec "$@"' -)
+  # The limit is set once the test runs as MODE's user (a wrapper around
+  # skillrun): set before setpriv's switch, the switch itself would fail
+  # whenever that user already has two processes (another test's runs as
+  # uid 65534), as the kernel checks it on the switch and the exec.
+  CALLER=()
+  real=$SKILLRUN
+  SKILLRUN=$T/skillrun-u2
   skill $mode -- /bin/true
+  SKILLRUN=$real
   is "$mode: ulimit -Hu 2: exit 125" "$rc" 125
   is "$mode: ... reason resources" "$(field "$AUDIT" error .reason)" resources
   check "$mode: ... one line on stderr naming ulimit -Hu" one_line_naming 'ulimit -Hu'
