@@ -739,14 +739,22 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
   return 0;
 }
 
-/* TIOCSTI fakes terminal input, TIOCLINUX reads and pastes the console.
- * The kernel reads the command as an unsigned int, so the match ignores
- * the upper 32 bits (TIOCSTI | 1<<32 is TIOCSTI).  libseccomp refuses a
- * rule whose action equals the default action, so this lives in its own
+/* The refusals of calls the allowlist allows otherwise.  TIOCSTI fakes
+ * terminal input, TIOCLINUX reads and pastes the console.  The kernel
+ * reads the command as an unsigned int, so the match ignores the upper 32
+ * bits (TIOCSTI | 1<<32 is TIOCSTI).  prctl(PR_SET_SECCOMP) is seccomp(2)'s
+ * older spelling, refused as seccomp(2) is: a filter the skill stacked on
+ * this one would answer calls before the listener hears of them (the
+ * kernel takes an errno or a trap over a notification, and the newest
+ * filter's among equals), hiding refused calls from syscall_denied.  The
+ * option is an int: the low 32 bits.  libseccomp refuses a rule whose
+ * action equals the default action, so these live in their own
  * default-allow program; the kernel applies the stricter of the two. */
 static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
   const unsigned long cmds[] = {TIOCSTI, TIOCLINUX};
+  struct scmp_arg_cmp set_seccomp =
+      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_SECCOMP);
   int r;
 
   r = new_ctx(SCMP_ACT_ALLOW, &ctx, err);
@@ -758,6 +766,9 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
     if (r < 0)
       return r;
   }
+  r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "prctl", 1, &set_seccomp, err);
+  if (r < 0)
+    return r;
   return export_bpf(ctx, &pp->prog[SR_PROG_TTY], &pp->len[SR_PROG_TTY], err);
 }
 
@@ -908,11 +919,11 @@ static int link_programs(const struct sr_seccomp_parts *pp,
 
 /* A copy of the plain program whose refusals go to the listener: the
  * default action (every call not allowed, the argument-filtered calls
- * whose arguments are not), the tty ioctls, and the ENOSYS of the
- * unsampled prefix (its first `prefix` instructions), which the
- * supervisor answers ENOSYS in turn (sr_seccomp_refusal_errno).  clone3's
- * ENOSYS, in the main program, and the other ABIs' kill stay what they
- * are. */
+ * whose arguments are not), the tty part's refusals (ioctl,
+ * prctl), and the ENOSYS of the unsampled prefix (its first `prefix`
+ * instructions), which the supervisor answers ENOSYS in turn
+ * (sr_seccomp_refusal_errno).  clone3's ENOSYS, in the main program, and the
+ * other ABIs' kill stay what they are. */
 static struct sock_filter *to_notify(const struct sock_filter *plain,
                                      unsigned short len,
                                      unsigned short prefix) {
@@ -1272,8 +1283,8 @@ int sr_seccomp_refuse_unsampled(struct sr_seccomp *f, struct sr_error *err) {
   /* A prefix in front of the linked program (tty, then main): a call it
    * does not refuse falls through to the tty part's first instruction
    * (libseccomp's programs load what they test themselves).  The tty
-   * ioctls and these calls are distinct, so being before the tty part
-   * rather than after it changes no answer, and in front it need not know
+   * part's calls (ioctl, prctl) and these are distinct, so being before the tty
+   * part rather than after it changes no answer, and in front it need not know
    * where the build-time program's tty part ends.  Part of the one
    * program, its refusals go to the listener too (to_notify) and the
    * digests and the instruction count cover it.
