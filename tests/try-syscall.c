@@ -21,6 +21,8 @@
 #include <linux/keyctl.h>
 #include <linux/netlink.h>
 #include <linux/perf_event.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
@@ -28,6 +30,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -388,6 +392,60 @@ static int t_clone3(void) {
   return reap((pid_t)pid);
 }
 
+/* EOVERFLOW: handle_bytes 0 is too small for any handle. */
+static int t_name_to_handle_at(void) {
+  struct {
+    unsigned int handle_bytes;
+    int handle_type;
+  } h = {0, 0};
+  int mnt;
+  return sys_result(syscall(SYS_name_to_handle_at, AT_FDCWD, "/", &h, &mnt, 0));
+}
+
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447 /* the same on x86-64 and arm64 */
+#endif
+/* OK where secretmem is enabled (ENOSYS where not). */
+static int t_memfd_secret(void) {
+  long fd = syscall(SYS_memfd_secret, 0);
+  if (fd >= 0)
+    close((int)fd);
+  return sys_result(fd);
+}
+
+/* OK with CAP_SYS_ADMIN (root on the host), EPERM of its own without. */
+static int t_fanotify_init(void) {
+  return sys_result(syscall(SYS_fanotify_init, 0, O_RDONLY));
+}
+
+/* OK outside a sandbox (no terminal: nothing to hang up) or EPERM. */
+static int t_vhangup(void) {
+  return sys_result(syscall(SYS_vhangup));
+}
+
+#ifdef SYS_modify_ldt
+/* OK: reading the (empty) LDT. */
+static int t_modify_ldt(void) {
+  char buf[16];
+  return sys_result(syscall(SYS_modify_ldt, 0, buf, sizeof(buf)));
+}
+#endif
+
+/* OK outside: a filter that allows everything.  seccomp(2)'s older
+ * spelling; a stacked filter would hide refused calls from the report. */
+static int t_prctl_seccomp(void) {
+  struct sock_filter f[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+  struct sock_fprog fp = {1, f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return errno;
+  return sys_result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0));
+}
+
+/* OK: refused unless 0 or the query (ASLR off). */
+static int t_personality_noaslr(void) {
+  return sys_result(syscall(SYS_personality, ADDR_NO_RANDOMIZE));
+}
+
 /* OK: returns the old persona; refused unless 0 or the query. */
 static int t_personality_bad(void) {
   return sys_result(syscall(SYS_personality, READ_IMPLIES_EXEC));
@@ -738,6 +796,14 @@ static const struct test_case cases[] = {
     {"lookup_dcookie", t_lookup_dcookie},
 #endif
     {"open_by_handle_at", t_open_by_handle_at},
+    {"name_to_handle_at", t_name_to_handle_at},
+    {"memfd_secret", t_memfd_secret},
+    {"fanotify_init", t_fanotify_init},
+    {"vhangup", t_vhangup},
+#ifdef SYS_modify_ldt
+    {"modify_ldt", t_modify_ldt},
+#endif
+    {"prctl-seccomp", t_prctl_seccomp},
     {"mount", t_mount},
     {"umount2", t_umount2},
     {"pivot_root", t_pivot_root},
@@ -755,6 +821,7 @@ static const struct test_case cases[] = {
     {"clone-newuser", t_clone_newuser},
     {"clone3", t_clone3},
     {"personality-bad", t_personality_bad},
+    {"personality-noaslr", t_personality_noaslr},
     {"socket-packet", t_socket_packet},
     {"socket-raw", t_socket_raw},
     {"socket-netlink-audit", t_socket_netlink_audit},

@@ -88,6 +88,12 @@ iopl EPERM
 ioperm EPERM
 lookup_dcookie EPERM
 open_by_handle_at EPERM
+name_to_handle_at EPERM
+memfd_secret EPERM
+fanotify_init EPERM
+vhangup EPERM
+modify_ldt EPERM
+prctl-seccomp EPERM
 mount EPERM
 umount2 EPERM
 pivot_root EPERM
@@ -105,6 +111,7 @@ clone-newns EPERM
 clone-newuser EPERM
 clone3 ENOSYS
 personality-bad EPERM
+personality-noaslr EPERM
 socket-packet EPERM
 socket-raw EPERM
 socket-netlink-audit EPERM
