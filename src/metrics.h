@@ -12,7 +12,8 @@
  * skillrun(1) METRICS).  Pure: lines in, text out.
  *
  * Every run that has a workspace root appends one line to
- * {root}/.metrics/runs.log when it is over (workspace.c):
+ * {root}/.metrics/runs.log when it is over (workspace.c), and gc one for
+ * each dead run it closes as abandoned (sr_reclaim_index_line):
  *
  *   1 FINISHED TENANT SKILL STATUS REASON DURATION_MS CPU_USEC MEMORY_PEAK
  *     ARTIFACTS ARTIFACT_BYTES SYSCALLS_DENIED

@@ -13,14 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "error.h"
 #include "fdutil.h"
 #include "metafile.h"
+#include "metrics.h"
 #include "reclaim.h"
 #include "trust.h"
+#include "util.h"
 
 /* The room a dead run reserved past its ledger's end (at most what
  * sr_audit reserves ahead) is given back in one punch this long. */
@@ -266,6 +269,47 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   r = sr_metafile_replace_at(run_fd, meta, owner, group, err);
   json_decref(meta);
   return r < 0 ? r : appended;
+}
+
+int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
+                          char *line, size_t size) {
+  _cleanup_free_ char *buf = NULL;
+  struct sr_run_record rec = {0};
+  json_t *meta, *files, *bytes;
+  const char *skill;
+  size_t len = 0;
+  int r;
+
+  if (lseek(ledger, 0, SEEK_SET) < 0)
+    return -errno;
+  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
+  if (r < 0)
+    return r;
+  meta = metadata_from_ledger(buf, len, tenant, execution);
+  if (!meta)
+    return -ENOMEM;
+  rec.finished_s = (uint64_t)time(NULL);
+  if (sr_valid_id(tenant))
+    snprintf(rec.tenant, sizeof(rec.tenant), "%s", tenant);
+  skill = json_string_value(get_path(meta, "skill", "name"));
+  if (skill)
+    snprintf(rec.skill, sizeof(rec.skill), "%s", skill);
+  rec.status = SR_STATUS_ABANDONED;
+  /* Only the committed artifacts are known: the rest died with the
+   * supervisor. */
+  rec.duration_ms = rec.cpu_usec = rec.memory_peak = rec.syscalls_denied = -1;
+  files = get_path(json_object_get(meta, "result"), "artifacts", "files");
+  bytes = get_path(json_object_get(meta, "result"), "artifacts", "bytes");
+  rec.artifacts = json_is_integer(files) ? json_integer_value(files) : -1;
+  rec.artifact_bytes = json_is_integer(bytes) ? json_integer_value(bytes) : -1;
+  json_decref(meta);
+  r = sr_record_format(&rec, line, size);
+  if (r == -EINVAL) {
+    /* A name the index cannot hold: the run counted without it. */
+    rec.skill[0] = '\0';
+    r = sr_record_format(&rec, line, size);
+  }
+  return r;
 }
 
 /* ------------------------------------------------------------ outputs */

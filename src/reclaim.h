@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct sr_error;
@@ -21,6 +22,15 @@ struct sr_trust_key;
 int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
                    const char *execution, uid_t owner, gid_t group,
                    const struct sr_trust_key *key, struct sr_error *err);
+
+/*
+ * The runs index line (metrics.h) of a run sr_reclaim_run has just closed
+ * as abandoned: its tenant, the skill its ledger names, status abandoned,
+ * the artifacts its ledger commits, and "-" for the figures only its
+ * supervisor knew.  Into line (size bytes): its length, or -errno.
+ */
+int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
+                          char *line, size_t size);
 
 /*
  * The outputs a dead run's record does not commit, removed from its run

@@ -27,6 +27,7 @@
 #include "filetype.h"
 #include "magic.h"
 #include "metafile.h"
+#include "metrics.h"
 #include "paths.h"
 #include "reclaim.h"
 #include "sha256.h"
@@ -361,6 +362,8 @@ static int link_ledger(struct sr_workspace *ws, int active_dir, char **name,
 static int gc_at(int root_fd, const char *resolved,
                  const struct sr_trust_key *key, bool verbose, unsigned max,
                  const char *own, unsigned *n_cleaned, struct sr_error *err);
+static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
+                        size_t len);
 
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
@@ -1805,6 +1808,21 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
              err.msg);
     return r;
   }
+  /* Counted once, by whoever closed it (skillrun(1) METRICS), in its
+   * owner's index as the run itself would have been. */
+  if (r > 0) {
+    char line[SR_RECORD_LINE_MAX + 1];
+    int n =
+        sr_reclaim_index_line(marker, tenant_id, exec_id, line, sizeof(line));
+    int q =
+        n < 0 ? n : append_index(root_fd, mst.st_uid, true, line, (size_t)n);
+
+    /* None (root's gc in a user's root before any run of theirs
+     * ended) is not worth a word. */
+    if (verbose && q < 0 && q != -ENOENT)
+      printf("cannot count %s/%s in the runs index: %s\n", tenant_id, exec_id,
+             strerror(-q));
+  }
   if (verbose)
     printf("%s %s/%s%s\n",
            r > 0 ? "closed abandoned run" : "removed leftovers of", tenant_id,
@@ -1954,39 +1972,60 @@ static int append_line(int fd, const char *line, size_t len) {
   return r;
 }
 
-int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
+/* How long gc waits for the index's lock (GC_LOCK_TRIES times
+ * GC_LOCK_WAIT_US): its holder may be whoever owns the index. */
+#define GC_LOCK_TRIES 100
+#define GC_LOCK_WAIT_US 10000
+
+/* sr_workspace_append_index into the index of `owner`: made when missing
+ * only when that is the caller, so that root's gc never makes one of its
+ * own in a user's workspace root (the user's runs could then not append
+ * to it).  gc: its lock is waited for only so long. */
+static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
+                        size_t len) {
   _cleanup_close_ int dir = -1, fd = -1;
-  uid_t me = geteuid();
+  const bool create = owner == geteuid();
+  unsigned tries = 0;
   int r;
 
   dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
-  if (dir < 0 && errno == ENOENT) {
+  if (dir < 0 && errno == ENOENT && create) {
     if (mkdirat(root_fd, INDEX_DIR, 0700) < 0 && errno != EEXIST)
       return -errno;
     dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
   }
   if (dir < 0)
     return -errno;
-  r = check_owned(dir, me, S_IFDIR);
+  r = check_owned(dir, owner, S_IFDIR);
   if (r < 0)
     return r;
   /* O_NONBLOCK: a FIFO planted here must not hang the run's end; O_RDWR:
    * append_line reads the last byte. */
   fd = openat(dir, INDEX_FILE,
-              O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+              O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                  (create ? O_CREAT : 0),
               0600);
   if (fd < 0)
     return -errno;
-  r = check_owned(fd, me, S_IFREG);
+  r = check_owned(fd, owner, S_IFREG);
   if (r < 0)
     return r;
   /* One write of one line with O_APPEND lands whole at the end; the lock
    * keeps a reader's view and other writers' lines apart even where
    * O_APPEND is weaker (NFS). */
-  if (flock(fd, LOCK_EX) < 0)
-    return -errno;
+  while (flock(fd, gc ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
+    if (errno == EINTR && !gc)
+      continue;
+    if (!gc || errno != EWOULDBLOCK || ++tries >= GC_LOCK_TRIES)
+      return -errno;
+    (void)usleep(GC_LOCK_WAIT_US);
+  }
   /* Closing fd (the only one of its open file) releases the lock. */
   return append_line(fd, line, len);
+}
+
+int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
+  return append_index(root_fd, geteuid(), false, line, len);
 }
 
 /* Read side: the workspace root's owner, root and the reader itself may

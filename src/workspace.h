@@ -250,7 +250,8 @@ int sr_workspace_count_live(int root_fd, uint64_t max, uint64_t *n_live);
 
 /* --gc: removes leftovers (staging, wherever it was, and markers) of runs
  * whose supervisor died and closes their records (sr_reclaim_run: status
- * abandoned, anchored with key when there is one).  Runs that still hold
+ * abandoned, anchored with key when there is one), counting each it
+ * closes in its owner's runs index.  Runs that still hold
  * their lock are left alone, and so is a marker that is not provably its
  * run's own (the same file as the run's audit.jsonl, owned by the run
  * directory's owner).  Prints what it did when verbose.  max 0 looks at
