@@ -139,6 +139,34 @@ if [[ " $MODES " == *" user "* ]] && needs_root "root's --gc over a user's root"
       check "user's root without an index: root makes none" not test -e "$U/.metrics"
     fi
   done
+  # The user's index is theirs to shape: one they hold locked, or a FIFO,
+  # must not hold root's --gc up.
+  for shape in locked fifo; do
+    U=$(user_workspace)
+    as_user "$SKILLRUN" --workspace-root "$U" --execution-id done1 "$B" \
+      -- true >/dev/null 2>&1
+    if [ $shape = fifo ]; then
+      as_user sh -c 'rm "$1" && mkfifo -m 600 "$1"' - "$U/.metrics/runs.log"
+    else
+      # One process that holds it, and goes with its pid.
+      as_user sh -c 'exec 9<>"$1" && flock 9 && exec sleep 60' - \
+        "$U/.metrics/runs.log" &
+      holder=$!
+      bg_pids+=("$holder")
+    fi
+    pre=("${AS_USER[@]}")
+    start_run "$U" k1
+    kill -KILL "$pid"
+    wait "$pid" 2>/dev/null
+    t0=$(date +%s%N)
+    timeout 30 "$SKILLRUN" --gc --workspace-root "$U" >"$T/gc-$shape" 2>&1
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    is "user's index $shape: root's --gc closes the dead run" "$rc:$(tail -n 1 "$T/gc-$shape")" \
+      "0:gc: 1 dead run(s) cleaned under $(realpath "$U")"
+    check "... promptly (${ms} ms)" [ "$ms" -lt 5000 ]
+    [ $shape = fifo ] || { kill "$holder"; wait "$holder" 2>/dev/null; }
+  done
 fi
 
 finish
