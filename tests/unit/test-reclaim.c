@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "metrics.h"
 #include "reclaim.h"
 
 static void test_empty_ledger(void **state) {
@@ -232,11 +233,59 @@ static void test_uncommitted_outputs(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* The runs index line of a run closed as abandoned: its tenant, the
+ * skill its ledger names, status abandoned, the artifacts its ledger
+ * commits (a cut-off line is not one), and "-" for the rest. */
+static void test_index_line(void **state) {
+  static const char ledger_text[] =
+      "{\"event\":\"execution_started\",\"ts\":\"2026-01-01T00:00:00Z\","
+      "\"skill\":\"hello\",\"version\":null}\n"
+      "{\"event\":\"artifact_committed\",\"skill\":\"hello\","
+      "\"path\":\"a.txt\",\"size\":5,\"sha256\":\"x\",\"mode\":\"0644\"}\n"
+      "{\"event\":\"artifact_committed\",\"skill\":\"hello\","
+      "\"path\":\"b.txt\",\"size\":7,\"sha256\":\"x\",\"mode\":\"0644\"}\n"
+      "{\"event\":\"artifact_committed\",\"skill\":\"hello\","
+      "\"path\":\"c.txt\",\"size\":100,\"sh";
+  char dir[] = "/tmp/test-reclaim.XXXXXX";
+  char line[SR_RECORD_LINE_MAX + 1];
+  struct sr_run_record rec;
+  int run_fd, ledger, n;
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(run_fd >= 0);
+  ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  assert_true(ledger >= 0);
+  assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
+                   (ssize_t)sizeof(ledger_text) - 1);
+
+  n = sr_reclaim_index_line(ledger, "acme", "e3", line, sizeof(line));
+  assert_true(n > 0 && line[n - 1] == '\n');
+  assert_int_equal(sr_record_parse(line, (size_t)n - 1, &rec), 0);
+  assert_string_equal(rec.tenant, "acme");
+  assert_string_equal(rec.skill, "hello");
+  assert_int_equal(rec.status, SR_STATUS_ABANDONED);
+  assert_string_equal(rec.reason, "");
+  assert_int_equal(rec.artifacts, 2);
+  assert_int_equal(rec.artifact_bytes, 12);
+  assert_int_equal(rec.duration_ms, -1);
+  assert_int_equal(rec.cpu_usec, -1);
+  assert_int_equal(rec.memory_peak, -1);
+  assert_int_equal(rec.syscalls_denied, -1);
+
+  close(ledger);
+  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
+  close(run_fd);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_empty_ledger),
       cmocka_unit_test(test_stale_temp),
       cmocka_unit_test(test_uncommitted_outputs),
+      cmocka_unit_test(test_index_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
