@@ -16,7 +16,7 @@ int sr_cmd_gc(const struct sr_args *a) {
   _cleanup_free_ char *root = NULL;
   struct sr_trust_key *key = NULL;
   struct sr_error err = {0};
-  unsigned n = 0;
+  unsigned n = 0, failed = 0;
   int r;
 
   /* The root and the anchoring key a run would use: the records gc
@@ -25,7 +25,7 @@ int sr_cmd_gc(const struct sr_args *a) {
     sr_log_error("%s", err.msg);
     return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   }
-  r = sr_workspace_gc(root, key, true, 0, NULL, &n, &err);
+  r = sr_workspace_gc(root, key, true, 0, NULL, &n, &failed, &err);
   if (r >= 0)
     r = sr_cgroup_gc(a->cgroup_parent, 0, NULL, &err);
   sr_trust_key_free(key);
@@ -34,5 +34,12 @@ int sr_cmd_gc(const struct sr_args *a) {
     return SR_EXIT_FAILED;
   }
   printf("gc: %u dead run(s) cleaned under %s\n", n, root);
+  /* Like systemd-tmpfiles: what it could not do is a failure, after
+   * doing the rest. */
+  if (failed) {
+    sr_log_error("%u dead run(s) under %s could not be closed (see above)",
+                 failed, root);
+    return SR_EXIT_FAILED;
+  }
   return 0;
 }

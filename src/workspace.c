@@ -361,7 +361,8 @@ static int link_ledger(struct sr_workspace *ws, int active_dir, char **name,
 
 static int gc_at(int root_fd, const char *resolved,
                  const struct sr_trust_key *key, bool verbose, unsigned max,
-                 const char *own, unsigned *n_cleaned, struct sr_error *err);
+                 const char *own, unsigned *n_cleaned, unsigned *n_failed,
+                 struct sr_error *err);
 static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
                         size_t len);
 
@@ -414,7 +415,7 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   }
   (void)gc_at(ws->root_fd, ws->root, key, false, SR_WORKSPACE_GC_START_MAX,
-              name, NULL, NULL);
+              name, NULL, NULL, NULL);
 
   if (asprintf(&ws->run_path, "%s/%s", resolved, tenant) < 0) {
     ws->run_path = NULL;
@@ -1838,14 +1839,15 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
  * `resolved` (tmpfs staging names derive from it, as the runs' did). */
 static int gc_at(int root_fd, const char *resolved,
                  const struct sr_trust_key *key, bool verbose, unsigned max,
-                 const char *own, unsigned *n_cleaned, struct sr_error *err) {
+                 const char *own, unsigned *n_cleaned, unsigned *n_failed,
+                 struct sr_error *err) {
   _cleanup_close_ int active_fd = -1;
   struct sr_name_sample pick = {0};
   struct sr_dir d;
   const char *name;
   unsigned char type;
-  unsigned cleaned = 0;
-  int n;
+  unsigned cleaned = 0, failed = 0;
+  int n, r;
 
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
   if (active_fd < 0) {
@@ -1864,28 +1866,38 @@ static int gc_at(int root_fd, const char *resolved,
       sr_name_sample_offer(&pick, name);
       continue;
     }
-    if (gc_one(root_fd, active_fd, resolved, name, verbose, key) > 0)
+    r = gc_one(root_fd, active_fd, resolved, name, verbose, key);
+    if (r > 0)
       cleaned++;
+    else if (r < 0)
+      failed++;
   }
   if (n < 0) {
     sr_name_sample_done(&pick);
     return sr_error_set(err, SR_EXIT_FAILED, -n, "gc", "cannot read %s/.active",
                         resolved);
   }
-  for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++)
-    if (gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
-               verbose, key) > 0)
+  for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++) {
+    r = gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
+               verbose, key);
+    if (r > 0)
       cleaned++;
+    else if (r < 0)
+      failed++;
+  }
   sr_name_sample_done(&pick);
 done:
   if (n_cleaned)
     *n_cleaned = cleaned;
+  if (n_failed)
+    *n_failed = failed;
   return 0;
 }
 
 int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
                     bool verbose, unsigned max, const char *own,
-                    unsigned *n_cleaned, struct sr_error *err) {
+                    unsigned *n_cleaned, unsigned *n_failed,
+                    struct sr_error *err) {
   _cleanup_close_ int root_fd = -1;
   char resolved[PATH_MAX];
   struct stat opened, named;
@@ -1894,6 +1906,8 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
 
   if (n_cleaned)
     *n_cleaned = 0;
+  if (n_failed)
+    *n_failed = 0;
   /* Not through another user's link, as a run would not make its
    * directory there (sr_workspace_open_root). */
   root_fd = sr_workspace_open_root(root, false, &open_err);
@@ -1916,7 +1930,8 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
                         "workspace root %s changed while it was opened "
                         "(%s); not cleaned",
                         root, resolved);
-  return gc_at(root_fd, resolved, key, verbose, max, own, n_cleaned, err);
+  return gc_at(root_fd, resolved, key, verbose, max, own, n_cleaned, n_failed,
+               err);
 }
 
 /* ------------------------------------------------------------ runs index */

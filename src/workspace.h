@@ -258,9 +258,12 @@ int sr_workspace_count_live(int root_fd, uint64_t max, uint64_t *n_live);
  * every marker; otherwise (a run's start) at most max of them, picked at
  * random among more (sr_name_sample), and always at the marker named
  * `own` (TENANT:EXECUTION of the starting run, may be NULL), so that a
- * dead run of that id is closed first and the refusal says so. */
+ * dead run of that id is closed first and the refusal says so.
+ * *n_cleaned: the runs cleaned; *n_failed: the dead runs whose record
+ * could not be closed (each said why when verbose). */
 int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
                     bool verbose, unsigned max, const char *own,
-                    unsigned *n_cleaned, struct sr_error *err);
+                    unsigned *n_cleaned, unsigned *n_failed,
+                    struct sr_error *err);
 /* The markers a run's start looks at (sr_workspace_gc). */
 #define SR_WORKSPACE_GC_START_MAX 16

@@ -169,4 +169,30 @@ if [[ " $MODES " == *" user "* ]] && needs_root "root's --gc over a user's root"
   done
 fi
 
+# A dead run whose record --gc cannot close (its run directory made
+# read-only by its owner, so no metadata.json can be written there): --gc
+# says so and exits 125 after cleaning the rest, as systemd-tmpfiles does;
+# it used to exit 0.  The unprivileged user's runs only: modes do not hold
+# root back.
+for mode in $MODES; do
+  if [ "$mode" = root ]; then
+    pass "# SKIP root: no run directory is read-only to root"
+    continue
+  fi
+  W=$(mode_workspace "$mode")
+  if [ "$mode" = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
+  start_run "$W" ro1
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+  "${pre[@]}" chmod 500 "$W/default/ro1"
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >"$T/gc-ro.$mode" 2>"$T/gc-ro.$mode.err"
+  is "$mode: --gc that cannot close a dead run's record exits 125" "$?" 125
+  check "$mode: ... naming the run on stdout" grep -q "cannot close the record of default/ro1" "$T/gc-ro.$mode"
+  check "$mode: ... and saying so on stderr" grep -q "1 dead run(s) under .* could not be closed" "$T/gc-ro.$mode.err"
+  "${pre[@]}" chmod 700 "$W/default/ro1"
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >/dev/null 2>&1
+  is "$mode: ... once it can, --gc closes it and exits 0" "$?" 0
+  is "$mode: ... its record ends abandoned" "$(last "$W/default/ro1/audit.jsonl")" "$(printf 'execution_completed\tabandoned')"
+done
+
 finish
