@@ -54,27 +54,13 @@ static const struct {
  * sandbox needs, run.c): below some 40 KiB of RLIMIT_STACK (ulimit -s)
  * skillrun died of SIGSEGV before it could say why, with no audit
  * stream.  A soft limit below it is raised as far as the hard one allows;
- * under a hard one below it the command runs on a thread's stack of its
- * own, where a run stops with its one-line error and its record (nothing
- * that needs a single thread comes before that check).
+ * under a hard one below it everything after the start (the command line
+ * too, whose frames a sanitizer build makes larger) runs on a thread's
+ * stack of its own, where a run stops with its one-line error and its
+ * record (nothing that needs a single thread comes before that check).
  */
 #define MAIN_STACK (256 * 1024)
 #define THREAD_STACK (1024 * 1024)
-
-struct on_stack {
-  int (*run)(const struct sr_args *a);
-  const struct sr_args *args;
-  sigset_t mask; /* the caller's, which the command starts with */
-  int code;
-};
-
-static void *run_on_stack(void *p) {
-  struct on_stack *o = p;
-
-  (void)pthread_sigmask(SIG_SETMASK, &o->mask, NULL);
-  o->code = o->run(o->args);
-  return NULL;
-}
 
 static bool stack_too_small(void) {
   struct rlimit rl;
@@ -88,18 +74,37 @@ static bool stack_too_small(void) {
   return true;
 }
 
-static int run_command(int (*run)(const struct sr_args *a),
-                       const struct sr_args *args) {
-  struct on_stack o = {.run = run, .args = args, .code = SR_EXIT_FAILED};
+static int run_main(int argc, char *argv[], const bool closed[3]);
+
+struct on_stack {
+  int argc;
+  char **argv;
+  const bool *closed;
+  sigset_t mask; /* the caller's, which the command starts with */
+  int code;
+};
+
+static void *run_on_stack(void *p) {
+  struct on_stack *o = p;
+
+  (void)pthread_sigmask(SIG_SETMASK, &o->mask, NULL);
+  o->code = run_main(o->argc, o->argv, o->closed);
+  return NULL;
+}
+
+/* run_main, on a thread of its own when the stack is too small. */
+static int run_main_on_stack(int argc, char *argv[], const bool closed[3]) {
+  struct on_stack o = {
+      .argc = argc, .argv = argv, .closed = closed, .code = SR_EXIT_FAILED};
   pthread_attr_t attr;
   pthread_t tid;
   sigset_t all;
   bool started;
 
   if (!stack_too_small())
-    return run(args);
+    return run_main(argc, argv, closed);
   if (pthread_attr_init(&attr) != 0)
-    return run(args);
+    return run_main(argc, argv, closed);
   /* The command blocks and waits for the signals it handles (a run's
    * cancellation) on its own thread: one this thread did not block would
    * be delivered here, with its default action.  Blocked before the
@@ -111,7 +116,7 @@ static int run_command(int (*run)(const struct sr_args *a),
   pthread_attr_destroy(&attr);
   if (!started) {
     (void)pthread_sigmask(SIG_SETMASK, &o.mask, NULL);
-    return run(args);
+    return run_main(argc, argv, closed);
   }
   if (pthread_join(tid, NULL) != 0)
     return SR_EXIT_FAILED;
@@ -144,10 +149,6 @@ static int leave(int code) {
 }
 
 int main(int argc, char *argv[]) {
-  struct sr_args args;
-  struct sr_error err = {0};
-  int code = SR_EXIT_FAILED;
-
   bool closed[3];
   int fd;
 
@@ -175,6 +176,15 @@ int main(int argc, char *argv[]) {
    * workspace root, a tenant's or a run's directory one its owner could
    * not enter, and kept failing every later run there. */
   umask(umask(0) & 077);
+  return leave(run_main_on_stack(argc, argv, closed));
+}
+
+/* The command line parsed and its command run: its exit status. */
+static int run_main(int argc, char *argv[], const bool closed[3]) {
+  struct sr_args args;
+  struct sr_error err = {0};
+  int code = SR_EXIT_FAILED;
+
   /* jansson seeds its hash function on its first object, from /dev/urandom
    * (open, read, close); this seed comes from one getrandom(2).  Zero, or no
    * entropy yet, leaves it to jansson. */
@@ -215,9 +225,9 @@ int main(int argc, char *argv[]) {
   }
   for (size_t i = 0; i < SR_ARRAY_SIZE(commands); i++)
     if (commands[i].mode == args.mode) {
-      code = run_command(commands[i].run, &args);
+      code = commands[i].run(&args);
       break;
     }
   sr_args_done(&args);
-  return leave(code);
+  return code;
 }
