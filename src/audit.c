@@ -927,6 +927,19 @@ static int check_anchor(const struct chain *c, const char *name,
   return 0;
 }
 
+/* The ids the last line names (every line names the same, verify_line),
+ * when they are ids: a ledger's text is anyone's who could write it. */
+static void ids_of(const char *line, size_t len, struct sr_audit_check *out) {
+  _cleanup_json_ json_t *obj = json_loadb(line, len, 0, NULL);
+  const char *t = json_string_value(json_object_get(obj, "tenant_id"));
+  const char *e = json_string_value(json_object_get(obj, "execution_id"));
+
+  if (t && sr_valid_id(t))
+    snprintf(out->tenant_id, sizeof(out->tenant_id), "%s", t);
+  if (e && sr_valid_id(e))
+    snprintf(out->execution_id, sizeof(out->execution_id), "%s", e);
+}
+
 int sr_audit_check_fd(int fd, const char *display_name,
                       const struct sr_trust_key *key,
                       struct sr_audit_check *out, struct sr_error *err) {
@@ -971,6 +984,7 @@ int sr_audit_check_fd(int fd, const char *display_name,
       return r;
     out->anchored = true;
   }
+  ids_of(c.last, c.last_len, out);
   out->verdict = SR_AUDIT_OK;
   return 0;
 }

@@ -176,6 +176,10 @@ struct sr_audit_check {
   uint64_t lines; /* complete lines that verify */
   char head[65];  /* the SHA-256 of the last of them */
   bool anchored;  /* a key was given and the anchor verifies */
+  /* The run the ledger is of, when OK: its ids, or "" for one that is
+   * null or not an id (sr_valid_id). */
+  char tenant_id[65];
+  char execution_id[65];
 };
 /*
  * The whole check: the chain, then whether it is complete, then with key

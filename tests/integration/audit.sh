@@ -56,11 +56,13 @@ echo "1..$((8 + nbad + nshort))"
 # skillrun(1) AUDIT ANCHORING).
 want=$(last_line_sha "$D/good.jsonl")
 verify "$D/good.jsonl"
-if [ "$rc" -eq 0 ] && [ "$out" = "ok: 7 events, head sha256:$want, not anchored" ]; then
-  ok "good.jsonl verifies, head sha256:$want"
+# It names the run, since another run's ledger verifies as well.
+good_ok="ok: 7 events, head sha256:$want, not anchored, run acme/0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+if [ "$rc" -eq 0 ] && [ "$out" = "$good_ok" ]; then
+  ok "good.jsonl verifies, head sha256:$want, naming its run"
 else
-  not_ok "good.jsonl verifies" "exit $rc" "stdout: $out" "stderr: $err" \
-    "want: ok: 7 events, head sha256:$want, not anchored"
+  not_ok "good.jsonl verifies, naming its run" "exit $rc" "stdout: $out" "stderr: $err" \
+    "want: $good_ok"
 fi
 
 # 2: what the verifier accepts, jq parses line by line, with the schema.
@@ -97,7 +99,7 @@ done
 # (tests/integration/trust.sh).  An edit that breaks the line is seen.
 sed '7s/"duration_ms":1520/"duration_ms":1/' "$D/good.jsonl" >"$T/last.jsonl"
 verify "$T/last.jsonl"
-if [ "$rc" -eq 0 ] && [ "${out%, not anchored}" != "$out" ]; then
+if [ "$rc" -eq 0 ] && [ "${out%, not anchored, run *}" != "$out" ]; then
   ok "the last line edited: ok, not anchored (only an anchor proves it)"
 else
   not_ok "the last line edited, unanchored" "exit $rc" "stdout: $out" "stderr: $err"
