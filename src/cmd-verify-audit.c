@@ -82,10 +82,9 @@ int sr_cmd_verify_audit(const struct sr_args *a) {
   switch (c.verdict) {
   case SR_AUDIT_OK:
     /* Which run it is: a signed ledger of another run verifies too. */
-    printf("ok: %" PRIu64 " events, head sha256:%s, %s%s, run %s/%s\n",
-           c.lines, c.head, key ? "anchored by key " : "not anchored",
-           key ? sr_trust_key_id(key) : "",
-           c.tenant_id[0] ? c.tenant_id : "-",
+    printf("ok: %" PRIu64 " events, head sha256:%s, %s%s, run %s/%s\n", c.lines,
+           c.head, key ? "anchored by key " : "not anchored",
+           key ? sr_trust_key_id(key) : "", c.tenant_id[0] ? c.tenant_id : "-",
            c.execution_id[0] ? c.execution_id : "-");
     return 0;
   case SR_AUDIT_INCOMPLETE:
