@@ -243,24 +243,55 @@ static uint64_t keep_room(const struct sr_audit *a) {
   return SR_AUDIT_FINAL_RESERVE + 2 * 6 * keys + a->keep_extra;
 }
 
+/*
+ * What to reserve when the copy needs need bytes more: whole
+ * SR_AUDIT_RESERVE_STEPs keep the calls few, but their slack past the need
+ * takes no more than a SR_AUDIT_SLACK_SHARE-th of the room the file system
+ * has left, nor any of what the need itself leaves.  A whole step taken
+ * whenever it fitted held the last 64 KiB of a nearly full file system
+ * that the run's logs, outputs and records needed, where less room, too
+ * little for a step, left them what they needed: a run failed with more
+ * room where it succeeded with less.  And a step that does not fit is not
+ * asked for: ext4 keeps what a failed fallocate(2) allocated, and the
+ * whole rest of the file system went with it.  Where the room is not
+ * known (a memfd's tmpfs has no size), whole steps.
+ */
+static uint64_t reserve_ask(int fd, uint64_t need) {
+  uint64_t more = SR_AUDIT_RESERVE_STEP, room, slack;
+
+  while (more < need)
+    more += SR_AUDIT_RESERVE_STEP;
+  room = sr_fd_room(fd);
+  if (room == UINT64_MAX)
+    return more;
+  if (need >= room)
+    return need;
+  slack = more - need;
+  if (slack > room / SR_AUDIT_SLACK_SHARE)
+    slack = room / SR_AUDIT_SLACK_SHARE;
+  if (slack > room - need)
+    slack = room - need;
+  return need + slack;
+}
+
 /* Reservation up to end bytes of the copy (0, -ENOSPC, or -EFBIG past the
  * file-size limit). */
 static int reserve_to(struct sr_audit *a, uint64_t end) {
-  uint64_t more = SR_AUDIT_RESERVE_STEP;
+  uint64_t need, more;
   int r;
 
   if (end <= a->copy_reserved)
     return 0;
-  while (a->copy_reserved + more < end)
-    more += SR_AUDIT_RESERVE_STEP;
-  /* Whole steps keep the calls few; a nearly full file system may still
-   * hold what is needed. */
-  if (sr_fd_reserve(a->copy_fd, a->copy_reserved, more) < 0) {
-    more = end - a->copy_reserved;
+  need = end - a->copy_reserved;
+  more = reserve_ask(a->copy_fd, need);
+  /* A nearly full file system may still hold what is needed. */
+  r = sr_fd_reserve(a->copy_fd, a->copy_reserved, more);
+  if (r < 0 && more > need) {
+    more = need;
     r = sr_fd_reserve(a->copy_fd, a->copy_reserved, more);
-    if (r < 0)
-      return r == -EFBIG ? r : -ENOSPC;
   }
+  if (r < 0)
+    return r == -EFBIG ? r : -ENOSPC;
   a->copy_reserved += more;
   return 0;
 }
@@ -314,30 +345,30 @@ int sr_audit_keep_room(struct sr_audit *a, uint64_t extra) {
 
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
                          struct sr_error *err) {
-  uint64_t reserve = SR_AUDIT_RESERVE_STEP;
+  uint64_t need, reserve;
   int r;
 
   if (!a || copy_fd < 0 || a->copy_fd >= 0)
     return sr_error_set(err, SR_EXIT_FAILED, EINVAL, "audit_write",
                         "audit: cannot attach the audit copy");
-  while (reserve < a->backlog_len + keep_room(a))
-    reserve += SR_AUDIT_RESERVE_STEP;
+  need = a->backlog_len + keep_room(a);
+  reserve = reserve_ask(copy_fd, need);
   /* Where the file system cannot reserve, a full one may cut the copy
    * short like any other file.  One that can but is too full for even
    * the final events' room stops the run before it starts: the copy is
    * never written without that room where it could have had it. */
   r = sr_fd_reserve(copy_fd, 0, reserve);
-  if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG) {
-    reserve = a->backlog_len + keep_room(a);
+  if ((r == -ENOSPC || r == -EDQUOT || r == -EFBIG) && reserve > need) {
+    reserve = need;
     r = sr_fd_reserve(copy_fd, 0, reserve);
-    if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG) {
-      (void)sr_fd_unreserve(copy_fd, 0, reserve);
-      return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
-                          "audit: no room left in the run's audit.jsonl for "
-                          "its final events (%s)",
-                          r == -EFBIG ? "the file-size limit, ulimit -f"
-                                      : "its file system is full");
-    }
+  }
+  if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG) {
+    (void)sr_fd_unreserve(copy_fd, 0, reserve);
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
+                        "audit: no room left in the run's audit.jsonl for "
+                        "its final events (%s)",
+                        r == -EFBIG ? "the file-size limit, ulimit -f"
+                                    : "its file system is full");
   }
   a->copy_reserved = r >= 0 ? reserve : 0;
   if (a->backlog_len > 0) {

@@ -41,9 +41,13 @@
  * skill's name and version escaped, six bytes a byte at most), plus what
  * the caller asks for (sr_audit_keep_room: execution_completed's artifact
  * list, up to 256 KiB, and the run's metadata.json).  Reserved
- * SR_AUDIT_RESERVE_STEP at a time. */
+ * SR_AUDIT_RESERVE_STEP at a time where the file system has room to spare
+ * (SR_AUDIT_SLACK_SHARE). */
 #define SR_AUDIT_RESERVE_STEP (64u * 1024)
 #define SR_AUDIT_FINAL_RESERVE (16u * 1024)
+/* The most of the room a file system has left that a step's slack past
+ * what the copy needs may take (audit.c, reserve_ask). */
+#define SR_AUDIT_SLACK_SHARE 16u
 /* The longest final events: the list's 256 KiB and two lines' common keys
  * with a version of 4096 bytes, with room to spare. */
 #define SR_AUDIT_FINAL_MAX (320u * 1024)

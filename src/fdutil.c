@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
@@ -189,6 +190,20 @@ int sr_fd_unreserve(int fd, uint64_t off, uint64_t len) {
       ftruncate(fd, st.st_size) == 0)
     r = 0;
   return r;
+}
+
+uint64_t sr_fd_room(int fd) {
+  struct statfs sfs;
+  uint64_t unit;
+
+  if (fstatfs(fd, &sfs) < 0 || sfs.f_blocks == 0)
+    return UINT64_MAX;
+  /* The counts are in fragments (statvfs(3)), the same as blocks but on
+   * a file system that says otherwise. */
+  unit = sfs.f_frsize > 0 ? (uint64_t)sfs.f_frsize : (uint64_t)sfs.f_bsize;
+  if (unit == 0 || (uint64_t)sfs.f_bavail > UINT64_MAX / unit)
+    return UINT64_MAX;
+  return (uint64_t)sfs.f_bavail * unit;
 }
 
 int sr_read_full(int fd, void *buf, size_t len, size_t *got) {

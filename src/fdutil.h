@@ -61,6 +61,10 @@ int sr_tty_reopen_nonblock(int fd);
  * limit, RLIMIT_FSIZE). */
 int sr_fd_reserve(int fd, uint64_t off, uint64_t len);
 int sr_fd_unreserve(int fd, uint64_t off, uint64_t len);
+/* The bytes an ordinary write can still take on fd's file system
+ * (fstatfs(2)'s f_bavail), or UINT64_MAX where it does not say: a tmpfs
+ * without a size (a memfd's), a call that fails. */
+uint64_t sr_fd_room(int fd);
 /* Reads until EOF or len bytes; *got = bytes read.  0 or -errno. */
 int sr_read_full(int fd, void *buf, size_t len, size_t *got);
 /*

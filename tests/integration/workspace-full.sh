@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A workspace root on a nearly full file system: whether a small run fits
+# only grows with the room there is.  audit.jsonl's reservation used to
+# round up to a whole 64 KiB step whenever the file system had it, so a
+# tmpfs with 64 KiB free lost it all to the record's slack and the skill's
+# log could not be written (125), where 40 KiB free was enough; on ext4 a
+# step that did not fit was left half allocated (fallocate(2) keeps what it
+# got), and 32 to 64 KiB free failed the same way.  A tmpfs of 256 KiB of
+# its own (in a mount namespace of its own, unmounted at the end), filled
+# to leave 32 to 160 KiB, 8 KiB apart: once a run succeeds, every run with
+# more room does too.  As root and as the unprivileged user.
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "mounts a tmpfs of its own as the workspace root: needs root"
+unshare -m true 2>/dev/null || skip_all "mounts a tmpfs of its own: no mount namespace (unshare -m)"
+skip_modes
+
+T=$(tmpdir)
+B=$T/full-skill
+mkbundle "$B"
+chmod -R a+rX "$B"
+
+cat >"$T/sweep.sh" <<'EOS'
+# sweep.sh MOUNTPOINT BUNDLE MODE UID: one line per amount of free room,
+# "FREE RC REASON".
+set -u
+mnt=$1 bundle=$2 mode=$3 uid=$4
+for free in $(seq 32 8 160); do
+  mount -t tmpfs -o "size=256k,mode=0755,uid=$uid,gid=$uid" full "$mnt" || exit 1
+  head -c $(((256 - free) * 1024)) /dev/zero >"$mnt/fill"
+  if [ "$mode" = user ]; then
+    pre=(setpriv --reuid="$uid" --regid="$uid" --clear-groups -- env -u XDG_RUNTIME_DIR)
+  else
+    pre=(env)
+  fi
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$mnt" --execution-id "f$free" "$bundle" \
+    -- /bin/sh -c 'echo hello; echo world >&2; echo out >"$SKILLRUN_OUTPUTS/o"' \
+    >"$mnt.a" 2>/dev/null
+  rc=$?
+  reason=$("$JQ" -r 'select(.event == "error") | .reason' "$mnt.a" 2>/dev/null | head -n 1)
+  echo "$free $rc ${reason:--}"
+  umount "$mnt" || exit 1
+done
+EOS
+
+for mode in $MODES; do
+  M=$(tmpdir)
+  mkdir "$M/ws"
+  uid=0
+  [ "$mode" = user ] && uid=$USER_UID
+  out=$(SKILLRUN=$SKILLRUN JQ=$JQ unshare -m --propagation private \
+    bash "$T/sweep.sh" "$M/ws" "$B" "$mode" "$uid" 2>&1 </dev/null)
+  diag "$mode: free KiB, exit status, error reason:"
+  while read -r line; do diag "  $line"; done <<<"$out"
+  first=$(awk '$2 == 0 { print $1; exit }' <<<"$out")
+  check "$mode: a run fits in 160 KiB of free room" grep -q '^160 0 ' <<<"$out"
+  is "$mode: past the first run that fits ($first KiB), every one with more room fits" \
+    "$(awk -v f="${first:-999}" '$1 >= f && $2 != 0' <<<"$out")" ""
+done
+
+finish
