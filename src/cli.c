@@ -753,7 +753,9 @@ static int check_combinations(struct sr_args *a, bool have_dashdash,
     return sr_cli_id_refusal("tenant", a->tenant, err);
   if (a->execution_id_invalid && a->mode != SR_MODE_RUN)
     return sr_cli_id_refusal("execution", a->execution_id, err);
-  /* Each option the mode does not read, in the order of --help. */
+  /* The first option the mode does not read, in the order of the option
+   * table (long_options_table: --capability, --tier and --audit-key come
+   * after the limits there, not where --help lists them). */
   for (size_t i = 0; opts[i].name; i++)
     if ((seen & (UINT64_C(1) << i)) && !mode_takes_option(a->mode, opts[i].val))
       return not_taken(a->mode, opts[i].val, err);
