@@ -7,9 +7,11 @@
 # of the binary's table is documented where each of its layers is (and
 # listed by the JSON Schemas), the reasons and layers the sources can give
 # an error are the audit schema's lists, every man page renders without
-# warnings, and the pages and completions made from .in files name the
-# directories --help names.  TAP; needs SKILLRUN, JQ, PYTHON3, TOP_SRCDIR
-# and TOP_BUILDDIR.
+# warnings, the pages and completions made from .in files name the
+# directories --help names, and each completion offers, with a mode, an
+# option or a BUNDLE on the line, just what the binary takes there.  TAP; needs SKILLRUN, JQ, PYTHON3, TOP_SRCDIR
+# and TOP_BUILDDIR, and zsh for what the zsh completion offers (a skip
+# without it).
 
 set -u
 
@@ -372,21 +374,23 @@ for opt in $(grep -Eo -- '--[a-z0-9-]+ (N|ID|HEX|SIZE|DURATION|KEY=VALUE)( |$)' 
   is "the bash completion offers nothing after $opt" "$got" ""
 done
 
-# Per mode, the bash completion offers exactly the options the binary
-# takes with it (skillrun(1), OPTIONS: a mode refuses every option it does
-# not read), and, once an option is on the line, only the modes that take
-# it.  The binary is asked: a mode given the option and a sentinel it
-# refuses names the option when it refuses that one too, the sentinel
-# otherwise (src/cli.c checks them in the order of its option tables, where
-# the sentinels, --audit-key and --verbose, come last but for what the mode
-# takes); nothing runs either way.
+# Both completions offer, per mode, exactly the options the binary takes
+# with it (skillrun(1), OPTIONS: a mode refuses every option it does not
+# read), and, once an option is on the line, only the modes that take it
+# and the options the binary takes with it there.  The binary is asked: a
+# mode given the option and a sentinel it refuses names the option when it
+# refuses that one too, the sentinel otherwise (src/cli.c checks them in
+# the order of its option table, where the sentinels, --audit-key and
+# --verbose, come last but for what the mode takes); nothing runs either
+# way.
 printf '%s\n' 'k' >"$tmp/k"
-value_of() { # OPTION: a value the parser accepts for it, or nothing (a flag)
+value_of() { # OPTION [2]: a value the parser accepts for it (another one
+  # with 2), or nothing (a flag)
   case $1 in
   --expect-sha256) printf '%064d' 0 ;;
   --capability-fd | --audit-fd | --pids | --cpu-seconds) echo 3 ;;
-  --label) echo k=v ;;
-  --input) echo /etc/hostname ;;
+  --label) echo "k${2-}=v" ;;
+  --input) echo "/etc/hostname${2+:second}" ;;
   --memory | --log-cap) echo 1M ;;
   --timeout) echo 1s ;;
   --network) echo deny ;;
@@ -397,70 +401,168 @@ value_of() { # OPTION: a value the parser accepts for it, or nothing (a flag)
     echo "$tmp/k" ;;
   esac
 }
-# takes MODE OPTION ("run" for a run): 0 when the binary takes OPTION in
-# MODE, 1 when it refuses it, 2 when the answer is neither.
+# takes MODE OPTION [OPTION2] ("run" for a run): 0 when the binary takes
+# OPTION (and OPTION2 with it) in MODE, 1 when it refuses it (or the two
+# together: given twice, options that cannot be combined), 2 when the
+# answer is neither.
 takes() {
   local m=$1 o=$2 sentinel msg
-  local -a before=() bundle=()
+  local -a before=() bundle=() with=()
   case $m in run | --digest) sentinel=--audit-key ;; *) sentinel=--verbose ;; esac
   [ "$o" = "$sentinel" ] && return 1
   [ "$m" = run ] || read -r -a before <<<"$m $(value_of "$m")"
+  [ -z "${3-}" ] || read -r -a with <<<"$3 $(value_of "$3" 2)"
   case $m in run | --explain | --digest | --sign) bundle=("$TOP_SRCDIR/examples/hello") ;; esac
   # shellcheck disable=SC2046
-  msg=$(timeout 10 "$SKILLRUN" "${before[@]}" "$o" $(value_of "$o") \
+  msg=$(timeout 10 "$SKILLRUN" "${before[@]}" "$o" $(value_of "$o") "${with[@]}" \
     "$sentinel" $(value_of "$sentinel") "${bundle[@]}" 2>&1 </dev/null >/dev/null | head -n 1)
   case $msg in
-  *"option '$o' "*) return 1 ;;
+  *"option '$o' "* | *"option '${3-$o}' "* | *"options '"*) return 1 ;;
   *"option '$sentinel' "*) return 0 ;;
-  *) echo "# $m $o: $msg" >&2; return 2 ;;
+  *) echo "# $m $o ${3-}: $msg" >&2; return 2 ;;
   esac
-}
-bash_offers() { # WORD...: the long options the bash completion offers after them
-  (cd "$tmp/cwd" && bash -c 'source "$1"; shift; COMP_WORDS=(skillrun "$@" --)
-    COMP_CWORD=$(($# + 1)); _skillrun; printf "%s\n" "${COMPREPLY[@]}"' - "$BASH_COMP" "$@" 2>/dev/null) |
-    grep -x -- '--[a-z0-9-]*' | grep -vx -- '--' | sort
 }
 modes="--explain --digest --verify-audit --gc --metrics --sign --help --version"
 plain=$(grep -vxF -e --help -e --version "$tmp/help.opts" | grep -vxF -f <(printf '%s\n' $modes))
+# The binary's answer for each mode and option, once.
+declare -A took
+for m in run $modes; do
+  for o in $plain; do
+    takes "$m" "$o"
+    took[$m $o]=$?
+  done
+done
+both() { # MODE OPTION OPTION2: the binary takes each in MODE
+  [ "${took[$1 $2]}" = 0 ] && [ "${took[$1 $3]}" = 0 ]
+}
+# The questions: a command line whose last word is being completed, and
+# the long options (but "--") the binary says fit there, sorted.
+q_line=() q_text=() q_want=()
+ask() { # LINE TEXT WANT
+  q_line+=("$1") q_text+=("$2")
+  q_want+=("$(printf '%s' "$3" | grep . | sort | tr '\n' ' ')")
+}
 for m in run $modes; do
   # A run is pinned by an option only a run takes.
   if [ $m = run ]; then line="--execution-id $tmp/k"; else line="$m $(value_of "$m")"; fi
   want=
   for o in $plain; do
     case " $line " in *" $o "*) continue ;; esac
-    takes "$m" "$o"
-    case $? in 0) want="$want$o"$'\n' ;; 2) want="$want?$o"$'\n' ;; esac
+    case ${took[$m $o]} in 0) want="$want$o"$'\n' ;; 2) want="$want?$o"$'\n' ;; esac
   done
-  # shellcheck disable=SC2086
-  is "the bash completion offers, after $line, what the binary takes there" \
-    "$(bash_offers $line | grep -vxF -f <(printf '%s\n' $modes) | tr '\n' ' ')" "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
+  ask "skillrun $line --" "after $line, what the binary takes there" "$want"
 done
 for o in $plain; do
   want=
   for m in $modes; do
-    takes "$m" "$o" && want="$want$m"$'\n'
+    [ "${took[$m $o]}" = 0 ] && want="$want$m"$'\n'
   done
-  # shellcheck disable=SC2046
-  is "the bash completion offers, after $o, the modes that take it" \
-    "$(bash_offers "$o" $(value_of "$o") | grep -xF -f <(printf '%s\n' $modes) | tr '\n' ' ')" \
-    "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
+  # The options that go with it: those a mode takes with it, but given
+  # twice or one that cannot be combined with it.
+  for o2 in $plain; do
+    for m in run $modes; do
+      both "$m" "$o" "$o2" || continue
+      takes "$m" "$o" "$o2"
+      case $? in 0) want="$want$o2"$'\n' ;; 2) want="$want?$o2"$'\n' ;; esac
+      break
+    done
+  done
+  ask "skillrun $o $(value_of "$o") --" "after $o, the modes that take it and the options that go with it" "$want"
 done
 # After a BUNDLE, only the modes that take one (the others refuse it:
-# "option '--gc' takes no BUNDLE"), and no second BUNDLE (none takes
-# two); the completion offered every mode there, and directories again.
+# "option '--gc' takes no BUNDLE") and what they take, and no second BUNDLE
+# (none takes two): a completion offered every mode there, and
+# directories again.
 want=
-for m in $modes; do
-  # shellcheck disable=SC2046
-  msg=$(timeout 10 "$SKILLRUN" "$m" $(value_of "$m") "$TOP_SRCDIR/examples/hello" \
-    2>&1 </dev/null >/dev/null | head -n 1)
-  case $msg in *"takes no BUNDLE"*) ;; *) want="$want$m"$'\n' ;; esac
+for m in run $modes; do
+  if [ "$m" != run ]; then
+    # shellcheck disable=SC2046
+    msg=$(timeout 10 "$SKILLRUN" "$m" $(value_of "$m") "$TOP_SRCDIR/examples/hello" \
+      2>&1 </dev/null >/dev/null | head -n 1)
+    case $msg in *"takes no BUNDLE"*) continue ;; esac
+    want="$want$m"$'\n'
+  fi
+  for o in $plain; do
+    [ "${took[$m $o]}" = 0 ] && want="$want$o"$'\n'
+  done
 done
-is "the bash completion offers, after a BUNDLE, the modes that take one" \
-  "$(bash_offers "$TOP_SRCDIR/examples/hello" | grep -xF -f <(printf '%s\n' $modes) | tr '\n' ' ')" \
-  "$(printf '%s' "$want" | grep . | sort | tr '\n' ' ')"
-got=$(cd "$tmp/cwd" && bash -c 'source "$1"; COMP_WORDS=(skillrun "$2" ""); COMP_CWORD=2
-  _skillrun; printf "%s\n" "${COMPREPLY[@]}"' - "$BASH_COMP" "$TOP_SRCDIR/examples/hello" 2>/dev/null)
-is "the bash completion offers no second BUNDLE" "$got" ""
+ask "skillrun $TOP_SRCDIR/examples/hello --" "after a BUNDLE, the modes that take one and what they take" \
+  "$(printf '%s' "$want" | sort -u)"
+# Not an option: no word but options (zsh offers them when nothing else
+# fits), asked in a directory that has one (some-dir).
+after_bundle="skillrun $TOP_SRCDIR/examples/hello "
+# Two options: the modes that take both and what they take, the same in
+# both completions, for each pair some mode takes.
+pairs=()
+for o in $plain; do
+  for o2 in $plain; do
+    [[ $o < $o2 ]] || continue
+    for m in run $modes; do
+      both "$m" "$o" "$o2" || continue
+      pairs+=("skillrun $o $(value_of "$o") $o2 $(value_of "$o2") --")
+      break
+    done
+  done
+done
+check "some pairs of options share a mode (got ${#pairs[@]})" test "${#pairs[@]}" -ge 50
+
+# bash_answers DIR LINE...: what the bash completion offers at the end of
+# each LINE (see ask), in DIR/1, DIR/2, ...
+bash_answers() {
+  local dir=$1
+  shift
+  mkdir "$dir" && (cd "$tmp/cwd" && bash -c 'source "$1"; dir=$2; shift 2; n=0
+    for line in "$@"; do
+      n=$((n + 1))
+      read -r -a COMP_WORDS <<<"$line"
+      [[ $line == *" " ]] && COMP_WORDS+=("")
+      COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+      COMPREPLY=()
+      _skillrun
+      printf "%s\n" "${COMPREPLY[@]}" | grep . >"$dir/$n"
+    done' - "$BASH_COMP" "$dir" "$@" 2>/dev/null)
+}
+# zsh_answers DIR LINE...: the same of the zsh completion (an interactive
+# zsh in a pseudo-terminal: tests/zsh-complete.zsh).
+zsh_answers() {
+  local dir=$1
+  shift
+  mkdir "$dir" && (cd "$tmp/cwd" && zsh -f "$TOP_SRCDIR/tests/zsh-complete.zsh" \
+    "$TOP_BUILDDIR/completions/zsh" "$dir" "$@")
+}
+long_offers() { # FILE: the long options (but "--") in an answer, sorted
+  grep -x -- '--[a-z0-9-]*' "$1" | grep -vx -- '--' | sort | tr '\n' ' '
+}
+shells=bash
+questions=("${q_line[@]}" "$after_bundle" "${pairs[@]}")
+bash_answers "$tmp/bash" "${questions[@]}"
+if ! command -v zsh >/dev/null 2>&1; then
+  pass "# SKIP the zsh completion's offers: zsh is not installed"
+elif ! zsh -fc 'zmodload zsh/zpty && zmodload zsh/zselect' 2>/dev/null; then
+  pass "# SKIP the zsh completion's offers: this zsh has no zsh/zpty or zsh/zselect"
+else
+  zsh_answers "$tmp/zsh" "${questions[@]}"
+  rc=$?
+  is "tests/zsh-complete.zsh answers the questions" "$rc" 0
+  [ "$rc" -eq 0 ] && shells="bash zsh"
+fi
+for sh in $shells; do
+  for i in "${!q_line[@]}"; do
+    is "the $sh completion offers, ${q_text[i]}" "$(long_offers "$tmp/$sh/$((i + 1))")" "${q_want[i]}"
+  done
+  is "the $sh completion offers no second BUNDLE, nor a command, after a BUNDLE" \
+    "$(grep -v '^-' "$tmp/$sh/$((${#q_line[@]} + 1))")" ""
+done
+if [ "$shells" = "bash zsh" ]; then
+  differ=
+  for i in "${!pairs[@]}"; do
+    n=$((${#q_line[@]} + i + 2))
+    [ "$(long_offers "$tmp/bash/$n")" = "$(long_offers "$tmp/zsh/$n")" ] ||
+      differ="$differ${pairs[i]#skillrun }; "
+  done
+  is "the zsh completion offers what the bash one does after each of ${#pairs[@]} pairs of options" \
+    "$differ" ""
+fi
 
 for f in "$TOP_BUILDDIR"/man/*.[1-8] "$BASH_COMP" "$ZSH_COMP"; do
   [ -f "$f.in" ] || [ -f "$TOP_SRCDIR/${f#"$TOP_BUILDDIR"/}.in" ] || continue
