@@ -211,7 +211,8 @@ static json_t *last_event(const char *buf, size_t complete) {
 
 int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
                    const char *execution, uid_t owner, gid_t group,
-                   const struct sr_trust_key *key, struct sr_error *err) {
+                   const struct sr_trust_key *key, bool *appended_out,
+                   struct sr_error *err) {
   _cleanup_free_ char *buf = NULL, *tail = NULL;
   _cleanup_(sr_audit_done) struct sr_audit a = {.fd = -1, .copy_fd = -1};
   size_t len = 0, complete = 0, tail_len = 0;
@@ -220,6 +221,8 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   json_t *meta;
   int r, appended = 0;
 
+  if (appended_out)
+    *appended_out = false;
   if (lseek(ledger, 0, SEEK_SET) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "audit.jsonl");
   r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
@@ -244,6 +247,8 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
     if (r < 0)
       return r;
     appended = 1;
+    if (appended_out)
+      *appended_out = true;
   }
   /* The room the dead run reserved ahead of its ledger's end. */
   if (fstat(ledger, &st) == 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,11 +18,14 @@ struct sr_trust_key;
  * back, and the run directory gets a metadata.json made from what the
  * ledger says (owned by owner:group) unless it has one.  ledger: the
  * marker, open read-write for appending.  1 when it appended, 0 when the
- * ledger was closed already, -errno with err set.
+ * ledger was closed already, -errno with err set.  *appended (may be NULL)
+ * says whether this call closed the ledger, also when what came after
+ * (metadata.json) failed: the run is then counted now or never.
  */
 int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
                    const char *execution, uid_t owner, gid_t group,
-                   const struct sr_trust_key *key, struct sr_error *err);
+                   const struct sr_trust_key *key, bool *appended,
+                   struct sr_error *err);
 
 /*
  * The runs index line (metrics.h) of a run sr_reclaim_run has just closed

@@ -1746,6 +1746,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   struct stat mst;
   char *exec_id;
   unsigned removed = 0;
+  bool closed = false;
   int r, run_errno;
 
   /* Read-write: a dead run's ledger gets its last line through it.  A
@@ -1802,16 +1803,15 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
    * made first) is closed without one: they may have shaped it at will. */
   sign = mst.st_uid == geteuid() ? key : NULL;
   r = sr_reclaim_run(marker, run, tenant_id, exec_id, mst.st_uid, mst.st_gid,
-                     sign, &err);
-  if (r < 0) {
-    if (verbose)
-      printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
-             err.msg);
-    return r;
-  }
-  /* Counted once, by whoever closed it (skillrun(1) METRICS), in its
-   * owner's index as the run itself would have been. */
-  if (r > 0) {
+                     sign, &closed, &err);
+  if (verbose && r < 0)
+    printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
+           err.msg);
+  /* Counted once, by whoever closed the ledger (skillrun(1) METRICS), in
+   * its owner's index as the run itself would have been: also when its
+   * metadata.json could not follow, as the next gc finds the ledger
+   * closed and counts nothing. */
+  if (closed) {
     char line[SR_RECORD_LINE_MAX + 1];
     int n =
         sr_reclaim_index_line(marker, tenant_id, exec_id, line, sizeof(line));
@@ -1824,6 +1824,8 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
       printf("cannot count %s/%s in the runs index: %s\n", tenant_id, exec_id,
              strerror(-q));
   }
+  if (r < 0)
+    return r;
   if (verbose)
     printf("%s %s/%s%s\n",
            r > 0 ? "closed abandoned run" : "removed leftovers of", tenant_id,

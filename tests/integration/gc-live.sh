@@ -193,6 +193,11 @@ for mode in $MODES; do
   "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >/dev/null 2>&1
   is "$mode: ... once it can, --gc closes it and exits 0" "$?" 0
   is "$mode: ... its record ends abandoned" "$(last "$W/default/ro1/audit.jsonl")" "$(printf 'execution_completed\tabandoned')"
+  # The first --gc closed its ledger (only metadata.json failed); the
+  # second finds it closed.  Counted once all the same, by the first.
+  "${pre[@]}" "$SKILLRUN" --metrics --workspace-root "$W" >"$T/m-ro.$mode" 2>&1
+  is "$mode: ... and is counted abandoned once in the runs index" \
+    "$(total "$T/m-ro.$mode" "$abandoned")" 1
 done
 
 finish

@@ -40,7 +40,7 @@ static void test_empty_ledger(void **state) {
 
   /* Killed after its marker was linked and before execution_started. */
   r = sr_reclaim_run(ledger, run_fd, "default", "e1", getuid(), getgid(), NULL,
-                     &err);
+                     NULL, &err);
   assert_int_equal(r, 1);
 
   /* The one line gc wrote is the record's only timestamp. */
@@ -105,7 +105,7 @@ static void test_stale_temp(void **state) {
   assert_true(ledger >= 0);
 
   assert_int_equal(sr_reclaim_run(ledger, run_fd, "default", "e2", getuid(),
-                                  getgid(), NULL, &err),
+                                  getgid(), NULL, NULL, &err),
                    1);
   assert_int_equal(
       fstatat(run_fd, "metadata.json.tmp", &st, AT_SYMLINK_NOFOLLOW), -1);
