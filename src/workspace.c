@@ -363,8 +363,12 @@ static int gc_at(int root_fd, const char *resolved,
                  const struct sr_trust_key *key, bool verbose, unsigned max,
                  const char *own, unsigned *n_cleaned, unsigned *n_failed,
                  struct sr_error *err);
-static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
-                        size_t len);
+static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
+                        const char *line, size_t len);
+/* How long gc waits for a runs index's lock in one pass (GC_LOCK_TRIES
+ * times GC_LOCK_WAIT_US): its holder may be whoever owns the index. */
+#define GC_LOCK_TRIES 100
+#define GC_LOCK_WAIT_US 10000
 
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
@@ -1738,7 +1742,7 @@ static bool stillborn(const struct stat *mst, int tenant, const char *exec_id,
  * stays, for the next gc). */
 static int gc_one(int root_fd, int active_fd, const char *resolved,
                   const char *name, bool verbose,
-                  const struct sr_trust_key *key) {
+                  const struct sr_trust_key *key, unsigned *lock_tries) {
   _cleanup_close_ int marker = -1, tenant = -1, run = -1;
   _cleanup_free_ char *tenant_id = NULL;
   const struct sr_trust_key *sign;
@@ -1816,7 +1820,8 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
     int n =
         sr_reclaim_index_line(marker, tenant_id, exec_id, line, sizeof(line));
     int q =
-        n < 0 ? n : append_index(root_fd, mst.st_uid, true, line, (size_t)n);
+        n < 0 ? n
+              : append_index(root_fd, mst.st_uid, lock_tries, line, (size_t)n);
 
     /* None (root's gc in a user's root before any run of theirs
      * ended) is not worth a word. */
@@ -1849,6 +1854,11 @@ static int gc_at(int root_fd, const char *resolved,
   const char *name;
   unsigned char type;
   unsigned cleaned = 0, failed = 0;
+  /* The index's lock is waited for GC_LOCK_TRIES times in all, however
+   * many runs this closes: its owner may hold it for good and have made
+   * any number of dead runs (copies of one), each a second of root's
+   * --gc, or of a run's start, otherwise. */
+  unsigned lock_tries = GC_LOCK_TRIES;
   int n, r;
 
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
@@ -1868,7 +1878,7 @@ static int gc_at(int root_fd, const char *resolved,
       sr_name_sample_offer(&pick, name);
       continue;
     }
-    r = gc_one(root_fd, active_fd, resolved, name, verbose, key);
+    r = gc_one(root_fd, active_fd, resolved, name, verbose, key, &lock_tries);
     if (r > 0)
       cleaned++;
     else if (r < 0)
@@ -1881,7 +1891,7 @@ static int gc_at(int root_fd, const char *resolved,
   }
   for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++) {
     r = gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
-               verbose, key);
+               verbose, key, &lock_tries);
     if (r > 0)
       cleaned++;
     else if (r < 0)
@@ -1989,20 +1999,15 @@ static int append_line(int fd, const char *line, size_t len) {
   return r;
 }
 
-/* How long gc waits for the index's lock (GC_LOCK_TRIES times
- * GC_LOCK_WAIT_US): its holder may be whoever owns the index. */
-#define GC_LOCK_TRIES 100
-#define GC_LOCK_WAIT_US 10000
-
 /* sr_workspace_append_index into the index of `owner`: made when missing
  * only when that is the caller, so that root's gc never makes one of its
  * own in a user's workspace root (the user's runs could then not append
- * to it).  gc: its lock is waited for only so long. */
-static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
-                        size_t len) {
+ * to it).  gc (lock_tries not NULL): its lock is waited for at most
+ * *lock_tries more times, GC_LOCK_WAIT_US each, which it counts down. */
+static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
+                        const char *line, size_t len) {
   _cleanup_close_ int dir = -1, fd = -1;
   const bool create = owner == geteuid();
-  unsigned tries = 0;
   int r;
 
   dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
@@ -2030,11 +2035,12 @@ static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
   /* One write of one line with O_APPEND lands whole at the end; the lock
    * keeps a reader's view and other writers' lines apart even where
    * O_APPEND is weaker (NFS). */
-  while (flock(fd, gc ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
-    if (errno == EINTR && !gc)
+  while (flock(fd, lock_tries ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
+    if (errno == EINTR && !lock_tries)
       continue;
-    if (!gc || errno != EWOULDBLOCK || ++tries >= GC_LOCK_TRIES)
+    if (!lock_tries || errno != EWOULDBLOCK || *lock_tries == 0)
       return -errno;
+    --*lock_tries;
     (void)usleep(GC_LOCK_WAIT_US);
   }
   /* Closing fd (the only one of its open file) releases the lock. */
@@ -2042,7 +2048,7 @@ static int append_index(int root_fd, uid_t owner, bool gc, const char *line,
 }
 
 int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
-  return append_index(root_fd, geteuid(), false, line, len);
+  return append_index(root_fd, geteuid(), NULL, line, len);
 }
 
 /* Read side: the workspace root's owner, root and the reader itself may
