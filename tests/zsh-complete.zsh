@@ -46,6 +46,9 @@ _zsh_complete_ready() { : >$ZSH_COMPLETE_OUT/ready; }
 zle -N zle-line-init _zsh_complete_ready
 EOF
 
+# The caller's TERM is not the pseudo-terminal's, and zsh has no line
+# editor at all, so no completion, with TERM=emacs (an old Emacs's shell).
+export TERM=dumb
 zpty -b z zsh -f -i || exit 2
 zpty -w z ". ${(q)ZSH_COMPLETE_OUT}/setup"
 zmodload zsh/zselect 2>/dev/null || { print -u2 "zsh-complete: no zsh/zselect"; exit 2; }

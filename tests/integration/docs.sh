@@ -545,6 +545,12 @@ else
   rc=$?
   is "tests/zsh-complete.zsh answers the questions" "$rc" 0
   [ "$rc" -eq 0 ] && shells="bash zsh"
+  # Whatever terminal the tests were started from (zsh has no line
+  # editor with TERM=emacs): the same answers.
+  TERM=emacs zsh_answers "$tmp/zsh-emacs" "$after_bundle"
+  is "tests/zsh-complete.zsh answers under TERM=emacs too" "$?" 0
+  is "... the same answer" "$(cat "$tmp/zsh-emacs/1" 2>/dev/null)" \
+    "$(cat "$tmp/zsh/$((${#q_line[@]} + 1))")"
 fi
 for sh in $shells; do
   for i in "${!q_line[@]}"; do
