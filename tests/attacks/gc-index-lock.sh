@@ -40,7 +40,7 @@ is "... and $COPIES dead runs made from it" "$(find "$W/.active" -name 'default:
 check "... beside its runs index" test -f "$W/.metrics/runs.log"
 
 # The user holds the index's lock: one process, which goes with its pid.
-as_user sh -c 'exec 9<>"$1" && flock 9 && exec sleep 120' - "$W/.metrics/runs.log" &
+"${AS_USER[@]}" sh -c 'exec 9<>"$1" && flock 9 && exec sleep 120' - "$W/.metrics/runs.log" &
 holder=$!
 bg_pids+=("$holder")
 for _ in $(seq 50); do
@@ -58,5 +58,8 @@ is "root's --gc closes the $COPIES dead runs" "$rc:$(tail -n 1 "$T/gc.out")" \
 check "... without waiting a second for the lock for each (${ms} ms)" [ "$ms" -lt 5000 ]
 kill "$holder"
 wait "$holder" 2>/dev/null
+# $holder is the holder itself (not a subshell around it): it is gone
+# with its lock, rather than left holding it for its 120 s.
+check "the holder is gone, and its lock with it" flock -n "$W/.metrics/runs.log" true
 
 finish
