@@ -148,8 +148,10 @@ if [[ " $MODES " == *" user "* ]] && needs_root "root's --gc over a user's root"
     if [ $shape = fifo ]; then
       as_user sh -c 'rm "$1" && mkfifo -m 600 "$1"' - "$U/.metrics/runs.log"
     else
-      # One process that holds it, and goes with its pid.
-      as_user sh -c 'exec 9<>"$1" && flock 9 && exec sleep 60' - \
+      # One process that holds it, and goes with its pid: the plain
+      # command, not the as_user function, so that $! is that process
+      # and not a subshell around it.
+      "${AS_USER[@]}" sh -c 'exec 9<>"$1" && flock 9 && exec sleep 60' - \
         "$U/.metrics/runs.log" &
       holder=$!
       bg_pids+=("$holder")
@@ -165,7 +167,11 @@ if [[ " $MODES " == *" user "* ]] && needs_root "root's --gc over a user's root"
     is "user's index $shape: root's --gc closes the dead run" "$rc:$(tail -n 1 "$T/gc-$shape")" \
       "0:gc: 1 dead run(s) cleaned under $(realpath "$U")"
     check "... promptly (${ms} ms)" [ "$ms" -lt 5000 ]
-    [ $shape = fifo ] || { kill "$holder"; wait "$holder" 2>/dev/null; }
+    if [ $shape != fifo ]; then
+      kill "$holder"
+      wait "$holder" 2>/dev/null
+      check "... its holder is gone, and the lock with it" flock -n "$U/.metrics/runs.log" true
+    fi
   done
 fi
 
