@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,12 +47,42 @@ static int make_statement(const struct sr_args *a, const char *real,
       m->version, b->digest, (int64_t)time(NULL), text, len, err);
 }
 
+/* Whether the directory open at dir is the bundle's (st) or below it:
+ * each parent in turn, up to the root.  1, 0, or -errno. */
+static int inside(int dir, const struct stat *bundle) {
+  _cleanup_close_ int cur = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+  struct stat st, up;
+
+  if (cur < 0)
+    return -errno;
+  for (unsigned depth = 0; depth < PATH_MAX / 2; depth++) {
+    int parent;
+
+    if (fstat(cur, &st) < 0)
+      return -errno;
+    if (st.st_dev == bundle->st_dev && st.st_ino == bundle->st_ino)
+      return 1;
+    parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (parent < 0)
+      return -errno;
+    if (fstat(parent, &up) < 0) {
+      (void)close(parent);
+      return -errno;
+    }
+    (void)close(cur);
+    cur = parent;
+    if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+      return 0; /* the root */
+  }
+  return 0;
+}
+
 /* Never overwrites: a statement is a publisher's record.  Not made
  * through another user's symbolic link (sr_open_dir_path), nor removed
  * through one when it cannot be written whole.  *dir_out: the directory
  * it is in, to remove it from when the run fails after all. */
-static int write_statement(const char *path, const char *text, size_t len,
-                           int *dir_out) {
+static int write_statement(const char *path, const char *bundle,
+                           const char *text, size_t len, int *dir_out) {
   _cleanup_close_ int dir = -1, fd = -1;
   _cleanup_free_ char *d = NULL;
   const char *slash = strrchr(path, '/');
@@ -68,6 +100,23 @@ static int write_statement(const char *path, const char *text, size_t len,
                  "not to you or root: not followed",
                  path, fl.path, (unsigned)fl.uid);
     return SR_EXIT_FAILED;
+  }
+  /* A statement inside the bundle it signs would change the bundle's
+   * digest, and never verify. */
+  if (dir >= 0) {
+    struct stat bst;
+
+    r = stat(bundle, &bst) < 0 ? -errno : inside(dir, &bst);
+    if (r != 0) {
+      if (r > 0)
+        sr_log_error("cannot create %s inside the bundle it signs: it would "
+                     "change the bundle's digest and never verify (write it "
+                     "beside the bundle, as BUNDLE.sig)",
+                     path);
+      else
+        sr_log_error("cannot create %s: %s", path, strerror(-r));
+      return SR_EXIT_FAILED;
+    }
   }
   if (dir >= 0) {
     fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
@@ -111,7 +160,7 @@ int sr_cmd_sign(const struct sr_args *a) {
     sr_log_error("%s", err.msg);
     code = err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   } else {
-    code = write_statement(a->signature, text, len, &dir);
+    code = write_statement(a->signature, real, text, len, &dir);
   }
   if (code == 0) {
     int r = printf("signed %s %s (%s) as %s%s%s with key %s -> %s\n", m.name,

@@ -107,6 +107,13 @@ check "--sign never overwrites an existing statement" test $? -ne 0
 is "--sign with an unwritable stdout fails (125)" "$?" 125
 check "... saying so" grep -q "cannot write to standard output: .*; $T/full.sig not kept" "$T/err"
 check "... and leaves no statement" test ! -e "$T/full.sig"
+# A statement written inside the bundle it signs changes the bundle's
+# digest and could never verify: refused, saying so, nothing made.
+"$SKILLRUN" --sign "$T/official.key" --tier official --signature "$B/inside.sig" "$B" \
+  >/dev/null 2>"$T/err"
+is "--sign into the bundle it signs fails (125)" "$?" 125
+check "... saying why" grep -q "inside the bundle it signs" "$T/err"
+check "... and makes nothing there" test ! -e "$B/inside.sig"
 # An encrypted private key: refused, saying so; never a passphrase prompt
 # on the caller's terminal (OpenSSL's default), which stopped --sign (and a
 # run's audit-key) until someone typed.
