@@ -264,4 +264,16 @@ is "... the stream's error and end (reason workspace, status error)" \
   "$("$JQ" -r 'select(.event == "error") | .reason' "$W/a.rel") $("$JQ" -r 'select(.event == "execution_completed") | .status' "$W/a.rel")" \
   "workspace error"
 check "... nothing made at the relative path" test ! -e "$T/rel-ws"
+# A workspace root that does not exist is made with each missing directory
+# above it, as mkdir -p would: the caller's, mode 0711 less the umask
+# (skillrun(1) --workspace-root).
+P=$(mode_workspace root)
+for um in 022 077; do
+  (umask $um && "$SKILLRUN" --workspace-root "$P/$um/b/ws" "$B" -- /bin/true >"$W/a.deep" 2>"$W/err.deep")
+  is "umask $um: a workspace root below missing directories: the run succeeds" "$?" 0
+  want=$([ $um = 022 ] && echo 711 || echo 700)
+  is "... each directory made is the caller's, mode $want" \
+    "$(stat -c %u:%a "$P/$um" "$P/$um/b" "$P/$um/b/ws" | tr '\n' ' ')" "$(id -u):$want $(id -u):$want $(id -u):$want "
+  check "... and holds the run" test -s "$P/$um/b/ws/default/$(field "$W/a.deep" execution_started .execution_id)/metadata.json"
+done
 finish
