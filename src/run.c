@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -202,9 +203,39 @@ static int ensure_rlimit(int resource, rlim_t need, rlim_t unit,
                       limit_text(rl.rlim_max, unit, suffix, max));
 }
 
+/* The descriptors open when the run starts but stdin, stdout and stderr:
+ * those the caller left open (an orchestrator's pipes, a shell's
+ * redirections, --audit-fd), which keep their slots for the whole run, so
+ * a run needs RUN_FDS more than these.  0 when /proc/self/fd cannot be
+ * read (the check then counts none, as it did). */
+static rlim_t inherited_fds(void) {
+  _cleanup_close_ int fd =
+      open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_free_ struct sr_dir *d = NULL;
+  const char *name;
+  unsigned char type;
+  rlim_t n = 0;
+
+  if (fd < 0 || !(d = malloc(sizeof(*d))))
+    return 0;
+  sr_dir_init(d, fd);
+  while (sr_dir_next(d, &name, &type) > 0)
+    n++;
+  return n > 4 ? n - 4 : 0; /* the standard three, and fd itself */
+}
+
 static int check_resources(struct sr_error *err) {
-  int r = ensure_rlimit(RLIMIT_NOFILE, RUN_FDS, 1, "", "file descriptors",
-                        "open-file limit", "n", err);
+  rlim_t open_fds = inherited_fds();
+  char what[96];
+  int r;
+
+  if (open_fds)
+    snprintf(what, sizeof(what),
+             "file descriptors (%u for the run, %llu already open)", RUN_FDS,
+             (unsigned long long)open_fds);
+  r = ensure_rlimit(RLIMIT_NOFILE, RUN_FDS + open_fds, 1, "",
+                    open_fds ? what : "file descriptors", "open-file limit",
+                    "n", err);
 
   if (r >= 0)
     r = ensure_rlimit(RLIMIT_STACK, RUN_STACK, 1024, " KiB", "of stack",
