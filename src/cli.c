@@ -338,9 +338,10 @@ static char *path_basename(const char *path) {
 /*
  * PATH[:NAME].  The split is at the last ':', so a path that itself contains
  * a ':' needs an explicit ":NAME" (predictable beats guessing).  An explicit
- * NAME is checked by the run (sr_input_name_check, refused with an
- * input_rejected event, since a hostile name is worth recording); a name
- * taken from PATH must be a plain file name.
+ * NAME, or the one taken from PATH, is checked by the run
+ * (sr_input_name_check, refused with an input_rejected event, since a
+ * hostile name is worth recording); a PATH without a last component
+ * ("/", "a/..") has no name to take.
  */
 static int add_input(struct sr_args *a, const char *value,
                      struct sr_error *err) {
@@ -364,7 +365,11 @@ static int add_input(struct sr_args *a, const char *value,
   if (!*path)
     return usage_error(err, "invalid --input '%s': empty PATH",
                        quote(value, q));
-  if (!colon && !sr_valid_filename(name))
+  /* No last component at all ("/", "a/.."): nothing to name the file by.
+   * A last component that is not a valid NAME (a control character, not
+   * UTF-8, over 255 bytes) is the run's to refuse and record, as for an
+   * explicit NAME (skillrun(1): 123, input_rejected). */
+  if (!colon && (!*name || !strcmp(name, ".") || !strcmp(name, "..")))
     return usage_error(err,
                        "invalid --input '%s': no file name to use: give "
                        "PATH:NAME",

@@ -59,6 +59,11 @@ head -c 5000 /dev/zero >"$T/big.pdf"
 { cat "$T/doc.pdf"; head -c 5000 /dev/zero; } >"$T/bigdoc.pdf"
 echo "notes" >"$T/notes.txt"
 ln -s "$T/doc.pdf" "$T/link.pdf"
+# Files whose own names are not valid input NAMEs (a newline, a tab), as
+# an upload may be called: given without :NAME, the name they lend is
+# refused by the run, with its record, like an explicit one.
+echo "notes" >"$T/$(printf 'up\nload.txt')"
+echo "notes" >"$T/$(printf 'up\tload.txt')"
 chmod -R a+rX "$T"
 
 if command -v file >/dev/null; then
@@ -166,6 +171,12 @@ for mode in $MODES; do
     rejected "the input name '${name//$'\n'/\\n}'" input_name name
     check "$mode: ... before the run directory exists" test ! -e "$W/default/$ID"
     is "$mode: ... the event names it as given" "$(field "$A" input_rejected .name)" "$name"
+  done
+  for name in "$(printf 'up\nload.txt')" "$(printf 'up\tload.txt')"; do
+    r "$P" -i "$T/$name"
+    rejected "a file named '${name//[$'\n\t']/?}' without :NAME" input_name name
+    check "$mode: ... before the run directory exists" test ! -e "$W/default/$ID"
+    is "$mode: ... the event names it as taken from PATH" "$(field "$A" input_rejected .name)" "$name"
   done
   r "$P" -i "$T/notes.txt:../../etc/cron.d/x"
   check "$mode: '..' is refused as such" grep -q "'..' component" "$E"

@@ -515,6 +515,12 @@ static void test_inputs(void **state) {
   sr_args_done(&a);
   EXPECT_ERROR("no file name to use: give PATH:NAME", "-i", "/", "b");
   EXPECT_ERROR("no file name to use", "-i", "a/..", "b");
+  /* A last component that is not a valid NAME is still the name, for the
+   * run to refuse and record (skillrun(1): 123, input_rejected). */
+  EXPECT_OK(&a, "-i", "d/up\nload", "-i", "d/up\tload", "b");
+  assert_string_equal(a.inputs[0].name, "up\nload");
+  assert_string_equal(a.inputs[1].name, "up\tload");
+  sr_args_done(&a);
   EXPECT_ERROR("duplicate --input name 'x.txt'", "-i", "/a/x.txt", "-i",
                "/b/y:x.txt", "b");
 
