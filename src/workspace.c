@@ -844,6 +844,7 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
   const char *why, *slash, *base;
   struct stat sb;
   uint64_t size = 0, cap;
+  enum sr_sha256_copy_step step = SR_SHA256_COPY_READ;
   unsigned char md[SR_SHA256_LEN];
   char hex[SR_SHA256_HEX_LEN + 1];
   int parent = inputs_fd, r;
@@ -898,9 +899,18 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
     return sr_error_set(st->err, SR_EXIT_FAILED, errno, "inputs",
                         "cannot stage input %s", in->name);
   cap = ru->file_max < *budget ? ru->file_max : *budget;
-  r = sr_sha256_copy(src, dst, cap, NULL, &size, md, NULL);
+  r = sr_sha256_copy(src, dst, cap, NULL, &size, md, &step);
   if (r == -EFBIG)
     return reject_size(st, ru->file_max < *budget, 0);
+  /* A source that opens but cannot be read (EIO from a failing disk or
+   * a FUSE file system, /proc/self/mem...) is the caller's file, not
+   * skillrun's failure: refused like one that cannot be opened
+   * (skillrun(1)).  Our own shortage, a cancel or the copy's side stay
+   * errors. */
+  if (r < 0 && step == SR_SHA256_COPY_READ && r != -ENOMEM && r != -ECANCELED)
+    return reject(st, "input_invalid", "regular-file", NULL,
+                  "%s cannot be read: %s",
+                  sr_printable(in->path, (char[256]){0}, 256), strerror(-r));
   if (r < 0)
     return sr_error_set(st->err, SR_EXIT_FAILED, -r, "inputs",
                         "cannot copy input %s",

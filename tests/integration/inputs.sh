@@ -178,6 +178,13 @@ for mode in $MODES; do
     check "$mode: ... before the run directory exists" test ! -e "$W/default/$ID"
     is "$mode: ... the event names it as taken from PATH" "$(field "$A" input_rejected .name)" "$name"
   done
+  # A file that opens but cannot be read (EIO, as from a failing disk or
+  # a FUSE file system): the caller's input, refused as one that cannot
+  # be read (skillrun(1) --input), not skillrun failing (125).
+  r "$P" -i /proc/self/mem:mem
+  rejected "a file that cannot be read (/proc/self/mem)" input_invalid regular-file
+  check "$mode: ... saying so" grep -q "cannot be read: Input/output error" "$E"
+  check "$mode: ... with metadata.json" test -s "$W/default/$ID/metadata.json"
   r "$P" -i "$T/notes.txt:../../etc/cron.d/x"
   check "$mode: '..' is refused as such" grep -q "'..' component" "$E"
   r "$P" -i "$T/notes.txt:/x"
