@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <yaml.h>
 
@@ -704,6 +705,12 @@ static int set_limit(struct sr_manifest *m, enum sr_limit_id id,
                  d->counted ? d->counted : "", above, d->example);
 }
 
+/* "sandbox" and "sandbox.*" in any case: skillrun's, so that a key spelt
+ * "Sandbox.memory" is refused rather than kept as metadata, its limit lost. */
+static bool is_sandbox_key(const char *key) {
+  return !strcasecmp(key, "sandbox") || !strncasecmp(key, "sandbox.", 8);
+}
+
 /* skillrun's own declarations: string values of metadata "sandbox.*". */
 static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
                              const struct node *v, struct sr_error *err) {
@@ -711,6 +718,19 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
   char known[512];
   int id;
 
+  if (strncmp(key, "sandbox", strlen("sandbox")) != 0) {
+    char lower[SR_MAX_KEY + 1];
+    size_t i;
+
+    for (i = 0; key[i] && i < SR_MAX_KEY; i++)
+      lower[i] = (key[i] >= 'A' && key[i] <= 'Z') ? (char)(key[i] - 'A' + 'a')
+                                                  : key[i];
+    lower[i] = '\0';
+    return INVALID(err, k->line,
+                   "metadata key '%s': skillrun's sandbox keys are lowercase "
+                   "(write '%s')",
+                   SHOWN(key), SHOWN(lower));
+  }
   if (!strcmp(key, "sandbox.entrypoint")) {
     bool too_many;
 
@@ -795,10 +815,6 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
   return INVALID(err, k->line,
                  "unknown sandbox key '%s' in metadata (known: %s)", SHOWN(key),
                  known);
-}
-
-static bool is_sandbox_key(const char *key) {
-  return !strcmp(key, "sandbox") || !strncmp(key, "sandbox.", 8);
 }
 
 static int check_metadata(struct sr_manifest *m, const struct node *v,
@@ -927,6 +943,14 @@ static int check_top(struct sr_manifest *m, const struct node *root,
       r = check_metadata(m, v, err);
     else if (!strcmp(key, "allowed-tools"))
       r = check_allowed_tools(m, v, err);
+    else if (is_sandbox_key(key) || !strcasecmp(key, "metadata"))
+      /* Not a mere unknown key: the declarations it holds would be lost
+       * (a limit the skill lowers, its entrypoint). */
+      return INVALID(err, k->line,
+                     "'%s' is not a top-level key: write skillrun's "
+                     "declarations under 'metadata:' (lowercase), one per "
+                     "line, indented, such as 'sandbox.memory: 256M'",
+                     SHOWN(key));
     else
       r = add_warning(m, err,
                       "SKILL.md:%u: unknown top-level key '%s' (the "

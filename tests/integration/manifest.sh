@@ -42,6 +42,26 @@ refuse "unknown sandbox key" "$B"
 check "unknown sandbox key: stderr names SKILL.md:5" grep -q "SKILL.md:5:" "$T/err.$n"
 is "unknown sandbox key: reason manifest_invalid" "$(field "$T/a.$n" bundle_rejected .reason)" manifest_invalid
 
+# A limit declared where skillrun does not read it would be lost: the skill
+# would run with more memory than its author asked for.  Refused, naming
+# the line, rather than a warning (or nothing at all) and the run.
+lost() { # NAME LINE YAML...: a bundle whose front matter ends with YAML
+  local name=$1 line=$2
+  shift 2
+  B=$T/lost-$n
+  mkbundle "$B"
+  printf -- '---\nname: lost-%s\ndescription: Declares a limit where it is lost.\n' "$n" >"$B/SKILL.md"
+  printf '%s\n' "$@" --- >>"$B/SKILL.md"
+  refuse "$name" "$B"
+  check "$name: stderr names SKILL.md:$line" grep -q "SKILL.md:$line: " "$T/err.$n"
+  is "$name: reason manifest_invalid" "$(field "$T/a.$n" bundle_rejected .reason)" manifest_invalid
+}
+lost "a top-level sandbox.memory" 4 "sandbox.memory: 64M"
+lost "a top-level sandbox: mapping" 4 "sandbox:" "  memory: 64M"
+lost "Metadata: in another case" 4 "Metadata:" "  sandbox.memory: 64M"
+lost "Sandbox.memory in metadata" 5 "metadata:" "  Sandbox.memory: 64M"
+lost "SANDBOX.TIMEOUT in metadata" 6 "metadata:" "  author: me" "  SANDBOX.TIMEOUT: 5s"
+
 B=$T/no-front-matter
 mkdir -p "$B"
 echo "# just markdown" >"$B/SKILL.md"

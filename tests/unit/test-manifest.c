@@ -46,7 +46,12 @@
  *   bad-timeout, bad-pids, empty-entrypoint, sandbox-nested,
  *   sandbox-not-string: skillrun's own metadata keys     valid (the reference
  *                           does not read metadata values)
- * The reference verdicts above were obtained by running skills-ref (with
+ *   sandbox-key-case        Sandbox.memory in metadata   valid (the reference
+ *                           does not read metadata keys)
+ *   sandbox-top-level, metadata-key-case: a declaration outside
+ *                           metadata                     invalid (unknown key;
+ *                           skillrun refuses rather than warns: it would be
+ * lost) The reference verdicts above were obtained by running skills-ref (with
  * Debian's python3-strictyaml) on these directories.
  */
 #include <stdarg.h>
@@ -574,6 +579,14 @@ static const struct bad_fixture bad_fixtures[] = {
      "SKILL.md:5: ", "metadata 'sandbox' must be a string value"},
     {"sandbox-not-string",
      "SKILL.md:5: ", "metadata 'sandbox.entrypoint' must be a string value"},
+    /* Declarations that would be lost: refused, not warned about. */
+    {"sandbox-top-level", "SKILL.md:4: ",
+     "'sandbox.memory' is not a top-level key: write skillrun's declarations "
+     "under 'metadata:'"},
+    {"metadata-key-case", "SKILL.md:4: ", "'Metadata' is not a top-level key"},
+    {"sandbox-key-case", "SKILL.md:5: ",
+     "metadata key 'Sandbox.memory': skillrun's sandbox keys are lowercase "
+     "(write 'sandbox.memory')"},
 };
 
 static void test_invalid_fixtures(void **state) {
