@@ -222,7 +222,16 @@ static int set_limit(struct sr_args *a, enum sr_limit_id id, const char *value,
   char q[SR_QUOTE_MAX + 4];
   uint64_t v;
 
-  if (sr_limit_parse(d->kind, value, max, &v) < 0)
+  int r = sr_limit_parse(d->kind, value, max, &v);
+
+  /* A count's message gives its range; a size or a duration that is well
+   * formed but too large is not a typo. */
+  if (r == -ERANGE && d->kind != SR_KIND_COUNT)
+    return usage_error(err,
+                       "invalid --%s value '%s': too large to be a limit; "
+                       "give what the run needs",
+                       d->name, quote(value, q));
+  if (r < 0)
     switch (d->kind) {
     case SR_KIND_SIZE:
       return usage_error(err,

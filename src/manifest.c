@@ -679,12 +679,19 @@ static int set_limit(struct sr_manifest *m, enum sr_limit_id id,
   const struct sr_limit_def *d = &sr_limit_defs[id];
   const char *above = d->min > 0 ? " above 0" : "";
   uint64_t n = 0;
+  int r = sr_limit_parse(d->kind, v->str, SR_LIMIT_MANIFEST_COUNT_MAX, &n);
 
-  if (sr_limit_parse(d->kind, v->str, SR_LIMIT_MANIFEST_COUNT_MAX, &n) == 0 &&
-      (n > 0 || d->min == 0)) {
+  if (r == 0 && (n > 0 || d->min == 0)) {
     m->limits[id] = (struct sr_manifest_limit){true, n, v->line};
     return 0;
   }
+  /* Well formed, but more than any limit could be: "use a size" would
+   * send the author looking for a typo. */
+  if (r == -ERANGE)
+    return INVALID(err, v->line,
+                   "sandbox.%s is '%s': too large to be a limit; declare what "
+                   "the skill needs, e.g. %s",
+                   d->name, SHOWN(v->str), d->example);
   switch (d->kind) {
   case SR_KIND_SIZE:
     return INVALID(err, v->line,

@@ -428,6 +428,11 @@ static int apply_limit(struct layer *L, const struct sr_conf_line *l, int id) {
     return line_error(L, l, "%s: expected one value, %s", l->key,
                       kind_expected(d->kind));
   r = sr_limit_parse(d->kind, l->args[0], UINT64_MAX, &v);
+  if (r == -ERANGE) {
+    sr_limit_format(d->kind, d->max, bound, sizeof(bound));
+    return line_error(L, l, "%s: '%s' is too large (the largest cap is %s)",
+                      l->key, l->args[0], bound);
+  }
   if (r < 0)
     return line_error(L, l, "%s: invalid value '%s' (expected %s)", l->key,
                       l->args[0], kind_expected(d->kind));

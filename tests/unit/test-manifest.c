@@ -742,6 +742,16 @@ static void test_misc_invalid(void **state) {
   static const char nul[] = "---\nname: x\ndescription: \"a\\0b\"\n---\n";
 
   (void)state;
+  /* Well formed, beyond any limit: said so, not "use a size". */
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.memory: 99999999999999999999T\n---\n",
+            SIZE_MAX, "SKILL.md:5: ",
+            "sandbox.memory is '99999999999999999999T': too large to be a "
+            "limit");
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.pids: \"4294967296\"\n---\n",
+            SIZE_MAX, "SKILL.md:5: ",
+            "sandbox.pids is '4294967296': too large to be a limit");
   parse_bad(NULL, 0, "SKILL.md:1: ", "no YAML front matter");
   parse_bad("---", 3, "SKILL.md:1: ", "never closed");
   parse_bad("--- x\nname: a\n---\n", 18,

@@ -367,6 +367,13 @@ static void test_limit_errors(void **state) {
   expect_error(false, "memory lots\n",
                "t.profile:1: memory: invalid value 'lots' (expected a size "
                "such as 256M, 1GiB or 65536)");
+  expect_error(false, "timeout 99999999999999999999h\n",
+               "t.profile:1: timeout: '99999999999999999999h' is too large "
+               "(the largest cap is 168h)");
+  expect_error(
+      true, "memory 18446744073709551616\n",
+      "skillrun.conf:1: memory: '18446744073709551616' is too large (the "
+      "largest cap is 1TiB)");
   expect_error(false, "pids 1.5\n",
                "t.profile:1: pids: invalid value '1.5' (expected a whole "
                "number)");
