@@ -144,6 +144,16 @@ static int find_front_matter(const char *buf, size_t len, const char **fm,
                              size_t *fm_len, struct sr_error *err) {
   const char *end = buf + len, *p, *next;
 
+  /* Editors on other systems may start the file with a byte order mark,
+   * invisible to the author: "must start with '---'" would not say why. */
+  if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+    return INVALID(err, 1,
+                   "no YAML front matter: the file starts with a UTF-8 byte "
+                   "order mark before its '---' line; save it without one");
+  if (len >= 2 && (!memcmp(buf, "\xff\xfe", 2) || !memcmp(buf, "\xfe\xff", 2)))
+    return INVALID(err, 1,
+                   "no YAML front matter: the file is UTF-16 (it starts with "
+                   "a byte order mark); save it as UTF-8");
   if (len == 0 || !dash_line(buf, end, &p))
     return INVALID(err, 1,
                    "no YAML front matter: the file must start with a '---' "

@@ -529,7 +529,8 @@ struct bad_fixture {
 
 static const struct bad_fixture bad_fixtures[] = {
     {"no-front-matter", "SKILL.md:1: ", "no YAML front matter"},
-    {"bom", "SKILL.md:1: ", "no YAML front matter"},
+    {"bom", "SKILL.md:1: ",
+     "no YAML front matter: the file starts with a UTF-8 byte order mark"},
     {"unterminated", "SKILL.md:1: ", "never closed"},
     {"yaml-syntax", "SKILL.md:4: ",
      "YAML syntax error: found unexpected end of stream while scanning a "
@@ -742,6 +743,8 @@ static void test_misc_invalid(void **state) {
   static const char nul[] = "---\nname: x\ndescription: \"a\\0b\"\n---\n";
 
   (void)state;
+  parse_bad("\xff\xfe-\0-\0-\0\n\0", 10,
+            "SKILL.md:1: ", "no YAML front matter: the file is UTF-16");
   /* Well formed, beyond any limit: said so, not "use a size". */
   parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
             "  sandbox.memory: 99999999999999999999T\n---\n",
