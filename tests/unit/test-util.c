@@ -119,6 +119,9 @@ static void test_parse_size_suffixes(void **state) {
       {"2Ti", UINT64_C(2) << 40},
       {"0M", 0},
       {"0TiB", 0},
+      /* A bare B (any case) is bytes, as documented. */
+      {"512B", 512},
+      {"512b", 512},
   };
   (void)state;
   for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++)
@@ -163,10 +166,23 @@ static void test_parse_size_invalid(void **state) {
 
 static void test_parse_duration(void **state) {
   static const struct parse_case cases[] = {
-      {"30s", 30000},   {"5m", 300000},   {"1h", 3600000},  {"250ms", 250},
-      {"90", 90000},    {"0", 0},         {"0ms", 0},       {"0s", 0},
-      {"1ms", 1},       {"1500ms", 1500}, {"2min", 120000}, {"24h", 86400000},
-      {"0010s", 10000}, {"1000ms", 1000}, {"60m", 3600000},
+      {"30s", 30000},
+      {"5m", 300000},
+      {"1h", 3600000},
+      {"250ms", 250},
+      {"90", 90000},
+      {"0", 0},
+      {"0ms", 0},
+      {"0s", 0},
+      {"1ms", 1},
+      {"1500ms", 1500},
+      {"2min", 120000},
+      {"24h", 86400000},
+      {"0010s", 10000},
+      {"1000ms", 1000},
+      {"60m", 3600000},
+      /* Documented since it was accepted: "sec" is "s". */
+      {"10sec", 10000},
   };
   (void)state;
   for (size_t i = 0; i < SR_ARRAY_SIZE(cases); i++)
