@@ -563,6 +563,12 @@ int sr_input_name_check(const char *name, const char **why) {
   else if (sr_has_control_chars(name) ||
            !sr_valid_utf8_text(name, strlen(name)))
     *why = "a control character in the name";
+  /* A bidirectional formatting character (U+202E...) makes the name read
+   * otherwise than it is wherever it is shown: refused, as the harvest
+   * skips an output so named.  An input's name may be an end user's
+   * upload's. */
+  else if (sr_name_misleads(name, strlen(name)))
+    *why = "a bidirectional formatting character in the name";
   if (*why)
     return -EINVAL;
   /* Component by component: at most two, each a plain file name. */

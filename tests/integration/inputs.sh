@@ -64,6 +64,9 @@ ln -s "$T/doc.pdf" "$T/link.pdf"
 # refused by the run, with its record, like an explicit one.
 echo "notes" >"$T/$(printf 'up\nload.txt')"
 echo "notes" >"$T/$(printf 'up\tload.txt')"
+# ... or a right-to-left override, which shows "invoice<RLO>fdp.exe" as
+# "invoiceexe.pdf" (the harvest skips an output so named).
+echo "notes" >"$T/$(printf 'invoice\342\200\256fdp.exe')"
 chmod -R a+rX "$T"
 
 if command -v file >/dev/null; then
@@ -172,9 +175,10 @@ for mode in $MODES; do
     check "$mode: ... before the run directory exists" test ! -e "$W/default/$ID"
     is "$mode: ... the event names it as given" "$(field "$A" input_rejected .name)" "$name"
   done
-  for name in "$(printf 'up\nload.txt')" "$(printf 'up\tload.txt')"; do
+  for name in "$(printf 'up\nload.txt')" "$(printf 'up\tload.txt')" "$(printf 'invoice\342\200\256fdp.exe')"; do
     r "$P" -i "$T/$name"
-    rejected "a file named '${name//[$'\n\t']/?}' without :NAME" input_name name
+    shown=${name//[$'\n\t']/?}
+    rejected "a file named '${shown//$'\xe2\x80\xae'/<RLO>}' without :NAME" input_name name
     check "$mode: ... before the run directory exists" test ! -e "$W/default/$ID"
     is "$mode: ... the event names it as taken from PATH" "$(field "$A" input_rejected .name)" "$name"
   done

@@ -586,6 +586,10 @@ static void test_input_name_check(void **state) {
       {"bundle/x", "reserved"},
       {"a\nb", "control character"},
       {"a/\x1b[31m", "control character"},
+      {"invoice\xe2\x80\xae"
+       "fdp.exe",
+       "bidirectional"},
+      {"d/\xe2\x81\xa6x", "bidirectional"},
       {"caf\xe9.txt", "not UTF-8"},
       {"d/\xff\xfe", "not UTF-8"},
   };
