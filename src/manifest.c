@@ -22,7 +22,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <yaml.h>
 
@@ -668,12 +667,19 @@ static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
 
 /* "sandbox.entrypoint, sandbox.network, sandbox.memory, ...": the keys
  * skillrun reads, for the unknown-key error. */
+/* skillrun's sandbox keys that are not limits, without "sandbox.". */
+static const char *const sandbox_own_keys[] = {"entrypoint", "network",
+                                               "network-allow", "inputs-types"};
+
 static void sandbox_keys(char *buf, size_t len) {
   size_t used;
 
-  snprintf(buf, len,
-           "sandbox.entrypoint, sandbox.network, sandbox.network-allow, "
-           "sandbox.inputs-types");
+  buf[0] = '\0';
+  for (size_t i = 0; i < SR_ARRAY_SIZE(sandbox_own_keys); i++) {
+    used = strlen(buf);
+    snprintf(buf + used, len - used, "%ssandbox.%s", i ? ", " : "",
+             sandbox_own_keys[i]);
+  }
   for (int id = 0; id < SR__LIM_MAX; id++) {
     if (!sr_limit_settable(id, SR_SRC_MANIFEST))
       continue;
@@ -722,32 +728,70 @@ static int set_limit(struct sr_manifest *m, enum sr_limit_id id,
                  d->counted ? d->counted : "", above, d->example);
 }
 
-/* "sandbox" and "sandbox.*" in any case: skillrun's, so that a key spelt
- * "Sandbox.memory" is refused rather than kept as metadata, its limit lost. */
-static bool is_sandbox_key(const char *key) {
-  return !strcasecmp(key, "sandbox") || !strncasecmp(key, "sandbox.", 8);
+/*
+ * The form in which a key is told to be skillrun's: NFKC (for a key that
+ * is not ASCII, when libunistring can be loaded: full-width letters, a
+ * no-break space), without white space, in lowercase ASCII.  So a key
+ * written " sandbox.memory", "Sandbox.memory" or in full-width letters is
+ * refused rather than kept as metadata, its limit lost.  NULL on ENOMEM.
+ */
+static char *key_form(const char *key) {
+  _cleanup_free_ char *nfkc = NULL;
+  struct sr_error ignored = {0};
+  const char *s = key;
+  size_t len = strlen(key), n = 0, o = 0;
+  char *out;
+
+  if (sr_text_prepare(key, len, "a metadata key", &ignored) == 0 &&
+      (nfkc = sr_text_nfkc(key, len, &n)) != NULL) {
+    s = nfkc;
+    len = n;
+  }
+  sr_error_clear(&ignored);
+  out = malloc(len + 1);
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < len; i++)
+    if (!sr_text_ascii_isspace((unsigned char)s[i]))
+      out[o++] = (char)sr_text_ascii_lower((unsigned char)s[i]);
+  out[o] = '\0';
+  return out;
 }
 
-/* skillrun's own declarations: string values of metadata "sandbox.*". */
+/* "sandbox" and "sandbox.*" (in the form of key_form): skillrun's. */
+static bool is_sandbox_form(const char *form) {
+  return !strcmp(form, "sandbox") || !strncmp(form, "sandbox.", 8);
+}
+
+/* One of the keys apply_sandbox_key reads. */
+static bool is_known_sandbox_key(const char *key) {
+  int id;
+
+  if (strncmp(key, "sandbox.", 8) != 0)
+    return false;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(sandbox_own_keys); i++)
+    if (!strcmp(key + 8, sandbox_own_keys[i]))
+      return true;
+  id = sr_limit_by_name(key + 8);
+  return id >= 0 && sr_limit_settable(id, SR_SRC_MANIFEST);
+}
+
+/* skillrun's own declarations: string values of metadata "sandbox.*";
+ * form is the key's key_form. */
 static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
-                             const struct node *v, struct sr_error *err) {
+                             const char *form, const struct node *v,
+                             struct sr_error *err) {
   const char *key = k->str, *s = v->str;
   char known[512];
   int id;
 
-  if (strncmp(key, "sandbox", strlen("sandbox")) != 0) {
-    char lower[SR_MAX_KEY + 1];
-    size_t i;
-
-    for (i = 0; key[i] && i < SR_MAX_KEY; i++)
-      lower[i] = (key[i] >= 'A' && key[i] <= 'Z') ? (char)(key[i] - 'A' + 'a')
-                                                  : key[i];
-    lower[i] = '\0';
+  /* Another spelling of a key skillrun reads: said so.  Another spelling
+   * of one it does not read is an unknown key, below. */
+  if (strcmp(key, form) != 0 && is_known_sandbox_key(form))
     return INVALID(err, k->line,
                    "metadata key '%s': skillrun's sandbox keys are lowercase "
-                   "(write '%s')",
-                   SHOWN(key), SHOWN(lower));
-  }
+                   "ASCII without blanks (write '%s')",
+                   SHOWN(key), SHOWN(form));
   if (!strcmp(key, "sandbox.entrypoint")) {
     bool too_many;
 
@@ -806,19 +850,19 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
     m->network_allow_line = v->line;
     return 0;
   }
-  /* is_sandbox_key also lets a bare "sandbox" through. */
+  /* is_sandbox_form also lets a bare "sandbox" through. */
   id = strncmp(key, "sandbox.", strlen("sandbox.")) == 0
            ? sr_limit_by_name(key + strlen("sandbox."))
            : -1;
   if (id >= 0 && sr_limit_settable(id, SR_SRC_MANIFEST))
     return set_limit(m, id, v, err);
   /* A typo must not silently drop a limit. */
-  if (!strncmp(key, "sandbox.", strlen("sandbox."))) {
+  if (!strncmp(form, "sandbox.", strlen("sandbox."))) {
     struct sr_nearest near;
 
-    sr_nearest_init(&near, key + strlen("sandbox."));
-    sr_nearest_offer(&near, "entrypoint");
-    sr_nearest_offer(&near, "network");
+    sr_nearest_init(&near, form + strlen("sandbox."));
+    for (size_t i = 0; i < SR_ARRAY_SIZE(sandbox_own_keys); i++)
+      sr_nearest_offer(&near, sandbox_own_keys[i]);
     for (id = 0; id < SR__LIM_MAX; id++)
       if (sr_limit_settable(id, SR_SRC_MANIFEST))
         sr_nearest_offer(&near, sr_limit_defs[id].name);
@@ -855,11 +899,14 @@ static int check_metadata(struct sr_manifest *m, const struct node *v,
     return oom(err);
   for (size_t i = 0; i + 1 < v->n; i += 2) {
     const struct node *k = v->items[i], *val = v->items[i + 1];
+    _cleanup_free_ char *form = key_form(k->str);
     struct sr_kv *kv;
     int r;
 
+    if (!form)
+      return oom(err);
     if (val->kind != NODE_SCALAR) {
-      if (is_sandbox_key(k->str))
+      if (is_sandbox_form(form))
         return INVALID(err, k->line,
                        "metadata '%s' must be a string value; write flat "
                        "keys such as 'sandbox.memory: 256M'",
@@ -887,8 +934,8 @@ static int check_metadata(struct sr_manifest *m, const struct node *v,
       m->version = strdup(val->str);
       if (!m->version)
         return oom(err);
-    } else if (is_sandbox_key(k->str)) {
-      r = apply_sandbox_key(m, k, val, err);
+    } else if (is_sandbox_form(form)) {
+      r = apply_sandbox_key(m, k, form, val, err);
       if (r < 0)
         return r;
     }
@@ -945,6 +992,7 @@ static int check_top(struct sr_manifest *m, const struct node *root,
   for (size_t i = 0; i + 1 < root->n; i += 2) {
     const struct node *k = root->items[i], *v = root->items[i + 1];
     const char *key = k->str;
+    _cleanup_free_ char *form = NULL;
 
     if (!strcmp(key, "name")) {
       name = v;
@@ -960,7 +1008,9 @@ static int check_top(struct sr_manifest *m, const struct node *root,
       r = check_metadata(m, v, err);
     else if (!strcmp(key, "allowed-tools"))
       r = check_allowed_tools(m, v, err);
-    else if (is_sandbox_key(key) || !strcasecmp(key, "metadata"))
+    else if (!(form = key_form(key)))
+      return oom(err);
+    else if (is_sandbox_form(form) || !strcmp(form, "metadata"))
       /* Not a mere unknown key: the declarations it holds would be lost
        * (a limit the skill lowers, its entrypoint). */
       return INVALID(err, k->line,

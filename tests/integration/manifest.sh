@@ -61,6 +61,13 @@ lost "a top-level sandbox: mapping" 4 "sandbox:" "  memory: 64M"
 lost "Metadata: in another case" 4 "Metadata:" "  sandbox.memory: 64M"
 lost "Sandbox.memory in metadata" 5 "metadata:" "  Sandbox.memory: 64M"
 lost "SANDBOX.TIMEOUT in metadata" 6 "metadata:" "  author: me" "  SANDBOX.TIMEOUT: 5s"
+# ... or in any other spelling that reads the same: a quoted blank, a
+# full-width letter (an input method's), a top-level "metadata " key.
+lost "' sandbox.memory' in metadata" 5 "metadata:" "  \" sandbox.memory\": 64M"
+lost "'sandbox .memory' in metadata" 5 "metadata:" "  \"sandbox .memory\": 64M"
+lost "a full-width 'ｓandbox.memory' in metadata" 5 "metadata:" "  ｓandbox.memory: 64M"
+lost "a top-level 'metadata ' key" 4 "\"metadata \":" "  sandbox.memory: 64M"
+check "... stderr says which key to write" grep -q "write .*'metadata:'" "$T/err.$n"
 
 B=$T/no-front-matter
 mkdir -p "$B"

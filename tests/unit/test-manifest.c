@@ -587,7 +587,7 @@ static const struct bad_fixture bad_fixtures[] = {
     {"metadata-key-case", "SKILL.md:4: ", "'Metadata' is not a top-level key"},
     {"sandbox-key-case", "SKILL.md:5: ",
      "metadata key 'Sandbox.memory': skillrun's sandbox keys are lowercase "
-     "(write 'sandbox.memory')"},
+     "ASCII without blanks (write 'sandbox.memory')"},
 };
 
 static void test_invalid_fixtures(void **state) {
@@ -745,6 +745,38 @@ static void test_misc_invalid(void **state) {
   (void)state;
   parse_bad("\xff\xfe-\0-\0-\0\n\0", 10,
             "SKILL.md:1: ", "no YAML front matter: the file is UTF-16");
+  /* Other spellings of a sandbox key, each of which was kept as mere
+   * metadata, its limit lost: refused, naming the key to write. */
+  static const char *const spellings[] = {
+      "\" sandbox.memory\"",       "\"sandbox .memory\"", "\"sandbox. memory\"",
+      "\"sandbox.memory\\t\"",     "sandbox.MEMORY",      "SANDBOX.Memory",
+      "\"sandbox\\u00a0.memory\"", /* a no-break space */
+      "\uff33andbox.memory",       /* a full-width S */
+      "\u017fandbox.memory",       /* a long s, NFKC "s" */
+  };
+  for (size_t i = 0; i < SR_ARRAY_SIZE(spellings); i++) {
+    char buf[256];
+    int n =
+        snprintf(buf, sizeof(buf),
+                 "---\nname: x\ndescription: d\nmetadata:\n  %s: 64M\n---\n",
+                 spellings[i]);
+    parse_bad(buf, (size_t)n, "SKILL.md:5: ",
+              "skillrun's sandbox keys are lowercase ASCII without blanks "
+              "(write 'sandbox.memory')");
+  }
+  /* Another spelling of a key skillrun does not read: a typo's message,
+   * not a "write" of another unknown key. */
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  Sandbox.memroy: 64M\n---\n",
+            SIZE_MAX, "SKILL.md:5: ",
+            "unknown sandbox key 'Sandbox.memroy' in metadata (did you mean "
+            "'sandbox.memory'?)");
+  parse_bad("---\nname: x\ndescription: d\n\"metadata \":\n"
+            "  sandbox.memory: 64M\n---\n",
+            SIZE_MAX, "SKILL.md:4: ", "'metadata ' is not a top-level key");
+  parse_bad("---\nname: x\ndescription: d\n\" Sandbox.memory\": 64M\n---\n",
+            SIZE_MAX,
+            "SKILL.md:4: ", "' Sandbox.memory' is not a top-level key");
   /* Well formed, beyond any limit: said so, not "use a size". */
   parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
             "  sandbox.memory: 99999999999999999999T\n---\n",
