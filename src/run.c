@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,25 +204,49 @@ static int ensure_rlimit(int resource, rlim_t need, rlim_t unit,
                       limit_text(rl.rlim_max, unit, suffix, max));
 }
 
-/* The descriptors open when the run starts but stdin, stdout and stderr:
- * those the caller left open (an orchestrator's pipes, a shell's
- * redirections, --audit-fd), which keep their slots for the whole run, so
- * a run needs RUN_FDS more than these.  0 when /proc/self/fd cannot be
- * read (the check then counts none, as it did). */
+static int fd_cmp(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+
+  return (x > y) - (x < y);
+}
+
+/* The slots below the open-file limit that the descriptors open when the
+ * run starts take, but stdin, stdout and stderr: those the caller left
+ * open (an orchestrator's pipes, a shell's redirections, --audit-fd) keep
+ * their slots for the whole run, so the limit must leave RUN_FDS besides
+ * them.  One numbered at or above that limit takes none (a descriptor's
+ * number is all the limit bounds: new ones take the lowest free).  0 when
+ * /proc/self/fd cannot be read (the check then counts none, as it did). */
 static rlim_t inherited_fds(void) {
   _cleanup_close_ int fd =
       open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   _cleanup_free_ struct sr_dir *d = NULL;
+  _cleanup_free_ int *fds = NULL;
+  size_t n = 0, cap = 0;
   const char *name;
   unsigned char type;
-  rlim_t n = 0;
+  rlim_t need = RUN_FDS;
 
   if (fd < 0 || !(d = malloc(sizeof(*d))))
     return 0;
   sr_dir_init(d, fd);
-  while (sr_dir_next(d, &name, &type) > 0)
-    n++;
-  return n > 4 ? n - 4 : 0; /* the standard three, and fd itself */
+  while (sr_dir_next(d, &name, &type) > 0) {
+    uint64_t v;
+
+    if (sr_parse_uint(name, INT_MAX, &v) < 0 || v <= STDERR_FILENO ||
+        (int)v == fd)
+      continue;
+    if (sr_grow_array((void **)&fds, &cap, n, sizeof(*fds), 16) < 0)
+      return 0;
+    fds[n++] = (int)v;
+  }
+  /* In ascending order, each one below the limit found so far moves it
+   * up by one. */
+  if (n)
+    qsort(fds, n, sizeof(*fds), fd_cmp);
+  for (size_t i = 0; i < n && (rlim_t)fds[i] < need; i++)
+    need++;
+  return need - RUN_FDS;
 }
 
 static int check_resources(struct sr_error *err) {

@@ -389,6 +389,17 @@ check "... saying how many the run needs besides them ($out)" \
 is "... reason resources" "$(field "$W/a.fdo" error .reason)" resources
 (ulimit -Sn 200 && open170 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fdos "$B" -- /bin/true) >/dev/null 2>&1
 is "... under a soft limit of 200 and a higher hard one: raised, the run succeeds" "$?" 0
+# A descriptor numbered at or above the limit takes none of the slots the
+# run opens its own in (the lowest free): at the limit a run needs without
+# it, the run succeeds with it open too (it was counted, and refused).
+need=$(ulimit -n 24 && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fdn "$B" -- /bin/true 2>&1 >/dev/null |
+  sed -n 's/.*a run needs \([0-9]*\) file descriptors.*/\1/p')
+if [ -n "$need" ]; then
+  out=$(exec 400</dev/null && ulimit -n "$need" && in_mode "$ANY_MODE" "$SKILLRUN" --workspace-root "$W" --execution-id fdh "$B" -- /bin/true 2>&1 >"$W/a.fdh")
+  is "ulimit -n $need with descriptor 400 open: the run succeeds ($out)" "$?" 0
+else
+  fail "ulimit -n 24 did not say how many descriptors a run needs"
+fi
 
 # ------------------------------------------------------ stack
 # Below some 60 KiB of stack init's mount build (or the supervisor) died
