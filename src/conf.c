@@ -556,6 +556,17 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
     }
     return r;
   }
+  /* "-p wc.profile" for a file in the working directory, or "include
+   * default.profile": the suffix is not part of a name, and the usual
+   * hint (./NAME.profile) would name a file that is not there. */
+  size_t len = strlen(name_or_path), sfx = strlen(".profile");
+  if (len > sfx && !strcmp(name_or_path + len - sfx, ".profile"))
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sprofile '%s' not found (looked in: %s); a name "
+                        "is given without '.profile' ('%.*s'), a file with "
+                        "a path (./%s)",
+                        where, name_or_path, looked, (int)(len - sfx),
+                        name_or_path, name_or_path);
   return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
                       "%sprofile '%s' not found (looked in: %s); name its "
                       "file with a path (./%s.profile) or add its directory "

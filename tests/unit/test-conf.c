@@ -363,6 +363,15 @@ static void test_profile_search(void **state) {
   assert_non_null(
       strstr(err.msg, SR_DATADIR "/skillrun/profiles/no-such-profile"));
   sr_error_clear(&err);
+  /* A name given with its suffix ("-p wc.profile" for ./wc.profile): the
+   * hint names the file that is there, not ./wc.profile.profile. */
+  assert_true(sr_conf_load_profile("wc.profile", &c, NULL, &err) < 0);
+  assert_int_equal(err.exit_code, SR_EXIT_FAILED);
+  assert_non_null(strstr(err.msg, "profile 'wc.profile' not found"));
+  assert_non_null(strstr(err.msg, "without '.profile' ('wc')"));
+  assert_non_null(strstr(err.msg, "(./wc.profile)"));
+  assert_null(strstr(err.msg, "(./wc.profile.profile)"));
+  sr_error_clear(&err);
   assert_int_equal(unsetenv("XDG_CONFIG_HOME"), 0);
 
   /* Names are plain file names. */
