@@ -575,4 +575,24 @@ for f in "$TOP_BUILDDIR"/man/*.[1-8] "$BASH_COMP" "$ZSH_COMP"; do
   check "${f##*/} has no @placeholder@ left" not grep -Eq '@[a-z_]+@' "$f"
 done
 
+# The skill's environment: every SKILLRUN_* variable the sandbox sets
+# (src/run-prepare.c) is named in skillrun(1), THE SANDBOX, and in
+# skillrun-skill(5), the page a skill's author reads, which also says that
+# the inputs directory holds the bundle's old path (a skill that takes
+# every file of its inputs trips on it).
+skill_env=$(grep -o 'push_env(run, "SKILLRUN_[A-Z_]*"' "$TOP_SRCDIR/src/run-prepare.c" |
+  grep -o 'SKILLRUN_[A-Z_]*' | sort -u)
+check "src/run-prepare.c sets at least 6 SKILLRUN_* variables (got $(echo $skill_env))" \
+  test "$(echo "$skill_env" | wc -w)" -ge 6
+normalise_roff "$MAN_SKILL" >"$tmp/skill5"
+missing1= missing5=
+for v in $skill_env; do
+  grep -qw -- "$v" "$tmp/man1" || missing1="$missing1 $v"
+  grep -qw -- "$v" "$tmp/skill5" || missing5="$missing5 $v"
+done
+is "skillrun(1) names every SKILLRUN_* variable of the sandbox" "$missing1" ""
+is "skillrun-skill(5) names every SKILLRUN_* variable of the sandbox" "$missing5" ""
+check "skillrun-skill(5) says the inputs directory holds 'bundle', a symbolic link" \
+  grep -qF "symbolic link to the bundle's directory" "$tmp/skill5"
+
 finish
