@@ -243,6 +243,64 @@ static void printable(const char *s, char *out, size_t len) {
 }
 
 /*
+ * The interpreter to suggest for a script without its execute bit: the
+ * program its #! line names (the word after env), else one for its
+ * extension (a Python script is the common case), else sh.
+ */
+static void script_interpreter(const char *path, char *out, size_t size) {
+  static const struct {
+    const char *ext, *interp;
+  } by_ext[] = {{".py", "python3"},
+                {".pl", "perl"},
+                {".rb", "ruby"},
+                {".js", "node"},
+                {".bash", "bash"}};
+  char head[128], word[32] = "";
+  const char *p, *dot;
+  ssize_t n = -1;
+  int fd;
+
+  snprintf(out, size, "sh");
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd >= 0) {
+    n = read(fd, head, sizeof(head) - 1);
+    close(fd);
+  }
+  head[n > 0 ? n : 0] = '\0';
+  if (n > 2 && head[0] == '#' && head[1] == '!') {
+    p = head + 2 + strspn(head + 2, " \t");
+    for (int i = 0; i < 2; i++) {
+      size_t len = strcspn(p, " \t\r\n");
+      const char *base = memrchr(p, '/', len);
+      base = base ? base + 1 : p;
+      len -= (size_t)(base - p);
+      if (!len || len >= sizeof(word))
+        break;
+      memcpy(word, base, len);
+      word[len] = '\0';
+      if (strcmp(word, "env"))
+        break;
+      word[0] = '\0';
+      p = base + len + strspn(base + len, " \t");
+    }
+    /* Only a plain name is suggested: no option or odd byte. */
+    if (word[0] && word[0] != '-' &&
+        strspn(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789._+-") == strlen(word)) {
+      snprintf(out, size, "%s", word);
+      return;
+    }
+  }
+  dot = strrchr(path, '.');
+  if (dot && !strchr(dot, '/'))
+    for (size_t i = 0; i < SR_ARRAY_SIZE(by_ext); i++)
+      if (!strcmp(dot, by_ext[i].ext)) {
+        snprintf(out, size, "%s", by_ext[i].interp);
+        return;
+      }
+}
+
+/*
  * Why argv[0] could not be executed, as one line a person can act on (the
  * supervisor prints it; exec_error has the errno): the path tried, and for
  * a file that exists, what is wrong with it.  Runs after exec failed, under
@@ -250,7 +308,7 @@ static void printable(const char *s, char *out, size_t len) {
  */
 static void exec_failure(const char *bundle, const char *cmd, int e,
                          struct sr_error *out) {
-  char shown[256], path[PATH_MAX], detail[384] = "", head[256];
+  char shown[256], path[PATH_MAX], detail[448] = "", head[256];
   struct stat st;
   ssize_t n;
   int fd;
@@ -279,10 +337,12 @@ static void exec_failure(const char *bundle, const char *cmd, int e,
     } else if (!S_ISREG(st.st_mode)) {
       snprintf(detail, sizeof(detail), "not a regular file");
     } else if (e == EACCES && !(st.st_mode & 0111)) {
+      char interp[32];
+      script_interpreter(path, interp, sizeof(interp));
       snprintf(detail, sizeof(detail),
                "not executable (mode %04o): run it with its interpreter, "
-               "such as 'sh %s'",
-               (unsigned)(st.st_mode & 07777), shown);
+               "such as '%s %s'",
+               (unsigned)(st.st_mode & 07777), interp, shown);
     } else if (e == EACCES) {
       snprintf(detail, sizeof(detail),
                "on a mount that does not allow execution (noexec)");

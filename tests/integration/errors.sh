@@ -17,6 +17,8 @@ mkbundle "$B"
 mkdir "$B/scripts"
 printf '#!/bin/sh\necho hi\n' >"$B/scripts/plain.sh" # 0644: not executable
 printf 'echo hi\n' >"$B/scripts/no-shebang.sh"
+printf 'print(1)\n' >"$B/scripts/count.py"                     # 0644, no #!
+printf '#!/usr/bin/env python3\nprint(1)\n' >"$B/scripts/envtool" # 0644
 printf '#!/bin/sh\necho hi\n' >"$B/tool.sh"
 chmod 755 "$B/tool.sh"
 chmod 755 "$B/scripts/no-shebang.sh"
@@ -61,6 +63,14 @@ for mode in $MODES; do
   r "$B" -- scripts/plain.sh
   exec_line "a script without the execute bit" 126 EACCES \
     "^skillrun: cannot execute 'scripts/plain.sh': not executable \\(mode 0644\\): run it with its interpreter, such as 'sh scripts/plain.sh': Permission denied$" $?
+  # The interpreter suggested is the script's: its #! line's (after env),
+  # else its extension's; not sh for a Python script.
+  r "$B" -- scripts/count.py
+  exec_line "a Python script without the execute bit" 126 EACCES \
+    "^skillrun: cannot execute 'scripts/count.py': not executable \\(mode 0644\\): run it with its interpreter, such as 'python3 scripts/count.py': Permission denied$" $?
+  r "$B" -- scripts/envtool
+  exec_line "a #!/usr/bin/env script without the execute bit" 126 EACCES \
+    "such as 'python3 scripts/envtool'" $?
   r "$B" -- scripts/no-shebang.sh
   exec_line "an executable text without #!" 126 ENOEXEC \
     "not an executable format \\(a script needs a #! line\\)" $?
