@@ -595,4 +595,21 @@ is "skillrun-skill(5) names every SKILLRUN_* variable of the sandbox" "$missing5
 check "skillrun-skill(5) says the inputs directory holds 'bundle', a symbolic link" \
   grep -qF "symbolic link to the bundle's directory" "$tmp/skill5"
 
+# Every duration suffix the parser takes (src/util.c, sr_parse_duration_ms)
+# is named where each page lists them.
+dur_units=$(sed -n '/^int sr_parse_duration_ms/,/^}/p' "$TOP_SRCDIR/src/util.c" |
+  grep -o '{"[a-z]*", [0-9]*}' | grep -o '"[a-z]*"' | tr -d '"' | grep . | sort -u)
+check "src/util.c takes at least 5 duration suffixes (got $(echo $dur_units))" \
+  test "$(echo "$dur_units" | wc -w)" -ge 5
+grep -A1 'Durations take' "$tmp/man1" >"$tmp/dur1"
+normalise_roff "$MAN_PROFILE" | grep -A1 'Durations take' >"$tmp/dur5"
+sed -n '/^\.B sandbox\.timeout$/,/^for example$/p' "$tmp/skill5" | tr '\n/' '  ' >"$tmp/durskill"
+for f in dur1 dur5 durskill; do
+  missing=
+  for u in $dur_units; do
+    grep -Eq "(^|[^a-z])$u([^a-z]|$)" "$tmp/$f" || missing="$missing $u"
+  done
+  is "the duration suffixes the parser takes are all named ($f)" "$missing" ""
+done
+
 finish
