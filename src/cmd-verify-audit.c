@@ -66,7 +66,12 @@ int sr_cmd_verify_audit(const struct sr_args *a) {
   }
   fd = open(a->verify_audit, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
-    sr_log_error("cannot open %s: %s", a->verify_audit, strerror(errno));
+    int e = errno;
+    /* "-" is a file name, not standard input: say how to give that. */
+    sr_log_error("cannot open %s: %s%s", a->verify_audit, strerror(e),
+                 e == ENOENT && !strcmp(a->verify_audit, "-")
+                     ? " (read standard input as /dev/stdin)"
+                     : "");
     return SR_EXIT_FAILED;
   }
   r = read_blocking(fd);

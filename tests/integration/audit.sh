@@ -49,7 +49,7 @@ verify() {
 
 nbad=$(grep -c '^bad-' "$D/bad.list")
 nshort=$(grep -c '^incomplete-' "$D/incomplete.list")
-echo "1..$((8 + nbad + nshort))"
+echo "1..$((9 + nbad + nshort))"
 
 # 1: the good file verifies and the head is the hash of its last line; the
 # output says the chain is not anchored (what that leaves unproven is in
@@ -120,7 +120,17 @@ else
   not_ok "missing file" "exit $rc" "stdout: $out" "stderr: $err"
 fi
 
-# 8..: every bad fixture is tampered (exit 1), every incomplete one
+# 8: "-" is a file name, and the message says how to give standard input
+# (skillrun(1): FILE may be /dev/stdin).
+err=$(cd "$T" && "$SKILLRUN" --verify-audit - <"$D/good.jsonl" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -eq 125 ] && [ "$err" = "skillrun: cannot open -: No such file or directory (read standard input as /dev/stdin)" ]; then
+  ok "'-' fails (exit $rc) and names /dev/stdin"
+else
+  not_ok "'-' names /dev/stdin" "exit $rc" "stderr: $err"
+fi
+
+# 9..: every bad fixture is tampered (exit 1), every incomplete one
 # incomplete (exit 2), each naming FILE:LINE.
 fixtures() { # LIST WANT-RC WORD
   while read -r name line; do
