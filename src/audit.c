@@ -1020,9 +1020,31 @@ int sr_audit_check_fd(int fd, const char *display_name,
   return 0;
 }
 
+/* Whether what follows the last '\n' of a dead run's ledger (tail, n
+ * bytes) is its final line whole but for its newline, and at most the
+ * zeros of a tail whose data a crash lost (a file system that wrote the
+ * size, not the bytes): an execution_completed that chains on.  Its
+ * length without the zeros, or 0. */
+static size_t whole_final_line(const struct sr_audit *a, const char *tail,
+                               size_t n) {
+  _cleanup_json_ json_t *eid = NULL;
+  struct sr_error err = {0};
+  bool completed = false;
+
+  while (n > 0 && tail[n - 1] == '\0')
+    n--;
+  if (n == 0 || n > SR_AUDIT_MAX_LINE || memchr(tail, '\0', n))
+    return 0;
+  eid = a->execution_id ? json_string(a->execution_id) : json_null();
+  if (!eid || verify_line("audit.jsonl", a->seq + 1, tail, n, a->prev, &eid,
+                          &completed, &err) < 0)
+    return 0;
+  return completed ? n : 0;
+}
+
 int sr_audit_resume(struct sr_audit *a, int fd, const char *execution_id,
                     const char *tenant_id, const char *buf, size_t len,
-                    size_t *complete_len, bool *closed) {
+                    size_t *complete_len, size_t *final_len, bool *closed) {
   _cleanup_json_ json_t *last = NULL;
   const char *end = len ? memrchr(buf, '\n', len) : NULL;
   const char *start;
@@ -1033,34 +1055,42 @@ int sr_audit_resume(struct sr_audit *a, int fd, const char *execution_id,
   if (r < 0)
     return r;
   *complete_len = end ? (size_t)(end - buf) + 1 : 0;
+  *final_len = 0;
   *closed = false;
-  if (!end)
-    return 0; /* nothing on the record: a chain of its own from zero */
-  for (const char *p = buf; p <= end; p++)
-    if (*p == '\n')
-      lines++;
-  start = end > buf ? memrchr(buf, '\n', (size_t)(end - buf)) : NULL;
-  start = start ? start + 1 : buf;
-  r = sr_sha256_hex(start, (size_t)(end - start) + 1, a->prev);
-  if (r < 0) {
-    sr_audit_done(a);
-    return r;
-  }
-  a->seq = lines;
-  /* The last line names the skill, as the next one must; a line that is
-   * not JSON leaves them null (verification shows the break anyway). */
-  last = json_loadb(start, (size_t)(end - start), 0, NULL);
-  if (json_is_object(last)) {
-    const json_t *skill = json_object_get(last, "skill");
-    const json_t *version = json_object_get(last, "version");
-    r = sr_audit_set_skill(a, json_string_value(skill),
-                           json_string_value(version));
+  if (end) {
+    for (const char *p = buf; p <= end; p++)
+      if (*p == '\n')
+        lines++;
+    start = end > buf ? memrchr(buf, '\n', (size_t)(end - buf)) : NULL;
+    start = start ? start + 1 : buf;
+    r = sr_sha256_hex(start, (size_t)(end - start) + 1, a->prev);
     if (r < 0) {
       sr_audit_done(a);
       return r;
     }
-    *closed = jstr_eq(json_object_get(last, "event"), "execution_completed",
-                      strlen("execution_completed"));
+    a->seq = lines;
+    /* The last line names the skill, as the next one must; a line that is
+     * not JSON leaves them null (verification shows the break anyway). */
+    last = json_loadb(start, (size_t)(end - start), 0, NULL);
+    if (json_is_object(last)) {
+      const json_t *skill = json_object_get(last, "skill");
+      const json_t *version = json_object_get(last, "version");
+      r = sr_audit_set_skill(a, json_string_value(skill),
+                             json_string_value(version));
+      if (r < 0) {
+        sr_audit_done(a);
+        return r;
+      }
+      *closed = jstr_eq(json_object_get(last, "event"), "execution_completed",
+                        strlen("execution_completed"));
+    }
+  }
+  /* The run's own final line, cut off only at its newline: the run ended
+   * (its metadata.json and its line in the runs index may say so), and
+   * that line is on the record once its newline is back. */
+  if (!*closed && *complete_len < len) {
+    *final_len = whole_final_line(a, buf + *complete_len, len - *complete_len);
+    *closed = *final_len > 0;
   }
   return 0;
 }

@@ -202,11 +202,16 @@ int sr_audit_check_fd(int fd, const char *display_name,
  * seq and prev that follow the last complete line of buf (the ledger's
  * bytes) and the skill of that line.  *complete_len: the bytes up to and
  * including the last '\n' (what follows was cut off mid-line);
- * *closed: that last line is already execution_completed.  0 or -errno.
+ * *closed: that last line is already execution_completed.  *final_len:
+ * 0, or the length of the execution_completed line that follows
+ * *complete_len whole and chaining on, but without its '\n' (a crash can
+ * cut a file there, or leave zeros after it): *closed is then true, and
+ * the ledger is whole once that '\n' is written after it (`a` is not
+ * advanced past it: nothing may follow it).  0 or -errno.
  */
 int sr_audit_resume(struct sr_audit *a, int fd, const char *execution_id,
                     const char *tenant_id, const char *buf, size_t len,
-                    size_t *complete_len, bool *closed);
+                    size_t *complete_len, size_t *final_len, bool *closed);
 
 /*
  * Audit anchoring (skillrun(1) "AUDIT ANCHORING").  The event gets, as its

@@ -29,6 +29,11 @@
  * sr_audit reserves ahead) is given back in one punch this long. */
 #define RESERVE_PUNCH (64ull << 20)
 
+/* What gc reads of a metadata.json to tell whether it is whole: well past
+ * the artifact list's bound (SR_ARTIFACT_LIST_MAX) and a record's inputs
+ * and labels. */
+#define METADATA_READ_MAX (16u << 20)
+
 static json_t *get_path(json_t *o, const char *a, const char *b) {
   return json_object_get(json_object_get(o, a), b);
 }
@@ -209,13 +214,44 @@ static json_t *last_event(const char *buf, size_t complete) {
   return ev && json_is_string(ev) ? ev : (json_decref(ev), json_null());
 }
 
+/* Whether the run directory's metadata.json is one a run or gc wrote
+ * whole: a regular file holding a JSON object with its result.  A crash
+ * or power cut after its rename can leave it empty, zero-filled or cut
+ * short (nothing fsyncs it), and gc then writes it again from the ledger.
+ * One too large to judge is kept; a FIFO planted under its name is not
+ * waited for. */
+static bool metadata_whole(int run_fd) {
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *buf = NULL;
+  struct stat st;
+  size_t len = 0;
+  json_t *meta;
+  bool whole;
+  int r;
+
+  fd = openat(run_fd, "metadata.json",
+              O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return errno != ENOENT && errno != ELOOP;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return false;
+  r = sr_read_fd(fd, METADATA_READ_MAX, &buf, &len);
+  if (r < 0)
+    return r == -EFBIG || r == -ENOMEM;
+  meta = json_loadb(buf, len, 0, NULL);
+  whole =
+      json_is_object(meta) && json_is_object(json_object_get(meta, "result"));
+  json_decref(meta);
+  return whole;
+}
+
 int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
                    const char *execution, uid_t owner, gid_t group,
                    const struct sr_trust_key *key, bool *appended_out,
                    struct sr_error *err) {
   _cleanup_free_ char *buf = NULL, *tail = NULL;
   _cleanup_(sr_audit_done) struct sr_audit a = {.fd = -1, .copy_fd = -1};
-  size_t len = 0, complete = 0, tail_len = 0;
+  size_t len = 0, complete = 0, final_len = 0, tail_len = 0;
   bool closed = false;
   struct stat st;
   json_t *meta;
@@ -230,14 +266,23 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
     return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
                         "cannot read audit.jsonl");
   r = sr_audit_resume(&a, ledger, execution, tenant, buf, len, &complete,
-                      &closed);
+                      &final_len, &closed);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "gc", "audit.jsonl");
   /* A line cut off mid-way (a write the kill interrupted) was never on
-   * the record: the chain goes on from the last complete one. */
-  if (complete < len && ftruncate(ledger, (off_t)complete) < 0)
+   * the record: the chain goes on from the last complete one.  The run's
+   * own execution_completed, whole but for its newline (a crash cut the
+   * file there), stays, with its newline. */
+  if (complete + final_len < len &&
+      ftruncate(ledger, (off_t)(complete + final_len)) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc",
                         "cannot cut the torn last line of audit.jsonl");
+  if (final_len > 0) {
+    r = sr_write_all(ledger, "\n", 1);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
+                          "cannot end the last line of audit.jsonl");
+  }
   if (!closed) {
     json_t *f = json_pack("{s:s, s:n, s:n, s:o, s:I}", "status", "abandoned",
                           "exit_code", "duration_ms", "last_event",
@@ -258,8 +303,7 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
    * call closed it, one written by the run's collect (killed before its
    * final event) says what the ledger does not: it is replaced, so that
    * both say abandoned. */
-  if (!appended &&
-      faccessat(run_fd, "metadata.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+  if (!appended && metadata_whole(run_fd))
     return appended;
   /* The ledger as it is now, with its last line. */
   r = lseek(ledger, 0, SEEK_SET) < 0 ? -errno : 0;

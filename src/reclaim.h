@@ -16,7 +16,10 @@ struct sr_trust_key;
  * execution id; anchored with key when there is one) unless its last line
  * already is an execution_completed, the room its run reserved is given
  * back, and the run directory gets a metadata.json made from what the
- * ledger says (owned by owner:group) unless it has one.  ledger: the
+ * ledger says (owned by owner:group) unless it has a whole one (a crash
+ * can leave one empty or cut short).  The run's own execution_completed
+ * that lost only its newline (a crash cut the file there, or left zeros
+ * after it) gets it back and closes the ledger.  ledger: the
  * marker, open read-write for appending.  1 when it appended, 0 when the
  * ledger was closed already, -errno with err set.  *appended (may be NULL)
  * says whether this call closed the ledger, also when what came after

@@ -1029,9 +1029,10 @@ static void test_resume(void **state) {
   struct sr_error err = {0};
   struct sr_audit_check c;
   struct sr_audit a;
-  size_t len, complete, blen;
+  size_t len, complete, final_len, blen;
   bool closed = true;
   const char *cut;
+  char *zeroed;
 
   (void)state;
   data = fixture("good.jsonl", &len);
@@ -1039,9 +1040,11 @@ static void test_resume(void **state) {
   cut = line_at(data, 6) + 30;
   assert_int_equal(sr_write_all(fd, data, (size_t)(cut - data)), 0);
   assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", data,
-                                   (size_t)(cut - data), &complete, &closed),
+                                   (size_t)(cut - data), &complete, &final_len,
+                                   &closed),
                    0);
   assert_int_equal(complete, (size_t)(line_at(data, 6) - data));
+  assert_int_equal(final_len, 0);
   assert_false(closed);
   assert_int_equal(a.seq, 5);
   assert_string_equal(a.skill, "pdf-tools");
@@ -1058,12 +1061,44 @@ static void test_resume(void **state) {
   assert_int_equal(c.lines, 6);
 
   /* A closed ledger says so. */
-  assert_int_equal(
-      sr_audit_resume(&a, fd, EID, "acme", data, len, &complete, &closed), 0);
+  assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", data, len, &complete,
+                                   &final_len, &closed),
+                   0);
   assert_true(closed);
   assert_int_equal(complete, len);
+  assert_int_equal(final_len, 0);
   assert_int_equal(a.seq, 7);
   sr_audit_done(&a);
+
+  /* Its execution_completed cut off only at its newline, or followed by
+   * the zeros a crash leaves where it lost the data: whole, and closed. */
+  zeroed = malloc(len + 100);
+  assert_non_null(zeroed);
+  memcpy(zeroed, data, len - 1);
+  memset(zeroed + len - 1, 0, 101);
+  for (size_t n = len - 1; n <= len + 99; n += 50) {
+    assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", zeroed, n, &complete,
+                                     &final_len, &closed),
+                     0);
+    assert_true(closed);
+    assert_int_equal(complete, (size_t)(line_at(data, 7) - data));
+    assert_int_equal(final_len, len - 1 - complete);
+    sr_audit_done(&a);
+  }
+  /* Not when a byte of it is lost, nor for another run's. */
+  assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", zeroed, len - 2,
+                                   &complete, &final_len, &closed),
+                   0);
+  assert_false(closed);
+  assert_int_equal(final_len, 0);
+  sr_audit_done(&a);
+  assert_int_equal(sr_audit_resume(&a, fd, "another-run", "acme", zeroed,
+                                   len - 1, &complete, &final_len, &closed),
+                   0);
+  assert_false(closed);
+  assert_int_equal(final_len, 0);
+  sr_audit_done(&a);
+  free(zeroed);
 }
 
 int main(void) {

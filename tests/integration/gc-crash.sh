@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# --gc after a crash or a power cut (skillrun(1) --gc, METADATA): skillrun
+# syncs nothing, so a run that ended just before the machine went down can
+# leave its marker in .active (its unlink lost) beside files whose data
+# was lost: a metadata.json empty, zero-filled or cut short, an
+# audit.jsonl whose execution_completed lost its newline or is followed by
+# zeros (a file system that wrote the size, not the data).  gc must not
+# keep the broken metadata.json (it used to: "present" was enough), must
+# not call a run abandoned whose execution_completed is whole (it used to
+# cut that line off and close the run as abandoned, with a second line in
+# the runs index), and must close a run that really was cut short as
+# abandoned, with what it discarded.
+set -u
+# shellcheck source=lib.sh
+. "$TOP_SRCDIR/tests/integration/lib.sh"
+
+sandbox_possible || skip_all "no user namespaces here"
+skip_modes
+
+T=$(tmpdir)
+B=$T/crash-skill
+mkbundle "$B"
+chmod -R a+rX "$T"
+
+index_lines() { wc -l <"$1/.metrics/runs.log"; }
+
+# finished W ID: a run that ended (succeeded), then "crashed" before its
+# marker was removed: the marker is linked back into .active, as the run
+# had it (a second link to its audit.jsonl).
+finished() {
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$1" --execution-id "$2" "$B" \
+    -- /bin/true >"$1.$2.audit" 2>"$1.$2.err" ||
+    diag "run $2 failed: $(cat "$1.$2.err")"
+  "${pre[@]}" ln "$1/default/$2/audit.jsonl" "$1/.active/default:$2"
+}
+
+# gc W: --gc over W; its exit status in $rc.
+gc() {
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$1" >"$1.gc.out" 2>&1
+  rc=$?
+}
+
+for mode in $MODES; do
+  W=$(mode_workspace "$mode")
+  if [ "$mode" = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
+
+  # ---------------------------------- metadata.json lost in the crash
+  for how in empty zeros cut; do
+    finished "$W" "meta-$how"
+    m=$W/default/meta-$how/metadata.json
+    size=$(stat -c %s "$m")
+    case $how in
+    empty) "${pre[@]}" truncate -s 0 "$m" ;;
+    zeros) "${pre[@]}" truncate -s 0 "$m" && "${pre[@]}" truncate -s "$size" "$m" ;;
+    cut) "${pre[@]}" truncate -s $((size / 2)) "$m" ;;
+    esac
+  done
+  n=$(index_lines "$W")
+  gc "$W"
+  is "$mode: --gc after the crash exits 0" "$rc" 0
+  for how in empty zeros cut; do
+    closed_ok "$mode: metadata.json $how" "$W/default/meta-$how" succeeded
+  done
+  is "$mode: ... no marker left" "$(ls -A "$W/.active")" ""
+  is "$mode: ... and no run counted again" "$(index_lines "$W")" "$n"
+
+  # ---------------- execution_completed whole but for its newline
+  for how in newline zeros; do
+    finished "$W" "nl-$how"
+    L=$W/default/nl-$how/audit.jsonl
+    size=$(stat -c %s "$L")
+    "${pre[@]}" truncate -s $((size - 1)) "$L"
+    [ $how = newline ] || "${pre[@]}" truncate -s $((size + 300)) "$L"
+  done
+  n=$(index_lines "$W")
+  gc "$W"
+  is "$mode: --gc after the crash exits 0" "$rc" 0
+  for how in newline zeros; do
+    closed_ok "$mode: execution_completed without its newline ($how)" \
+      "$W/default/nl-$how" succeeded
+    is "$mode: ... the run's own line, once" \
+      "$(grep -c '"event":"execution_completed"' "$W/default/nl-$how/audit.jsonl")" 1
+    check "$mode: ... byte for byte as the stream had it" \
+      cmp -s "$W/default/nl-$how/audit.jsonl" "$W.nl-$how.audit"
+  done
+  is "$mode: ... no marker left" "$(ls -A "$W/.active")" ""
+  is "$mode: ... and no run counted again" "$(index_lines "$W")" "$n"
+
+  # --------------- a run that really lost its end: closed as abandoned
+  finished "$W" lost
+  L=$W/default/lost/audit.jsonl
+  size=$(stat -c %s "$L")
+  cut=$(tail -n 2 "$L" | wc -c)
+  "${pre[@]}" truncate -s $((size - cut)) "$L"
+  "${pre[@]}" truncate -s "$size" "$L"
+  n=$(index_lines "$W")
+  gc "$W"
+  is "$mode: a ledger whose last 2 lines are zeros: --gc exits 0" "$rc" 0
+  closed_ok "$mode: ... it" "$W/default/lost" abandoned
+  is "$mode: ... saying what it discarded" \
+    "$(tail -n 1 "$L" | "$JQ" -r .discarded_bytes)" "$cut"
+  is "$mode: ... counted once, as abandoned" "$(index_lines "$W")" $((n + 1))
+
+  # A new run in the same workspace root after all that.
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id after "$B" \
+    -- /bin/true >"$W.after.audit" 2>"$W.after.err"
+  is "$mode: a new run afterwards succeeds" "$?" 0
+  closed_ok "$mode: ... its record" "$W/default/after" succeeded
+done
+
+finish
