@@ -254,21 +254,29 @@ static enum sr_netaddr_class classify_table(const struct sr_netaddr *a,
   return found;
 }
 
-enum sr_netaddr_class sr_netaddr_classify(const struct sr_netaddr *addr) {
+/* IPv6 forms that carry an IPv4 address the host would reach
+ * (::ffff:0:a.b.c.d SIIT, 64:ff9b::a.b.c.d NAT64): true, and that
+ * address (IPv4-mapped) into *v4. */
+static bool carried_v4(const struct sr_netaddr *addr, struct sr_netaddr *v4) {
   static const uint8_t translated[12] = {0, 0, 0,    0,    0, 0,
                                          0, 0, 0xff, 0xff, 0, 0};
   static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0,
                                     0, 0,    0,    0,    0, 0};
+
+  if (memcmp(addr->b, translated, 12) != 0 && memcmp(addr->b, nat64, 12) != 0)
+    return false;
+  set_v4(v4, addr->b + 12);
+  return true;
+}
+
+enum sr_netaddr_class sr_netaddr_classify(const struct sr_netaddr *addr) {
   struct sr_netaddr v4;
 
   if (sr_netaddr_is_v4(addr))
     return classify_table(addr, v4_ranges, SR_ARRAY_SIZE(v4_ranges), true);
-  /* IPv6 forms that carry an IPv4 address the host would reach: judge the
-   * IPv4 address (::ffff:0:a.b.c.d SIIT, 64:ff9b::a.b.c.d NAT64). */
-  if (memcmp(addr->b, translated, 12) == 0 || memcmp(addr->b, nat64, 12) == 0) {
-    set_v4(&v4, addr->b + 12);
+  /* A form that carries an IPv4 address: judge the IPv4 address. */
+  if (carried_v4(addr, &v4))
     return classify_table(&v4, v4_ranges, SR_ARRAY_SIZE(v4_ranges), true);
-  }
   return classify_table(addr, v6_ranges, SR_ARRAY_SIZE(v6_ranges), false);
 }
 
@@ -882,10 +890,16 @@ bool sr_netallow_check_addr(const struct sr_netallow *l,
                             const struct sr_netaddr *host_addrs, size_t n_host,
                             enum sr_netaddr_class *cls) {
   enum sr_netaddr_class c = sr_netaddr_classify(addr);
+  struct sr_netaddr v4;
+  /* A NAT64 or SIIT form of one of the host's IPv4 addresses reaches the
+   * host as that address does: compared as the address it carries, as
+   * sr_netaddr_classify judges it. */
+  bool carries = carried_v4(addr, &v4);
 
   if (c == SR_NETADDR_PUBLIC)
     for (size_t i = 0; i < n_host; i++)
-      if (memcmp(&host_addrs[i], addr, sizeof(*addr)) == 0) {
+      if (memcmp(&host_addrs[i], addr, sizeof(*addr)) == 0 ||
+          (carries && memcmp(&host_addrs[i], &v4, sizeof(v4)) == 0)) {
         c = SR_NETADDR_HOST;
         break;
       }

@@ -166,7 +166,9 @@ def probe(port, abstract):
             ("listed_name_to_v6_loopback", "v6loop.test:8080"),
             ("listed_name_to_v4mapped_loopback", "v6mapped.test:8080"),
             ("listed_name_to_nat64_loopback", "nat64.test:8080"),
-            ("listed_name_to_host_v6_address", "v6self.test:8080")]:
+            ("listed_name_to_host_v6_address", "v6self.test:8080"),
+            ("listed_name_to_host_nat64", "nat64self.test:8080"),
+            ("listed_name_to_host_siit", "siitself.test:8080")]:
         connect_case(case, target)
     socks_case("host_lo_socks_ipv4", 1, "127.0.0.1", int(port))
     socks_case("host_lo_socks_ipv6", 4, "::1", int(port))

@@ -7,7 +7,8 @@
 # directly), the host's abstract unix socket, private, loopback and
 # link-local addresses behind names on the list (fixed; in AAAA answers:
 # ::1, IPv4-mapped and NAT64 forms of 127.0.0.1, the host's own IPv6
-# address; and by DNS rebinding with TTL-0 answers that change between
+# address, NAT64 and SIIT forms of the host's own IPv4 address; and by DNS
+# rebinding with TTL-0 answers that change between
 # queries or mix a private address with a public one), and floods the proxy (connections,
 # half-sent requests, more refusals than the run's event cap).  As root and
 # as an unprivileged user; every attempt BLOCKED, the host-side bait heard
@@ -74,7 +75,8 @@ bg_pids+=($!)
   rebind.test=11.0.0.2,127.0.0.1 rebind2.test=10.9.9.9,11.0.0.2 \
   mixed.test=127.0.0.1+11.0.0.2 v6loop.test=::1 \
   v6mapped.test=::ffff:127.0.0.1 nat64.test=64:ff9b::7f00:1 \
-  v6self.test=2600::1 >>"$W/servers.log" 2>&1 &
+  v6self.test=2600::1 nat64self.test=64:ff9b::b00:1 \
+  siitself.test=::ffff:0:b00:1 >>"$W/servers.log" 2>&1 &
 bg_pids+=($!)
 for _ in $(seq 50); do [ -s "$W/port" ] && break; sleep 0.1; done
 [ -s "$W/port" ] || die "the bait did not start"
@@ -102,7 +104,7 @@ network-allow public.test:8080 loop.test:8080 self.test:8080
 network-allow private.test:8080 meta.test:8080 rebind.test:8080
 network-allow rebind2.test:8080 mixed.test:8080
 network-allow v6loop.test:8080 v6mapped.test:8080 nat64.test:8080
-network-allow v6self.test:8080
+network-allow v6self.test:8080 nat64self.test:8080 siitself.test:8080
 EOF
 B=$W/egress-skill
 mkdir -p "$B/scripts"
@@ -112,7 +114,7 @@ name: egress-skill
 description: Tries to get past the egress proxy.
 metadata:
   sandbox.network: allowlist
-  sandbox.network-allow: "public.test:8080 loop.test:8080 self.test:8080 private.test:8080 meta.test:8080 rebind.test:8080 rebind2.test:8080 mixed.test:8080 v6loop.test:8080 v6mapped.test:8080 nat64.test:8080 v6self.test:8080"
+  sandbox.network-allow: "public.test:8080 loop.test:8080 self.test:8080 private.test:8080 meta.test:8080 rebind.test:8080 rebind2.test:8080 mixed.test:8080 v6loop.test:8080 v6mapped.test:8080 nat64.test:8080 v6self.test:8080 nat64self.test:8080 siitself.test:8080"
   sandbox.net-connections: "4"
 ---
 EOF
@@ -181,6 +183,7 @@ reach_cases=(not_listed listed_name_other_port listed_address_as_literal
   direct_host_lo direct_host_address direct_public abstract
   listed_name_to_v6_loopback listed_name_to_v4mapped_loopback
   listed_name_to_nat64_loopback listed_name_to_host_v6_address
+  listed_name_to_host_nat64 listed_name_to_host_siit
   rebinding_rebind rebinding_rebind2 rebinding_mixed)
 
 skip_modes
@@ -199,9 +202,17 @@ for mode in $MODES; do
   # the blocked address and connects to the other, so it is never refused.
   is "$mode reach: the listed names' private answers are audited blocked_address" \
     "$(conn '.decision == "denied" and .reason == "blocked_address"' | "$JQ" -r .host | sort -u | tr '\n' ' ')" \
-    "loop.test meta.test nat64.test private.test rebind.test rebind2.test self.test v6loop.test v6mapped.test v6self.test "
+    "loop.test meta.test nat64.test nat64self.test private.test rebind.test rebind2.test self.test siitself.test v6loop.test v6mapped.test v6self.test "
   is "$mode reach: the host's own IPv6 address behind a listed name is audited as the host's" \
     "$(conn '.host == "v6self.test"' | "$JQ" -r .address_class | sort -u)" host
+  # 64:ff9b::b00:1 and ::ffff:0:b00:1 carry 11.0.0.1, the host's own: a
+  # NAT64 or SIIT gateway turns them into it.  They used to be judged as
+  # the public 11.0.0.1 without being compared with the host's addresses,
+  # and were let through (here connect_failed: this network has no
+  # gateway).
+  is "$mode reach: the host's own IPv4 address in NAT64 and SIIT form is audited as the host's" \
+    "$(conn '.host == "nat64self.test" or .host == "siitself.test"' | "$JQ" -r '.address_class + " " + .reason' | sort -u)" \
+    "host blocked_address"
   is "$mode reach: every allowed connection went to the listed server's address" \
     "$(conn '.decision == "allowed"' | "$JQ" -r .address | sort -u)" 11.0.0.2
   check "$mode reach: the audit verifies" audit_ok "$A"

@@ -540,6 +540,17 @@ static void test_check_addr(void **state) {
   assert_int_equal(c, SR_NETADDR_HOST);
   assert_false(sr_netallow_check_addr(&l, &host[1], 8080, host, 2, &c));
   assert_int_equal(c, SR_NETADDR_HOST);
+  /* ... and its NAT64 and SIIT forms, which reach it through a gateway. */
+  assert_int_equal(sr_netaddr_parse("64:ff9b::11.0.0.1", 17, &a), 0);
+  assert_false(sr_netallow_check_addr(&l, &a, 8080, host, 2, &c));
+  assert_int_equal(c, SR_NETADDR_HOST);
+  assert_int_equal(sr_netaddr_parse("::ffff:0:11.0.0.1", 17, &a), 0);
+  assert_false(sr_netallow_check_addr(&l, &a, 8080, host, 2, &c));
+  assert_int_equal(c, SR_NETADDR_HOST);
+  /* Another address in those forms is still judged as the one it carries. */
+  assert_int_equal(sr_netaddr_parse("64:ff9b::93.184.216.34", 22, &a), 0);
+  assert_true(sr_netallow_check_addr(&l, &a, 8080, host, 2, &c));
+  assert_int_equal(c, SR_NETADDR_PUBLIC);
   /* Mapped loopback is loopback. */
   assert_int_equal(sr_netaddr_parse("::ffff:127.0.0.1", 16, &a), 0);
   assert_true(sr_netallow_check_addr(&l, &a, 8080, host, 2, &c));
