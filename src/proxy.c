@@ -182,6 +182,7 @@ struct proxy {
 static void conn_close(struct conn *c, bool allowed,
                        enum sr_proxy_reason reason);
 static void conn_pump(struct conn *c);
+static uint64_t egress_left(const struct proxy *px);
 
 /* ---------------------------------------------------------------- records */
 
@@ -836,7 +837,10 @@ static void conn_decide(struct conn *c) {
     conn_refuse(c, false, c->refuse);
     return;
   }
-  if (px->egress_hit ||
+  /* A spent budget (net-egress 0: from the start) admits no connection,
+   * not even one that sends nothing with its request: it would still
+   * reach the destination, and resolve a name on the skill's behalf. */
+  if (px->egress_hit || egress_left(px) == 0 ||
       (px->cfg->max_egress_bytes != UINT64_MAX &&
        c->to_o_len > px->cfg->max_egress_bytes - px->egress_used)) {
     conn_refuse(c, false, SR_PROXY_EGRESS_LIMIT);

@@ -9,6 +9,7 @@ when the attempt failed, "CASE=OPEN:detail" when it got through, and
                         127.0.0.1; ABSTRACT: the host's abstract socket)
   flood                 connection, handshake and record floods, then a
                         control fetch
+  spent                 connections under net-egress 0
 """
 import socket
 import struct
@@ -267,8 +268,25 @@ def flood():
     out("after", "OK" if body == "public" else "FAILED", "%s %s" % (code, body))
 
 
+def spent():
+    """Under net-egress 0 the budget is spent from the start: no
+    connection may reach the destination, even one that sends nothing
+    with its request (a tunnel opened and left unused, a SOCKS CONNECT)."""
+    s = socket.create_connection(PROXY, timeout=15)
+    try:
+        s.sendall(b"CONNECT public.test:8080 HTTP/1.1\r\nHost: x\r\n\r\n")
+        code = status(recv_head(s))
+        out("spent_tunnel", "OPEN" if code == "200" else "BLOCKED", code)
+    finally:
+        s.close()
+    connect_case("spent_connect", "public.test:8080")
+    socks_case("spent_socks", 3, "public.test", 8080)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "probe":
         probe(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "spent":
+        spent()
     else:
         flood()

@@ -106,6 +106,10 @@ network-allow rebind2.test:8080 mixed.test:8080
 network-allow v6loop.test:8080 v6mapped.test:8080 nat64.test:8080
 network-allow v6self.test:8080 nat64self.test:8080 siitself.test:8080
 EOF
+{
+  cat "$W/allow.profile"
+  echo "net-egress 0"
+} >"$W/spent.profile"
 B=$W/egress-skill
 mkdir -p "$B/scripts"
 cat >"$B/SKILL.md" <<'EOF'
@@ -131,7 +135,7 @@ run() {
   if [ "$mode" = user ]; then w=$WS_user; else w=$WS_root; fi
   A=$w/$id.audit
   OUT=$w/default/$id/logs/stdout.log
-  local cmd=("$SKILLRUN" --conf "$W/skillrun.conf" -p "$W/allow.profile"
+  local cmd=("$SKILLRUN" --conf "$W/skillrun.conf" -p "$W/${PROFILE:-allow}.profile"
     --workspace-root "$w" --execution-id "$id" --audit-file "$A" "$B" -- "$@")
   if [ "$mode" = user ]; then
     cmd=("${AS_USER[@]}" "${cmd[@]}")
@@ -234,6 +238,19 @@ for mode in $MODES; do
     test -n "$(conn '.reason == "handshake_timeout"')"
   check "$mode flood: the audit verifies" audit_ok "$A"
   check "$mode flood: nothing of the run is left" gone
+
+  # net-egress 0: the budget is spent before the first byte.  A request
+  # that came with no bytes used to be let through (and its name
+  # resolved): a tunnel reached the destination, which the skill could
+  # then only listen to, and signal by opening connections.
+  PROFILE=spent run $mode "$mode-spent" \
+    python3 /workspace/inputs/bundle/scripts/egress-probe.py spent
+  is "$mode spent: the run succeeds" "$rc" 0
+  verdict $mode BLOCKED spent_connect spent_tunnel spent_socks
+  is "$mode spent: every connection is audited denied egress_limit, none resolved" \
+    "$(conn true | "$JQ" -r '.decision + " " + .reason + " " + (.address // "none")' | sort -u)" \
+    "denied egress_limit none"
+  check "$mode spent: the audit verifies" audit_ok "$A"
 done
 
 # host mode: the host's abstract socket stays closed where Landlock can
