@@ -278,7 +278,7 @@ static void script_interpreter(const char *path, char *out, size_t size) {
         break;
       memcpy(word, base, len);
       word[len] = '\0';
-      if (strcmp(word, "env"))
+      if (strcmp(word, "env") != 0)
         break;
       word[0] = '\0';
       p = base + len + strspn(base + len, " \t");
