@@ -141,7 +141,7 @@ static bool dash_line(const char *p, const char *end, const char **next) {
 
 static int find_front_matter(const char *buf, size_t len, const char **fm,
                              size_t *fm_len, struct sr_error *err) {
-  const char *end = buf + len, *p, *next;
+  const char *end, *p, *next;
 
   /* Editors on other systems may start the file with a byte order mark,
    * invisible to the author: "must start with '---'" would not say why. */
@@ -153,6 +153,7 @@ static int find_front_matter(const char *buf, size_t len, const char **fm,
     return INVALID(err, 1,
                    "no YAML front matter: the file is UTF-16 (it starts with "
                    "a byte order mark); save it as UTF-8");
+  end = buf + len;
   if (len == 0 || !dash_line(buf, end, &p))
     return INVALID(err, 1,
                    "no YAML front matter: the file must start with a '---' "

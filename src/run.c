@@ -256,7 +256,7 @@ static int check_resources(struct sr_error *err) {
 
   if (open_fds)
     snprintf(what, sizeof(what),
-             "file descriptors (%u for the run, %llu already open)", RUN_FDS,
+             "file descriptors (%d for the run, %llu already open)", RUN_FDS,
              (unsigned long long)open_fds);
   r = ensure_rlimit(RLIMIT_NOFILE, RUN_FDS + open_fds, 1, "",
                     open_fds ? what : "file descriptors", "open-file limit",
