@@ -244,7 +244,7 @@ static void printable(const char *s, char *out, size_t len) {
 
 /*
  * The interpreter to suggest for a script without its execute bit: the
- * program its #! line names (the word after env), else one for its
+ * program its #! line names (the word after env or env -S), else one for its
  * extension (a Python script is the common case), else sh.
  */
 static void script_interpreter(const char *path, char *out, size_t size) {
@@ -255,7 +255,8 @@ static void script_interpreter(const char *path, char *out, size_t size) {
                 {".rb", "ruby"},
                 {".js", "node"},
                 {".bash", "bash"}};
-  char head[128], word[32] = "";
+  /* As much of the #! line as the kernel reads (BINPRM_BUF_SIZE). */
+  char head[257], word[32] = "";
   const char *p, *dot;
   ssize_t n = -1;
   int fd;
@@ -269,16 +270,20 @@ static void script_interpreter(const char *path, char *out, size_t size) {
   head[n > 0 ? n : 0] = '\0';
   if (n > 2 && head[0] == '#' && head[1] == '!') {
     p = head + 2 + strspn(head + 2, " \t");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
       size_t len = strcspn(p, " \t\r\n");
       const char *base = memrchr(p, '/', len);
+      /* A word the read cut off (a #! line longer than head) is not
+       * named: its end is not known. */
+      bool cut = p[len] == '\0' && (size_t)n == sizeof(head) - 1;
       base = base ? base + 1 : p;
       len -= (size_t)(base - p);
-      if (!len || len >= sizeof(word))
+      if (!len || len >= sizeof(word) || cut)
         break;
       memcpy(word, base, len);
       word[len] = '\0';
-      if (strcmp(word, "env") != 0)
+      /* "env PROGRAM", "env -S PROGRAM ARGS...": PROGRAM. */
+      if (strcmp(word, "env") != 0 && (i == 0 || strcmp(word, "-S") != 0))
         break;
       word[0] = '\0';
       p = base + len + strspn(base + len, " \t");

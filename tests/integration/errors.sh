@@ -19,6 +19,14 @@ printf '#!/bin/sh\necho hi\n' >"$B/scripts/plain.sh" # 0644: not executable
 printf 'echo hi\n' >"$B/scripts/no-shebang.sh"
 printf 'print(1)\n' >"$B/scripts/count.py"                     # 0644, no #!
 printf '#!/usr/bin/env python3\nprint(1)\n' >"$B/scripts/envtool" # 0644
+printf '#!/usr/bin/env -S python3 -u\nprint(1)\n' >"$B/scripts/splittool" # 0644
+# Long #! lines (0644): 131 bytes, read whole (the first 128 bytes used to
+# be, which cut 'python3' to 'pyth'); 260, longer than what is read of it
+# (256 bytes, as the kernel does), whose interpreter's name is cut there
+# and not guessed at.
+long_line() { printf '#!/opt/%s/bin/python3\nprint(1)\n' "$(printf 'p%.0s' $(seq "$1"))"; }
+long_line 111 >"$B/scripts/long.py"
+long_line 240 >"$B/scripts/longer.py"
 printf '#!/bin/sh\necho hi\n' >"$B/tool.sh"
 chmod 755 "$B/tool.sh"
 chmod 755 "$B/scripts/no-shebang.sh"
@@ -71,6 +79,15 @@ for mode in $MODES; do
   r "$B" -- scripts/envtool
   exec_line "a #!/usr/bin/env script without the execute bit" 126 EACCES \
     "such as 'python3 scripts/envtool'" $?
+  r "$B" -- scripts/splittool
+  exec_line "a #!/usr/bin/env -S script without the execute bit" 126 EACCES \
+    "such as 'python3 scripts/splittool'" $?
+  r "$B" -- scripts/long.py
+  exec_line "a script with a #! line of 131 bytes" 126 EACCES \
+    "such as 'python3 scripts/long.py'" $?
+  r "$B" -- scripts/longer.py
+  exec_line "a script with a #! line longer than 256 bytes" 126 EACCES \
+    "such as 'python3 scripts/longer.py'" $?
   r "$B" -- scripts/no-shebang.sh
   exec_line "an executable text without #!" 126 ENOEXEC \
     "not an executable format \\(a script needs a #! line\\)" $?
