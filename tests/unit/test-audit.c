@@ -1098,6 +1098,32 @@ static void test_resume(void **state) {
   assert_false(closed);
   assert_int_equal(final_len, 0);
   sr_audit_done(&a);
+  /* Nor for a line whose seq, or whose prev alone, does not follow. */
+  for (int k = 0; k < 2; k++) {
+    char *l7 = line_at(zeroed, 7);
+    char *at = strstr(l7, k ? "\"prev\":\"" : "\"seq\":6");
+
+    assert_non_null(at);
+    at += k ? strlen("\"prev\":\"") : strlen("\"seq\":");
+    *at = *at == '0' ? '1' : (char)(*at == '6' ? '7' : '0');
+    assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", zeroed, len - 1,
+                                     &complete, &final_len, &closed),
+                     0);
+    assert_false(closed);
+    assert_int_equal(final_len, 0);
+    sr_audit_done(&a);
+    memcpy(zeroed, data, len - 1);
+  }
+  /* Nor for another event that lost its newline: that one was not the
+   * run's last, and goes. */
+  assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", data,
+                                   (size_t)(line_at(data, 7) - data) - 1,
+                                   &complete, &final_len, &closed),
+                   0);
+  assert_false(closed);
+  assert_int_equal(final_len, 0);
+  assert_int_equal(complete, (size_t)(line_at(data, 6) - data));
+  sr_audit_done(&a);
   free(zeroed);
 }
 
