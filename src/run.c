@@ -964,7 +964,11 @@ static void record_in_index(const struct sr_run *run, bool ran,
     n = sr_record_format(&rec, line, sizeof(line));
   }
   r = n < 0 ? n : sr_workspace_append_index(root, line, (size_t)n);
-  if (r < 0)
+  if (r == -EWOULDBLOCK)
+    sr_log_warning("cannot add the run to the runs index (--metrics): "
+                   "another process held its lock for 5 s; the run is not "
+                   "counted");
+  else if (r < 0)
     sr_log_warning("cannot add the run to the runs index (--metrics): %s",
                    strerror(-r));
 }

@@ -369,6 +369,10 @@ static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
  * times GC_LOCK_WAIT_US): its holder may be whoever owns the index. */
 #define GC_LOCK_TRIES 100
 #define GC_LOCK_WAIT_US 10000
+/* A run's end waits for it at most 5 s: whoever holds it (a process of the
+ * owner's, or root's, stopped or stuck holding it) must not hold the run
+ * past its record, with its signals blocked, for good. */
+#define RUN_LOCK_TRIES 500
 
 int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         const char *tenant, const char *execution,
@@ -2012,8 +2016,9 @@ static int append_line(int fd, const char *line, size_t len) {
 /* sr_workspace_append_index into the index of `owner`: made when missing
  * only when that is the caller, so that root's gc never makes one of its
  * own in a user's workspace root (the user's runs could then not append
- * to it).  gc (lock_tries not NULL): its lock is waited for at most
- * *lock_tries more times, GC_LOCK_WAIT_US each, which it counts down. */
+ * to it).  Its lock is waited for at most *lock_tries more times,
+ * GC_LOCK_WAIT_US each, which it counts down (gc's budget is one for a
+ * whole pass, a run's its own); then -EWOULDBLOCK. */
 static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
                         const char *line, size_t len) {
   _cleanup_close_ int dir = -1, fd = -1;
@@ -2045,10 +2050,8 @@ static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
   /* One write of one line with O_APPEND lands whole at the end; the lock
    * keeps a reader's view and other writers' lines apart even where
    * O_APPEND is weaker (NFS). */
-  while (flock(fd, lock_tries ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
-    if (errno == EINTR && !lock_tries)
-      continue;
-    if (!lock_tries || errno != EWOULDBLOCK || *lock_tries == 0)
+  while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    if (errno != EWOULDBLOCK || *lock_tries == 0)
       return -errno;
     --*lock_tries;
     (void)usleep(GC_LOCK_WAIT_US);
@@ -2058,7 +2061,9 @@ static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
 }
 
 int sr_workspace_append_index(int root_fd, const char *line, size_t len) {
-  return append_index(root_fd, geteuid(), NULL, line, len);
+  unsigned tries = RUN_LOCK_TRIES;
+
+  return append_index(root_fd, geteuid(), &tries, line, len);
 }
 
 /* Read side: the workspace root's owner, root and the reader itself may

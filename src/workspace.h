@@ -234,8 +234,9 @@ void sr_workspace_done(struct sr_workspace *ws);
  * The runs index (metrics.h): one line per run that ended, appended to
  * {root}/.metrics/runs.log (the directory 0700, the file 0600, both the
  * caller's; anything else there is refused), always as a line of its own
- * and never cut short (a write that fails is taken back).  0 or -errno;
- * the caller only warns.
+ * and never cut short (a write that fails is taken back).  Its lock is
+ * waited for 5 s at most (-EWOULDBLOCK).  0 or -errno; the caller only
+ * warns.
  */
 int sr_workspace_append_index(int root_fd, const char *line, size_t len);
 

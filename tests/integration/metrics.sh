@@ -187,4 +187,37 @@ is "a run under an untrusted index exits 0" "$rc" 0
 check "... warns on stderr" grep -q 'cannot add the run to the runs index' "$err"
 is "... and does not write to it" "$(wc -l <"$H/.metrics/runs.log")" "$before"
 
+# A process of the caller's that holds the index's lock (stopped, stuck)
+# does not hold the run's end past its record: the run waits 5 s at most,
+# then ends without its line and says so (skillrun(1) METRICS).  It waited
+# for good, its cancellation signals blocked.
+chmod 0700 "$H/.metrics"
+sh -c 'exec 9<>"$1" && flock 9 && exec sleep 60' - "$H/.metrics/runs.log" &
+holder=$!
+bg_pids+=("$holder")
+for _ in $(seq 50); do
+  flock -n "$H/.metrics/runs.log" true || break
+  sleep 0.1
+done
+check "a process of the caller's holds the index's lock" not flock -n "$H/.metrics/runs.log" true
+# Lines of this section's runs (an earlier check left the file's last
+# line without its newline, which the next line's write gives it).
+lines() { grep -c ' default metrics-skill ' "$H/.metrics/runs.log"; }
+before=$(lines)
+t0=$(date +%s%N)
+rc=0
+timeout 30 "$SKILLRUN" --workspace-root "$H" --execution-id held "$B" -- true >"$T/held.audit" 2>"$T/held.err" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "a run beside the held lock exits 0" "$rc" 0
+check "... within 10 s (${ms} ms)" [ "$ms" -lt 10000 ]
+check "... at least the 5 s it waits (${ms} ms)" [ "$ms" -ge 5000 ]
+check "... saying the lock was held" grep -q 'runs index (--metrics): another process held its lock for 5 s' "$T/held.err"
+is "... its record complete" "$("$JQ" -r 'select(.event == "execution_completed") | .status' "$T/held.audit")" succeeded
+is "... and no line added" "$(lines)" "$before"
+kill "$holder"
+wait "$holder" 2>/dev/null
+check "the holder is gone, and its lock with it" flock -n "$H/.metrics/runs.log" true
+run "$H" after "$B" -- true
+is "the next run adds its line" "$(lines)" "$((before + 1))"
+
 finish
