@@ -221,7 +221,16 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
                             "%d s; try again when runs have finished",
                             size, base, base + size - 1,
                             SR_UID_POOL_WAIT_MS / 1000);
-    usleep(100 * 1000);
+    /* A cancellation ends the wait (skillrun(1) EXIT STATUS): the slots
+     * are tried again every 100 ms, a pending signal looked for every
+     * 10 ms.  It used to be noticed only once a slot was free, up to the
+     * whole wait later, and the run ended as an error (125). */
+    for (int i = 0; i < 10; i++) {
+      if (sr_cancel_pending())
+        return sr_error_set(err, SR_EXIT_FAILED, ECANCELED, "cancelled",
+                            "cancelled while waiting for a uid-pool slot");
+      usleep(10 * 1000);
+    }
   }
 }
 
