@@ -67,4 +67,5 @@ exec 8>&-
   "$B" -- /bin/true >"$W/a.free" 2>"$W/e.free"
 is "the slot free: the run succeeds" "$?" 0
 is "... with the pool's one id" "$(field "$W/a.free" policy_resolved .sandbox_ids.uid)" "$ID"
+rm -f "/run/skillrun/uid-pool/$ID"
 finish
