@@ -40,13 +40,7 @@ is "... and $COPIES dead runs made from it" "$(find "$W/.active" -name 'default:
 check "... beside its runs index" test -f "$W/.metrics/runs.log"
 
 # The user holds the index's lock: one process, which goes with its pid.
-"${AS_USER[@]}" sh -c 'exec 9<>"$1" && flock 9 && exec sleep 120' - "$W/.metrics/runs.log" &
-holder=$!
-bg_pids+=("$holder")
-for _ in $(seq 50); do
-  flock -n "$W/.metrics/runs.log" true || break
-  sleep 0.1
-done
+hold_lock "$W/.metrics/runs.log" "${AS_USER[@]}"
 check "the user holds the index's lock" not flock -n "$W/.metrics/runs.log" true
 
 t0=$(date +%s%N)

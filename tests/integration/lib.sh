@@ -314,13 +314,30 @@ audit_ok() {
   "$JQ" -e . "$1" >/dev/null 2>&1 || return 1
   "$SKILLRUN" --verify-audit "$1" >/dev/null
 }
-# wait_running FILE: until the stream says the skill runs (10 s at most).
-wait_running() {
+# wait_for FILE TEXT: until FILE holds TEXT (a fixed string; 10 s at most).
+wait_for() {
   for _ in $(seq 500); do
-    grep -q '"state":"running"' "$1" 2>/dev/null && return 0
+    grep -qF -- "$2" "$1" 2>/dev/null && return 0
     sleep 0.02
   done
   return 1
+}
+# wait_running FILE: until the stream says the skill runs (10 s at most).
+wait_running() { wait_for "$1" '"state":"running"'; }
+# hold_lock FILE [RUNNER...]: a process (started by RUNNER, "${AS_USER[@]}"
+# say) holding FILE's flock(2) for 120 s, itself in $holder (not a subshell
+# around it: killing it frees the lock; bg_pids kills it at the end);
+# returns once the lock is held (5 s at most).
+hold_lock() {
+  local f=$1
+  shift
+  "$@" sh -c 'exec 9<>"$1" && flock 9 && exec sleep 120' - "$f" &
+  holder=$!
+  bg_pids+=("$holder")
+  for _ in $(seq 50); do
+    flock -n "$f" true || break
+    sleep 0.1
+  done
 }
 # last FILE: the last line's event and status.
 last() { tail -n 1 "$1" | "$JQ" -r '[.event, .status] | @tsv'; }

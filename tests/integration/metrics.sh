@@ -192,13 +192,7 @@ is "... and does not write to it" "$(wc -l <"$H/.metrics/runs.log")" "$before"
 # then ends without its line and says so (skillrun(1) METRICS).  It waited
 # for good, its cancellation signals blocked.
 chmod 0700 "$H/.metrics"
-sh -c 'exec 9<>"$1" && flock 9 && exec sleep 60' - "$H/.metrics/runs.log" &
-holder=$!
-bg_pids+=("$holder")
-for _ in $(seq 50); do
-  flock -n "$H/.metrics/runs.log" true || break
-  sleep 0.1
-done
+hold_lock "$H/.metrics/runs.log"
 check "a process of the caller's holds the index's lock" not flock -n "$H/.metrics/runs.log" true
 # Lines of this section's runs (an earlier check left the file's last
 # line without its newline, which the next line's write gives it).

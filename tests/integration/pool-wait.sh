@@ -30,15 +30,6 @@ done
 exec 8>"/run/skillrun/uid-pool/$ID"
 flock -n 8 || skip_all "slot $ID is held by someone else's run"
 
-# wait_verified FILE: until the run has verified its bundle and is on its
-# way to the slot (10 s at most).
-wait_verified() {
-  for _ in $(seq 500); do
-    grep -q '"event":"bundle_verified"' "$1" 2>/dev/null && return 0
-    sleep 0.02
-  done
-  return 1
-}
 
 for sig in TERM INT; do
   id=wait-$sig
@@ -46,7 +37,8 @@ for sig in TERM INT; do
   env --default-signal "$SKILLRUN" --conf "$T/pool1.conf" --workspace-root "$W" \
     --execution-id "$id" "$B" -- /bin/true >"$W/a.$id" 2>"$W/e.$id" 8>&- &
   pid=$!
-  wait_verified "$W/a.$id"
+  # The run has verified its bundle and is on its way to the slot.
+  wait_for "$W/a.$id" '"event":"bundle_verified"'
   # Well into the wait for the slot.
   sleep 0.5
   t0=$(date +%s%N)
