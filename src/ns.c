@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "fdutil.h"
+#include "macro.h"
 #include "ns.h"
 
 pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
@@ -142,4 +143,42 @@ int sr_ns_write_maps(pid_t pid, uid_t inside_uid, uid_t host_uid,
   snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)inside_gid,
            (unsigned)host_gid);
   return write_proc(pid, "gid_map", map, err);
+}
+
+/* The layers that need a capability in the sandbox's user namespace; a
+ * host-side layer (cgroup, uid-pool...) has reasons of its own to get
+ * EACCES. */
+static bool layer_inside_userns(const char *layer) {
+  static const char *const inside[] = {
+      "namespaces", "userns", "mount",        "network", "cgroupns",
+      "uts",        "init",   "capabilities", "rlimits",
+  };
+
+  for (size_t i = 0; i < SR_ARRAY_SIZE(inside); i++)
+    if (!strcmp(layer, inside[i]))
+      return true;
+  return false;
+}
+
+bool sr_ns_explain_apparmor(struct sr_error *err, int kernel_fd, uid_t euid) {
+  static const char hint[] =
+      ": AppArmor restricts unprivileged user namespaces here "
+      "(kernel.apparmor_restrict_unprivileged_userns=1): install skillrun's "
+      "AppArmor profile (see skillrun(1), SECURITY), or run as root";
+  char value[16];
+  size_t n;
+
+  if (!err || euid == 0 || kernel_fd < 0 ||
+      (err->err != EPERM && err->err != EACCES) ||
+      !layer_inside_userns(err->layer))
+    return false;
+  if (sr_read_file_into(kernel_fd, "apparmor_restrict_unprivileged_userns",
+                        value, sizeof(value), NULL) < 0 ||
+      (strcmp(value, "1\n") != 0 && strcmp(value, "1") != 0))
+    return false;
+  n = strlen(err->msg);
+  if (n > sizeof(err->msg) - sizeof(hint))
+    n = sizeof(err->msg) - sizeof(hint);
+  memcpy(err->msg + n, hint, sizeof(hint));
+  return true;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct sr_error;
@@ -33,3 +34,16 @@ pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
  * back.  Failure: layer "userns". */
 int sr_ns_write_maps(pid_t pid, uid_t inside_uid, uid_t host_uid,
                      gid_t inside_gid, gid_t host_gid, struct sr_error *err);
+
+/*
+ * Ubuntu 23.10 and later set kernel.apparmor_restrict_unprivileged_userns=1:
+ * an unconfined program still gets its user namespace, but AppArmor's
+ * unprivileged_userns profile denies every capability in it, so the
+ * sandbox's first privileged step (a mount, lo, sethostname...) fails with
+ * EPERM or EACCES.  When err is such a failure of a layer built inside the
+ * namespaces, euid is not 0 and apparmor_restrict_unprivileged_userns in
+ * kernel_fd (a directory fd of /proc/sys/kernel; -1: none) reads 1, appends
+ * why and what to do to err->msg (shortening the message if it must) and
+ * returns true.  Layer, reason and errno stay.
+ */
+bool sr_ns_explain_apparmor(struct sr_error *err, int kernel_fd, uid_t euid);

@@ -24,6 +24,7 @@
 #include "conf.h"
 #include "fdutil.h"
 #include "metrics.h"
+#include "ns.h"
 #include "paths.h"
 #include "run.h"
 #include "seccomp.h"
@@ -1000,6 +1001,18 @@ static int report_cancelled(struct sr_run *run) {
   return code;
 }
 
+/* An ordinary user's sandbox that AppArmor denies every capability says
+ * so, on stderr and in layer_failed's message (sr_ns_explain_apparmor). */
+static void explain_apparmor(struct sr_error *err) {
+  _cleanup_close_ int kernel_fd = -1;
+
+  if (!err->layer[0] || geteuid() == 0)
+    return;
+  kernel_fd = open("/proc/sys/kernel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* No /proc/sys (a container may hide it): no hint, the error stands. */
+  (void)sr_ns_explain_apparmor(err, kernel_fd, geteuid());
+}
+
 int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
   /* The final events may use the room audit.jsonl keeps for them: a full
    * file system still takes them. */
@@ -1028,6 +1041,7 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
     run->cancel_sig = sr_cancel_pending() ? sr_cancel_pending() : SIGTERM;
   if (run->cancel_sig)
     return report_cancelled(run);
+  explain_apparmor(err);
   sr_log_error("%s", err->msg);
   if (run->audit_open) {
     struct sr_error ignored = {0};
