@@ -3,9 +3,9 @@
 #
 # subst-paths.sh MODE IN OUT: writes IN to OUT with @bindir@, @sysconfdir@,
 # @datadir@, @localstatedir@ and @docdir@ replaced by the directories of
-# this build, so that man pages, completions and the tmpfiles.d entry name
-# the paths the binary uses (Makefile.am passes them, fully expanded, in
-# the environment).  MODE says how a value is written:
+# this build, so that man pages, completions, the tmpfiles.d entry and the
+# AppArmor profile name the paths the binary uses (Makefile.am passes them,
+# fully expanded, in the environment).  MODE says how a value is written:
 #   roff   "-" as "\-" and "\" as "\e" (a man page)
 #   sh     inside double quotes: \ " $ ` escaped (a completion)
 #   plain  as is; a value with white space or a backslash is refused

@@ -7,8 +7,8 @@
 #
 # 1. `make install DESTDIR=...` of this build: the binary, man pages (with
 #    this build's paths), profiles, completions below the prefix, the
-#    tmpfiles.d entry, the examples with their modes, the sample
-#    skillrun.conf; then `make uninstall` leaves no file behind.
+#    tmpfiles.d entry, the AppArmor profile where configure installs one,
+#    the examples with their modes, the sample skillrun.conf; then `make uninstall` leaves no file behind.
 # 2. An ordinary user builds the `make dist` tarball as the README's quick
 #    start does (the default prefix; only the objects that compile in the
 #    directories, src/paths.h's users, to keep the check short), then
@@ -53,6 +53,7 @@ docdir=$(mkvar docdir)
 bashdir=$(mkvar bashcompletiondir)
 zshdir=$(mkvar zshcompletiondir)
 tmpfilesdir=$(mkvar TMPFILESDIR)
+apparmordir=$(mkvar APPARMORDIR)
 
 make -s install DESTDIR="$D/root" >/dev/null || { echo "make install failed"; exit 1; }
 R=$D/root
@@ -92,6 +93,17 @@ if [ "$tmpfilesdir" != no ]; then
     ok "$tmpfilesdir/skillrun.conf creates this build's runs directory"
   else bad "$tmpfilesdir/skillrun.conf missing or without the runs directory"; fi
 fi
+# The AppArmor profile, where configure installs one, allows the user
+# namespace to this build's binary; none is installed otherwise.
+if [ "$apparmordir" != no ]; then
+  a=$R$apparmordir/skillrun
+  if [ -f "$a" ] && grep -q "^profile skillrun $bindir/skillrun flags=(unconfined) {$" "$a" &&
+    grep -q '^  userns,$' "$a"; then
+    ok "the AppArmor profile allows $bindir/skillrun its user namespace"
+  else bad "the AppArmor profile $a missing or not for $bindir/skillrun"; fi
+elif [ -n "$(find "$R" -path '*/apparmor.d/*' -print -quit)" ]; then
+  bad "an AppArmor profile is installed although configure said no"
+else ok "no AppArmor profile (configure: no)"; fi
 # Installed pages and completions name this build's directories.
 for f in "$R$mandir/man1/skillrun.1" "$R$mandir/man5/skillrun.profile.5" \
   "$R$mandir/man7/skillrun-integration.7" "$R$bashdir/skillrun" "$R$zshdir/_skillrun"; do

@@ -10,7 +10,8 @@
 #     binary's .note.dlopen is covered by Depends, /etc/skillrun/skillrun.conf
 #     is a conffile root:root 0644, the man pages name the packaged paths,
 #     profiles, completions, examples (scripts executable), the tmpfiles.d
-#     entry and whatever `make install` puts under /usr/share/skillrun.
+#     entry, the AppArmor profile (built for Ubuntu only) and whatever
+#     `make install` puts under /usr/share/skillrun.
 #     Leaves the .deb in OUTDIR.
 #
 #   deb.sh install OUTDIR
@@ -138,6 +139,20 @@ build() {
   done
   grep -q '^d /var/lib/skillrun/runs 0711 root root 30d$' "$W/x/usr/lib/tmpfiles.d/skillrun.conf" &&
     ok "tmpfiles.d ages out /var/lib/skillrun/runs" || bad "tmpfiles.d lacks /var/lib/skillrun/runs"
+  # The AppArmor profile that allows the user namespace where Ubuntu
+  # restricts them: a conffile for /usr/bin/skillrun built for Ubuntu;
+  # nothing in /etc/apparmor.d for Debian, whose AppArmor 3 cannot parse it.
+  if dpkg-vendor --derives-from Ubuntu; then
+    grep -qx /etc/apparmor.d/skillrun "$W/conffiles" &&
+      grep -qx 'profile skillrun /usr/bin/skillrun flags=(unconfined) {' "$W/x/etc/apparmor.d/skillrun" &&
+      grep -qx '  userns,' "$W/x/etc/apparmor.d/skillrun" &&
+      ok "/etc/apparmor.d/skillrun allows /usr/bin/skillrun its user namespace (a conffile)" ||
+      bad "/etc/apparmor.d/skillrun missing, not a conffile, or not for /usr/bin/skillrun"
+  else
+    grep -q '/etc/apparmor\.d/' "$W/contents" &&
+      bad "an AppArmor profile in a package built for $(dpkg-vendor --query Vendor)" ||
+      ok "no AppArmor profile (built for $(dpkg-vendor --query Vendor))"
+  fi
   grep -q 'systemd-tmpfiles' <(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst 2>/dev/null) &&
     ok "postinst runs systemd-tmpfiles" || bad "postinst does not run systemd-tmpfiles"
   cp "$deb" "$W/build.log" "$out/" && cp "$W/lintian.log" "$out/"
