@@ -449,6 +449,35 @@ EOF
     is "$id: runs" "$?" 0
     check "$id: ... and passes the skill's output through" grep -q "Hello from a verified skill bundle" "$T/err"
     ;;
+  apparmor-sysctl)
+    # No AppArmor here: the knob it lifts is the one the error names.
+    check "$id: sets kernel.apparmor_restrict_unprivileged_userns to 0" \
+      grep -qx 'sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0' "$BLOCKS/$id"
+    check "$id: ... the knob skillrun reads for its error" \
+      grep -q '"apparmor_restrict_unprivileged_userns"' "$TOP_SRCDIR/src/ns.c"
+    ;;
+  apparmor-build-tree)
+    # No AppArmor here: a sudo that writes to $AA for /etc/apparmor.d, and
+    # an apparmor_parser that records its arguments.  The profile written
+    # is the shipped one's preamble and rules, for the tree's src/skillrun.
+    AA=$T/apparmor.d
+    mkdir -p "$AA" "$T/fake-aa" "$T/aa-tree/src"
+    printf '#!/bin/bash\na=()\nfor x; do a+=("${x//\\/etc\\/apparmor.d/$AA}"); done\nexec "${a[@]}"\n' \
+      >"$T/fake-aa/sudo"
+    printf '#!/bin/sh\necho "$*" >>"$AA/parser.log"\n' >"$T/fake-aa/apparmor_parser"
+    chmod 755 "$T/fake-aa/sudo" "$T/fake-aa/apparmor_parser"
+    (cd "$T/aa-tree" && AA=$AA PATH="$T/fake-aa:$PATH" bash -c "$(cat "$BLOCKS/$id")") >"$T/out" 2>"$T/err"
+    is "$id: runs (with stand-ins for sudo and apparmor_parser)" "$?" 0
+    w=$AA/skillrun-build
+    check "$id: ... attaches to the tree's src/skillrun" \
+      grep -qxF "profile skillrun-build \"$T/aa-tree/src/skillrun\" flags=(unconfined) {" "$w"
+    shipped=$TOP_SRCDIR/data/apparmor.d/skillrun.in
+    is "$id: ... with the shipped profile's preamble" "$(grep -E '^(abi|include) ' "$w")" \
+      "$(grep -E '^(abi|include) ' "$shipped")"
+    is "$id: ... and rules" "$(grep -E '^  [a-z]' "$w" | grep -v include)" \
+      "$(grep -E '^  [a-z]' "$shipped" | grep -v include)"
+    is "$id: ... and loads it" "$(cat "$AA/parser.log" 2>/dev/null)" "-r $w"
+    ;;
   build-and-check)
     # Not run inside itself: it is what CI runs (.ci/run).
     check "$id: .ci/run runs ./bootstrap" grep -q '\./bootstrap' "$TOP_SRCDIR/.ci/run"
