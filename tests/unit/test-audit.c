@@ -1021,6 +1021,22 @@ static void test_check_good(void **state) {
   assert_false(sr_error_is_set(&err));
 }
 
+/* Resumes the ledger buf[0..n) of run id, which must not read as closed
+ * and have no final line to give its newline back: its complete part. */
+static size_t resume_open(int fd, const char *id, const char *buf, size_t n) {
+  struct sr_audit a;
+  size_t complete, final_len = 1;
+  bool closed = true;
+
+  assert_int_equal(sr_audit_resume(&a, fd, id, "acme", buf, n, &complete,
+                                   &final_len, &closed),
+                   0);
+  assert_false(closed);
+  assert_int_equal(final_len, 0);
+  sr_audit_done(&a);
+  return complete;
+}
+
 /* A ledger whose writer died: the chain continues where its last complete
  * line ends, a torn line after it is left for the caller to cut off. */
 static void test_resume(void **state) {
@@ -1086,18 +1102,8 @@ static void test_resume(void **state) {
     sr_audit_done(&a);
   }
   /* Not when a byte of it is lost, nor for another run's. */
-  assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", zeroed, len - 2,
-                                   &complete, &final_len, &closed),
-                   0);
-  assert_false(closed);
-  assert_int_equal(final_len, 0);
-  sr_audit_done(&a);
-  assert_int_equal(sr_audit_resume(&a, fd, "another-run", "acme", zeroed,
-                                   len - 1, &complete, &final_len, &closed),
-                   0);
-  assert_false(closed);
-  assert_int_equal(final_len, 0);
-  sr_audit_done(&a);
+  (void)resume_open(fd, EID, zeroed, len - 2);
+  (void)resume_open(fd, "another-run", zeroed, len - 1);
   /* Nor for a line whose seq, or whose prev alone, does not follow. */
   for (int k = 0; k < 2; k++) {
     char *l7 = line_at(zeroed, 7);
@@ -1106,24 +1112,14 @@ static void test_resume(void **state) {
     assert_non_null(at);
     at += k ? strlen("\"prev\":\"") : strlen("\"seq\":");
     *at = *at == '0' ? '1' : (char)(*at == '6' ? '7' : '0');
-    assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", zeroed, len - 1,
-                                     &complete, &final_len, &closed),
-                     0);
-    assert_false(closed);
-    assert_int_equal(final_len, 0);
-    sr_audit_done(&a);
+    (void)resume_open(fd, EID, zeroed, len - 1);
     memcpy(zeroed, data, len - 1);
   }
   /* Nor for another event that lost its newline: that one was not the
    * run's last, and goes. */
-  assert_int_equal(sr_audit_resume(&a, fd, EID, "acme", data,
-                                   (size_t)(line_at(data, 7) - data) - 1,
-                                   &complete, &final_len, &closed),
-                   0);
-  assert_false(closed);
-  assert_int_equal(final_len, 0);
-  assert_int_equal(complete, (size_t)(line_at(data, 6) - data));
-  sr_audit_done(&a);
+  assert_int_equal(
+      resume_open(fd, EID, data, (size_t)(line_at(data, 7) - data) - 1),
+      (size_t)(line_at(data, 6) - data));
   free(zeroed);
 }
 
