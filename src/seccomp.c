@@ -740,7 +740,12 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
 }
 
 /* The refusals of calls the allowlist allows otherwise.  TIOCSTI fakes
- * terminal input, TIOCLINUX reads and pastes the console.  The kernel
+ * terminal input, TIOCLINUX reads and pastes the console.  TIOCSETD
+ * switches a terminal's line discipline: on a pty of its own devpts a
+ * skill reached every discipline the kernel has (n_hdlc, CVE-2017-2636;
+ * n_gsm, CVE-2023-6546), and with dev.tty.ldisc_autoload (the default)
+ * made the kernel load the module of one it had not; no program a skill
+ * runs needs another discipline than the one it has.  The kernel
  * reads the command as an unsigned int, so the match ignores the upper 32
  * bits (TIOCSTI | 1<<32 is TIOCSTI).  prctl(PR_SET_SECCOMP) is seccomp(2)'s
  * older spelling, refused as seccomp(2) is: a filter the skill stacked on
@@ -752,7 +757,7 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
  * default-allow program; the kernel applies the stricter of the two. */
 static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
-  const unsigned long cmds[] = {TIOCSTI, TIOCLINUX};
+  const unsigned long cmds[] = {TIOCSTI, TIOCLINUX, TIOCSETD};
   struct scmp_arg_cmp set_seccomp =
       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_SECCOMP);
   int r;

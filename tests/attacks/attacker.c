@@ -1018,6 +1018,51 @@ static void case_tiocsti(struct res *r, const char *arg) {
     esc(r, "not a session leader (sid %d)", getsid(0));
 }
 
+/* Line disciplines: TIOCSETD on a terminal of the skill's own devpts
+ * reached every discipline the kernel has, each its own parser of what is
+ * written to the terminal (n_hdlc's double free, CVE-2017-2636; n_gsm's
+ * use-after-free, CVE-2023-6546), and had the kernel load the module of
+ * one it had not (dev.tty.ldisc_autoload).  N_TTY, the discipline the
+ * terminal has, proves the refusal is not the kernel's: switching to it
+ * succeeds wherever the call gets through.  The terminal itself must keep
+ * working: isatty and the window size are what skills use. */
+static void case_ldisc(struct res *r, const char *arg) {
+  static const struct {
+    int disc;
+    const char *name;
+  } discs[] = {{0, "N_TTY"}, {13, "N_HDLC"}, {21, "N_GSM0710"}, {27, "N_NULL"}};
+  struct winsize ws;
+  char what[64];
+  int m, s, d = -1;
+
+  (void)arg;
+  m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0 || unlockpt(m) < 0 || !ptsname(m)) {
+    esc(r, "cannot make a terminal to attack: %s", ename(errno));
+    return;
+  }
+  s = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0) {
+    esc(r, "cannot open the terminal: %s", ename(errno));
+    close(m);
+    return;
+  }
+  if (ioctl(s, TIOCGETD, &d) < 0 || d != 0)
+    how(r, "TIOCGETD:%d:%s", d, ename(errno));
+  for (size_t i = 0; i < sizeof(discs) / sizeof(discs[0]); i++) {
+    d = discs[i].disc;
+    snprintf(what, sizeof(what), "TIOCSETD(%s)", discs[i].name);
+    must_fail(r, what, ioctl(s, TIOCSETD, &d));
+  }
+  d = 0;
+  must_fail(r, "TIOCSETD|1<<32",
+            syscall(SYS_ioctl, s, (unsigned long)TIOCSETD | (1UL << 32), &d));
+  how(r, "isatty=%d", isatty(s));
+  how(r, "TIOCGWINSZ=%s", ioctl(s, TIOCGWINSZ, &ws) == 0 ? "ok" : ename(errno));
+  close(s);
+  close(m);
+}
+
 /* ------------------------------------------------ inherited signals */
 
 /* The caller's signal state must not reach the skill: an ignored SIGTERM
@@ -2140,6 +2185,7 @@ static const struct {
     {"seccomp_stack", case_seccomp_stack},
     {"host_pid", case_host_pid},
     {"tiocsti", case_tiocsti},
+    {"ldisc", case_ldisc},
     {"fds", case_fds},
     {"signals", case_signals},
     {"env", case_env},

@@ -3,9 +3,11 @@
 # Attack regression suite, privilege classes: capability and uid regain
 # (setuid-root and file-capability binaries in the bundle, setuid(0),
 # capset), namespace creation and joining, kernel attack surface, terminal
-# injection, signals and ptrace against a host process, fd, environment
-# and signal-state leaks.  As root and as an unprivileged user; every case must
-# be BLOCKED (tests/attacks/attacker.c names the CVE of each).
+# injection, line disciplines (TIOCSETD on a pty of the skill's own: every
+# discipline the kernel has, and the autoload of its module), signals and
+# ptrace against a host process, fd, environment and signal-state leaks.
+# As root and as an unprivileged user; every case must be BLOCKED
+# (tests/attacks/attacker.c names the CVE of each).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -47,7 +49,7 @@ cases=(
   signals setuid capset usr_nosuid
   suid_exec:/workspace/inputs/bundle/suid-attacker
   suid_exec:/workspace/inputs/suid-input
-  ns_create ns_join kernel "host_pid:$HOST_PID" tiocsti fds
+  ns_create ns_join kernel "host_pid:$HOST_PID" tiocsti ldisc fds
   "env:$env_names,=$(printf %s "$SECRET" | rev)"
 )
 [ $fcap = 0 ] || cases+=(fcap_exec:/workspace/inputs/bundle/fcap-attacker)
@@ -67,6 +69,8 @@ for mode in $MODES; do
   CALLER=()
   run_ok $mode "privilege attacks"
   blocked $mode "${cases[@]}"
+  is "$mode: the skill's own terminal still works (isatty, window size)" \
+    "$(result ldisc | grep -o 'isatty=1\|TIOCGWINSZ=ok' | tr '\n' ' ')" "isatty=1 TIOCGWINSZ=ok "
   check "$mode: the host process survived signals and kill(-1)" kill -0 $HOST_PID
   check "$mode: ... and is not traced" \
     sh -c "grep -q '^TracerPid:[[:space:]]*0$' /proc/$HOST_PID/status"
