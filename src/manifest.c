@@ -27,6 +27,7 @@
 
 #include "fdutil.h"
 #include "filetype.h"
+#include "lookalike.h"
 #include "manifest.h"
 #include "text.h"
 
@@ -729,19 +730,34 @@ static int set_limit(struct sr_manifest *m, enum sr_limit_id id,
                  d->counted ? d->counted : "", above, d->example);
 }
 
+/* " (it holds U+0430, not ASCII)" when key is not all ASCII: the reason a
+ * key that reads as another was not taken for it, which the eye cannot
+ * see.  "" otherwise. */
+static const char *non_ascii_note(const char *key, char *buf, size_t size) {
+  uint32_t c = sr_lookalike_first_non_ascii(key);
+
+  if (c == 0)
+    return "";
+  snprintf(buf, size, " (it holds U+%04X, not ASCII)", (unsigned)c);
+  return buf;
+}
+#define NON_ASCII_NOTE(k) non_ascii_note((k), (char[48]){0}, 48)
+
 /*
  * The form in which a key is told to be skillrun's: NFKC (for a key that
  * is not ASCII, when libunistring can be loaded: full-width letters, a
- * no-break space), without white space, in lowercase ASCII.  So a key
- * written " sandbox.memory", "Sandbox.memory" or in full-width letters is
- * refused rather than kept as metadata, its limit lost.  NULL on ENOMEM.
+ * no-break space), then its look-alike form (lookalike.h: without white
+ * space or invisible characters, letters of other scripts that look like
+ * ASCII ones read as those, in lowercase ASCII).  So a key written
+ * " sandbox.memory", "Sandbox.memory", with a zero-width space, in
+ * full-width letters or with a Cyrillic 'a' is refused rather than kept as
+ * metadata, its limit lost.  NULL on ENOMEM.
  */
 static char *key_form(const char *key) {
   _cleanup_free_ char *nfkc = NULL;
   struct sr_error ignored = {0};
   const char *s = key;
-  size_t len = strlen(key), n = 0, o = 0;
-  char *out;
+  size_t len = strlen(key), n = 0;
 
   if (sr_text_prepare(key, len, "a metadata key", &ignored) == 0 &&
       (nfkc = sr_text_nfkc(key, len, &n)) != NULL) {
@@ -749,14 +765,7 @@ static char *key_form(const char *key) {
     len = n;
   }
   sr_error_clear(&ignored);
-  out = malloc(len + 1);
-  if (!out)
-    return NULL;
-  for (size_t i = 0; i < len; i++)
-    if (!sr_text_ascii_isspace((unsigned char)s[i]))
-      out[o++] = (char)sr_text_ascii_lower((unsigned char)s[i]);
-  out[o] = '\0';
-  return out;
+  return sr_lookalike_form(s, len);
 }
 
 /* "sandbox" and "sandbox.*" (in the form of key_form): skillrun's. */
@@ -790,9 +799,9 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
    * of one it does not read is an unknown key, below. */
   if (strcmp(key, form) != 0 && is_known_sandbox_key(form))
     return INVALID(err, k->line,
-                   "metadata key '%s': skillrun's sandbox keys are lowercase "
-                   "ASCII without blanks (write '%s')",
-                   SHOWN(key), SHOWN(form));
+                   "metadata key '%s'%s: skillrun's sandbox keys are "
+                   "lowercase ASCII without blanks (write '%s')",
+                   SHOWN(key), NON_ASCII_NOTE(key), SHOWN(form));
   if (!strcmp(key, "sandbox.entrypoint")) {
     bool too_many;
 
@@ -869,14 +878,14 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
         sr_nearest_offer(&near, sr_limit_defs[id].name);
     if (near.best)
       return INVALID(err, k->line,
-                     "unknown sandbox key '%s' in metadata (did you mean "
-                     "'sandbox.%s'?)",
-                     SHOWN(key), near.best);
+                     "unknown sandbox key '%s'%s in metadata (did you "
+                     "mean 'sandbox.%s'?)",
+                     SHOWN(key), NON_ASCII_NOTE(key), near.best);
   }
   sandbox_keys(known, sizeof(known));
   return INVALID(err, k->line,
-                 "unknown sandbox key '%s' in metadata (known: %s)", SHOWN(key),
-                 known);
+                 "unknown sandbox key '%s'%s in metadata (known: %s)",
+                 SHOWN(key), NON_ASCII_NOTE(key), known);
 }
 
 static int check_metadata(struct sr_manifest *m, const struct node *v,
@@ -1015,10 +1024,10 @@ static int check_top(struct sr_manifest *m, const struct node *root,
       /* Not a mere unknown key: the declarations it holds would be lost
        * (a limit the skill lowers, its entrypoint). */
       return INVALID(err, k->line,
-                     "'%s' is not a top-level key: write skillrun's "
-                     "declarations under 'metadata:' (lowercase), one per "
-                     "line, indented, such as 'sandbox.memory: 256M'",
-                     SHOWN(key));
+                     "'%s'%s is not a top-level key: write skillrun's "
+                     "declarations under 'metadata:' (lowercase ASCII), one "
+                     "per line, indented, such as 'sandbox.memory: 256M'",
+                     SHOWN(key), NON_ASCII_NOTE(key));
     else
       r = add_warning(m, err,
                       "SKILL.md:%u: unknown top-level key '%s' (the "

@@ -68,6 +68,15 @@ lost "'sandbox .memory' in metadata" 5 "metadata:" "  \"sandbox .memory\": 64M"
 lost "a full-width 'ｓandbox.memory' in metadata" 5 "metadata:" "  ｓandbox.memory: 64M"
 lost "a top-level 'metadata ' key" 4 "\"metadata \":" "  sandbox.memory: 64M"
 check "... stderr says which key to write" grep -q "write .*'metadata:'" "$T/err.$n"
+# ... or with an invisible character in it, or a letter of another script
+# that looks like the ASCII one (what a copy from a chat or a web page
+# brings along, or what slips a limit past a reviewer's eye).
+lost "a zero-width space in 'sandbox.memory'" 5 "metadata:" $'  sandbox\xe2\x80\x8b.memory: 64M'
+check "... stderr says which key to write" grep -q "(write 'sandbox.memory')" "$T/err.$n"
+check "... and names the character" grep -q "U+200B" "$T/err.$n"
+lost "a soft hyphen in 'sandbox.memory'" 5 "metadata:" $'  sand\xc2\xadbox.memory: 64M'
+lost "a Cyrillic 'a' in 'sandbox.memory'" 5 "metadata:" $'  s\xd0\xb0ndbox.memory: 64M'
+lost "a Greek omicron in a top-level 'sandbox.memory'" 4 $'sandb\xce\xbfx.memory: 64M'
 
 B=$T/no-front-matter
 mkdir -p "$B"
@@ -156,4 +165,14 @@ check "... naming SKILL.md:line, the library and what to do" \
 is "... and the reason in the audit stream" \
   "$(field "$T/a.u4" error .reason)" library_unavailable
 check "... whose chain verifies" audit_ok "$T/a.u4"
+# A look-alike sandbox key is told without the library too.
+B=$T/lookalike-skill
+mkbundle "$B"
+printf -- '---\nname: lookalike-skill\ndescription: d\nmetadata:\n  s\xd0\xb0ndbox.memory: 64M\n---\n' \
+  >"$B/SKILL.md"
+LD_LIBRARY_PATH=$T/badlib "$SKILLRUN" --workspace-root "$W" --execution-id u5 \
+  --audit-file "$T/a.u5" "$B" -- /bin/true 2>"$T/err.u5"
+is "a broken $soname: a Cyrillic 'a' in 'sandbox.memory' exits 123" "$?" 123
+check "... naming SKILL.md:5 and the key to write" \
+  grep -q "SKILL.md:5: .*(write 'sandbox.memory')" "$T/err.u5"
 finish

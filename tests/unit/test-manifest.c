@@ -808,6 +808,79 @@ static void test_misc_invalid(void **state) {
             SIZE_MAX, "SKILL.md:5: ", "sandbox.network is 'a?b'");
 }
 
+/* A sandbox key that reads as one once invisible characters are left out
+ * and look-alike letters of other scripts read as the ASCII ones was kept
+ * as mere metadata, its limit lost: refused, naming the key to write and
+ * the character that is not what it looks like. */
+static void test_lookalike_keys(void **state) {
+  static const struct {
+    const char *key, *cp;
+  } keys[] = {
+      {"sandbox\u200b.memory", "U+200B"},      /* zero-width space */
+      {"sandbox.mem\u200cory", "U+200C"},      /* zero-width non-joiner */
+      {"sand\u200dbox.memory", "U+200D"},      /* zero-width joiner */
+      {"sandbox\u2060.memory", "U+2060"},      /* word joiner */
+      {"sandbox.memory\ufeff", "U+FEFF"},      /* zero-width no-break space */
+      {"sand\u00adbox.memory", "U+00AD"},      /* soft hyphen */
+      {"sandbox\ufe0f.memory", "U+FE0F"},      /* variation selector-16 */
+      {"sandbox.memory\U000E0041", "U+E0041"}, /* tag latin capital a */
+      {"s\u0430ndbox.memory", "U+0430"},       /* Cyrillic a */
+      {"\u0455andbox.memory", "U+0455"},       /* Cyrillic dze */
+      {"sandb\u03bfx.memory", "U+03BF"},       /* Greek omicron */
+      {"sandbo\u0445.memory", "U+0445"},       /* Cyrillic ha */
+      {"sandbox.m\u0435m\u043ery", "U+0435"},  /* Cyrillic ie, o */
+      {"\u0405ANDBOX.MEMORY", "U+0405"},       /* Cyrillic capital dze */
+      {"SANDB\u039fX.MEMORY", "U+039F"},       /* Greek capital omicron */
+      {"sandbox\u2024memory", "U+2024"},       /* one dot leader, NFKC '.' */
+  };
+  char buf[256], needle[160];
+
+  (void)state;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(keys); i++) {
+    int n =
+        snprintf(buf, sizeof(buf),
+                 "---\nname: x\ndescription: d\nmetadata:\n  %s: 64M\n---\n",
+                 keys[i].key);
+    snprintf(needle, sizeof(needle),
+             "(it holds %s, not ASCII): skillrun's sandbox keys are "
+             "lowercase ASCII without blanks (write 'sandbox.memory')",
+             keys[i].cp);
+    parse_bad(buf, (size_t)n, "SKILL.md:5: ", needle);
+  }
+  /* A look-alike of another name: the timeout's. */
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  sandbox.t\u0456me\u043eut: 5s\n---\n",
+            SIZE_MAX, "SKILL.md:5: ", "(write 'sandbox.timeout')");
+  /* A look-alike of a key skillrun does not read: still a typo. */
+  parse_bad("---\nname: x\ndescription: d\nmetadata:\n"
+            "  s\u0430ndbox.memroy: 64M\n---\n",
+            SIZE_MAX, "SKILL.md:5: ",
+            "unknown sandbox key 's\u0430ndbox.memroy' (it holds U+0430, not "
+            "ASCII) in metadata (did you mean 'sandbox.memory'?)");
+  /* Outside metadata, where it would be lost as an unknown key. */
+  parse_bad("---\nname: x\ndescription: d\nm\u0435tadata:\n"
+            "  sandbox.memory: 64M\n---\n",
+            SIZE_MAX, "SKILL.md:4: ",
+            "'m\u0435tadata' (it holds U+0435, not ASCII) is not a top-level "
+            "key");
+  parse_bad("---\nname: x\ndescription: d\n\u200bsandbox.memory: 64M\n---\n",
+            SIZE_MAX, "SKILL.md:4: ",
+            "(it holds U+200B, not ASCII) is not a "
+            "top-level key");
+  /* Other keys, even with such characters, are the author's own. */
+  {
+    struct sr_manifest m = {0};
+
+    parse_good("---\nname: x\ndescription: d\nmetadata:\n"
+               "  \u0430uthor\u200b: me\n  c\u0430ndbox.memory: 1\n"
+               "  sandboxes: \"2\"\n---\n",
+               NULL, &m);
+    assert_int_equal(m.n_metadata, 3);
+    assert_int_equal(m.warnings.n, 0);
+    sr_manifest_done(&m);
+  }
+}
+
 /* Every limit the table lets SKILL.md set is a key sandbox.<name> read in
  * its kind's syntax; the table's other limits are unknown sandbox keys,
  * and the list of known keys in that error is the table's. */
@@ -925,6 +998,7 @@ int main(void) {
       cmocka_unit_test(test_oversize),
       cmocka_unit_test(test_bounds),
       cmocka_unit_test(test_misc_invalid),
+      cmocka_unit_test(test_lookalike_keys),
       cmocka_unit_test(test_robust),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
