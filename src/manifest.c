@@ -150,6 +150,12 @@ static int find_front_matter(const char *buf, size_t len, const char **fm,
     return INVALID(err, 1,
                    "no YAML front matter: the file starts with a UTF-8 byte "
                    "order mark before its '---' line; save it without one");
+  /* UTF-32LE's mark starts with UTF-16LE's: looked for first. */
+  if (len >= 4 &&
+      (!memcmp(buf, "\xff\xfe\0\0", 4) || !memcmp(buf, "\0\0\xfe\xff", 4)))
+    return INVALID(err, 1,
+                   "no YAML front matter: the file is UTF-32 (it starts with "
+                   "a byte order mark); save it as UTF-8");
   if (len >= 2 && (!memcmp(buf, "\xff\xfe", 2) || !memcmp(buf, "\xfe\xff", 2)))
     return INVALID(err, 1,
                    "no YAML front matter: the file is UTF-16 (it starts with "

@@ -83,6 +83,12 @@ mkdir -p "$B"
 echo "# just markdown" >"$B/SKILL.md"
 refuse "no front matter" "$B"
 
+B=$T/utf32-skill
+mkdir -p "$B"
+printf '\000\000\376\377\000\000\000-\000\000\000-\000\000\000-\000\000\000\n' >"$B/SKILL.md"
+refuse "a UTF-32 SKILL.md" "$B"
+check "UTF-32: stderr says UTF-32" grep -q "the file is UTF-32 (it starts with a byte order mark)" "$T/err.$n"
+
 # A description over the specification's 1,024 characters (Anthropic's own
 # claude-api skill has 1,068) runs, with a warning; strict refuses it.
 B=$T/long-skill

@@ -745,6 +745,10 @@ static void test_misc_invalid(void **state) {
   (void)state;
   parse_bad("\xff\xfe-\0-\0-\0\n\0", 10,
             "SKILL.md:1: ", "no YAML front matter: the file is UTF-16");
+  parse_bad("\xff\xfe\0\0-\0\0\0", 8,
+            "SKILL.md:1: ", "no YAML front matter: the file is UTF-32");
+  parse_bad("\0\0\xfe\xff\0\0\0-", 8,
+            "SKILL.md:1: ", "no YAML front matter: the file is UTF-32");
   /* Other spellings of a sandbox key, each of which was kept as mere
    * metadata, its limit lost: refused, naming the key to write. */
   static const char *const spellings[] = {
