@@ -176,6 +176,43 @@ static int find_front_matter(const char *buf, size_t len, const char **fm,
                  "'---' line after the last key");
 }
 
+/*
+ * libyaml (YAML 1.1) also ends a line at a carriage return without a line
+ * feed, NEL (U+0085), LINE SEPARATOR (U+2028) and PARAGRAPH SEPARATOR
+ * (U+2029); editors, grep -n and the reference validator's YAML 1.2 (for
+ * the last three) do not.  In the front matter such a character would make
+ * skillrun read a structure other than the one its reader sees (a "comment"
+ * whose rest is a key) and every line number after it one off: refused, on
+ * the line grep -n shows.  In a double-quoted value they can be written as
+ * escapes ("\r", "\N", "\L", "\P").
+ */
+static int check_line_breaks(const char *fm, size_t fm_len,
+                             struct sr_error *err) {
+  unsigned line = SR_FM_FIRST_LINE;
+
+  for (size_t i = 0; i < fm_len; i++) {
+    const char *what = NULL;
+
+    if (fm[i] == '\n')
+      line++;
+    else if (fm[i] == '\r' && (i + 1 == fm_len || fm[i + 1] != '\n'))
+      what = "a carriage return (CR) not followed by a line feed";
+    else if (fm_len - i >= 2 && !memcmp(fm + i, "\xc2\x85", 2))
+      what = "a NEXT LINE character (U+0085)";
+    else if (fm_len - i >= 3 && !memcmp(fm + i, "\xe2\x80\xa8", 3))
+      what = "a LINE SEPARATOR (U+2028)";
+    else if (fm_len - i >= 3 && !memcmp(fm + i, "\xe2\x80\xa9", 3))
+      what = "a PARAGRAPH SEPARATOR (U+2029)";
+    if (what)
+      return INVALID(err, line,
+                     "%s in the front matter: YAML reads it as a line break, "
+                     "editors and grep do not; end lines with LF (or CRLF) "
+                     "only",
+                     what);
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------ YAML -> tree */
 
 struct builder {
@@ -1086,6 +1123,9 @@ int sr_manifest_parse(const char *buf, size_t len, const char *dirname,
     return INVALID(err, 1, "file is larger than %d bytes (1 MiB)",
                    SR_MANIFEST_MAX_BYTES);
   r = find_front_matter(buf ? buf : "", len, &fm, &fm_len, err);
+  if (r < 0)
+    return r;
+  r = check_line_breaks(fm, fm_len, err);
   if (r < 0)
     return r;
   r = parse_yaml(fm, fm_len, &root, err);

@@ -77,6 +77,11 @@ check "... and names the character" grep -q "U+200B" "$T/err.$n"
 lost "a soft hyphen in 'sandbox.memory'" 5 "metadata:" $'  sand\xc2\xadbox.memory: 64M'
 lost "a Cyrillic 'a' in 'sandbox.memory'" 5 "metadata:" $'  s\xd0\xb0ndbox.memory: 64M'
 lost "a Greek omicron in a top-level 'sandbox.memory'" 4 $'sandb\xce\xbfx.memory: 64M'
+# YAML 1.1 ends a line, and so a comment, at a LINE SEPARATOR; an editor,
+# grep and the reference validator do not: what follows it on the line
+# would be read as a key nobody sees as one.
+lost "a LINE SEPARATOR in a comment" 5 "metadata:" $'  author: me # see\xe2\x80\xa8  sandbox.memory: 64M'
+check "... stderr names it" grep -q "LINE SEPARATOR (U+2028)" "$T/err.$n"
 
 B=$T/no-front-matter
 mkdir -p "$B"

@@ -885,6 +885,48 @@ static void test_lookalike_keys(void **state) {
   }
 }
 
+/* libyaml ends a line at a lone CR, NEL, LINE SEPARATOR and PARAGRAPH
+ * SEPARATOR where editors and grep -n do not: refused, on grep's line. */
+static void test_line_breaks(void **state) {
+  static const struct {
+    const char *brk, *what;
+  } breaks[] = {
+      {"\r", "a carriage return (CR) not followed by a line feed"},
+      {"\xc2\x85", "a NEXT LINE character (U+0085)"},
+      {"\xe2\x80\xa8", "a LINE SEPARATOR (U+2028)"},
+      {"\xe2\x80\xa9", "a PARAGRAPH SEPARATOR (U+2029)"},
+  };
+  char buf[256];
+  struct sr_manifest m = {0};
+
+  (void)state;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(breaks); i++) {
+    /* In a comment: the rest of the line would be read as a key. */
+    int n = snprintf(buf, sizeof(buf),
+                     "---\nname: x\ndescription: d\nmetadata:\n"
+                     "  author: me # see%s  sandbox.memory: 64M\n---\n",
+                     breaks[i].brk);
+    parse_bad(buf, (size_t)n, "SKILL.md:5: ", breaks[i].what);
+    /* In a value, with an error after it: grep's line for both. */
+    n = snprintf(buf, sizeof(buf),
+                 "---\nname: x\ndescription: \"a%sb\"\nmetadata:\n"
+                 "  sandbox.memroy: 64M\n---\n",
+                 breaks[i].brk);
+    parse_bad(buf, (size_t)n, "SKILL.md:3: ", breaks[i].what);
+  }
+  /* CRLF line ends, and the escapes, are fine; so is any of them after the
+   * front matter. */
+  parse_good("---\r\nname: x\r\ndescription: \"a\\Lb\\Nc\\Pd\\re\"\r\n"
+             "metadata:\r\n  sandbox.memory: 64M\r\n---\r\n# x\xe2\x80\xa8y\r"
+             "z\n",
+             NULL, &m);
+  assert_string_equal(m.description, "a\xe2\x80\xa8"
+                                     "b\xc2\x85"
+                                     "c\xe2\x80\xa9"
+                                     "d\re");
+  sr_manifest_done(&m);
+}
+
 /* Every limit the table lets SKILL.md set is a key sandbox.<name> read in
  * its kind's syntax; the table's other limits are unknown sandbox keys,
  * and the list of known keys in that error is the table's. */
@@ -1003,6 +1045,7 @@ int main(void) {
       cmocka_unit_test(test_bounds),
       cmocka_unit_test(test_misc_invalid),
       cmocka_unit_test(test_lookalike_keys),
+      cmocka_unit_test(test_line_breaks),
       cmocka_unit_test(test_robust),
   };
   cmocka_set_message_output(CM_OUTPUT_TAP);
