@@ -61,15 +61,18 @@ int sr_record_format(const struct sr_run_record *r, char *buf, size_t len) {
 
   if ((r->tenant[0] && !sr_valid_id(r->tenant)) ||
       (r->skill[0] && !valid_skill(r->skill)) || !valid_status(r->status) ||
-      (r->reason[0] && !valid_reason(r->reason)))
+      (r->reason[0] && !valid_reason(r->reason)) ||
+      (r->execution[0] && !sr_valid_id(r->execution)))
     return -EINVAL;
   for (size_t i = 0; i < SR_ARRAY_SIZE(v); i++)
     put_num(n[i], sizeof(n[i]), v[i]);
-  w = snprintf(
-      buf, len, RECORD_VERSION " %" PRIu64 " %s %s %s %s %s %s %s %s %s %s\n",
-      r->finished_s, r->tenant[0] ? r->tenant : "-",
-      r->skill[0] ? r->skill : "-", sr_status_name(r->status),
-      r->reason[0] ? r->reason : "-", n[0], n[1], n[2], n[3], n[4], n[5]);
+  w = snprintf(buf, len,
+               RECORD_VERSION " %" PRIu64
+                              " %s %s %s %s %s %s %s %s %s %s%s%s\n",
+               r->finished_s, r->tenant[0] ? r->tenant : "-",
+               r->skill[0] ? r->skill : "-", sr_status_name(r->status),
+               r->reason[0] ? r->reason : "-", n[0], n[1], n[2], n[3], n[4],
+               n[5], r->execution[0] ? " " : "", r->execution);
   if (w < 0 || (size_t)w >= len || (size_t)w > SR_RECORD_LINE_MAX)
     return -ENOSPC;
   return w;
@@ -113,7 +116,7 @@ static int parse_text(const char *s, bool (*valid)(const char *), char *out,
 
 int sr_record_parse(const char *line, size_t len, struct sr_run_record *r) {
   char buf[SR_RECORD_LINE_MAX + 1];
-  char *f[N_FIELDS + 1], *p;
+  char *f[N_FIELDS + 2], *p;
   size_t nf = 0;
   int64_t v[7];
   int q = 0;
@@ -123,7 +126,8 @@ int sr_record_parse(const char *line, size_t len, struct sr_run_record *r) {
   memcpy(buf, line, len);
   buf[len] = '\0';
   /* Exactly one space between fields: split without strtok's merging. */
-  for (p = buf; nf <= N_FIELDS;) {
+  /* The execution id, last, is optional: older lines do not have it. */
+  for (p = buf; nf <= N_FIELDS + 1;) {
     char *sp = strchr(p, ' ');
     f[nf++] = p;
     if (!sp)
@@ -131,9 +135,13 @@ int sr_record_parse(const char *line, size_t len, struct sr_run_record *r) {
     *sp = '\0';
     p = sp + 1;
   }
-  if (nf != N_FIELDS || strcmp(f[0], RECORD_VERSION) != 0)
+  if ((nf != N_FIELDS && nf != N_FIELDS + 1) ||
+      strcmp(f[0], RECORD_VERSION) != 0)
     return -EINVAL;
   memset(r, 0, sizeof(*r));
+  if (nf == N_FIELDS + 1)
+    q |= parse_text(f[N_FIELDS], sr_valid_id, r->execution,
+                    sizeof(r->execution));
   q |= parse_num(f[1], &v[0]);
   q |= parse_text(f[2], sr_valid_id, r->tenant, sizeof(r->tenant));
   q |= parse_text(f[3], valid_skill, r->skill, sizeof(r->skill));
@@ -235,6 +243,55 @@ static long strmap_get(struct strmap *m, const char *key, size_t max) {
   slot_of(m, key, &s);
   m->slots[s] = (uint32_t)(m->n + 1);
   return (long)m->n++;
+}
+
+/* ------------------------------------------------------------ counted runs */
+
+struct sr_index_ids {
+  struct strmap ids;   /* "tenant\037execution" */
+  int64_t legacy_last; /* the latest end of a line without an id; -1 */
+};
+
+struct sr_index_ids *sr_index_ids_new(void) {
+  struct sr_index_ids *s = calloc(1, sizeof(*s));
+
+  if (s)
+    s->legacy_last = -1;
+  return s;
+}
+
+void sr_index_ids_free(struct sr_index_ids *s) {
+  if (!s)
+    return;
+  strmap_done(&s->ids);
+  free(s);
+}
+
+int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
+                          size_t len) {
+  struct sr_run_record rec;
+  char key[65 + 1 + 65];
+
+  if (sr_record_parse(line, len, &rec) < 0)
+    return 0;
+  if (!rec.execution[0]) {
+    if ((int64_t)rec.finished_s > s->legacy_last)
+      s->legacy_last = (int64_t)rec.finished_s;
+    return 0;
+  }
+  snprintf(key, sizeof(key), "%s\037%s", rec.tenant, rec.execution);
+  return strmap_get(&s->ids, key, SIZE_MAX) < 0 ? -ENOMEM : 0;
+}
+
+int sr_index_ids_find(const struct sr_index_ids *s, const char *tenant,
+                      const char *execution, int64_t started_s) {
+  char key[65 + 1 + 65];
+  size_t slot;
+
+  snprintf(key, sizeof(key), "%s\037%s", tenant, execution);
+  if (s->ids.n_slots && (slot_of(&s->ids, key, &slot), s->ids.slots[slot]))
+    return 1;
+  return s->legacy_last >= started_s ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ aggregation */

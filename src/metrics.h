@@ -16,15 +16,18 @@
  * each dead run it closes as abandoned (sr_reclaim_index_line):
  *
  *   1 FINISHED TENANT SKILL STATUS REASON DURATION_MS CPU_USEC MEMORY_PEAK
- *     ARTIFACTS ARTIFACT_BYTES SYSCALLS_DENIED
+ *     ARTIFACTS ARTIFACT_BYTES SYSCALLS_DENIED [EXECUTION]
  *
  * one space apart, "-" for what is unknown (a refusal before the manifest
  * was read has no skill; a run without a cgroup leaf has no CPU or memory
- * figure).  --metrics reads that file rather than every run directory's
- * metadata.json: one sequential read instead of 100,000 opens, the runs
- * that never had a run directory (refused before admission) are counted,
- * and counters do not go down when old run directories are removed
- * (bench/metrics has the figures).
+ * figure).  EXECUTION, the run's execution id, is absent from the lines of
+ * older versions and of runs refused before they had a valid one: gc
+ * counts a dead run only when its owner's index has no line with its id
+ * (struct sr_index_ids), so that each run is counted exactly once.  --metrics
+ * reads that file rather than every run directory's metadata.json: one
+ * sequential read instead of 100,000 opens, the runs that never had a run
+ * directory (refused before admission) are counted, and counters do not go down
+ * when old run directories are removed (bench/metrics has the figures).
  */
 
 /* Bytes of one index line, its newline included. */
@@ -41,6 +44,7 @@ struct sr_run_record {
   /* -1 when unknown */
   int64_t duration_ms, cpu_usec, memory_peak, artifacts, artifact_bytes,
       syscalls_denied;
+  char execution[65]; /* "" when unknown (older lines) */
 };
 
 /* The line for r, with its newline, NUL-terminated in buf: its length, or
@@ -52,6 +56,25 @@ int sr_record_format(const struct sr_run_record *r, char *buf, size_t len);
  * well-formed line of this version; every field is checked as if another
  * user had written it. */
 int sr_record_parse(const char *line, size_t len, struct sr_run_record *r);
+
+/*
+ * The runs an index counts, by tenant and execution id, for gc (its
+ * lines are fed in order, as sr_record_parse reads them): a set that
+ * grows in time and space linear in the lines.
+ */
+struct sr_index_ids;
+
+struct sr_index_ids *sr_index_ids_new(void);
+void sr_index_ids_free(struct sr_index_ids *s);
+/* One line of the index (without its newline): 0 (a line that does not
+ * parse is ignored) or -ENOMEM. */
+int sr_index_ids_add_line(struct sr_index_ids *s, const char *line, size_t len);
+/* 1 when a line names the run (tenant, execution); 0 when none does; -1
+ * when none does but a line without an id (an older version's) that ended
+ * after started_s (the run's first record, seconds since the epoch) may
+ * be the run's. */
+int sr_index_ids_find(const struct sr_index_ids *s, const char *tenant,
+                      const char *execution, int64_t started_s);
 
 /* Cardinality bounds (skillrun(1) METRICS): beyond them tenants, skills and
  * reasons are counted under "_other", which no id, name or reason can be. */

@@ -320,8 +320,90 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   return r < 0 ? r : appended;
 }
 
+/* A figure of execution_completed: -1 when it is not a count. */
+static int64_t figure(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+
+  return json_is_integer(v) && json_integer_value(v) >= 0
+             ? (int64_t)json_integer_value(v)
+             : -1;
+}
+
+/* Seconds since the epoch of a record's ts ("YYYY-MM-DDTHH:MM:SS.mmmZ"
+ * as sr_now_rfc3339 writes it), or -1. */
+static int64_t ts_seconds(json_t *o) {
+  const char *ts = json_string_value(json_object_get(o, "ts"));
+  char whole[21];
+  int64_t t;
+
+  if (!ts || strlen(ts) < 19)
+    return -1;
+  memcpy(whole, ts, 19);
+  whole[19] = 'Z';
+  whole[20] = '\0';
+  return sr_parse_rfc3339_seconds(whole, 20, &t) < 0 ? -1 : t;
+}
+
+/* What the ledger's complete lines say for the run's index line: its last
+ * execution_completed (the run's own, or gc's abandoned), and the reason
+ * of the failure event just before it. */
+static void record_from_ledger(const char *buf, size_t len,
+                               struct sr_run_record *rec, int64_t *started_s) {
+  const char *end = buf + len;
+  json_t *prev = NULL;
+
+  for (const char *p = buf; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    json_t *o;
+    const char *ev;
+
+    if (!nl)
+      break;
+    o = json_loadb(p, (size_t)(nl - p), 0, NULL);
+    p = nl + 1;
+    ev = json_string_value(json_object_get(o, "event"));
+    if (!ev) {
+      json_decref(o);
+      continue;
+    }
+    if (*started_s < 0)
+      *started_s = ts_seconds(o);
+    if (!strcmp(ev, "execution_completed")) {
+      const char *st = json_string_value(json_object_get(o, "status"));
+      const char *why =
+          json_string_value(json_object_get(prev, "event")) &&
+                  !strcmp(json_string_value(json_object_get(prev, "event")),
+                          "layer_failed")
+              ? "layer_failed"
+              : json_string_value(json_object_get(prev, "reason"));
+      json_t *art = json_object_get(o, "artifacts");
+      int64_t t = ts_seconds(o);
+
+      rec->status = SR_STATUS_ABANDONED;
+      for (int i = 0; st && i < SR__STATUS_MAX; i++)
+        if (!strcmp(st, sr_status_name((enum sr_status)i)))
+          rec->status = (enum sr_status)i;
+      rec->reason[0] = '\0';
+      if (why &&
+          (rec->status == SR_STATUS_REFUSED || rec->status == SR_STATUS_ERROR))
+        snprintf(rec->reason, sizeof(rec->reason), "%s", why);
+      /* A closed run's own figures; abandoned has them null. */
+      rec->duration_ms = figure(o, "duration_ms");
+      rec->cpu_usec = figure(o, "cpu_usec");
+      rec->memory_peak = figure(o, "memory_peak");
+      rec->syscalls_denied = figure(o, "syscalls_denied");
+      rec->artifacts = json_is_object(art) ? 0 : -1;
+      if (t >= 0)
+        rec->finished_s = (uint64_t)t;
+    }
+    json_decref(prev);
+    prev = o;
+  }
+  json_decref(prev);
+}
+
 int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
-                          char *line, size_t size) {
+                          char *line, size_t size, int64_t *started_s) {
   _cleanup_free_ char *buf = NULL;
   struct sr_run_record rec = {0};
   json_t *meta, *files, *bytes;
@@ -329,6 +411,7 @@ int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
   size_t len = 0;
   int r;
 
+  *started_s = -1;
   if (lseek(ledger, 0, SEEK_SET) < 0)
     return -errno;
   r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
@@ -340,22 +423,31 @@ int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
   rec.finished_s = (uint64_t)time(NULL);
   if (sr_valid_id(tenant))
     snprintf(rec.tenant, sizeof(rec.tenant), "%s", tenant);
+  if (sr_valid_id(execution))
+    snprintf(rec.execution, sizeof(rec.execution), "%s", execution);
   skill = json_string_value(get_path(meta, "skill", "name"));
   if (skill)
     snprintf(rec.skill, sizeof(rec.skill), "%s", skill);
   rec.status = SR_STATUS_ABANDONED;
-  /* Only the committed artifacts are known: the rest died with the
-   * supervisor. */
   rec.duration_ms = rec.cpu_usec = rec.memory_peak = rec.syscalls_denied = -1;
+  rec.artifacts = 0;
+  record_from_ledger(buf, len, &rec, started_s);
+  /* Only the committed artifacts are known of an abandoned run (the rest
+   * died with the supervisor); they are all a closed run harvested. */
   files = get_path(json_object_get(meta, "result"), "artifacts", "files");
   bytes = get_path(json_object_get(meta, "result"), "artifacts", "bytes");
-  rec.artifacts = json_is_integer(files) ? json_integer_value(files) : -1;
-  rec.artifact_bytes = json_is_integer(bytes) ? json_integer_value(bytes) : -1;
+  if (rec.artifacts == 0 || rec.status == SR_STATUS_ABANDONED) {
+    rec.artifacts = json_is_integer(files) ? json_integer_value(files) : -1;
+    rec.artifact_bytes =
+        json_is_integer(bytes) ? json_integer_value(bytes) : -1;
+  } else {
+    rec.artifact_bytes = -1;
+  }
   json_decref(meta);
   r = sr_record_format(&rec, line, size);
   if (r == -EINVAL) {
-    /* A name the index cannot hold: the run counted without it. */
-    rec.skill[0] = '\0';
+    /* A name or reason the index cannot hold: the run counted without. */
+    rec.skill[0] = rec.reason[0] = '\0';
     r = sr_record_format(&rec, line, size);
   }
   return r;

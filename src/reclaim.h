@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct sr_error;
@@ -31,13 +32,17 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
                    struct sr_error *err);
 
 /*
- * The runs index line (metrics.h) of a run sr_reclaim_run has just closed
- * as abandoned: its tenant, the skill its ledger names, status abandoned,
- * the artifacts its ledger commits, and "-" for the figures only its
- * supervisor knew.  Into line (size bytes): its length, or -errno.
+ * The runs index line (metrics.h) of a dead run whose ledger is closed
+ * (by sr_reclaim_run, or by the run itself before it died): its tenant
+ * and execution id, the skill its ledger names, and what its last
+ * execution_completed says (status; for a run of its own end its
+ * figures and the reason of its failure event; abandoned has "-" for the
+ * figures only its supervisor knew), the artifacts its ledger commits.
+ * Into line (size bytes): its length, or -errno.  *started_s: the time of
+ * the ledger's first record (seconds since the epoch), or -1.
  */
 int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
-                          char *line, size_t size);
+                          char *line, size_t size, int64_t *started_s);
 
 /*
  * The outputs a dead run's record does not commit, removed from its run

@@ -947,6 +947,9 @@ static void record_in_index(const struct sr_run *run, bool ran,
     snprintf(rec.tenant, sizeof(rec.tenant), "%s", run->tenant);
   if (run->have_manifest && run->manifest.name)
     snprintf(rec.skill, sizeof(rec.skill), "%s", run->manifest.name);
+  /* gc counts a dead run only when no line has its id. */
+  if (sr_valid_id(run->execution_id))
+    snprintf(rec.execution, sizeof(rec.execution), "%s", run->execution_id);
   rec.status = status;
   if (reason)
     snprintf(rec.reason, sizeof(rec.reason), "%s", reason);

@@ -365,6 +365,17 @@ static int gc_at(int root_fd, const char *resolved,
                  struct sr_error *err);
 static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
                         const char *line, size_t len);
+/* What one gc pass knows of the runs index: the runs its lines count, up
+ * to off (read again from there, so that the pass reads it once). */
+struct index_seen {
+  struct sr_index_ids *ids;
+  off_t off;
+  dev_t dev;
+  ino_t ino;
+};
+static int index_counted(int root_fd, uid_t owner, struct index_seen *s,
+                         const char *tenant, const char *execution,
+                         int64_t started_s);
 /* How long gc waits for a runs index's lock in one pass (GC_LOCK_TRIES
  * times GC_LOCK_WAIT_US): its holder may be whoever owns the index. */
 #define GC_LOCK_TRIES 100
@@ -1756,7 +1767,8 @@ static bool stillborn(const struct stat *mst, int tenant, const char *exec_id,
  * stays, for the next gc). */
 static int gc_one(int root_fd, int active_fd, const char *resolved,
                   const char *name, bool verbose,
-                  const struct sr_trust_key *key, unsigned *lock_tries) {
+                  const struct sr_trust_key *key, unsigned *lock_tries,
+                  struct index_seen *seen) {
   _cleanup_close_ int marker = -1, tenant = -1, run = -1;
   _cleanup_free_ char *tenant_id = NULL;
   const struct sr_trust_key *sign;
@@ -1764,7 +1776,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   struct stat mst;
   char *exec_id;
   unsigned removed = 0;
-  bool closed = false;
+  bool closed = false, ledger_closed, metadata_failed;
   int r, run_errno;
 
   /* Read-write: a dead run's ledger gets its last line through it.  A
@@ -1776,6 +1788,10 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
     return 0;
   /* A live run holds its marker locked; only dead runs are touched. */
   if (flock(marker, LOCK_EX | LOCK_NB) < 0)
+    return 0;
+  /* As it is now that it is ours: another gc may have closed it and
+   * unlinked it from .active (and its run directory) just before. */
+  if (fstat(marker, &mst) < 0)
     return 0;
   tenant_id = strdup(name);
   if (!tenant_id)
@@ -1825,23 +1841,48 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   if (verbose && r < 0)
     printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
            err.msg);
-  /* Counted once, by whoever closed the ledger (skillrun(1) METRICS), in
-   * its owner's index as the run itself would have been: also when its
-   * metadata.json could not follow, as the next gc finds the ledger
-   * closed and counts nothing. */
-  if (closed) {
+  /* Its metadata.json could not be replaced by what its owner put in its
+   * place (a directory): no later gc could, and the ledger is closed. */
+  metadata_failed = r < 0 && !strcmp(err.reason, "metadata");
+  ledger_closed = r >= 0 || closed || metadata_failed;
+  /* Counted exactly once (skillrun(1) METRICS), in its owner's index as
+   * the run itself would have been, unless a line there has its id: the
+   * run's own (it died after writing it, or a crash tore its last audit
+   * line), or that of a gc that closed it before.  Also when its
+   * metadata.json could not follow, as the next gc finds it counted.
+   * When the index has lines without ids (an older version's) that may be
+   * the run's, as an older version did: counted if this call closed it. */
+  if (ledger_closed) {
     char line[SR_RECORD_LINE_MAX + 1];
-    int n =
-        sr_reclaim_index_line(marker, tenant_id, exec_id, line, sizeof(line));
-    int q =
-        n < 0 ? n
-              : append_index(root_fd, mst.st_uid, lock_tries, line, (size_t)n);
+    int64_t started = -1;
+    int n = sr_reclaim_index_line(marker, tenant_id, exec_id, line,
+                                  sizeof(line), &started);
+    int found = n < 0 ? 0
+                      : index_counted(root_fd, mst.st_uid, seen, tenant_id,
+                                      exec_id, started);
+    bool count = found == 0 || (found < 0 && closed);
+    int q = n < 0    ? n
+            : !count ? 0
+                     : append_index(root_fd, mst.st_uid, lock_tries, line,
+                                    (size_t)n);
 
     /* None (root's gc in a user's root before any run of theirs
      * ended) is not worth a word. */
     if (verbose && q < 0 && q != -ENOENT)
       printf("cannot count %s/%s in the runs index: %s\n", tenant_id, exec_id,
              strerror(-q));
+    else if (verbose && count && q >= 0 && !closed)
+      printf("counted %s/%s in the runs index: its run ended without its "
+             "line\n",
+             tenant_id, exec_id);
+  }
+  if (metadata_failed && (err.err == EISDIR || err.err == EEXIST ||
+                          err.err == ENOTEMPTY || err.err == ENOTDIR)) {
+    if (verbose)
+      printf("closed %s/%s without its metadata.json: %s\n", tenant_id, exec_id,
+             err.msg);
+    (void)unlinkat(active_fd, name, 0);
+    return 1;
   }
   if (r < 0)
     return r;
@@ -1873,6 +1914,7 @@ static int gc_at(int root_fd, const char *resolved,
    * any number of dead runs (copies of one), each a second of root's
    * --gc, or of a run's start, otherwise. */
   unsigned lock_tries = GC_LOCK_TRIES;
+  struct index_seen seen = {0};
   int n, r;
 
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
@@ -1892,7 +1934,8 @@ static int gc_at(int root_fd, const char *resolved,
       sr_name_sample_offer(&pick, name);
       continue;
     }
-    r = gc_one(root_fd, active_fd, resolved, name, verbose, key, &lock_tries);
+    r = gc_one(root_fd, active_fd, resolved, name, verbose, key, &lock_tries,
+               &seen);
     if (r > 0)
       cleaned++;
     else if (r < 0)
@@ -1900,18 +1943,20 @@ static int gc_at(int root_fd, const char *resolved,
   }
   if (n < 0) {
     sr_name_sample_done(&pick);
+    sr_index_ids_free(seen.ids);
     return sr_error_set(err, SR_EXIT_FAILED, -n, "gc", "cannot read %s/.active",
                         resolved);
   }
   for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++) {
     r = gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
-               verbose, key, &lock_tries);
+               verbose, key, &lock_tries, &seen);
     if (r > 0)
       cleaned++;
     else if (r < 0)
       failed++;
   }
   sr_name_sample_done(&pick);
+  sr_index_ids_free(seen.ids);
 done:
   if (n_cleaned)
     *n_cleaned = cleaned;
@@ -1964,6 +2009,7 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
 
 #define INDEX_DIR ".metrics"
 #define INDEX_FILE "runs.log"
+#define INDEX_READ_CHUNK (256 * 1024)
 
 /* A directory or file of the index is only trusted when `owner` (the
  * workspace root's owner) owns it and nobody else may write it. */
@@ -2058,6 +2104,87 @@ static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
   }
   /* Closing fd (the only one of its open file) releases the lock. */
   return append_line(fd, line, len);
+}
+
+/* The lines added to the index since s->off into s->ids (all of them the
+ * first time, or when the index was moved away): only complete lines,
+ * each at most a record long. */
+static int index_catch_up(int root_fd, uid_t owner, struct index_seen *s) {
+  _cleanup_close_ int dir = -1, fd = -1;
+  _cleanup_free_ char *buf = NULL;
+  struct stat st;
+  size_t have = 0;
+  bool overlong = false;
+  int r;
+
+  dir = openat(root_fd, INDEX_DIR, OPEN_DIR_FLAGS);
+  if (dir >= 0)
+    fd =
+        openat(dir, INDEX_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT)
+    return -errno;
+  if (fd >= 0) {
+    r = check_owned(fd, owner, S_IFREG);
+    if (r < 0)
+      return r;
+    if (fstat(fd, &st) < 0)
+      return -errno;
+  }
+  if (!s->ids || fd < 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
+      st.st_size < s->off) {
+    sr_index_ids_free(s->ids);
+    s->ids = sr_index_ids_new();
+    if (!s->ids)
+      return -ENOMEM;
+    s->off = 0;
+    s->dev = fd >= 0 ? st.st_dev : 0;
+    s->ino = fd >= 0 ? st.st_ino : 0;
+  }
+  if (fd < 0)
+    return 0;
+  buf = malloc(INDEX_READ_CHUNK);
+  if (!buf)
+    return -ENOMEM;
+  for (;;) {
+    ssize_t n =
+        pread(fd, buf + have, INDEX_READ_CHUNK - have, s->off + (off_t)have);
+    char *p = buf, *end, *nl;
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -errno;
+    if (n == 0)
+      return 0;
+    end = buf + have + n;
+    while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+      if (overlong)
+        overlong = false;
+      else if (sr_index_ids_add_line(s->ids, p, (size_t)(nl - p)) < 0)
+        return -ENOMEM;
+      p = nl + 1;
+    }
+    s->off += p - buf;
+    have = (size_t)(end - p);
+    if (have > SR_RECORD_LINE_MAX) {
+      /* Too long to be a record: skipped up to its newline. */
+      overlong = true;
+      s->off += (off_t)have;
+      have = 0;
+    } else {
+      memmove(buf, p, have);
+    }
+  }
+}
+
+/* 1 when the owner's index counts the run, 0 when it does not, -1 when
+ * that is not known (sr_index_ids_find, or the index cannot be read). */
+static int index_counted(int root_fd, uid_t owner, struct index_seen *s,
+                         const char *tenant, const char *execution,
+                         int64_t started_s) {
+  if (index_catch_up(root_fd, owner, s) < 0)
+    return -1;
+  return sr_index_ids_find(s->ids, tenant, execution, started_s);
 }
 
 int sr_workspace_append_index(int root_fd, const char *line, size_t len) {

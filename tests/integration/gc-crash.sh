@@ -11,6 +11,14 @@
 # cut that line off and close the run as abandoned, with a second line in
 # the runs index), and must close a run that really was cut short as
 # abandoned, with what it discarded.
+# Each run is counted exactly once in the runs index (skillrun(1)
+# METRICS): a run whose last audit line a crash tore mid-way, while its
+# index line survived, used to be counted a second time by gc (as
+# abandoned), and one killed after its last audit line but before its
+# index line never; now each index line has the run's execution id, and gc
+# counts a dead run only when no line has its id.  A directory its owner
+# put in place of its metadata.json (or metadata.json.tmp) used to make gc
+# exit 125 for good; now the run is closed without it, and gc says so.
 set -u
 # shellcheck source=lib.sh
 . "$TOP_SRCDIR/tests/integration/lib.sh"
@@ -100,7 +108,60 @@ for mode in $MODES; do
   closed_ok "$mode: ... it" "$W/default/lost" abandoned
   is "$mode: ... saying what it discarded" \
     "$(tail -n 1 "$L" | "$JQ" -r .discarded_bytes)" "$cut"
-  is "$mode: ... counted once, as abandoned" "$(index_lines "$W")" $((n + 1))
+  is "$mode: ... not counted again: its own line has its id" \
+    "$(index_lines "$W")" "$n"
+  is "$mode: ... which is there once" "$(grep -c ' lost$' "$W/.metrics/runs.log")" 1
+
+  # ------------------ the last audit line torn mid-way, index line kept
+  finished "$W" torn
+  L=$W/default/torn/audit.jsonl
+  size=$(stat -c %s "$L")
+  "${pre[@]}" truncate -s $((size - 40)) "$L"
+  n=$(index_lines "$W")
+  gc "$W"
+  is "$mode: execution_completed torn mid-line: --gc exits 0" "$rc" 0
+  closed_ok "$mode: ... it" "$W/default/torn" abandoned
+  is "$mode: ... and the run is not counted a second time" \
+    "$(index_lines "$W")" "$n"
+  is "$mode: ... its own line stays its only one" \
+    "$(grep -c ' torn$' "$W/.metrics/runs.log")" 1
+
+  # ------------- killed between metadata.json and its index line
+  finished "$W" uncounted
+  # The run's index line, as if never written (its supervisor killed
+  # just before).
+  "${pre[@]}" sed -i '/ uncounted$/d' "$W/.metrics/runs.log"
+  n=$(index_lines "$W")
+  gc "$W"
+  is "$mode: a run killed before its index line: --gc exits 0" "$rc" 0
+  closed_ok "$mode: ... its record as it was" "$W/default/uncounted" succeeded
+  is "$mode: ... counted now, once" "$(index_lines "$W")" $((n + 1))
+  is "$mode: ... with its own status and id" \
+    "$(tail -n 1 "$W/.metrics/runs.log" | cut -d' ' -f 3,5,13)" \
+    "default succeeded uncounted"
+  check "$mode: ... and gc says so" grep -q "counted default/uncounted" "$W.gc.out"
+
+  # --------------- a directory in place of metadata.json (.tmp)
+  for what in metadata.json metadata.json.tmp; do
+    id=dir-${what//./-}
+    finished "$W" "$id"
+    D=$W/default/$id
+    L=$D/audit.jsonl
+    # The run lost its end too, so that gc must write metadata.json.
+    size=$(stat -c %s "$L")
+    "${pre[@]}" truncate -s $((size - 40)) "$L"
+    "${pre[@]}" rm -f "$D/$what"
+    "${pre[@]}" mkdir -p "$D/$what/sub"
+    gc "$W"
+    is "$mode: a directory as $what: --gc exits 0" "$rc" 0
+    is "$mode: ... the ledger is closed" "$(last "$L")" \
+      "execution_completed	abandoned"
+    check "$mode: ... which verifies" audit_ok "$L"
+    is "$mode: ... no marker left" "$(ls -A "$W/.active")" ""
+    check "$mode: ... gc says what it could not replace" \
+      grep -q "closed default/$id without its metadata.json" "$W.gc.out"
+    "${pre[@]}" rm -rf "$D/$what"
+  done
 
   # A new run in the same workspace root after all that.
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id after "$B" \

@@ -133,6 +133,12 @@ check "... zero records" sample 'skillrun_metrics_index_records 0'
 metrics "$E/absent"
 is "a missing root: exit 0" "$rc" 0
 
+# Each line ends with its run's execution id, which gc looks for before it
+# counts a dead run (skillrun(1) METRICS): the lines of older versions,
+# without it, are still read (below).
+check "each line names its run's execution id" grep -q ' ok1$' "$idx"
+is "... every one" "$(awk '{print NF}' "$idx" | sort -u)" 13
+
 # ---------------------------------------------------------------- hostile
 H=$(tmpdir)
 mkdir -m 700 "$H/.metrics"

@@ -87,20 +87,22 @@ static void test_format_refuses_what_cannot_be_a_line(void **state) {
 static void test_parse_refuses_hostile_lines(void **state) {
   static const char *const bad[] = {
       "",
-      "1 1700000000 acme s succeeded - 1 2 3 4 5",       /* 11 fields */
-      "1 1700000000 acme s succeeded - 1 2 3 4 5 6 7",   /* 13 */
-      "2 1700000000 acme s succeeded - 1 2 3 4 5 6",     /* version */
-      "1 1700000000 acme s  succeeded - 1 2 3 4 5 6",    /* two spaces */
-      "1 1700000000 acme s succeeded - 1 2 3 4 5 6 ",    /* trailing */
-      "1 1700000000 ../x s succeeded - 1 2 3 4 5 6",     /* tenant */
-      "1 1700000000 acme s\"x succeeded - 1 2 3 4 5 6",  /* quote */
-      "1 1700000000 acme s\\x succeeded - 1 2 3 4 5 6",  /* backslash */
-      "1 1700000000 acme s\x01 succeeded - 1 2 3 4 5 6", /* control */
-      "1 1700000000 acme \xc3 succeeded - 1 2 3 4 5 6",  /* bad UTF-8 */
-      "1 1700000000 acme s won - 1 2 3 4 5 6",           /* status */
-      "1 1700000000 acme s refused BAD 1 2 3 4 5 6",     /* reason */
-      "1 1700000000 acme s succeeded - -1 2 3 4 5 6",    /* sign */
-      "1 1700000000 acme s succeeded - 1x 2 3 4 5 6",    /* suffix */
+      "1 1700000000 acme s succeeded - 1 2 3 4 5",        /* 11 fields */
+      "1 1700000000 acme s succeeded - 1 2 3 4 5 6 e 7",  /* 14 */
+      "1 1700000000 acme s succeeded - 1 2 3 4 5 6 ../x", /* id */
+      "1 1700000000 acme s succeeded - 1 2 3 4 5 6 e ",   /* trailing */
+      "2 1700000000 acme s succeeded - 1 2 3 4 5 6",      /* version */
+      "1 1700000000 acme s  succeeded - 1 2 3 4 5 6",     /* two spaces */
+      "1 1700000000 acme s succeeded - 1 2 3 4 5 6 ",     /* trailing */
+      "1 1700000000 ../x s succeeded - 1 2 3 4 5 6",      /* tenant */
+      "1 1700000000 acme s\"x succeeded - 1 2 3 4 5 6",   /* quote */
+      "1 1700000000 acme s\\x succeeded - 1 2 3 4 5 6",   /* backslash */
+      "1 1700000000 acme s\x01 succeeded - 1 2 3 4 5 6",  /* control */
+      "1 1700000000 acme \xc3 succeeded - 1 2 3 4 5 6",   /* bad UTF-8 */
+      "1 1700000000 acme s won - 1 2 3 4 5 6",            /* status */
+      "1 1700000000 acme s refused BAD 1 2 3 4 5 6",      /* reason */
+      "1 1700000000 acme s succeeded - -1 2 3 4 5 6",     /* sign */
+      "1 1700000000 acme s succeeded - 1x 2 3 4 5 6",     /* suffix */
       "1 1700000000 acme s succeeded - 99999999999999999999 2 3 4 5 6",
       "1 - acme s succeeded - 1 2 3 4 5 6", /* finished unknown */
   };
@@ -120,6 +122,40 @@ static void test_parse_refuses_hostile_lines(void **state) {
     assert_int_equal(sr_record_parse(big, SR_RECORD_LINE_MAX + 1, &r), -EINVAL);
     free(big);
   }
+}
+
+/* The execution id, a 13th field: optional, as older lines lack it. */
+static void test_execution_id(void **state) {
+  static const char old[] = "1 1700000000 acme s succeeded - 1 2 3 4 5 6";
+  static const char new[] = "1 1700000100 acme s succeeded - 1 2 3 4 5 6 e1";
+  struct sr_run_record r = {0};
+  char line[SR_RECORD_LINE_MAX + 1];
+  struct sr_index_ids *ids;
+  int n;
+
+  (void)state;
+  assert_int_equal(sr_record_parse(old, strlen(old), &r), 0);
+  assert_string_equal(r.execution, "");
+  assert_int_equal(sr_record_parse(new, strlen(new), &r), 0);
+  assert_string_equal(r.execution, "e1");
+  n = sr_record_format(&r, line, sizeof(line));
+  assert_int_equal(n, (int)strlen(new) + 1);
+  assert_memory_equal(line, new, strlen(new));
+
+  ids = sr_index_ids_new();
+  assert_non_null(ids);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e1", 1700000000), 0);
+  assert_int_equal(sr_index_ids_add_line(ids, new, strlen(new)), 0);
+  assert_int_equal(sr_index_ids_add_line(ids, "junk", 4), 0);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e1", 1700000000), 1);
+  assert_int_equal(sr_index_ids_find(ids, "other", "e1", 1700000000), 0);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000000), 0);
+  /* An older line, ended at 1700000000: perhaps any run that started by
+   * then, not one that started later. */
+  assert_int_equal(sr_index_ids_add_line(ids, old, strlen(old)), 0);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000000), -1);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000001), 0);
+  sr_index_ids_free(ids);
 }
 
 static char *render(struct sr_metrics *m) {
@@ -249,6 +285,7 @@ int main(void) {
       cmocka_unit_test(test_format_parse_round_trip),
       cmocka_unit_test(test_format_refuses_what_cannot_be_a_line),
       cmocka_unit_test(test_parse_refuses_hostile_lines),
+      cmocka_unit_test(test_execution_id),
       cmocka_unit_test(test_render_counts),
       cmocka_unit_test(test_cardinality_is_bounded),
       cmocka_unit_test(test_empty),

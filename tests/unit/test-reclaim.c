@@ -249,6 +249,7 @@ static void test_index_line(void **state) {
   char dir[] = "/tmp/test-reclaim.XXXXXX";
   char line[SR_RECORD_LINE_MAX + 1];
   struct sr_run_record rec;
+  int64_t started;
   int run_fd, ledger, n;
 
   (void)state;
@@ -260,9 +261,11 @@ static void test_index_line(void **state) {
   assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
                    (ssize_t)sizeof(ledger_text) - 1);
 
-  n = sr_reclaim_index_line(ledger, "acme", "e3", line, sizeof(line));
+  n = sr_reclaim_index_line(ledger, "acme", "e3", line, sizeof(line), &started);
   assert_true(n > 0 && line[n - 1] == '\n');
+  assert_int_equal(started, 1767225600); /* 2026-01-01T00:00:00Z */
   assert_int_equal(sr_record_parse(line, (size_t)n - 1, &rec), 0);
+  assert_string_equal(rec.execution, "e3");
   assert_string_equal(rec.tenant, "acme");
   assert_string_equal(rec.skill, "hello");
   assert_int_equal(rec.status, SR_STATUS_ABANDONED);
@@ -280,8 +283,49 @@ static void test_index_line(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* The line of a run that closed its own ledger (killed before its index
+ * line): what its execution_completed says, and its failure's reason. */
+static void test_index_line_closed(void **state) {
+  static const char ledger_text[] =
+      "{\"event\":\"execution_started\",\"ts\":\"2026-01-01T00:00:00.250Z\","
+      "\"skill\":\"hello\",\"version\":null}\n"
+      "{\"event\":\"bundle_rejected\",\"reason\":\"digest_mismatch\"}\n"
+      "{\"event\":\"execution_completed\",\"ts\":\"2026-01-01T00:00:09.900Z\","
+      "\"status\":\"refused\",\"exit_code\":123,\"duration_ms\":42}\n";
+  char dir[] = "/tmp/test-reclaim.XXXXXX";
+  char line[SR_RECORD_LINE_MAX + 1];
+  struct sr_run_record rec;
+  int64_t started;
+  int run_fd, ledger, n;
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(run_fd >= 0);
+  ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  assert_true(ledger >= 0);
+  assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
+                   (ssize_t)sizeof(ledger_text) - 1);
+  n = sr_reclaim_index_line(ledger, "acme", "e4", line, sizeof(line), &started);
+  assert_true(n > 0);
+  assert_int_equal(started, 1767225600);
+  assert_int_equal(sr_record_parse(line, (size_t)n - 1, &rec), 0);
+  assert_int_equal(rec.status, SR_STATUS_REFUSED);
+  assert_string_equal(rec.reason, "digest_mismatch");
+  assert_string_equal(rec.execution, "e4");
+  assert_int_equal(rec.finished_s, 1767225609);
+  assert_int_equal(rec.duration_ms, 42);
+  assert_int_equal(rec.cpu_usec, -1);
+  assert_int_equal(rec.artifacts, -1);
+  close(ledger);
+  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
+  close(run_fd);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_index_line_closed),
       cmocka_unit_test(test_empty_ledger),
       cmocka_unit_test(test_stale_temp),
       cmocka_unit_test(test_uncommitted_outputs),
