@@ -127,7 +127,12 @@ int sr_cmd_metrics(const struct sr_args *a) {
     sr_log_error("out of memory");
     return SR_EXIT_FAILED;
   }
+  errno = 0;
   if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+    /* A reader that stopped early (| head) is done with the text, as
+     * coreutils' are when SIGPIPE ends them: not an error of ours. */
+    if (errno == EPIPE)
+      return 0;
     sr_log_error("cannot write the metrics: %s", strerror(errno));
     return SR_EXIT_FAILED;
   }

@@ -139,6 +139,31 @@ is "a missing root: exit 0" "$rc" 0
 check "each line names its run's execution id" grep -q ' ok1$' "$idx"
 is "... every one" "$(awk '{print NF}' "$idx" | sort -u)" 13
 
+# ------------------------------------------------- a reader that stops
+# A reader that stops early (| head) is not an error of skillrun's: no
+# "Broken pipe", exit 0, as coreutils end quietly on SIGPIPE; a write that
+# really fails (/dev/full) still is one.  500 tenants make the text far
+# larger than a pipe holds (in lines without ids, as older versions wrote).
+P=$(tmpdir)
+mkdir -m 700 "$P/.metrics"
+for i in $(seq 1 500); do
+  echo "1 1700000000 t$i s$i succeeded - 1500 1000 1048576 1 10 0"
+done >"$P/.metrics/runs.log"
+chmod 600 "$P/.metrics/runs.log"
+metrics "$P"
+check "a large text (500 tenants) is larger than a pipe holds" \
+  test "$(wc -c <"$T/metrics.prom")" -gt 1000000
+"$SKILLRUN" --metrics --workspace-root "$P" 2>"$T/pipe.err" | head -n 1 >"$T/pipe.out"
+is "--metrics | head -n 1: exits 0" "${PIPESTATUS[0]}" 0
+is "... says nothing on stderr" "$(cat "$T/pipe.err")" ""
+is "... and head got the first line" "$(cat "$T/pipe.out")" \
+  "# HELP skillrun_runs_total Runs that ended, by tenant, skill and status (skill is empty when the run ended before its SKILL.md was read)."
+if [ -w /dev/full ]; then
+  "$SKILLRUN" --metrics --workspace-root "$P" >/dev/full 2>"$T/full.err"
+  is "--metrics >/dev/full: exits 125" "$?" 125
+  check "... saying why" grep -q 'cannot write the metrics: No space left on device' "$T/full.err"
+fi
+
 # ---------------------------------------------------------------- hostile
 H=$(tmpdir)
 mkdir -m 700 "$H/.metrics"
