@@ -75,8 +75,7 @@ static void node_free(struct node *n) {
 SR_DEFINE_CLEANUP(struct node *, node_free)
 
 static int oom(struct sr_error *err) {
-  return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "out_of_memory",
-                      "SKILL.md: parsing");
+  return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "SKILL.md: parsing");
 }
 
 /* A value made safe to quote in a one-line message: control characters
