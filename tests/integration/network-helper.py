@@ -8,7 +8,9 @@ Host side:
                                given (TTL 0), NOERROR with no answer for
                                their other types, NXDOMAIN otherwise;
                                NAME=A,B answers A, then B, then A... (a
-                               rebinding name), NAME=A+B both at once
+                               rebinding name), NAME=A+B both at once;
+                               a first argument --log=FILE appends
+                               each question's name to FILE, a line each
   wheel-index DIR NAME VERSION a tiny pure-Python wheel and a PEP 503
                                "simple" index for it under DIR
   abstract-listen NAME FILE    listen on the abstract unix socket @NAME;
@@ -33,7 +35,9 @@ def errname(e):
 
 
 def dns(addr, port, pairs):
-    table, turn = {}, {}
+    table, turn, log = {}, {}, None
+    if pairs and pairs[0].startswith("--log="):
+        log = open(pairs.pop(0)[len("--log="):], "a")
     for p in pairs:
         name, ips = p.split("=", 1)
         # A list of answers, each a list of addresses.
@@ -62,6 +66,9 @@ def dns(addr, port, pairs):
         qtype = struct.unpack("!H", q[i:i + 2])[0]
         question = q[12:i + 4]
         name = ".".join(labels).lower()
+        if log:
+            log.write(name + "\n")
+            log.flush()
         answers = b""
         if name not in table:
             rcode, an = 3, 0
