@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -141,6 +142,67 @@ static bool id_in_use(unsigned id, unsigned char *known) {
   return *known == 2;
 }
 
+/* Whether a process on the host (the pid namespace skillrun runs in) has
+ * host id `id` among its uids or gids, not counting zombies: the slot's
+ * lock says no supervisor holds it, not that its last run is gone.  A
+ * supervisor killed (SIGKILL) drops the lock as it dies, before its
+ * sandbox's init and proxy get their death signal and the processes of
+ * init's pid namespace are killed in turn: for a moment (longer for one
+ * in uninterruptible sleep) they still run as that id.  0 when none,
+ * 1 when one does, -errno when /proc cannot be read. */
+static void closedirp(DIR **d) {
+  if (*d)
+    closedir(*d);
+}
+
+static int id_has_processes(unsigned id) {
+  _cleanup_(closedirp) DIR *proc = opendir("/proc");
+  struct dirent *de;
+
+  if (!proc)
+    return -errno;
+  while ((errno = 0, de = readdir(proc))) {
+    char path[sizeof(de->d_name) + 8], buf[4096], *p;
+    _cleanup_close_ int fd = -1;
+    ssize_t n;
+    bool live = true, has = false;
+
+    if (de->d_name[0] < '1' || de->d_name[0] > '9')
+      continue;
+    (void)snprintf(path, sizeof(path), "%s/status", de->d_name);
+    fd = openat(dirfd(proc), path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue; /* gone meanwhile */
+    n = read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0)
+      continue;
+    buf[n] = '\0';
+    /* "State:\tZ (zombie)", then "Uid:" and "Gid:", each with the real,
+     * effective, saved and file-system ids. */
+    p = strstr(buf, "\nState:\t");
+    if (p && (p[8] == 'Z' || p[8] == 'X'))
+      live = false;
+    for (int k = 0; k < 2 && live && !has; k++) {
+      p = strstr(buf, k == 0 ? "\nUid:" : "\nGid:");
+      if (!p)
+        continue;
+      p += 5;
+      for (int f = 0; f < 4; f++) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p)
+          break;
+        if (v == id)
+          has = true;
+        p = end;
+      }
+    }
+    if (has)
+      return 1;
+  }
+  return errno > 0 ? -errno : 0;
+}
+
 /* The caller's own ids as an ordinary user; as root a free uid-pool slot,
  * waiting a bounded time when all are taken. */
 static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
@@ -202,6 +264,19 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
         return sr_error_layer(err, "uid-pool", errno, "cannot open %s/%s",
                               SR_UID_POOL_DIR, name);
       if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        /* Free only once the last run under this id is gone too: until
+         * then a slot as taken as a locked one (the next pass asks
+         * again). */
+        r = id_has_processes(id);
+        if (r != 0) {
+          safe_close(fd);
+          if (r < 0)
+            return sr_error_layer(err, "uid-pool", -r,
+                                  "cannot read /proc to check that no "
+                                  "process runs as uid %u",
+                                  id);
+          continue;
+        }
         h->uidpool_fd = fd;
         h->uid = id;
         h->gid = id;

@@ -137,6 +137,38 @@ if command -v strace >/dev/null && command -v flock >/dev/null; then
     test "$opens" -le 4
 fi
 
+# A slot's lock is its supervisor's only: a supervisor killed with
+# SIGKILL frees the slot as it dies, a moment before its sandbox's init
+# and proxy get their death signal and the rest of the sandbox is killed
+# (longer for a process in uninterruptible sleep).  A run that took the
+# slot meanwhile ran its skill as the very uid of the last run's
+# processes.  Here the leftover is a process of the test's own under the
+# pool's one id: the run must wait for it to be gone.  Before, the run
+# took the slot at once.
+if command -v setpriv >/dev/null; then
+  ID=912350 # nobody else's: the case above takes 912340-3, pool-wait.sh 912360
+  printf 'uid-pool %s 1\n' "$ID" >"$T/pool1.conf"
+  setpriv --reuid=$ID --regid=$ID --clear-groups sleep 60 &
+  left=$!
+  n=$((n + 1))
+  AUDIT=$W/u$n.audit
+  "$SKILLRUN" --conf "$T/pool1.conf" --workspace-root "$W" --execution-id "u$n" \
+    --audit-file "$AUDIT" "$B" -- sh -c 'date +%s%N' >/dev/null 2>"$W/u$n.err" &
+  run=$!
+  sleep 1.5
+  gone_at=$(date +%s%N)
+  kill $left
+  wait $left 2>/dev/null
+  wait $run
+  rc=$?
+  rm -f /run/skillrun/uid-pool/$ID
+  is "a process still running as the pool's one id: the run succeeds" "$rc" 0
+  is "... with that id" "$(host_uid)" "$ID"
+  started=$(cat "$W/default/u$n/logs/stdout.log" 2>/dev/null)
+  check "... its skill started only once the process was gone" \
+    test "${started:-0}" -gt "$gone_at"
+fi
+
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
 over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
 is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
