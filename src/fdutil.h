@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,6 +19,11 @@ static inline void safe_closep(int *fd) {
   safe_close(*fd);
 }
 #define _cleanup_close_ _cleanup_(safe_closep)
+static inline void sr_closedirp(DIR **d) {
+  if (*d)
+    closedir(*d);
+}
+
 static inline void sr_fclosep(FILE **f) {
   if (*f)
     fclose(*f);

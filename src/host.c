@@ -142,21 +142,11 @@ static bool id_in_use(unsigned id, unsigned char *known) {
   return *known == 2;
 }
 
-/* Whether a process on the host (the pid namespace skillrun runs in) has
- * host id `id` among its uids or gids, not counting zombies: the slot's
- * lock says no supervisor holds it, not that its last run is gone.  A
- * supervisor killed (SIGKILL) drops the lock as it dies, before its
- * sandbox's init and proxy get their death signal and the processes of
- * init's pid namespace are killed in turn: for a moment (longer for one
- * in uninterruptible sleep) they still run as that id.  0 when none,
- * 1 when one does, -errno when /proc cannot be read. */
-static void closedirp(DIR **d) {
-  if (*d)
-    closedir(*d);
-}
-
+/* Whether a live process on the host (the pid namespace skillrun runs
+ * in; zombies aside) has host id `id` among its uids or gids: 0 when
+ * none, 1 when one does, -errno when /proc cannot be read. */
 static int id_has_processes(unsigned id) {
-  _cleanup_(closedirp) DIR *proc = opendir("/proc");
+  _cleanup_(sr_closedirp) DIR *proc = opendir("/proc");
   struct dirent *de;
 
   if (!proc)
@@ -201,6 +191,35 @@ static int id_has_processes(unsigned id) {
       return 1;
   }
   return errno > 0 ? -errno : 0;
+}
+
+/* A slot whose lock was just taken: 0 when it is the run's now (marked
+ * as in use), 1 when the last run under its id may still be alive (the
+ * slot counts as taken: the next pass asks again), -errno.  The lock is
+ * the supervisor's only, and a supervisor killed (SIGKILL) drops it as it
+ * dies, a moment before its sandbox's init and proxy get their death
+ * signal and init's pid namespace is killed in turn (longer for a task in
+ * uninterruptible sleep).  So a run marks its slot's file (its pid, not
+ * empty) and empties it once its sandbox is gone (sr_host_done); a file
+ * found not empty is a run that ended without its clean-up, and its slot
+ * is free only once no process runs as the id: /proc is read then, and
+ * only then (a launch does not pay for the scan). */
+static int slot_take(int fd, unsigned id) {
+  struct stat st;
+  char mark[24];
+  int n, r;
+
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  if (st.st_size > 0) {
+    r = id_has_processes(id);
+    if (r != 0)
+      return r;
+  }
+  n = snprintf(mark, sizeof(mark), "%d\n", (int)getpid());
+  if (pwrite(fd, mark, (size_t)n, 0) != n)
+    return errno ? -errno : -ENOSPC;
+  return 0;
 }
 
 /* The caller's own ids as an ordinary user; as root a free uid-pool slot,
@@ -264,17 +283,13 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
         return sr_error_layer(err, "uid-pool", errno, "cannot open %s/%s",
                               SR_UID_POOL_DIR, name);
       if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        /* Free only once the last run under this id is gone too: until
-         * then a slot as taken as a locked one (the next pass asks
-         * again). */
-        r = id_has_processes(id);
+        r = slot_take(fd, id);
         if (r != 0) {
           safe_close(fd);
           if (r < 0)
             return sr_error_layer(err, "uid-pool", -r,
-                                  "cannot read /proc to check that no "
-                                  "process runs as uid %u",
-                                  id);
+                                  "cannot check or mark uid-pool slot %s/%s",
+                                  SR_UID_POOL_DIR, name);
           continue;
         }
         h->uidpool_fd = fd;
@@ -402,6 +417,9 @@ void sr_host_done(struct sr_host *h) {
   sr_cgroup_done(&h->cgroup);
   /* A run that was not launched still collects the others'. */
   sr_host_gc(h);
-  /* Closing the lock frees the slot. */
+  /* The sandbox is gone (sr_supervisor_done reaped init and the proxy):
+   * the slot's mark goes (slot_take), then closing the lock frees it. */
+  if (h->uidpool_fd >= 0)
+    (void)!ftruncate(h->uidpool_fd, 0);
   h->uidpool_fd = safe_close(h->uidpool_fd);
 }

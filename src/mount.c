@@ -99,11 +99,6 @@ _Static_assert(SR_ARRAY_SIZE(proc_masked) <= 32,
 static const char *const proc_readonly[] = {"sys", "bus", "irq", "fs",
                                             "sysrq-trigger"};
 
-static void closedirp(DIR **d) {
-  if (*d)
-    closedir(*d);
-}
-
 static int sys_openat2(int dirfd, const char *path, uint64_t flags,
                        uint64_t resolve) {
   struct open_how how = {
@@ -928,7 +923,7 @@ static int build_staged_inputs(struct ctx *c, const struct sr_view_entry *e) {
 static int bind_staged_inputs(struct ctx *c, int src, int dst,
                               const char *dst_name, uint64_t attr,
                               unsigned depth) {
-  _cleanup_(closedirp) DIR *d = NULL;
+  _cleanup_(sr_closedirp) DIR *d = NULL;
   struct dirent *de;
   int dfd_raw, r;
 

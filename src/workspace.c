@@ -205,11 +205,6 @@ void sr_workspace_init(struct sr_workspace *ws) {
   ws->metadata_fd = -1;
 }
 
-static void closedirp(DIR **d) {
-  if (*d)
-    closedir(*d);
-}
-
 static int path_join(char **out, const char *a, const char *b) {
   if (asprintf(out, "%s/%s", a, b) < 0) {
     *out = NULL;
@@ -1002,7 +997,7 @@ int sr_workspace_stage_inputs(struct sr_workspace *ws,
  * directories: nothing else is staged) to uid:gid, never following a link,
  * at most 32 levels down. */
 static int chown_tree(int dfd, uid_t uid, gid_t gid, unsigned depth) {
-  _cleanup_(closedirp) DIR *d = NULL;
+  _cleanup_(sr_closedirp) DIR *d = NULL;
   struct dirent *de;
   int dup;
 

@@ -142,12 +142,23 @@ fi
 # and proxy get their death signal and the rest of the sandbox is killed
 # (longer for a process in uninterruptible sleep).  A run that took the
 # slot meanwhile ran its skill as the very uid of the last run's
-# processes.  Here the leftover is a process of the test's own under the
-# pool's one id: the run must wait for it to be gone.  Before, the run
-# took the slot at once.
+# processes.  A run marks its slot and clears the mark once its sandbox
+# is gone; a marked slot is taken only once no process runs as its id.
+# Here a real supervisor is killed (its mark stays), and the leftover is
+# a process of the test's own under the pool's one id, which the next run
+# must wait for.  Before, that run took the slot at once.
 if command -v setpriv >/dev/null; then
   ID=912350 # nobody else's: the case above takes 912340-3, pool-wait.sh 912360
+  SLOT=/run/skillrun/uid-pool/$ID
   printf 'uid-pool %s 1\n' "$ID" >"$T/pool1.conf"
+  "$SKILLRUN" --conf "$T/pool1.conf" --workspace-root "$W" --execution-id k1 \
+    "$B" -- sleep 60 >"$W/k1.stream" 2>/dev/null &
+  killed=$!
+  wait_running "$W/k1.stream"
+  check "a run holding the slot has marked it" test -s "$SLOT"
+  kill -9 $killed
+  wait $killed 2>/dev/null
+  check "... a supervisor killed with SIGKILL leaves the mark" test -s "$SLOT"
   setpriv --reuid=$ID --regid=$ID --clear-groups sleep 60 &
   left=$!
   n=$((n + 1))
@@ -161,12 +172,25 @@ if command -v setpriv >/dev/null; then
   wait $left 2>/dev/null
   wait $run
   rc=$?
-  rm -f /run/skillrun/uid-pool/$ID
-  is "a process still running as the pool's one id: the run succeeds" "$rc" 0
+  is "a process still running as a marked slot's id: the run succeeds" "$rc" 0
   is "... with that id" "$(host_uid)" "$ID"
   started=$(cat "$W/default/u$n/logs/stdout.log" 2>/dev/null)
   check "... its skill started only once the process was gone" \
     test "${started:-0}" -gt "$gone_at"
+  check "... and its clean end cleared the mark" test -f "$SLOT" -a ! -s "$SLOT"
+  # Unmarked, a slot is taken without reading /proc: a process of the
+  # id (which no run of the pool's left behind) does not hold it up.
+  setpriv --reuid=$ID --regid=$ID --clear-groups sleep 60 &
+  left=$!
+  n=$((n + 1))
+  AUDIT=$W/u$n.audit
+  "$SKILLRUN" --conf "$T/pool1.conf" --workspace-root "$W" --execution-id "u$n" \
+    --audit-file "$AUDIT" "$B" -- /bin/true >/dev/null 2>"$W/u$n.err"
+  rc=$?
+  kill $left
+  wait $left 2>/dev/null
+  is "an unmarked slot is taken at once" "$rc" 0
+  rm -f "$SLOT"
 fi
 
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
