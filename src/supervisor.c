@@ -819,8 +819,13 @@ static int on_signal(struct sr_supervisor *s, struct sr_error *err) {
       (void)reap_init(&s->init, false); /* with a pidfd, its POLLIN tells */
     return 0;
   }
+  /* The same signal again (a second Ctrl-C) stops waiting.  Another one
+   * meanwhile does not cut kill-grace short: a service manager sends
+   * SIGHUP right behind SIGTERM (systemd's SendSIGHUP=, a login
+   * session's scope), and a skill's cleanup after SIGTERM is its due. */
   if (s->cancel_sig != 0) {
-    kill_tree(s); /* a second signal: stop waiting */
+    if ((int)si.ssi_signo == s->cancel_sig)
+      kill_tree(s);
     return 0;
   }
   s->cancel_sig = (int)si.ssi_signo;

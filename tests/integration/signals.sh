@@ -5,12 +5,14 @@
 # (Ctrl-\, to skillrun alone or to its process group), SIGUSR1, SIGUSR2
 # and SIGALRM (a scheduler's warning, an alarm) cancel the run with its
 # record and 128 + N, as SIGTERM does, instead of killing skillrun with
-# the run left abandoned; a SIGHUP the caller left ignored (nohup(1))
-# stays ignored: skillrun neither cancels the run nor passes it on to the
-# skill; a file-size limit
-# (ulimit -f) stops the run with status error and audit_write instead of
-# killing skillrun with SIGXFSZ halfway through a line of its record.
-# As root and as an unprivileged user.
+# the run left abandoned; a second signal during kill-grace kills the
+# skill at once only when it repeats the first (a second Ctrl-C), not
+# SIGHUP right behind SIGTERM (systemd's SendSIGHUP=); a SIGHUP the
+# caller left ignored (nohup(1)) stays ignored: skillrun neither cancels
+# the run nor passes it on to the skill; a file-size limit (ulimit -f)
+# stops the run with status error and audit_write instead of killing
+# skillrun with SIGXFSZ halfway through a line of its record.  As root
+# and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -47,6 +49,36 @@ for mode in $MODES; do
     is "$mode: ... state_changed cancelling names SIG$sig" \
       "$("$JQ" -r 'select(.state == "cancelling") | .signal' "$W/a.$id")" "$n"
     closed_ok "$mode: SIG$sig" "$W/default/$id" cancelled
+  done
+
+  # A second signal while the skill has its kill-grace after SIGTERM: the
+  # same one again (a second Ctrl-C) stops waiting, SIGKILL at once;
+  # another one (systemd's SendSIGHUP=, a login session's scope: SIGHUP
+  # right behind SIGTERM) used to do so too, and cut the skill's cleanup
+  # short.  Now it leaves the skill its grace.
+  cleanup='trap "sleep 2; echo cleaned; exit 7" TERM; sleep 30 & wait'
+  for pair in TERM:HUP TERM:TERM; do
+    first=${pair%:*} second=${pair#*:}
+    id=twice-$first-$second
+    "${SR[@]}" --execution-id "$id" "$B" -- /bin/bash -c "$cleanup" \
+      >"$W/a.$id" 2>"$W/e.$id" &
+    pid=$!
+    wait_running "$W/a.$id"
+    kill -$first $pid
+    sleep 0.5
+    kill -$second $pid
+    wait $pid
+    is "$mode: SIG$first, then SIG$second: exit 143" "$?" 143
+    closed_ok "$mode: SIG$first, then SIG$second" "$W/default/$id" cancelled
+    if [ "$second" = "$first" ]; then
+      is "$mode: ... the skill was killed before its cleanup" \
+        "$(field "$W/default/$id/audit.jsonl" execution_completed .signal)" 9
+    else
+      is "$mode: ... the skill's cleanup ran to its end (exit 7)" \
+        "$(field "$W/default/$id/audit.jsonl" execution_completed .skill_exit_code)" 7
+      is "$mode: ... and wrote what it wrote" \
+        "$(cat "$W/default/$id/logs/stdout.log")" cleaned
+    fi
   done
 
   # Ctrl-\ at a terminal: SIGQUIT to the whole process group.
