@@ -328,6 +328,7 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
 
 int sr_audit_keep_room(struct sr_audit *a, uint64_t extra) {
   const uint64_t before = a->keep_extra;
+  int r;
 
   if (extra <= before)
     return 0;
@@ -336,9 +337,10 @@ int sr_audit_keep_room(struct sr_audit *a, uint64_t extra) {
    * there is nothing to grow: the copy takes what the disk gives. */
   if (a->copy_fd < 0 || a->copy_failed || !a->copy_reserved || a->closing)
     return 0;
-  if (reserve_to(a, a->copy_len + keep_room(a)) < 0) {
+  r = reserve_to(a, a->copy_len + keep_room(a));
+  if (r < 0) {
     a->keep_extra = before;
-    return -ENOSPC;
+    return r;
   }
   return 0;
 }

@@ -113,8 +113,9 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
  * becomes `extra` bytes (the run's: the artifact list execution_completed
  * will carry, and metadata.json, written in this room once it is given
  * back): reserved now, where the file system reserves.  -ENOSPC when it
- * cannot be (the caller keeps the final events as they were: the list
- * stops growing); 0 otherwise. */
+ * cannot be, -EFBIG when that is the file-size limit's doing (the caller
+ * keeps the final events as they were: the list stops growing); 0
+ * otherwise. */
 int sr_audit_keep_room(struct sr_audit *a, uint64_t extra);
 /* The run's final events come next: they may use the reserved room that
  * other events leave alone. */

@@ -432,15 +432,18 @@ static int write_sandbox_metadata(struct sr_run *run, struct sr_error *err) {
  * takes it.  A run that cannot have that room does not start. */
 static int keep_metadata_room(struct sr_run *run, struct sr_error *err) {
   struct stat st;
+  int r;
 
   if (fstat(run->ws.metadata_fd, &st) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "metadata",
                         "cannot read back the sandbox's metadata.json");
   run->artifacts.metadata_base = (uint64_t)st.st_size + SR_METADATA_RESULT_MAX;
-  if (sr_audit_keep_room(&run->audit, run->artifacts.metadata_base) < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, ENOSPC, "metadata",
-                        "no room left for the run's metadata.json (its "
-                        "file system is full)");
+  r = sr_audit_keep_room(&run->audit, run->artifacts.metadata_base);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "metadata",
+                        "no room left for the run's metadata.json (%s)",
+                        r == -EFBIG ? "the file-size limit, ulimit -f"
+                                    : "its file system is full");
   return 0;
 }
 

@@ -11,8 +11,9 @@
 # caller left ignored (nohup(1)) stays ignored: skillrun neither cancels
 # the run nor passes it on to the skill; a file-size limit (ulimit -f)
 # stops the run with status error and audit_write instead of killing
-# skillrun with SIGXFSZ halfway through a line of its record.  As root
-# and as an unprivileged user.
+# skillrun with SIGXFSZ halfway through a line of its record, and where
+# it leaves no room for metadata.json, says so rather than blame a full
+# file system.  As root and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -125,6 +126,26 @@ for mode in $MODES; do
     <(head -n 1 "$W/e.$id")
   check "$mode: ... the run directory's record has no torn line" \
     whole_lines "$W/default/$id/audit.jsonl"
+
+  # ulimit -f with room for the final events but not for metadata.json
+  # beside them (reason metadata): stderr and the error event blamed a
+  # full file system (ENOSPC).  Every limit from 16 to 40 KiB: whichever
+  # falls there says the file-size limit.
+  meta=0 blamed=
+  for k in $(seq 16 40); do
+    id=fsize-$k
+    "${pre[@]}" sh -c 'ulimit -f "$0" && exec "$@"' "$k" "$SKILLRUN" \
+      --workspace-root "$W" --execution-id "$id" "$B" -- /bin/true \
+      2>"$W/e.$id" | cat >"$W/a.$id"
+    [ "$(field "$W/a.$id" error .reason)" = metadata ] || continue
+    meta=$((meta + 1))
+    grep -q "^skillrun: no room left for the run's metadata.json (the file-size limit, ulimit -f): File too large\$" \
+      <(head -n 1 "$W/e.$id") || blamed="$blamed $k"
+  done
+  check "$mode: ulimit -f 16..40 KiB: one stops the run for metadata.json's room ($meta)" \
+    test "$meta" -gt 0
+  is "$mode: ... and stderr names the file-size limit, not a full file system" \
+    "$blamed" ""
 
   is "$mode: no process of the runs is left" "$(test_pids 'sleep 30' | wc -l)" 0
 done
