@@ -301,6 +301,40 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
   return 0;
 }
 
+/*
+ * A private key given on the command line (--sign) must be its owner's
+ * alone, as OpenSSH wants of an identity file: owned by the caller or by
+ * root (a key another user owns is theirs to replace, so what the caller
+ * signs would be signed with their key), writable by nobody else (whoever
+ * can write it chooses the key), and readable by no other user, since any
+ * local user who can read it can sign as its publisher and the key must
+ * then be considered leaked.  One exception: a key owned by root may be
+ * readable by its group, the way a signing service is given a key that an
+ * administrator keeps (as sshd's host keys are in group ssh_keys); a key
+ * of the caller's own is refused group read, as ssh refuses it.  Checked
+ * on the opened descriptor, so no rename can swap the file afterwards.
+ */
+static int private_key_alone(const char *path, const struct stat *st,
+                             struct sr_error *err) {
+  const unsigned mode = (unsigned)(st->st_mode & 07777);
+  const uid_t me = geteuid();
+
+  if (st->st_uid != me && st->st_uid != 0)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "private key %s belongs to uid %u, not to you "
+                        "(uid %u) or root: it is not used (keep your key in "
+                        "a file of your own, mode 600)",
+                        path, (unsigned)st->st_uid, (unsigned)me);
+  if ((st->st_mode & (S_IWGRP | S_IWOTH | S_IROTH)) ||
+      ((st->st_mode & S_IRGRP) && st->st_uid != 0))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "private key %s can be read or written by other "
+                        "users (mode %04o): it must be yours alone: chmod "
+                        "600 %s",
+                        path, mode, path);
+  return 0;
+}
+
 static int load_key(const char *path, bool private_key, bool root_only,
                     struct sr_trust_key **out, struct sr_error *err) {
   _cleanup_free_ char *buf = NULL;
@@ -327,6 +361,8 @@ static int load_key(const char *path, bool private_key, bool root_only,
                         "root and not writable by group or others",
                         path, (unsigned)st.st_uid,
                         (unsigned)(st.st_mode & 07777));
+  if (private_key && !root_only && (r = private_key_alone(path, &st, err)) < 0)
+    return r;
   /* One buffer of the largest size, never grown: a realloc would leave a
    * copy of private key bytes in freed memory, which every later fork
    * (the sandbox's init) would inherit. */

@@ -27,7 +27,10 @@ struct sr_trust_key;
 int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
                           const char *display_name, struct sr_trust_key **out,
                           struct sr_error *err);
-/* Reads a PEM file (at most 16 KiB) and parses it. */
+/* Reads a PEM file (at most 16 KiB) and parses it.  A private key (the
+ * publisher's, --sign) must also be the caller's alone: owned by the
+ * caller or root, not readable or writable by group or others (a root-owned
+ * key may be readable by its group), or exit 125, reason "key_invalid". */
 int sr_trust_key_load(const char *path, bool private_key,
                       struct sr_trust_key **out, struct sr_error *err);
 /* The same for a key skillrun.conf names (trust-key, capability-key,

@@ -53,6 +53,7 @@ chmod 644 "$K/both.pem" "$K/two.pub" "$K/one-text.pub"
 M=$T/mallory-skill
 mkdir -p "$M"
 printf -- '---\nname: mallory-skill\ndescription: A test skill.\nmetadata:\n  version: "1.0"\n---\n# m\n' >"$M/SKILL.md"
+chmod 600 "$K/mallory.key" # --sign signs with a key of its owner's alone
 "$SKILLRUN" --sign "$K/mallory.key" --tier official --signature "$M.sig" "$M" >/dev/null 2>&1 ||
   { echo "Bail out! cannot sign the test bundle"; exit 99; }
 chmod -R a+rX "$T"
@@ -134,9 +135,11 @@ for mode in root user; do
 
   # Mallory reads the private half out of the trust-key file and signs her
   # own bundle as official with it.
-  rm -f "$WS_user/both-$mode.sig"
+  rm -f "$WS_user/both-$mode.sig" "$WS_user/both-$mode.key"
   if [ $mode = user ]; then pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else pre=(env); fi
-  "${pre[@]}" "$SKILLRUN" --sign "$K/both.pem" --tier official --signature "$WS_user/both-$mode.sig" "$M" \
+  # (She copies it out first: --sign takes no key that others can read.)
+  "${pre[@]}" sh -c 'umask 077 && cat "$1" >"$2"' sh "$K/both.pem" "$WS_user/both-$mode.key"
+  "${pre[@]}" "$SKILLRUN" --sign "$WS_user/both-$mode.key" --tier official --signature "$WS_user/both-$mode.sig" "$M" \
     >/dev/null 2>&1 && chmod 644 "$WS_user/both-$mode.sig"
   try $mode "$C_BOTH" "$M" --signature "$WS_user/both-$mode.sig"
   is "$mode: a trust-key file that holds the private key too stops the run (125)" "$rc:$RAN" 125:no

@@ -21,6 +21,11 @@ for k in official community control audit other acme globex; do
   openssl pkey -in "$T/$k.key" -pubout -out "$T/$k.pub" 2>/dev/null
 done
 chmod 644 "$T"/*.key "$T"/*.pub # root's alone, whatever the umask (skillrun.conf keys)
+# The publishers' and the control plane's private keys are root's alone
+# (--sign refuses one that others can read); the audit-key every caller
+# of a run reads.
+chmod 600 "$T"/*.key
+chmod 644 "$T/audit.key"
 
 conf() { # conf NAME LINES...: a root-owned conf file
   printf '%s\n' "${@:2}" >"$T/$1"
