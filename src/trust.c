@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -314,10 +315,11 @@ int sr_trust_key_from_pem(const char *pem, size_t len, bool private_key,
  * of the caller's own is refused group read, as ssh refuses it.  Checked
  * on the opened descriptor, so no rename can swap the file afterwards.
  */
-static int private_key_alone(const char *path, const struct stat *st,
+static int private_key_alone(int fd, const char *path, const struct stat *st,
                              struct sr_error *err) {
   const unsigned mode = (unsigned)(st->st_mode & 07777);
   const uid_t me = geteuid();
+  ssize_t acl;
 
   if (st->st_uid != me && st->st_uid != 0)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
@@ -332,6 +334,18 @@ static int private_key_alone(const char *path, const struct stat *st,
                         "users (mode %04o): it must be yours alone: chmod "
                         "600 %s",
                         path, mode, path);
+  /* With an access ACL the group bits are its mask: root's key of mode
+   * 0600 and `user:mallory:r` shows as 0640, and the group's read it
+   * seems to be is mallory's.  Only the plain group read is excepted. */
+  acl = (st->st_mode & S_IRGRP)
+            ? fgetxattr(fd, "system.posix_acl_access", NULL, 0)
+            : 0;
+  if (acl > 0 || (acl < 0 && errno != ENODATA && errno != ENOTSUP))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "private key %s has an access ACL that may let other "
+                        "users read it (mode %04o): it must be yours alone: "
+                        "setfacl -b %s && chmod 600 %s",
+                        path, mode, path, path);
   return 0;
 }
 
@@ -361,7 +375,8 @@ static int load_key(const char *path, bool private_key, bool root_only,
                         "root and not writable by group or others",
                         path, (unsigned)st.st_uid,
                         (unsigned)(st.st_mode & 07777));
-  if (private_key && !root_only && (r = private_key_alone(path, &st, err)) < 0)
+  if (private_key && !root_only &&
+      (r = private_key_alone(fd, path, &st, err)) < 0)
     return r;
   /* One buffer of the largest size, never grown: a realloc would leave a
    * copy of private key bytes in freed memory, which every later fork

@@ -9,7 +9,7 @@
 # Now, as OpenSSH does for an identity file, the key must be owned by the
 # caller or root and be readable and writable by nobody else (a key of
 # root's may be readable by its group: a signing group the administrator
-# keeps); anything else is refused, exit 125, one line saying what to do
+# keeps, unless an ACL may let others read it); anything else is refused, exit 125, one line saying what to do
 # (chmod 600 KEY), and no statement is written.  As root and as an
 # unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -108,6 +108,21 @@ for mode in $MODES; do
     is "$mode: root's key readable by the caller's group (0640 root:$g): signs (0)" "$rc" 0
     k=$(key $mode shared-world.key 644 "0:$g")
     refused $mode "root's key readable by all (0644)" "$k" shared-world "chmod 600 $k"
+    # Root's key, readable by the caller's group, with an ACL entry that
+    # also lets the other user read it: its group bits are the ACL's mask,
+    # 0640 as for the group's read alone.
+    k=$(key $mode acl.key 600 "0:$g")
+    if python3 -c '
+import os, struct, sys
+e = lambda tag, perm, id=0xffffffff: struct.pack("<HHI", tag, perm, id)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+            e(1, 6) + e(2, 4, int(sys.argv[2])) + e(4, 4) + e(0x10, 4) + e(0x20, 0))
+' "$k" "$OTHER" 2>/dev/null && [ "$(stat -c %a "$k")" = 640 ]; then
+      refused $mode "root's key another user may read through an ACL" "$k" acl \
+        "has an access ACL that may let other users read it"
+    else
+      pass "# SKIP $mode: a key with an ACL: no POSIX ACLs on this file system"
+    fi
   fi
   # A key reached through a symbolic link as its last component.
   ln -s "$T/$mode/mine.key" "$T/$mode/link.key"
