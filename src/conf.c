@@ -402,9 +402,11 @@ static bool owners_private_group(const struct stat *st) {
  * workspace, on the opened file.  It belongs to the caller or to root and
  * nobody else may write it.
  */
-static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,
-                               const char *where, const char *path) {
+static int check_found_profile(struct conf_ctx *ctx, int fd,
+                               const struct stat *st, const char *where,
+                               const char *path) {
   uid_t me = geteuid();
+  bool acl;
 
   if (st->st_uid != me && st->st_uid != 0) {
     const struct passwd *pw = getpwuid(st->st_uid);
@@ -416,14 +418,19 @@ static int check_found_profile(struct conf_ctx *ctx, const struct stat *st,
                         where, path, (unsigned)st->st_uid, pw ? " (" : "",
                         pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
   }
+  /* The owner's private group is excepted for its write, not an access
+   * ACL's named entries, whose mask those group bits then are. */
+  acl = (st->st_mode & S_IWGRP) && sr_fd_has_acl(fd);
   if ((st->st_mode & S_IWOTH) ||
-      ((st->st_mode & S_IWGRP) && !owners_private_group(st)))
+      ((st->st_mode & S_IWGRP) && (acl || !owners_private_group(st))))
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
                         "%sprofile %s is writable by %s (mode %04o): "
                         "refusing a profile others can change (chmod go-w "
                         "it)",
                         where, path,
-                        (st->st_mode & S_IWOTH) ? "others" : "its group",
+                        (st->st_mode & S_IWOTH) ? "others"
+                        : acl ? "other users through its access ACL"
+                              : "its group",
                         (unsigned)(st->st_mode & 07777));
   return 0;
 }
@@ -541,7 +548,7 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
      * reason to fall through to a later directory. */
     if (fd < 0)
       return open_error(ctx, fd, &st, where, path);
-    r = check_found_profile(ctx, &st, where, path);
+    r = check_found_profile(ctx, fd, &st, where, path);
     if (r < 0)
       return r;
     if (resolved) {

@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -1100,4 +1101,11 @@ const char *sr_name_sample_get(const struct sr_name_sample *s, unsigned i) {
 void sr_name_sample_done(struct sr_name_sample *s) {
   free(s->names);
   s->names = NULL;
+}
+
+bool sr_fd_has_acl(int fd) {
+  ssize_t n = fgetxattr(fd, "system.posix_acl_access", NULL, 0);
+
+  return n > 0 ||
+         (n < 0 && errno != ENODATA && errno != ENOTSUP && errno != EOPNOTSUPP);
 }

@@ -173,6 +173,12 @@ static inline int sr_open_regular_errno(int r) {
              : -r;
 }
 
+/* Whether the file open at fd has a POSIX access ACL: its mode's group
+ * bits are then the ACL's mask, the most any named user or group entry
+ * grants, not the owning group's own.  An error other than "no ACL" or "no
+ * ACLs here" counts as one (callers refuse then: fail closed). */
+bool sr_fd_has_acl(int fd);
+
 /* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */
 int sr_write_file_at(int dirfd, const char *path, const char *s);
 /* Writes s to a cgroupfs or /proc file, then reads it back from its start

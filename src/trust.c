@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -319,7 +318,6 @@ static int private_key_alone(int fd, const char *path, const struct stat *st,
                              struct sr_error *err) {
   const unsigned mode = (unsigned)(st->st_mode & 07777);
   const uid_t me = geteuid();
-  ssize_t acl;
 
   if (st->st_uid != me && st->st_uid != 0)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
@@ -337,10 +335,7 @@ static int private_key_alone(int fd, const char *path, const struct stat *st,
   /* With an access ACL the group bits are its mask: root's key of mode
    * 0600 and `user:mallory:r` shows as 0640, and the group's read it
    * seems to be is mallory's.  Only the plain group read is excepted. */
-  acl = (st->st_mode & S_IRGRP)
-            ? fgetxattr(fd, "system.posix_acl_access", NULL, 0)
-            : 0;
-  if (acl > 0 || (acl < 0 && errno != ENODATA && errno != ENOTSUP))
+  if ((st->st_mode & S_IRGRP) && sr_fd_has_acl(fd))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "private key %s has an access ACL that may let other "
                         "users read it (mode %04o): it must be yours alone: "

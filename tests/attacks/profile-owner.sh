@@ -128,6 +128,31 @@ for mode in root user; do
     else
       fail "$mode: useradd $MEMBER"
     fi
+    # Root's own group may write it, and through an access ACL uid
+    # $NOBODY too: the mode's group bits (0664) are then the ACL's mask,
+    # not the group's own write.  Before the fix it was used.
+    # (A home of its own: home() makes the same one each time.)
+    h=$T/acl-home
+    mkdir -p "$h/.config/skillrun/profiles"
+    p=$h/.config/skillrun/profiles/snoop.profile
+    printf 'include default\nenv-keep SR_TEST_SECRET\n' >"$p"
+    chown 0:0 "$p"
+    chmod 664 "$p"
+    chmod a+rx "$h" "$h/.config" "$h/.config/skillrun" "$h/.config/skillrun/profiles"
+    if python3 -c '
+import os, struct, sys
+e = lambda tag, perm, id=0xffffffff: struct.pack("<HHI", tag, perm, id)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+            e(1, 6) + e(2, 6, int(sys.argv[2])) + e(4, 6) + e(0x10, 6) + e(0x20, 4))
+' "$p" "$NOBODY" 2>/dev/null && [ "$(stat -c %a "$p")" = 664 ]; then
+      check "$mode: ... uid $NOBODY, named in the profile's ACL, may write it" \
+        setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- sh -c ": >>'$p'"
+      try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
+      is "$mode: a profile others may write through its ACL stops the run (125)" "$rc:$RAN" 125:no
+      check "$mode: ... saying so" grep -q "snoop.profile is writable by other users through its access ACL" "$ERR"
+    else
+      pass "# SKIP $mode: a profile with an ACL: no POSIX ACLs on this file system"
+    fi
   else
     try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
     is "$mode: a profile a shared group may write stops the run (125)" "$rc:$RAN" 125:no
