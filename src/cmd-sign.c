@@ -77,17 +77,66 @@ static int inside(int dir, const struct stat *bundle) {
   return 0;
 }
 
+/* The statement, whole, as the new file name in dir (an O_PATH fd): made
+ * unnamed (O_TMPFILE), written, then linked, so that no reader and no
+ * killed --sign ever leaves a partial statement at the name, where --sign
+ * would never replace it and a run would find BUNDLE.sig unreadable.
+ * linkat(2) neither overwrites nor follows a link planted at the name
+ * (-EEXIST).  Where O_TMPFILE or /proc is missing, created in place
+ * (O_EXCL | O_NOFOLLOW) and removed again when it cannot be written whole.
+ * *what: the step that failed, "create" or "write". */
+static int publish(int dir, const char *name, const char *text, size_t len,
+                   const char **what) {
+  _cleanup_close_ int fd = -1;
+  char proc[64];
+  int r;
+
+  *what = "write";
+  fd = openat(dir, ".", O_WRONLY | O_TMPFILE | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    r = sr_write_all(fd, text, len);
+    if (r < 0)
+      return r;
+    *what = "create";
+    if (linkat(fd, "", dir, name, AT_EMPTY_PATH) == 0)
+      return 0;
+    if (errno == EEXIST)
+      return -EEXIST;
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW) == 0)
+      return 0;
+    if (errno == EEXIST)
+      return -EEXIST;
+    fd = safe_close(fd); /* no /proc: in place, as below */
+  }
+  *what = "create";
+  fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+              0644);
+  if (fd < 0)
+    return -errno;
+  *what = "write";
+  r = sr_write_all(fd, text, len);
+  if (r < 0 || close(TAKE_FD(fd)) < 0) {
+    if (r >= 0)
+      r = -errno;
+    (void)unlinkat(dir, name, 0); /* a partial statement is useless */
+    return r;
+  }
+  return 0;
+}
+
 /* Never overwrites: a statement is a publisher's record.  Not made
  * through another user's symbolic link (sr_open_dir_path), nor removed
  * through one when it cannot be written whole.  *dir_out: the directory
  * it is in, to remove it from when the run fails after all. */
 static int write_statement(const char *path, const char *bundle,
                            const char *text, size_t len, int *dir_out) {
-  _cleanup_close_ int dir = -1, fd = -1;
+  _cleanup_close_ int dir = -1;
   _cleanup_free_ char *d = NULL;
   const char *slash = strrchr(path, '/');
   const char *name = slash ? slash + 1 : path;
   struct sr_foreign_link fl;
+  const char *what = "create";
   int r;
 
   if (!slash)
@@ -118,21 +167,13 @@ static int write_statement(const char *path, const char *bundle,
       return SR_EXIT_FAILED;
     }
   }
-  if (dir >= 0) {
-    fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                0644);
-    if (fd < 0)
-      fd = -errno;
-  } else
-    fd = dir;
-  if (fd < 0) {
-    sr_log_error("cannot create %s: %s", path, strerror(-fd));
+  if (dir < 0) {
+    sr_log_error("cannot create %s: %s", path, strerror(-dir));
     return SR_EXIT_FAILED;
   }
-  r = sr_write_all(fd, text, len);
-  if (r < 0 || close(TAKE_FD(fd)) < 0) {
-    sr_log_error("cannot write %s: %s", path, strerror(r < 0 ? -r : errno));
-    (void)unlinkat(dir, name, 0); /* a partial statement is useless */
+  r = publish(dir, name, text, len, &what);
+  if (r < 0) {
+    sr_log_error("cannot %s %s: %s", what, path, strerror(-r));
     return SR_EXIT_FAILED;
   }
   *dir_out = TAKE_FD(dir);

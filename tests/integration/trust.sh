@@ -112,6 +112,25 @@ check "--sign never overwrites an existing statement" test $? -ne 0
 is "--sign with an unwritable stdout fails (125)" "$?" 125
 check "... saying so" grep -q "cannot write to standard output: .*; $T/full.sig not kept" "$T/err"
 check "... and leaves no statement" test ! -e "$T/full.sig"
+# Killed while it writes the statement (a scheduler's SIGKILL, the OOM
+# killer; strace kills it at the statement's write(2), the first of the
+# process's own): no partial statement is left at the name, where a retry
+# would not overwrite it and a run would refuse an unreadable BUNDLE.sig.
+# Before the fix an empty file was left.
+if command -v strace >/dev/null &&
+  strace -o /dev/null true 2>/dev/null; then
+  # (In a subshell of its own, whose report of the kill goes nowhere.)
+  (strace -o /dev/null -e trace=write -e inject=write:signal=KILL:when=1 \
+    "$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/killed.sig" "$B" \
+    >/dev/null
+  exit $?) 2>/dev/null
+  is "--sign killed at the statement's write: killed (137)" "$?" 137
+  check "... and no partial statement left" test ! -e "$T/killed.sig"
+  "$SKILLRUN" --sign "$T/official.key" --tier official --signature "$T/killed.sig" "$B" >/dev/null
+  check "... so that signing again makes it" test $? -eq 0 -a -s "$T/killed.sig"
+else
+  pass "# SKIP --sign killed at the statement's write: needs strace and ptrace"
+fi
 # A statement written inside the bundle it signs changes the bundle's
 # digest and could never verify: refused, saying so, nothing made.
 "$SKILLRUN" --sign "$T/official.key" --tier official --signature "$B/inside.sig" "$B" \
