@@ -228,8 +228,8 @@ static void echo_warning(struct sr_audit *a, const json_t *fields) {
   /* Best effort: the record is the audit line, already written.  A
    * reader that stalls gets no more (a blocking write there held the
    * supervisor, its wall clock and sampler too). */
-  if (sr_write_bounded(a->echo_fd, &a->echo_type, line, (size_t)n,
-                       &a->echo_stall_ms) < 0)
+  if (sr_write_bounded_cancellable(a->echo_fd, &a->echo_type, line, (size_t)n,
+                                   &a->echo_stall_ms) < 0)
     sr_audit_echo_warnings(a, -1);
 }
 
@@ -490,7 +490,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
    * analyzer cannot see from this file.
    * NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
   size_t n = strlen(line);
-  bool taken = false;
+  bool taken = false, stream_cancelled = false;
   int r, failed = 0;
 
   if (n - 1 > SR_AUDIT_MAX_LINE)
@@ -524,10 +524,21 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
     }
   }
   if (!a->fd_failed) {
-    r = sr_write_bounded(a->fd, &a->fd_type, line, n, &a->stall_ms);
+    r = sr_write_bounded_cancellable(a->fd, &a->fd_type, line, n, &a->stall_ms);
     if (r < 0) {
       a->fd_failed = true;
-      if (r == -ETIMEDOUT)
+      /* The caller cancels the run while the stream's reader takes
+       * nothing (an orchestrator shutting down stops reading, then sends
+       * SIGTERM): the stream is given up, its last line perhaps cut, and
+       * the record goes on in the run's audit.jsonl.  A signal that came
+       * during the stall is still pending and ends the run as cancelled,
+       * not after the rest of the stall's budget; one already taken
+       * (a->cancelling) keeps the run cancelled, whatever became of the
+       * stream (a reader that stalls or has gone).  Not an error of the
+       * run's: the caller asked for its end. */
+      if ((r == -ECANCELED || a->cancelling) && taken)
+        stream_cancelled = true;
+      else if (r == -ETIMEDOUT)
         r = sr_error_set(err, SR_EXIT_FAILED, 0, "audit_write",
                          "audit: the audit stream's reader left event '%s' "
                          "untaken for %u s",
@@ -536,7 +547,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
         r = sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
                          "audit: cannot write event '%s' to the audit stream",
                          name);
-      if (!failed)
+      if (!failed && !stream_cancelled)
         failed = r;
     } else {
       taken = true;

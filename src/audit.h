@@ -70,6 +70,9 @@ struct sr_audit {
   int echo_fd;      /* -1, or where each warning is also written as one line */
   bool echo_own_fd; /* echo_fd is a terminal opened again, ours to close */
   bool fd_failed, copy_failed; /* a sink that failed is written no more */
+  /* The run is being cancelled (sr_audit_cancelling): a stream that
+   * stalls is given up, not the run's error. */
+  bool cancelling;
   /* fd's and echo_fd's S_IFMT, once written (sr_write_bounded) */
   mode_t fd_type, echo_type;
   /* What is left of SR_AUDIT_STALL_MS, for fd and for echo_fd. */
@@ -123,6 +126,15 @@ void sr_audit_closing(struct sr_audit *a);
 /* The run's final event is on the record: the room the copy kept reserved
  * goes back to the file system (on a full one, for metadata.json). */
 void sr_audit_release_room(struct sr_audit *a);
+/* The caller cancelled the run (a cancellation signal taken): from now on
+ * a stream whose reader stalls is given up when its budget is spent, and
+ * the run goes on to end as cancelled; a reader gone at shutdown must not
+ * turn the caller's cancellation into an error of the run's.  (A signal
+ * that arrives during a stall ends the wait at once, not taken yet:
+ * sr_write_bounded_cancellable.) */
+static inline void sr_audit_cancelling(struct sr_audit *a) {
+  a->cancelling = true;
+}
 /* Whether the line of the last event reached the primary sink / the run's
  * copy (or its backlog). */
 static inline bool sr_audit_primary_ok(const struct sr_audit *a) {

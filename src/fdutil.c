@@ -57,27 +57,40 @@ int sr_write_all(int fd, const void *buf, size_t len) {
   return 0;
 }
 
-/* Waits until fd takes a write, charging the wait to *budget_ms. */
-static int wait_writable(int fd, uint64_t *budget_ms) {
-  struct pollfd p = {.fd = fd, .events = POLLOUT};
-  uint64_t t0 = sr_now_mono_ms(), spent;
-  int n;
+/* The longest a stalled write waits between two looks for a pending
+ * cancellation signal (sr_write_bounded_cancellable). */
+#define WRITE_CANCEL_SLICE_MS 100
 
-  do
-    n = poll(&p, 1, *budget_ms > INT_MAX ? INT_MAX : (int)*budget_ms);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return -errno;
-  spent = sr_now_mono_ms() - t0;
-  *budget_ms = spent >= *budget_ms ? 0 : *budget_ms - spent;
-  if (n == 0)
-    return -ETIMEDOUT;
-  /* A reader that went away: the write below says EPIPE. */
-  return 0;
+/* Waits until fd takes a write, charging the wait to *budget_ms; when
+ * cancellable, a pending cancellation signal ends the wait too. */
+static int wait_writable(int fd, uint64_t *budget_ms, bool cancellable) {
+  struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+  for (;;) {
+    uint64_t t0 = sr_now_mono_ms(), spent, slice = *budget_ms;
+    int n;
+
+    if (cancellable && slice > WRITE_CANCEL_SLICE_MS)
+      slice = WRITE_CANCEL_SLICE_MS;
+    do
+      n = poll(&p, 1, slice > INT_MAX ? INT_MAX : (int)slice);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+      return -errno;
+    spent = sr_now_mono_ms() - t0;
+    *budget_ms = spent >= *budget_ms ? 0 : *budget_ms - spent;
+    /* A reader that went away: the write below says EPIPE. */
+    if (n > 0)
+      return 0;
+    if (cancellable && sr_cancel_pending())
+      return -ECANCELED;
+    if (*budget_ms == 0)
+      return -ETIMEDOUT;
+  }
 }
 
-int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
-                     uint64_t *budget_ms) {
+static int write_bounded(int fd, mode_t *type, const void *buf, size_t len,
+                         uint64_t *budget_ms, bool cancellable) {
   const char *p = buf;
   bool sock;
 
@@ -94,7 +107,7 @@ int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
   while (len > 0) {
     size_t chunk = len < PIPE_BUF ? len : PIPE_BUF;
     ssize_t n;
-    int r = wait_writable(fd, budget_ms);
+    int r = wait_writable(fd, budget_ms, cancellable);
 
     if (r < 0)
       return r;
@@ -113,6 +126,16 @@ int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
     len -= (size_t)n;
   }
   return 0;
+}
+
+int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
+                     uint64_t *budget_ms) {
+  return write_bounded(fd, type, buf, len, budget_ms, false);
+}
+
+int sr_write_bounded_cancellable(int fd, mode_t *type, const void *buf,
+                                 size_t len, uint64_t *budget_ms) {
+  return write_bounded(fd, type, buf, len, budget_ms, true);
 }
 
 /* The terminal a tty's open file writes to (TIOCGDEV): for a pty master

@@ -44,6 +44,14 @@ int sr_write_all(int fd, const void *buf, size_t len);
  */
 int sr_write_bounded(int fd, mode_t *type, const void *buf, size_t len,
                      uint64_t *budget_ms);
+/* sr_write_bounded, but a cancellation signal (sr_cancel_set()) pending
+ * while the reader takes nothing ends the wait, within 100 ms: -ECANCELED
+ * (the signal stays pending for the caller; some of buf may have been
+ * written).  For the writes of a supervisor whose caller, shutting down,
+ * may stop reading and then cancel the run: it is not kept waiting for
+ * the rest of the stall's budget. */
+int sr_write_bounded_cancellable(int fd, mode_t *type, const void *buf,
+                                 size_t len, uint64_t *budget_ms);
 /*
  * For sr_write_bounded on a terminal: poll(2) calls a tty writable while a
  * few bytes fit, and a blocking write of more then waits for a reader that

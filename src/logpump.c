@@ -117,8 +117,8 @@ static void pass_write(struct sr_logpump *lp, const void *buf, size_t n) {
     return;
   if (!lp->pass_reopened)
     pass_open_tty(lp);
-  r = sr_write_bounded(lp->passthrough_fd, &lp->pass_type, buf, n,
-                       &lp->pass_stall_ms);
+  r = sr_write_bounded_cancellable(lp->passthrough_fd, &lp->pass_type, buf, n,
+                                   &lp->pass_stall_ms);
   if (r < 0) {
     lp->pass_err = -r;
     /* skillrun's stderr is not ours to close; the terminal opened again

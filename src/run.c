@@ -988,6 +988,7 @@ static int report_cancelled(struct sr_run *run) {
   sr_log_error("cancelled by signal %d (%s)", sig,
                sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
   if (run->audit_open) {
+    sr_audit_cancelling(&run->audit);
     /* Stopped before the run directory existed: no run_dir. */
     (void)sr_run_emit_started(run, &ignored);
     (void)sr_audit_emit(

@@ -829,14 +829,19 @@ static int on_signal(struct sr_supervisor *s, struct sr_error *err) {
     return 0;
   }
   s->cancel_sig = (int)si.ssi_signo;
-  r = sr_audit_emit(s->spec->audit, "state_changed",
-                    json_pack("{s:s, s:i}", "state", "cancelling", "signal",
-                              (int)si.ssi_signo),
-                    err);
-  if (r < 0)
-    return r;
-  /* A timeout already on its way to SIGKILL keeps its grace period. */
-  return s->timed_out ? 0 : terminate_tree(s, err);
+  sr_audit_cancelling(s->spec->audit);
+  /* The skill gets its SIGTERM first: a stream whose reader stalls holds
+   * the record's line, not the skill's kill-grace.  A timeout already on
+   * its way to SIGKILL keeps its grace period. */
+  if (!s->timed_out) {
+    r = terminate_tree(s, err);
+    if (r < 0)
+      return r;
+  }
+  return sr_audit_emit(s->spec->audit, "state_changed",
+                       json_pack("{s:s, s:i}", "state", "cancelling", "signal",
+                                 (int)si.ssi_signo),
+                       err);
 }
 
 static void drain_timer(int fd) {
@@ -915,6 +920,11 @@ static int passthrough_stopped(struct sr_supervisor *s, struct sr_error *err) {
              "--log-passthrough stopped: standard error took none of the "
              "skill's output for %d s in all (the logs keep it)",
              SR_LOG_PASS_STALL_MS / 1000);
+  else if (s->logs.pass_err == ECANCELED)
+    snprintf(msg, sizeof(msg),
+             "--log-passthrough stopped: the run was cancelled while "
+             "standard error took none of the skill's output (the logs "
+             "keep it)");
   else
     snprintf(msg, sizeof(msg),
              "--log-passthrough stopped: cannot write to standard error "

@@ -148,6 +148,53 @@ for mode in $MODES; do
     "$blamed" ""
 
   is "$mode: no process of the runs is left" "$(test_pids 'sleep 30' | wc -l)" 0
+
+  # A cancellation while the audit stream's reader takes nothing (an
+  # orchestrator shutting down stops reading, then sends SIGTERM): the
+  # run used to wait out the stream's 5 s, then end as an error (125,
+  # audit_write) instead of cancelled.  Now a signal that arrives during
+  # the stall ends the wait, and a stream that stalls once the run is
+  # cancelled is given up; the run ends cancelled (143), its record whole
+  # in audit.jsonl.  stalled_term WHEN ID SKILL...: the stream on a pipe
+  # of one page; WHEN "start": never read, SIGTERM 1.5 s in (the stall
+  # falls before the skill starts); "running": read until the skill runs,
+  # then no more, SIGTERM 0.5 s later.  Sets $rc.
+  stalled_term() {
+    local when=$1 id=$2
+    shift 2
+    rc=$("$PYTHON3" - "$when" "${SR[@]}" --execution-id "$id" "$B" -- "$@" \
+      2>"$W/e.$id" <<'PY'
+import fcntl, os, signal, subprocess, sys, time
+when, cmd = sys.argv[1], sys.argv[2:]
+r, w = os.pipe()
+if when == "start":
+    fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
+p = subprocess.Popen(cmd, stdout=w, stdin=subprocess.DEVNULL)
+os.close(w)
+if when == "start":
+    time.sleep(1.5)
+else:
+    got = b""
+    while b'"state":"running"' not in got:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        got += b
+    fcntl.fcntl(r, 1031, 4096)
+    time.sleep(0.5)
+p.send_signal(signal.SIGTERM)
+print(p.wait())
+PY
+    )
+  }
+  stalled_term start stall-start /bin/sleep 30
+  is "$mode: SIGTERM while the stream's reader takes nothing: exit 143" "$rc" 143
+  closed_ok "$mode: ... the run" "$W/default/stall-start" cancelled
+  stalled_term running stall-run /bin/sh -c 'trap "echo cleaned; exit 7" TERM; sleep 30 & wait'
+  is "$mode: SIGTERM, then the stream stalls: exit 143" "$rc" 143
+  closed_ok "$mode: ... the run" "$W/default/stall-run" cancelled
+  is "$mode: ... the skill had its SIGTERM and its cleanup" \
+    "$(field "$W/default/stall-run/audit.jsonl" execution_completed .skill_exit_code)" 7
 done
 
 finish
