@@ -278,6 +278,31 @@ render() {
 # Every man page renders without a single warning: the pages shipped as
 # they are, and the .in pages made with the packaged directories (/usr,
 # /etc, /var), so that the result does not depend on this build's prefix.
+# th_fields PAGE: its .TH line's title|section|date|source|manual, with
+# "date" for any date and "manual" for any manual name (awk splits the
+# quoted arguments the way roff does).
+th_fields() {
+  awk '/^\.TH[ \t]/ {
+    s = substr($0, 5); n = 0
+    while (s != "") {
+      sub(/^[ \t]+/, "", s)
+      if (s == "") break
+      if (substr(s, 1, 1) == "\"") {
+        i = index(substr(s, 2), "\""); if (i == 0) i = length(s)
+        a[++n] = substr(s, 2, i - 1); s = substr(s, i + 2)
+      } else {
+        i = match(s, /[ \t]/); if (i == 0) i = length(s) + 1
+        a[++n] = substr(s, 1, i - 1); s = substr(s, i)
+      }
+    }
+    printf "%s|%s|%s|%s|%s", a[1], a[2], (a[3] ~ /^[0-9][0-9-]*$/ ? "date" : "bad date \"" a[3] "\""),
+      a[4], (a[5] != "" ? "manual" : "no manual")
+    exit
+  }' "$1"
+}
+version=$("$SKILLRUN" --version | sed -n '1s/^skillrun //p')
+check "--version's first line names the release (got $version)" test -n "$version"
+
 mkdir "$tmp/pkgman"
 for t in "$TOP_SRCDIR"/man/*.in; do
   bindir=/usr/bin sysconfdir=/etc datadir=/usr/share localstatedir=/var \
@@ -299,6 +324,11 @@ for page in "$TOP_SRCDIR"/man/*.[1-8] "$tmp"/pkgman/*.[1-8]; do
   fi
   # whatis(1) and apropos(1) index a page by its NAME section.
   check "$name has a NAME section" grep -q '^\.SH NAME' "$page"
+  # The header names the page, and the footer the date and the release
+  # of the binary it documents (.TH TITLE SECTION DATE SOURCE MANUAL):
+  # the same on every page, so that none is left behind by a release.
+  is "$name's .TH: title, section, a date, source, manual" "$(th_fields "$page")" \
+    "$(printf '%s' "${name%.*}" | tr '[:lower:]' '[:upper:]')|${name##*.}|date|skillrun $version|manual"
 done
 check "at least 5 man pages to render (got $count)" test "$count" -ge 5
 # The pages made for this build render too; a long --prefix may leave a
