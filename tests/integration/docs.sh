@@ -404,6 +404,33 @@ for opt in $(grep -Eo -- '--[a-z0-9-]+ (N|ID|HEX|SIZE|DURATION|KEY=VALUE)( |$)' 
   is "the bash completion offers nothing after $opt" "$got" ""
 done
 
+# The bash completion runs in the user's own interactive shell, with its
+# options: under failglob, noglob (set -f), nounset or an IFS of its own
+# it offers what it offers under bash's defaults, and writes nothing to
+# the terminal.  A profile directory without profiles comes first.
+mkdir -p "$tmp/prof/empty" "$tmp/prof/p"
+: >"$tmp/prof/p/mine.profile"
+bash_offers_with() { # SETUP LINE: what the completion offers at the end of
+  # LINE in a shell that ran SETUP, and what it wrote to stderr
+  (cd "$tmp/cwd" && SKILLRUN_PROFILE_PATH=$tmp/prof/empty:$tmp/prof/p bash -c 'source "$1"
+    read -r -a COMP_WORDS <<<"$3"
+    [[ $3 == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    eval "$2"
+    _skillrun
+    printf "%s\n" "${COMPREPLY[@]}" | sort' - "$BASH_COMP" "$1" "$2" 2>&1)
+}
+check "the bash completion offers the profile of the second directory of SKILLRUN_PROFILE_PATH" \
+  grep -qx mine <<<"$(bash_offers_with : "skillrun --profile ")"
+for line in "skillrun --profile " "skillrun --gc --" "skillrun --sign k --tier " "skillrun --" \
+  "skillrun --conf $tmp/prof/" "skillrun --workspace-root $tmp/prof/"; do
+  want=$(bash_offers_with : "$line")
+  for setup in "shopt -s failglob" "set -f" "set -u" "IFS=:" "IFS=-"; do
+    is "the bash completion offers the same under '$setup' after '$line'" \
+      "$(bash_offers_with "$setup" "$line")" "$want"
+  done
+done
+
 # Both completions offer, per mode, exactly the options the binary takes
 # with it (skillrun(1), OPTIONS: a mode refuses every option it does not
 # read), and, once an option is on the line, only the modes that take it
