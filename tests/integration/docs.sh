@@ -489,6 +489,24 @@ for m in run $modes; do
     took[$m $o]=$?
   done
 done
+# A mode's SYNOPSIS line that names its options (not "[OPTION]...")
+# names just those the binary takes with it.
+n_syn=0
+for m in $modes; do
+  sed -n "/^\.B skillrun $m\$/,/^\.\(br\|SH\)/p" "$tmp/synopsis" >"$tmp/synopsis.mode"
+  [ -s "$tmp/synopsis.mode" ] || continue
+  grep -q OPTION "$tmp/synopsis.mode" && continue
+  n_syn=$((n_syn + 1))
+  got=$(sed 1d "$tmp/synopsis.mode" | grep -oE -- '(^|[ [])(--[a-z0-9-]+|-[a-zA-Z])' | tr -d ' [' |
+    sed -e 's/^-v$/--verbose/' -e 's/^-p$/--profile/' -e 's/^-i$/--input/' | sort -u | tr '\n' ' ')
+  want=
+  for o in $plain; do
+    [ "${took[$m $o]}" = 0 ] && want="$want$o"$'\n'
+  done
+  is "skillrun(1) SYNOPSIS of $m names the options the binary takes with it" \
+    "$got" "$(printf '%s' "$want" | grep . | sort -u | tr '\n' ' ')"
+done
+check "some SYNOPSIS lines name their options (got $n_syn)" test "$n_syn" -ge 4
 both() { # MODE OPTION OPTION2: the binary takes each in MODE
   [ "${took[$1 $2]}" = 0 ] && [ "${took[$1 $3]}" = 0 ]
 }
