@@ -216,9 +216,20 @@ static int slot_take(int fd, unsigned id) {
     if (r != 0)
       return r;
   }
+  /* The pid, for whoever looks; a full file system (a tmpfs /run has no
+   * page for it) still takes a size without data: the mark is that the
+   * file is not empty.  Stale digits of a longer pid are cut off. */
   n = snprintf(mark, sizeof(mark), "%d\n", (int)getpid());
-  if (pwrite(fd, mark, (size_t)n, 0) != n)
-    return errno ? -errno : -ENOSPC;
+  errno = 0;
+  if (pwrite(fd, mark, (size_t)n, 0) == n) {
+    if (st.st_size > n)
+      (void)!ftruncate(fd, n);
+    return 0;
+  }
+  if (errno != 0 && errno != ENOSPC && errno != EDQUOT)
+    return -errno;
+  if (ftruncate(fd, st.st_size > 0 ? st.st_size : 1) < 0)
+    return -errno;
   return 0;
 }
 

@@ -193,6 +193,41 @@ if command -v setpriv >/dev/null; then
   rm -f "$SLOT"
 fi
 
+# The mark needs no room: /run is a tmpfs that fills up (any user who
+# can write to a directory on it can fill it), and a slot file with a page
+# of data is one more page.  Before, a run that could not write its pid
+# there stopped (125, "No space left on device") where it ran before
+# there was a mark; now a full file system takes the mark as a size
+# without data.  Here a tmpfs of one page, full, over /run/skillrun in a
+# private mount namespace.
+n=$((n + 1))
+AUDIT=$W/u$n.audit
+printf 'uid-pool 912355 1\n' >"$T/pool-full.conf"
+# shellcheck disable=SC2016 # expanded by the inner shell
+unshare -m --propagation private sh -c '
+  mount -t tmpfs -o size=4k,mode=0755 tmpfs /run/skillrun || exit 99
+  mkdir /run/skillrun/uid-pool || exit 99
+  head -c 8192 /dev/zero >/run/skillrun/fill 2>/dev/null
+  "$@" &
+  run=$!
+  marked=no i=0
+  while [ $i -lt 100 ] && kill -0 $run 2>/dev/null; do
+    if [ -s /run/skillrun/uid-pool/912355 ]; then marked=yes; break; fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+  wait $run
+  rc=$?
+  echo "$marked" >"$0.marked"
+  [ -f /run/skillrun/uid-pool/912355 ] && [ ! -s /run/skillrun/uid-pool/912355 ] &&
+    echo cleared >>"$0.marked"
+  exit $rc' "$T/full" "$SKILLRUN" --conf "$T/pool-full.conf" --workspace-root "$W" \
+  --execution-id "u$n" --audit-file "$AUDIT" "$B" -- sleep 1 >/dev/null 2>"$W/u$n.err"
+rc=$?
+is "a full /run: the run succeeds all the same" "$rc" 0
+is "... its slot marked while it ran, cleared at its end" \
+  "$(tr '\n' ' ' <"$T/full.marked" 2>/dev/null)" "yes cleared "
+
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
 over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
 is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
