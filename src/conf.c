@@ -420,7 +420,7 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
   }
   /* The owner's private group is excepted for its write, not an access
    * ACL's named entries, whose mask those group bits then are. */
-  acl = (st->st_mode & S_IWGRP) && sr_fd_has_acl(fd);
+  acl = (st->st_mode & S_IWGRP) && sr_fd_acl_grants_others(fd, 2, me);
   if ((st->st_mode & S_IWOTH) ||
       ((st->st_mode & S_IWGRP) && (acl || !owners_private_group(st))))
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",

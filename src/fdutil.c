@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1126,9 +1127,33 @@ void sr_name_sample_done(struct sr_name_sample *s) {
   s->names = NULL;
 }
 
-bool sr_fd_has_acl(int fd) {
+bool sr_fd_acl_grants_others(int fd, unsigned perm, uid_t except) {
+  _cleanup_free_ unsigned char *buf = NULL;
+  unsigned mask = 7;
   ssize_t n = fgetxattr(fd, "system.posix_acl_access", NULL, 0);
 
-  return n > 0 ||
-         (n < 0 && errno != ENODATA && errno != ENOTSUP && errno != EOPNOTSUPP);
+  if (n < 0)
+    return errno != ENODATA && errno != ENOTSUP && errno != EOPNOTSUPP;
+  /* The kernel's format (linux/posix_acl_xattr.h), little-endian: a
+   * version (2), then entries of a tag, a permission and an id. */
+  if (n < 4 || (n - 4) % 8 != 0 || n > 65536 || !(buf = malloc((size_t)n)))
+    return true;
+  if (fgetxattr(fd, "system.posix_acl_access", buf, (size_t)n) != n ||
+      le32toh(*(uint32_t *)(void *)buf) != 2)
+    return true;
+  for (ssize_t i = 4; i < n; i += 8)
+    if (le16toh(*(uint16_t *)(void *)(buf + i)) == 0x10) /* ACL_MASK */
+      mask = le16toh(*(uint16_t *)(void *)(buf + i + 2));
+  for (ssize_t i = 4; i < n; i += 8) {
+    unsigned tag = le16toh(*(uint16_t *)(void *)(buf + i));
+    unsigned e_perm = le16toh(*(uint16_t *)(void *)(buf + i + 2));
+    uint32_t id = le32toh(*(uint32_t *)(void *)(buf + i + 4));
+
+    if (!(e_perm & mask & perm))
+      continue;
+    if ((tag == 0x02 && id != (uint32_t)except) || /* ACL_USER */
+        tag == 0x08)                               /* ACL_GROUP */
+      return true;
+  }
+  return false;
 }

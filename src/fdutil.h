@@ -181,11 +181,14 @@ static inline int sr_open_regular_errno(int r) {
              : -r;
 }
 
-/* Whether the file open at fd has a POSIX access ACL: its mode's group
- * bits are then the ACL's mask, the most any named user or group entry
- * grants, not the owning group's own.  An error other than "no ACL" or "no
- * ACLs here" counts as one (callers refuse then: fail closed). */
-bool sr_fd_has_acl(int fd);
+/* Whether the POSIX access ACL of the file open at fd grants `perm` (4
+ * read, 2 write) to a named user other than `except` (the caller: a
+ * systemd credential is root's, mode 0400, with `user:CALLER:r--`) or to
+ * a named group, through its mask: with an ACL the mode's group bits are
+ * that mask, the most any of them gets, not the owning group's own.
+ * false without an ACL or where ACLs are not supported; true when it
+ * cannot be read or parsed (callers refuse then: fail closed). */
+bool sr_fd_acl_grants_others(int fd, unsigned perm, uid_t except);
 
 /* Writes a small string to a file (e.g. /proc, cgroupfs); 0 or -errno. */
 int sr_write_file_at(int dirfd, const char *path, const char *s);

@@ -334,8 +334,10 @@ static int private_key_alone(int fd, const char *path, const struct stat *st,
                         path, mode, path);
   /* With an access ACL the group bits are its mask: root's key of mode
    * 0600 and `user:mallory:r` shows as 0640, and the group's read it
-   * seems to be is mallory's.  Only the plain group read is excepted. */
-  if ((st->st_mode & S_IRGRP) && sr_fd_has_acl(fd))
+   * seems to be is mallory's.  Only the plain group read is excepted,
+   * and a named entry for the caller (a systemd credential: root's, 0400,
+   * `user:CALLER:r--`, which shows as 0440), or one the mask voids. */
+  if ((st->st_mode & S_IRGRP) && sr_fd_acl_grants_others(fd, 4, me))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "private key %s has an access ACL that may let other "
                         "users read it (mode %04o): it must be yours alone: "

@@ -66,6 +66,13 @@ try() {
   [ -e "$w/default/p$n/outputs/ran" ] && RAN=$(cat "$w/default/p$n/outputs/ran")
 }
 
+# Whether group 0 is root's private group here: no member, nobody else's
+# primary group.
+root_group_private() {
+  [ -z "$(getent group 0 | cut -d: -f4)" ] &&
+    [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]
+}
+
 for mode in root user; do
   if [ "$mode" = user ]; then me=$NOBODY other=$OTHER; else me=0 other=$NOBODY; fi
 
@@ -109,8 +116,7 @@ for mode in root user; do
   if [ "$mode" = root ]; then
     chgrp 0 "$h/.config/skillrun/profiles/snoop.profile"
     try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
-    if [ -z "$(getent group 0 | cut -d: -f4)" ] &&
-      [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]; then
+    if root_group_private; then
       is "$mode: a profile its owner's own group may write is used" "$rc:$RAN" "0:$SECRET"
     else
       pass "# SKIP $mode: group 0 has members here, so it is no private group"
@@ -150,6 +156,21 @@ os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
       try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
       is "$mode: a profile others may write through its ACL stops the run (125)" "$rc:$RAN" 125:no
       check "$mode: ... saying so" grep -q "snoop.profile is writable by other users through its access ACL" "$ERR"
+      # The same ACL letting uid $NOBODY read it only: the write in the
+      # mask is the owner's own group's, as without an ACL, and the
+      # profile is used.  Before, any ACL behind a group write refused it.
+      python3 -c '
+import os, struct, sys
+e = lambda tag, perm, id=0xffffffff: struct.pack("<HHI", tag, perm, id)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+            e(1, 6) + e(2, 4, int(sys.argv[2])) + e(4, 6) + e(0x10, 6) + e(0x20, 4))
+' "$p" "$NOBODY"
+      try $mode XDG_CONFIG_HOME="$h/.config" -- -p snoop
+      if root_group_private; then
+        is "$mode: ... an ACL that lets another user only read it: used" "$rc:$RAN" "0:$SECRET"
+      else
+        pass "# SKIP $mode: group 0 has members here, so it is no private group"
+      fi
     else
       pass "# SKIP $mode: a profile with an ACL: no POSIX ACLs on this file system"
     fi

@@ -123,6 +123,23 @@ os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
     else
       pass "# SKIP $mode: a key with an ACL: no POSIX ACLs on this file system"
     fi
+    # A systemd credential (LoadCredential=, for a service's User=) is
+    # root's, mode 0400, with an ACL entry `user:CALLER:r--` that makes
+    # its mode read 0440: the caller's own read, nobody else's.  Before,
+    # any ACL behind a group read refused the key.
+    if [ $mode = user ]; then me=$USER_UID; else me=0; fi
+    k=$(key $mode cred.key 400 0:0)
+    if python3 -c '
+import os, struct, sys
+e = lambda tag, perm, id=0xffffffff: struct.pack("<HHI", tag, perm, id)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+            e(1, 4) + e(2, 4, int(sys.argv[2])) + e(4, 0) + e(0x10, 4) + e(0x20, 0))
+' "$k" "$me" 2>/dev/null && [ "$(stat -c %a "$k")" = 440 ]; then
+      sign $mode "$k" cred
+      is "$mode: root's key the caller alone may read through an ACL (a systemd credential): signs (0)" "$rc" 0
+    else
+      pass "# SKIP $mode: a key with an ACL: no POSIX ACLs on this file system"
+    fi
   fi
   # A key reached through a symbolic link as its last component.
   ln -s "$T/$mode/mine.key" "$T/$mode/link.key"
