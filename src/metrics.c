@@ -67,12 +67,11 @@ int sr_record_format(const struct sr_run_record *r, char *buf, size_t len) {
   for (size_t i = 0; i < SR_ARRAY_SIZE(v); i++)
     put_num(n[i], sizeof(n[i]), v[i]);
   w = snprintf(buf, len,
-               RECORD_VERSION " %" PRIu64
-                              " %s %s %s %s %s %s %s %s %s %s%s%s\n",
+               RECORD_VERSION " %" PRIu64 " %s %s %s %s %s %s %s %s %s %s %s\n",
                r->finished_s, r->tenant[0] ? r->tenant : "-",
                r->skill[0] ? r->skill : "-", sr_status_name(r->status),
                r->reason[0] ? r->reason : "-", n[0], n[1], n[2], n[3], n[4],
-               n[5], r->execution[0] ? " " : "", r->execution);
+               n[5], r->execution[0] ? r->execution : "-");
   if (w < 0 || (size_t)w >= len || (size_t)w > SR_RECORD_LINE_MAX)
     return -ENOSPC;
   return w;
@@ -267,6 +266,15 @@ void sr_index_ids_free(struct sr_index_ids *s) {
   free(s);
 }
 
+/* The fields of a line sr_record_parse read (one space apart). */
+static size_t fields(const char *line, size_t len) {
+  size_t n = 1;
+
+  for (size_t i = 0; i < len; i++)
+    n += line[i] == ' ';
+  return n;
+}
+
 int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
                           size_t len) {
   struct sr_run_record rec;
@@ -275,6 +283,10 @@ int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
   if (sr_record_parse(line, len, &rec) < 0)
     return 0;
   if (!rec.execution[0]) {
+    /* "-": a run of this version's without a valid id (an invalid
+     * --execution-id), which no dead run can be. */
+    if (fields(line, len) == N_FIELDS + 1)
+      return 0;
     if ((int64_t)rec.finished_s > s->legacy_last)
       s->legacy_last = (int64_t)rec.finished_s;
     return 0;

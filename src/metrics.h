@@ -20,8 +20,8 @@
  *
  * one space apart, "-" for what is unknown (a refusal before the manifest
  * was read has no skill; a run without a cgroup leaf has no CPU or memory
- * figure).  EXECUTION, the run's execution id, is absent from the lines of
- * older versions and of runs refused before they had a valid one: gc
+ * figure).  EXECUTION, the run's execution id ("-" for a run refused before
+ * it had a valid one), is absent from the lines of older versions: gc
  * counts a dead run only when its owner's index has no line with its id
  * (struct sr_index_ids), so that each run is counted exactly once.  --metrics
  * reads that file rather than every run directory's metadata.json: one
@@ -44,7 +44,7 @@ struct sr_run_record {
   /* -1 when unknown */
   int64_t duration_ms, cpu_usec, memory_peak, artifacts, artifact_bytes,
       syscalls_denied;
-  char execution[65]; /* "" when unknown (older lines) */
+  char execution[65]; /* "" when unknown ("-", or an older line) */
 };
 
 /* The line for r, with its newline, NUL-terminated in buf: its length, or

@@ -141,6 +141,20 @@ for mode in $MODES; do
     "default succeeded uncounted"
   check "$mode: ... and gc says so" grep -q "counted default/uncounted" "$W.gc.out"
 
+  # ... also when a run refused for an invalid --execution-id ended after
+  # it began: that run's line has no id to give, and must not be taken
+  # for an older version's line, which would leave the dead run uncounted.
+  finished "$W" uncounted2
+  "${pre[@]}" sed -i '/ uncounted2$/d' "$W/.metrics/runs.log"
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id 'bad id!' "$B" \
+    -- /bin/true >/dev/null 2>&1
+  is "$mode: a refusal for an invalid --execution-id: 123" "$?" 123
+  n=$(index_lines "$W")
+  gc "$W"
+  is "$mode: ... then gc counts the run killed before its line, once" \
+    "$(index_lines "$W")" $((n + 1))
+  is "$mode: ... with its own id" "$(grep -c ' uncounted2$' "$W/.metrics/runs.log")" 1
+
   # --------------- a directory in place of metadata.json (.tmp)
   for what in metadata.json metadata.json.tmp; do
     id=dir-${what//./-}

@@ -43,7 +43,7 @@ static void test_format_parse_round_trip(void **state) {
   n = sr_record_format(&r, line, sizeof(line));
   assert_true(n > 0);
   assert_string_equal(line, "1 1700000000 acme pdf-tools succeeded - 1500 "
-                            "250000 3145728 2 1234 7\n");
+                            "250000 3145728 2 1234 7 -\n");
   assert_int_equal(sr_record_parse(line, (size_t)n - 1, &back), 0);
   assert_memory_equal(&r, &back, sizeof(r));
 
@@ -53,7 +53,7 @@ static void test_format_parse_round_trip(void **state) {
   r.syscalls_denied = -1;
   n = sr_record_format(&r, line, sizeof(line));
   assert_string_equal(line, "1 1700000000 - - refused digest_mismatch 1500 - "
-                            "- - - -\n");
+                            "- - - - -\n");
   assert_int_equal(sr_record_parse(line, (size_t)n - 1, &back), 0);
   assert_memory_equal(&r, &back, sizeof(r));
 
@@ -128,6 +128,8 @@ static void test_parse_refuses_hostile_lines(void **state) {
 static void test_execution_id(void **state) {
   static const char old[] = "1 1700000000 acme s succeeded - 1 2 3 4 5 6";
   static const char new[] = "1 1700000100 acme s succeeded - 1 2 3 4 5 6 e1";
+  static const char idless[] =
+      "1 1700000200 acme - refused invalid_id 0 - - - - - -";
   struct sr_run_record r = {0};
   char line[SR_RECORD_LINE_MAX + 1];
   struct sr_index_ids *ids;
@@ -154,6 +156,10 @@ static void test_execution_id(void **state) {
    * then, not one that started later. */
   assert_int_equal(sr_index_ids_add_line(ids, old, strlen(old)), 0);
   assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000000), -1);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000001), 0);
+  /* A run of this version's refused for an invalid --execution-id: "-",
+   * no dead run's line, and not an older line either. */
+  assert_int_equal(sr_index_ids_add_line(ids, idless, strlen(idless)), 0);
   assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000001), 0);
   sr_index_ids_free(ids);
 }
