@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -169,14 +170,51 @@ struct strmap {
   size_t n, cap;
   uint32_t *slots; /* index + 1; 0 = empty */
   size_t n_slots;  /* a power of two, at least twice n */
+  uint64_t key[2]; /* the hash's key: secret where keys are another's */
 };
 
-static uint64_t hash(const char *s) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                               \
+  do {                                                                         \
+    v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                  \
+    v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                     \
+    v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                     \
+    v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                  \
+  } while (0)
 
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
+/*
+ * SipHash-2-4 of s under key k: the index's keys are its owner's to
+ * choose, and with an unkeyed hash (FNV-1a, before) a user could write
+ * lines whose keys all share one slot, so that root's gc, reading that
+ * index, spent minutes in the probing (quadratic in the lines).
+ */
+static uint64_t hash(const char *s, const uint64_t k[2]) {
+  uint64_t v0 = 0x736f6d6570736575ULL ^ k[0], v1 = 0x646f72616e646f6dULL ^ k[1],
+           v2 = 0x6c7967656e657261ULL ^ k[0], v3 = 0x7465646279746573ULL ^ k[1];
+  size_t len = strlen(s), i = 0;
+  uint64_t m;
+
+  for (; i + 8 <= len; i += 8) {
+    memcpy(&m, s + i, 8);
+    m = le64toh(m);
+    v3 ^= m;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= m;
+  }
+  m = (uint64_t)len << 56;
+  for (size_t j = 0; i + j < len; j++)
+    m |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
+  v3 ^= m;
+  SIPROUND;
+  SIPROUND;
+  v0 ^= m;
+  v2 ^= 0xff;
+  SIPROUND;
+  SIPROUND;
+  SIPROUND;
+  SIPROUND;
+  return v0 ^ v1 ^ v2 ^ v3;
 }
 
 static void strmap_done(struct strmap *m) {
@@ -189,7 +227,7 @@ static void strmap_done(struct strmap *m) {
 static size_t *slot_of(const struct strmap *m, const char *key, size_t *slot) {
   size_t mask = m->n_slots - 1;
 
-  for (size_t i = hash(key) & mask;; i = (i + 1) & mask)
+  for (size_t i = hash(key, m->key) & mask;; i = (i + 1) & mask)
     if (!m->slots[i] || !strcmp(m->keys[m->slots[i] - 1], key)) {
       *slot = i;
       return slot;
@@ -251,11 +289,14 @@ struct sr_index_ids {
   int64_t legacy_last; /* the latest end of a line without an id; -1 */
 };
 
-struct sr_index_ids *sr_index_ids_new(void) {
+struct sr_index_ids *sr_index_ids_new(const uint64_t key[2]) {
   struct sr_index_ids *s = calloc(1, sizeof(*s));
 
-  if (s)
+  if (s) {
     s->legacy_last = -1;
+    s->ids.key[0] = key[0];
+    s->ids.key[1] = key[1];
+  }
   return s;
 }
 
