@@ -287,6 +287,7 @@ static long strmap_get(struct strmap *m, const char *key, size_t max) {
 struct sr_index_ids {
   struct strmap ids;   /* "tenant\037execution" */
   int64_t legacy_last; /* the latest end of a line without an id; -1 */
+  bool skipped;        /* lines were passed over, and no line read since */
 };
 
 struct sr_index_ids *sr_index_ids_new(const uint64_t key[2]) {
@@ -323,6 +324,13 @@ int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
 
   if (sr_record_parse(line, len, &rec) < 0)
     return 0;
+  /* The lines passed over ended by this one's end, about: any of them
+   * may be the line of a run that began by then. */
+  if (s->skipped) {
+    s->skipped = false;
+    if ((int64_t)rec.finished_s > s->legacy_last)
+      s->legacy_last = (int64_t)rec.finished_s;
+  }
   if (!rec.execution[0]) {
     /* "-": a run of this version's without a valid id (an invalid
      * --execution-id), which no dead run can be. */
@@ -344,7 +352,13 @@ int sr_index_ids_find(const struct sr_index_ids *s, const char *tenant,
   snprintf(key, sizeof(key), "%s\037%s", tenant, execution);
   if (s->ids.n_slots && (slot_of(&s->ids, key, &slot), s->ids.slots[slot]))
     return 1;
+  if (s->skipped)
+    return -1;
   return s->legacy_last >= started_s ? -1 : 0;
+}
+
+void sr_index_ids_skip(struct sr_index_ids *s) {
+  s->skipped = true;
 }
 
 /* ------------------------------------------------------------ aggregation */

@@ -77,6 +77,11 @@ int sr_index_ids_add_line(struct sr_index_ids *s, const char *line, size_t len);
  * be the run's. */
 int sr_index_ids_find(const struct sr_index_ids *s, const char *tenant,
                       const char *execution, int64_t started_s);
+/* Lines of the index were passed over (gc reads at most its last
+ * INDEX_WINDOW bytes): they count as lines without an id that ended when
+ * the next line read did, or, until one is, as lines that may be any
+ * run's (sr_index_ids_find -1 for an id it has not seen). */
+void sr_index_ids_skip(struct sr_index_ids *s);
 
 /* Cardinality bounds (skillrun(1) METRICS): beyond them tenants, skills and
  * reasons are counted under "_other", which no id, name or reason can be. */

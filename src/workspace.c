@@ -2005,6 +2005,8 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
 #define INDEX_DIR ".metrics"
 #define INDEX_FILE "runs.log"
 #define INDEX_READ_CHUNK (256 * 1024)
+/* What gc reads of an index at most, in a pass: some 200,000 runs. */
+#define INDEX_WINDOW ((off_t)16 * 1024 * 1024)
 
 /* A directory or file of the index is only trusted when `owner` (the
  * workspace root's owner) owns it and nobody else may write it. */
@@ -2146,13 +2148,31 @@ static int index_catch_up(int root_fd, uid_t owner, struct index_seen *s) {
   }
   if (fd < 0)
     return 0;
+  /* Its owner writes it, and a sparse file costs them nothing: of a
+   * larger index, only the last INDEX_WINDOW bytes (the recent runs, those
+   * likely to have died unclosed) are read, from their first whole line;
+   * the rest is taken for lines without an id. */
+  if (st.st_size - s->off > INDEX_WINDOW) {
+    s->off = st.st_size - INDEX_WINDOW;
+    sr_index_ids_skip(s->ids);
+    overlong = true;
+  }
   buf = malloc(INDEX_READ_CHUNK);
   if (!buf)
     return -ENOMEM;
+  /* Up to its size now: what its owner appends meanwhile is for the next
+   * call. */
   for (;;) {
-    ssize_t n =
-        pread(fd, buf + have, INDEX_READ_CHUNK - have, s->off + (off_t)have);
+    off_t left = st.st_size - (s->off + (off_t)have);
+    size_t want = INDEX_READ_CHUNK - have;
     char *p = buf, *end, *nl;
+    ssize_t n;
+
+    if (left <= 0)
+      return 0;
+    if ((off_t)want > left)
+      want = (size_t)left;
+    n = pread(fd, buf + have, want, s->off + (off_t)have);
 
     if (n < 0 && errno == EINTR)
       continue;

@@ -161,6 +161,14 @@ static void test_execution_id(void **state) {
    * no dead run's line, and not an older line either. */
   assert_int_equal(sr_index_ids_add_line(ids, idless, strlen(idless)), 0);
   assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000001), 0);
+  /* Lines passed over (gc's window): any run may be among them until a
+   * line is read, then those that began by its end. */
+  sr_index_ids_skip(ids);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000300), -1);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e1", 1700000300), 1);
+  assert_int_equal(sr_index_ids_add_line(ids, idless, strlen(idless)), 0);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000200), -1);
+  assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000201), 0);
   sr_index_ids_free(ids);
 }
 
