@@ -5,9 +5,9 @@
  */
 #include "config.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,51 +170,14 @@ struct strmap {
   size_t n, cap;
   uint32_t *slots; /* index + 1; 0 = empty */
   size_t n_slots;  /* a power of two, at least twice n */
-  uint64_t key[2]; /* the hash's key: secret where keys are another's */
 };
 
-#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                               \
-  do {                                                                         \
-    v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                  \
-    v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                     \
-    v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                     \
-    v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                  \
-  } while (0)
+static uint64_t hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
-/*
- * SipHash-2-4 of s under key k: the index's keys are its owner's to
- * choose, and with an unkeyed hash (FNV-1a, before) a user could write
- * lines whose keys all share one slot, so that root's gc, reading that
- * index, spent minutes in the probing (quadratic in the lines).
- */
-static uint64_t hash(const char *s, const uint64_t k[2]) {
-  uint64_t v0 = 0x736f6d6570736575ULL ^ k[0], v1 = 0x646f72616e646f6dULL ^ k[1],
-           v2 = 0x6c7967656e657261ULL ^ k[0], v3 = 0x7465646279746573ULL ^ k[1];
-  size_t len = strlen(s), i = 0;
-  uint64_t m;
-
-  for (; i + 8 <= len; i += 8) {
-    memcpy(&m, s + i, 8);
-    m = le64toh(m);
-    v3 ^= m;
-    SIPROUND;
-    SIPROUND;
-    v0 ^= m;
-  }
-  m = (uint64_t)len << 56;
-  for (size_t j = 0; i + j < len; j++)
-    m |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
-  v3 ^= m;
-  SIPROUND;
-  SIPROUND;
-  v0 ^= m;
-  v2 ^= 0xff;
-  SIPROUND;
-  SIPROUND;
-  SIPROUND;
-  SIPROUND;
-  return v0 ^ v1 ^ v2 ^ v3;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
 }
 
 static void strmap_done(struct strmap *m) {
@@ -227,7 +190,7 @@ static void strmap_done(struct strmap *m) {
 static size_t *slot_of(const struct strmap *m, const char *key, size_t *slot) {
   size_t mask = m->n_slots - 1;
 
-  for (size_t i = hash(key, m->key) & mask;; i = (i + 1) & mask)
+  for (size_t i = hash(key) & mask;; i = (i + 1) & mask)
     if (!m->slots[i] || !strcmp(m->keys[m->slots[i] - 1], key)) {
       *slot = i;
       return slot;
@@ -284,27 +247,35 @@ static long strmap_get(struct strmap *m, const char *key, size_t max) {
 
 /* ------------------------------------------------------------ counted runs */
 
+/*
+ * A balanced tree (tsearch(3)), not the hashed string map: the index is its
+ * owner's to write, and with a hash they know (an unkeyed one) a user
+ * could write ids that all share one slot, so that root's gc, reading that
+ * index, spent minutes probing (quadratic in the lines).  A tree's lookups
+ * are O(log n) whatever the keys.
+ */
 struct sr_index_ids {
-  struct strmap ids;   /* "tenant\037execution" */
+  void *ids;           /* "tenant\037execution", tsearch(3) */
   int64_t legacy_last; /* the latest end of a line without an id; -1 */
   bool skipped;        /* lines were passed over, and no line read since */
 };
 
-struct sr_index_ids *sr_index_ids_new(const uint64_t key[2]) {
+static int key_cmp(const void *a, const void *b) {
+  return strcmp(a, b);
+}
+
+struct sr_index_ids *sr_index_ids_new(void) {
   struct sr_index_ids *s = calloc(1, sizeof(*s));
 
-  if (s) {
+  if (s)
     s->legacy_last = -1;
-    s->ids.key[0] = key[0];
-    s->ids.key[1] = key[1];
-  }
   return s;
 }
 
 void sr_index_ids_free(struct sr_index_ids *s) {
   if (!s)
     return;
-  strmap_done(&s->ids);
+  tdestroy(s->ids, free);
   free(s);
 }
 
@@ -320,7 +291,7 @@ static size_t fields(const char *line, size_t len) {
 int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
                           size_t len) {
   struct sr_run_record rec;
-  char key[65 + 1 + 65];
+  char key[65 + 1 + 65], *dup;
 
   if (sr_record_parse(line, len, &rec) < 0)
     return 0;
@@ -341,16 +312,22 @@ int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
     return 0;
   }
   snprintf(key, sizeof(key), "%s\037%s", rec.tenant, rec.execution);
-  return strmap_get(&s->ids, key, SIZE_MAX) < 0 ? -ENOMEM : 0;
+  if (tfind(key, &s->ids, key_cmp))
+    return 0;
+  dup = strdup(key);
+  if (!dup || !tsearch(dup, &s->ids, key_cmp)) {
+    free(dup);
+    return -ENOMEM;
+  }
+  return 0;
 }
 
 int sr_index_ids_find(const struct sr_index_ids *s, const char *tenant,
                       const char *execution, int64_t started_s) {
   char key[65 + 1 + 65];
-  size_t slot;
 
   snprintf(key, sizeof(key), "%s\037%s", tenant, execution);
-  if (s->ids.n_slots && (slot_of(&s->ids, key, &slot), s->ids.slots[slot]))
+  if (tfind(key, &s->ids, key_cmp))
     return 1;
   if (s->skipped)
     return -1;

@@ -64,9 +64,9 @@ int sr_record_parse(const char *line, size_t len, struct sr_run_record *r);
  */
 struct sr_index_ids;
 
-/* key: 16 random bytes (getrandom(2)), which the index's owner cannot
- * know, so that the lines they write cannot make the set slow. */
-struct sr_index_ids *sr_index_ids_new(const uint64_t key[2]);
+/* A balanced tree: the lines an index's owner writes cannot make it
+ * slow. */
+struct sr_index_ids *sr_index_ids_new(void);
 void sr_index_ids_free(struct sr_index_ids *s);
 /* One line of the index (without its newline): 0 (a line that does not
  * parse is ignored) or -ENOMEM. */

@@ -2129,17 +2129,8 @@ static int index_catch_up(int root_fd, uid_t owner, struct index_seen *s) {
   }
   if (!s->ids || fd < 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
       st.st_size < s->off) {
-    uint64_t key[2];
-    struct timespec ts;
-
-    /* The index is its owner's to write: a key they cannot know. */
-    if (getrandom(key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key)) {
-      (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-      key[0] = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec;
-      key[1] = (uint64_t)getpid() ^ (uint64_t)(uintptr_t)&key;
-    }
     sr_index_ids_free(s->ids);
-    s->ids = sr_index_ids_new(key);
+    s->ids = sr_index_ids_new();
     if (!s->ids)
       return -ENOMEM;
     s->off = 0;

@@ -144,7 +144,7 @@ static void test_execution_id(void **state) {
   assert_int_equal(n, (int)strlen(new) + 1);
   assert_memory_equal(line, new, strlen(new));
 
-  ids = sr_index_ids_new((const uint64_t[2]){1, 2});
+  ids = sr_index_ids_new();
   assert_non_null(ids);
   assert_int_equal(sr_index_ids_find(ids, "acme", "e1", 1700000000), 0);
   assert_int_equal(sr_index_ids_add_line(ids, new, strlen(new)), 0);
