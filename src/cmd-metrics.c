@@ -20,7 +20,6 @@
 /* Markers of live runs looked at, at most (a uid pool has 64 slots; an
  * ordinary user's runs are as many as it starts). */
 #define LIVE_MAX 100000
-#define READ_CHUNK (256 * 1024)
 
 /*
  * Every complete line of the index into m.  A line longer than a record
@@ -28,45 +27,28 @@
  * unterminated last line is a run's record being appended right now and
  * is left for the next scrape.
  */
-static int read_index(int fd, struct sr_metrics *m, uint64_t *skipped) {
-  _cleanup_free_ char *buf = malloc(READ_CHUNK);
-  size_t have = 0;
-  bool overlong = false;
+struct read_ctx {
+  struct sr_metrics *m;
+  uint64_t *skipped;
+};
 
-  if (!buf)
-    return -ENOMEM;
-  for (;;) {
-    ssize_t n = read(fd, buf + have, READ_CHUNK - have);
-    char *p = buf, *end, *nl;
+/* One line of the index: counted, or skipped when it is no record. */
+static int count_line(void *ctx, const char *p, size_t len) {
+  struct read_ctx *c = ctx;
+  struct sr_run_record rec;
 
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return -errno;
-    if (n == 0)
-      return 0;
-    end = buf + have + n;
-    while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-      struct sr_run_record rec;
-      if (overlong)
-        overlong = false;
-      else if (sr_record_parse(p, (size_t)(nl - p), &rec) < 0)
-        (*skipped)++;
-      else if (sr_metrics_add(m, &rec) < 0)
-        return -ENOMEM;
-      p = nl + 1;
-    }
-    have = (size_t)(end - p);
-    if (have > SR_RECORD_LINE_MAX) {
-      /* Too long to be a record: drop it up to its newline. */
-      if (!overlong)
-        (*skipped)++;
-      overlong = true;
-      have = 0;
-    } else {
-      memmove(buf, p, have);
-    }
+  if (!p || sr_record_parse(p, len, &rec) < 0) {
+    (*c->skipped)++;
+    return 0;
   }
+  return sr_metrics_add(c->m, &rec) < 0 ? -ENOMEM : 0;
+}
+
+static int read_index(int fd, struct sr_metrics *m, uint64_t *skipped) {
+  struct read_ctx c = {.m = m, .skipped = skipped};
+  off_t off = 0;
+
+  return sr_index_each_line(fd, &off, -1, false, count_line, &c);
 }
 
 int sr_cmd_metrics(const struct sr_args *a) {

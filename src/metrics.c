@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "metrics.h"
@@ -159,6 +160,77 @@ int sr_record_parse(const char *line, size_t len, struct sr_run_record *r) {
   r->artifact_bytes = v[5];
   r->syscalls_denied = v[6];
   return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+#define INDEX_READ_CHUNK (256 * 1024)
+
+int sr_index_each_line(int fd, off_t *off, off_t end, bool mid_line,
+                       int (*line)(void *ctx, const char *p, size_t len),
+                       void *ctx) {
+  _cleanup_free_ char *buf = malloc(INDEX_READ_CHUNK);
+  bool junk = mid_line; /* drop up to the next newline */
+  size_t have = 0;
+  int r;
+
+  if (!buf)
+    return -ENOMEM;
+  for (;;) {
+    off_t pos = *off + (off_t)have, data;
+    size_t want = INDEX_READ_CHUNK - have;
+    char *p = buf, *stop, *nl;
+    ssize_t n;
+
+    if (end >= 0 && pos >= end)
+      return 0;
+    /* A hole is no line (its owner's sparse file costs them nothing, a
+     * reader its size in zeros): passed over, with the line it cuts. */
+    data = lseek(fd, pos, SEEK_DATA);
+    if (data < 0 && errno == ENXIO)
+      return 0;
+    if (data > pos) {
+      if (have > 0 || !junk)
+        r = line(ctx, NULL, 0);
+      else
+        r = 0;
+      if (r < 0)
+        return r;
+      *off = data;
+      have = 0;
+      junk = true;
+      continue;
+    }
+    if (end >= 0 && (off_t)want > end - pos)
+      want = (size_t)(end - pos);
+    n = pread(fd, buf + have, want, pos);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -errno;
+    if (n == 0)
+      return 0;
+    stop = buf + have + n;
+    while ((nl = memchr(p, '\n', (size_t)(stop - p)))) {
+      if (junk)
+        junk = false;
+      else if ((r = line(ctx, p, (size_t)(nl - p))) < 0)
+        return r;
+      p = nl + 1;
+    }
+    *off += p - buf;
+    have = (size_t)(stop - p);
+    if (have > SR_RECORD_LINE_MAX) {
+      /* Too long to be a record: passed over up to its newline. */
+      if (!junk && (r = line(ctx, NULL, 0)) < 0)
+        return r;
+      junk = true;
+      *off += (off_t)have;
+      have = 0;
+    } else {
+      memmove(buf, p, have);
+    }
+  }
 }
 
 /* ------------------------------------------------------------ a string map */

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "status.h"
 
@@ -62,6 +63,19 @@ int sr_record_parse(const char *line, size_t len, struct sr_run_record *r);
  * lines are fed in order, as sr_record_parse reads them): a set that
  * grows in time and space linear in the lines.
  */
+/*
+ * Calls line(ctx, text, len) for each whole line of the index fd (without
+ * its newline) from *off up to end (-1: its end), reading in large chunks;
+ * a line that cannot be a record (longer than SR_RECORD_LINE_MAX, or cut
+ * by a hole of a sparse file, which is passed over with SEEK_DATA) is
+ * given once as (NULL, 0).  mid_line: *off may fall inside a line, which
+ * is dropped up to its newline.  *off ends past the last whole line read.
+ * 0, -errno, or line()'s negative return.
+ */
+int sr_index_each_line(int fd, off_t *off, off_t end, bool mid_line,
+                       int (*line)(void *ctx, const char *p, size_t len),
+                       void *ctx);
+
 struct sr_index_ids;
 
 /* A balanced tree: the lines an index's owner writes cannot make it

@@ -2004,7 +2004,6 @@ int sr_workspace_gc(const char *root, const struct sr_trust_key *key,
 
 #define INDEX_DIR ".metrics"
 #define INDEX_FILE "runs.log"
-#define INDEX_READ_CHUNK (256 * 1024)
 /* What gc reads of an index at most, in a pass: some 200,000 runs. */
 #define INDEX_WINDOW ((off_t)16 * 1024 * 1024)
 
@@ -2106,11 +2105,15 @@ static int append_index(int root_fd, uid_t owner, unsigned *lock_tries,
 /* The lines added to the index since s->off into s->ids (all of them the
  * first time, or when the index was moved away): only complete lines,
  * each at most a record long. */
+/* A line of the index for gc's set of counted runs (a line that can be
+ * no record is none). */
+static int add_id_line(void *ctx, const char *p, size_t len) {
+  return p ? sr_index_ids_add_line(ctx, p, len) : 0;
+}
+
 static int index_catch_up(int root_fd, uid_t owner, struct index_seen *s) {
   _cleanup_close_ int dir = -1, fd = -1;
-  _cleanup_free_ char *buf = NULL;
   struct stat st;
-  size_t have = 0;
   bool overlong = false;
   int r;
 
@@ -2148,48 +2151,10 @@ static int index_catch_up(int root_fd, uid_t owner, struct index_seen *s) {
     sr_index_ids_skip(s->ids);
     overlong = true;
   }
-  buf = malloc(INDEX_READ_CHUNK);
-  if (!buf)
-    return -ENOMEM;
   /* Up to its size now: what its owner appends meanwhile is for the next
    * call. */
-  for (;;) {
-    off_t left = st.st_size - (s->off + (off_t)have);
-    size_t want = INDEX_READ_CHUNK - have;
-    char *p = buf, *end, *nl;
-    ssize_t n;
-
-    if (left <= 0)
-      return 0;
-    if ((off_t)want > left)
-      want = (size_t)left;
-    n = pread(fd, buf + have, want, s->off + (off_t)have);
-
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return -errno;
-    if (n == 0)
-      return 0;
-    end = buf + have + n;
-    while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-      if (overlong)
-        overlong = false;
-      else if (sr_index_ids_add_line(s->ids, p, (size_t)(nl - p)) < 0)
-        return -ENOMEM;
-      p = nl + 1;
-    }
-    s->off += p - buf;
-    have = (size_t)(end - p);
-    if (have > SR_RECORD_LINE_MAX) {
-      /* Too long to be a record: skipped up to its newline. */
-      overlong = true;
-      s->off += (off_t)have;
-      have = 0;
-    } else {
-      memmove(buf, p, have);
-    }
-  }
+  return sr_index_each_line(fd, &s->off, st.st_size, overlong, add_id_line,
+                            s->ids);
 }
 
 /* 1 when the owner's index counts the run, 0 when it does not, -1 when

@@ -93,6 +93,20 @@ if [ "$(stat -c %s "$W/.metrics/runs.log")" -gt 34000000000 ]; then
   is "... a 32 GB sparse index: root's --gc closes the dead run" \
     "$rc:$(tail -n 1 "$T/gc.out")" "0:gc: 1 dead run(s) cleaned under $(realpath "$W")"
   check "... without reading it all (${ms} ms)" [ "$ms" -lt 5000 ]
+  # Root's --metrics (a scraper's timer) reads the owner's index whole:
+  # before, all 32 GB of its hole.  A hole is passed over (SEEK_DATA), as
+  # one line that is no record.
+  t0=$(date +%s%N)
+  timeout 60 "$SKILLRUN" --metrics --workspace-root "$W" >"$T/metrics.out" 2>&1
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  is "... root's --metrics over that index exits 0" "$rc" 0
+  check "... without reading its hole (${ms} ms)" [ "$ms" -lt 5000 ]
+  is "... the hole one line skipped" \
+    "$(sed -n 's/^skillrun_metrics_index_skipped //p' "$T/metrics.out")" 1
+  is "... every line before it counted (65,536 colliding, the user's)" \
+    "$(sed -n 's/^skillrun_metrics_index_records //p' "$T/metrics.out")" \
+    "$(wc -l <"$W/.metrics/runs.log")"
 else
   pass "# SKIP a sparse index: this file system cannot make a 32 GB file"
 fi
