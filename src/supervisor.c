@@ -131,6 +131,46 @@ void sr_supervisor_reap(struct sr_supervisor *s) {
   in->pidfd = safe_close(in->pidfd);
 }
 
+/*
+ * As pid 1 of its pid namespace (the entrypoint of a container: docker, a
+ * pod, unshare --pid --fork), skillrun is the one every orphan there is
+ * handed to: what docker exec left behind, a process the caller's wrapper
+ * forked before it exec'd skillrun.  Each stayed a zombie, holding its
+ * pid, until the run ended.  They are reaped while the run runs now,
+ * without ever taking the status of skillrun's own children, which their
+ * owners wait for by pid: a look first (WNOWAIT) says whose the zombie
+ * is.  One of its own (init, the egress proxy, the only children alive
+ * while the loop runs: the libmagic and key-parsing children come and go
+ * before it) ends the round, as every look would find it first; its
+ * owner reaps it, and the round is tried again after the next events.
+ */
+static bool own_child(const struct sr_supervisor *s, pid_t pid) {
+  return (!s->init.exited && pid == s->init.pid) ||
+         (s->proxy.pid > 0 && pid == s->proxy.pid);
+}
+
+static void reap_strangers(struct sr_supervisor *s) {
+  for (;;) {
+    siginfo_t si;
+
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+      if (errno == EINTR)
+        continue;
+      break; /* ECHILD: no child at all */
+    }
+    if (si.si_pid == 0)
+      break; /* none has exited */
+    if (own_child(s, si.si_pid))
+      return; /* still due */
+    /* A stranger: none but this thread reaps, so the pid is still its. */
+    if (waitid(P_PID, (id_t)si.si_pid, &si, WEXITED | WNOHANG) < 0 &&
+        errno != EINTR)
+      break;
+  }
+  s->strangers_due = false;
+}
+
 /* Killing pid 1 of the namespace kills every other process of it
  * (pid_namespaces(7)); cgroup v2's cgroup.kill does the same at once, from
  * the other side.  cgroup v1 has no such file: its leaves hold nothing but
@@ -377,6 +417,9 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
   r = open_event_fds(s, err);
   if (r < 0)
     return r;
+  /* Orphans that ended before SIGCHLD was blocked sent none that stayed
+   * pending: the loop's first round looks for them. */
+  s->pid1 = s->strangers_due = getpid() == 1;
   /* As root, leave root's supplementary groups behind before the sandbox
    * inherits them (an ordinary caller cannot, see skillrun(1)). */
   if (geteuid() == 0 && setgroups(0, NULL) < 0)
@@ -815,6 +858,7 @@ static int on_signal(struct sr_supervisor *s, struct sr_error *err) {
   if (n != (ssize_t)sizeof(si))
     return 0;
   if (si.ssi_signo == SIGCHLD) {
+    s->strangers_due = s->pid1;
     if (s->init.pidfd < 0)
       (void)reap_init(&s->init, false); /* with a pidfd, its POLLIN tells */
     return 0;
@@ -1249,6 +1293,8 @@ static int event_loop(struct sr_supervisor *s, struct sr_error *err) {
     int kind[EV__MAX];
     int n;
 
+    if (s->strangers_due)
+      reap_strangers(s);
     /* init drains the handed log pipes no more: the rest is read here. */
     if (s->init.exited || s->have_status)
       sr_logpump_take_back(&s->logs);

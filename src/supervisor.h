@@ -117,6 +117,9 @@ struct sr_supervisor {
   bool stdin_complete;            /* forwarded to its end */
   sigset_t old_mask;
   bool mask_blocked;
+  /* pid 1 of its pid namespace (a container's entrypoint): the orphans
+   * there are its to reap (reap_strangers), due after each SIGCHLD. */
+  bool pid1, strangers_due;
   uint64_t start_ms;
   /* What the loop saw. */
   bool ready;       /* init reported the skill started */
