@@ -124,6 +124,9 @@ assert csc["capabilities"]["drop"] == ["ALL"]
 rules = job["spec"]["podFailurePolicy"]["rules"]
 codes = set(rules[0]["onExitCodes"]["values"])
 assert {123, 125} <= codes and 124 not in codes, codes
+# The audit stream in a file on the volume, apart from the container's log
+# (stdout and stderr merged: skillrun-integration(7)).
+assert "--audit-file=/runs/$(POD_NAME).audit.jsonl" in c["args"], c["args"]
 # The profile the container reads, and its command line.
 vols = {v["name"]: v for v in pod["volumes"]}
 mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
@@ -138,7 +141,7 @@ assert vols[m["name"]]["configMap"]["name"] == cm["metadata"]["name"]
 open(out + "/pod.profile", "w").write(cm["data"][pname])
 args = [a.replace("$(POD_NAME)", "skillrun-hello-x7k2q")
          .replace(ppath, out + "/pod.profile")
-         .replace("--workspace-root=/runs", "--workspace-root=" + out + "/runs")
+         .replace("=/runs", "=" + out + "/runs")
         for a in c["args"]]
 open(out + "/k8s.args", "w").write("\n".join(c["command"] + args) + "\n")
 print("ok")
@@ -158,10 +161,15 @@ EOF
     ln -s ..data/pod.profile "$T/cm/pod.profile"
     check "... which a directory mount's link would not be (hence subPath)" \
       sh -c '! "$0" --explain -p "$1" "$2" >/dev/null 2>&1' "$SKILLRUN" "$T/cm/pod.profile" "$HELLO"
+    mkdir -p "$T/runs" # the volume, mounted before the container starts
     run_check "the Job's container command runs the hello example (proc tmpfs)" \
       sh -c '"$@" >"$0/k8s.audit" 2>/dev/null' "$T" "${kargs[@]}"
     run_check "... its run directory is named after the pod" \
       test -f "$T/runs/default/skillrun-hello-x7k2q/outputs/hello.txt"
+    run_check "... its audit stream is the file on the volume, and verifies" \
+      audit_ok "$T/runs/skillrun-hello-x7k2q.audit.jsonl"
+    run_check "... and nothing of it is on standard output (the container's log)" \
+      test ! -s "$T/k8s.audit"
   fi
 else
   pass "# SKIP the Kubernetes manifest (python3-yaml is not installed)"
