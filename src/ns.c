@@ -124,6 +124,31 @@ static int write_proc(pid_t pid, const char *file, const char *text,
   return 0;
 }
 
+int sr_ns_check_proc(struct sr_error *err) {
+  char link[32];
+  ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+  char *end;
+  long pid;
+
+  if (n < 0)
+    return sr_error_layer(err, "supervisor", errno,
+                          "/proc/self cannot be read: /proc is not the "
+                          "procfs of skillrun's pid namespace (mount one, "
+                          "e.g. unshare --pid --fork --mount-proc)");
+  link[n] = '\0';
+  errno = 0;
+  pid = strtol(link, &end, 10);
+  if (errno != 0 || *end != '\0' || pid != (long)getpid())
+    return sr_error_layer(
+        err, "supervisor", 0,
+        "/proc is not the procfs of skillrun's pid "
+        "namespace (/proc/self is %s, skillrun's pid is %ld): "
+        "its pids name other processes; mount one "
+        "for it (e.g. unshare --pid --fork --mount-proc)",
+        link, (long)getpid());
+  return 0;
+}
+
 int sr_ns_write_maps(pid_t pid, uid_t inside_uid, uid_t host_uid,
                      gid_t inside_gid, gid_t host_gid, struct sr_error *err) {
   char map[64];

@@ -30,6 +30,13 @@ struct sr_error;
 pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
                   struct sr_error *err);
 
+/* Whether /proc is the procfs of skillrun's own pid namespace, which every
+ * /proc/PID it opens (the sandbox's maps, the sampler's files) assumes:
+ * pid 1 of a namespace made without one (unshare --pid --fork, no
+ * --mount-proc) sees the parent namespace's, where its pids name other
+ * processes.  Failure: layer "supervisor", saying how to mount one. */
+int sr_ns_check_proc(struct sr_error *err);
+
 /* Writes setgroups=deny and single-id uid/gid maps for pid, then reads them
  * back.  Failure: layer "userns". */
 int sr_ns_write_maps(pid_t pid, uid_t inside_uid, uid_t host_uid,

@@ -393,6 +393,9 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
 
   s->spec = spec;
   s->start_ms = sr_now_mono_ms();
+  r = sr_ns_check_proc(err);
+  if (r < 0)
+    return r;
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return sr_error_layer(err, "sync", errno, "socketpair");
   s->sync_fd = sv[0];

@@ -9,8 +9,10 @@
 # and the run still ends with the skill's own status and its record.
 # SIGTERM to pid 1, from inside the namespace (kill -TERM 1, which the
 # kernel drops for a pid 1 that neither blocks nor handles it) and from
-# outside (docker stop), cancels the run with its record and 143.  As
-# root and as an unprivileged user (in a user namespace of its own).
+# outside (docker stop), cancels the run with its record and 143.  A
+# namespace without a procfs of its own is refused before anything reads
+# or writes /proc/PID there.  As root and as an unprivileged user (in a
+# user namespace of its own).
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -26,7 +28,8 @@ chmod -R a+rX "$T"
 # pid1 MODE ID WRAPPER-COMMANDS SKILL-COMMAND: skillrun exec'd by sh as
 # pid 1 of a new pid namespace (and, for the user, a user namespace too),
 # after WRAPPER-COMMANDS; in the background, $u the unshare process, its
-# stream in $W/ID.audit.
+# stream in $W/ID.audit.  With a procfs of its own, unless proc is set
+# (and empty).
 pid1() {
   local mode=$1 id=$2 wrap=$3 cmd=$4 pre
   if [ "$mode" = user ]; then
@@ -34,7 +37,7 @@ pid1() {
   else
     pre=(unshare)
   fi
-  "${pre[@]}" --pid --fork --mount-proc sh -c "$wrap"'
+  "${pre[@]}" --pid --fork ${proc-"--mount-proc"} sh -c "$wrap"'
     exec "$@"' - "$SKILLRUN" --workspace-root "$W" --execution-id "$id" \
     "$B" -- sh -c "$cmd" >"$W/$id.audit" 2>"$W/$id.err" &
   u=$!
@@ -82,5 +85,23 @@ for mode in $MODES; do
   wait $u
   is "$mode: SIGTERM from outside: exit 143" "$?" 143
   closed_ok "$mode: SIGTERM from outside" "$W/default/term-outside" cancelled
+
+  # Without a procfs of its own (no --mount-proc), /proc is the parent
+  # namespace's, where the pids skillrun knows name other processes: it
+  # used to write the uid and gid maps of whatever process had its
+  # sandbox's pid there ("cannot write /proc/2/setgroups", or worse, a
+  # map of someone else's fresh user namespace).  It stops first, saying
+  # why.
+  proc='' pid1 $mode no-proc ':' 'echo ran'
+  wait $u
+  is "$mode: no procfs of its own: exit 125" "$?" 125
+  check "$mode: ... one line saying /proc is not its pid namespace's" \
+    grep -qx "skillrun: /proc is not the procfs of skillrun's pid namespace .*--mount-proc)" \
+    "$W/no-proc.err"
+  is "$mode: ... and nothing else on standard error" "$(wc -l <"$W/no-proc.err")" 1
+  is "$mode: ... the stream ends with execution_completed error" \
+    "$(last "$W/no-proc.audit")" "execution_completed	error"
+  check "$mode: ... after layer_failed" grep -q '"event":"layer_failed"' "$W/no-proc.audit"
+  check "$mode: ... and the skill never ran" not grep -qx ran "$W/default/no-proc/logs/stdout.log"
 done
 finish
