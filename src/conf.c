@@ -356,6 +356,20 @@ static int open_error(struct conf_ctx *ctx, int r, const struct stat *st,
       sr_open_regular_why(r, st, SR_CONF_MAX_BYTES, why, sizeof(why)));
 }
 
+/* A directory on the way to path another user can write (or its check
+ * failed: r), as config_invalid. */
+static int dir_error(struct sr_error *err, int r, const struct sr_dir_fault *f,
+                     const char *where, const char *what, const char *path) {
+  char why[PATH_MAX * 2 + 128];
+
+  if (r != -EPERM)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                        "%s%s%s: cannot check the directories above it", where,
+                        what, path);
+  return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid", "%s%s%s %s",
+                      where, what, path, sr_dir_fault_why(f, why, sizeof(why)));
+}
+
 static int parse_path(struct conf_ctx *ctx, const char *path,
                       const char *where) {
   _cleanup_close_ int fd = -1;
@@ -433,6 +447,18 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
                               : "its group",
                         (unsigned)(st->st_mode & 07777));
   return 0;
+}
+
+/* A directory of a profile found by name may be group-writable as the
+ * profile may: its owner's private group, without an access ACL (read
+ * through a descriptor that can read it, which an O_PATH one cannot). */
+static bool profile_dir_group_ok(int fd, const struct stat *st) {
+  _cleanup_close_ int rd = -1;
+
+  if (!owners_private_group(st))
+    return false;
+  rd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return rd >= 0 && !sr_fd_has_acl(rd);
 }
 
 static bool valid_profile_name(const char *s) {
@@ -517,13 +543,14 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
     return r;
   for (size_t i = 0; i < dirs.n; i++) {
     _cleanup_free_ char *path = NULL;
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -1, dir = -1;
+    struct sr_dir_fault fault;
     struct stat st;
     int n;
 
     if (asprintf(&path, "%s/%s.profile", dirs.v[i], name_or_path) < 0)
       return -ENOMEM;
-    fd = open_conf(path, &st);
+    fd = sr_open_regular_in(AT_FDCWD, path, SR_CONF_MAX_BYTES, &st, &dir);
     /* Like execvp(3): a directory we may not search (another user's $HOME
      * after su) does not stop the search, but the final message says so;
      * nor does one reached through another user's symbolic link (a link
@@ -551,6 +578,11 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
     r = check_found_profile(ctx, fd, &st, where, path);
     if (r < 0)
       return r;
+    /* And the directories it is in: whoever can write one can put
+     * another profile under its name. */
+    r = sr_check_dir_chain(dir, geteuid(), profile_dir_group_ok, &fault);
+    if (r < 0)
+      return dir_error(ctx->err, r, &fault, where, "profile ", path);
     if (resolved) {
       *resolved = strdup(path);
       if (!*resolved)
@@ -636,7 +668,8 @@ int sr_conf_parse_file(const char *path, struct sr_conf *out,
 
 int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
                           struct sr_error *err) {
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int fd = -1, dir = -1;
+  struct sr_dir_fault fault;
   struct conf_ctx ctx;
   struct sr_conf tmp;
   struct stat st;
@@ -646,7 +679,7 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
     path = SR_PLATFORM_CONF;
   memset(out, 0, sizeof(*out));
   ctx_init(&ctx, &tmp, false, err);
-  fd = open_conf(path, &st);
+  fd = sr_open_regular_in(AT_FDCWD, path, SR_CONF_MAX_BYTES, &st, &dir);
   /* Only the default path may be absent: a --conf that names nothing is
    * a mistake that must not silently mean the built-in caps. */
   if ((fd == -ENOENT || fd == -ENOTDIR) && !named)
@@ -664,6 +697,11 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
                         "and not writable by group or others",
                         path, (unsigned)st.st_uid,
                         (unsigned)(st.st_mode & 07777));
+  /* Nor may anyone else write a directory above it, who could rename
+   * another file of root's over it. */
+  r = sr_check_dir_chain(dir, 0, NULL, &fault);
+  if (r < 0)
+    return dir_error(err, r, &fault, "", "", path);
   /* No include: an included profile would not get the ownership check. */
   r = parse_fd(&ctx, fd, path, "");
   return finish(&tmp, path, out, r, err);

@@ -567,8 +567,10 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
   return TAKE_FD(cur);
 }
 
-int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
-                 struct sr_foreign_link *fl) {
+/* sr_open_path, keeping the directory the file was opened in (an O_PATH
+ * fd) in *dir_out when it is not NULL. */
+static int open_path_in(int dirfd, const char *path, int flags, mode_t mode,
+                        struct sr_foreign_link *fl, int *dir_out) {
   _cleanup_close_ int dir = -1;
   const char *slash = strrchr(path, '/'), *name = path;
   int fd;
@@ -588,19 +590,37 @@ int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
     name = slash + 1;
   }
   fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-  return fd < 0 ? -errno : fd;
+  if (fd < 0)
+    return -errno;
+  if (dir_out) {
+    if (dir < 0)
+      dir = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+      int r = -errno;
+      safe_close(fd);
+      return r;
+    }
+    *dir_out = TAKE_FD(dir);
+  }
+  return fd;
 }
 
-int sr_open_regular(int dirfd, const char *path, uint64_t max,
-                    struct stat *st) {
-  _cleanup_close_ int fd = -1;
+int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
+                 struct sr_foreign_link *fl) {
+  return open_path_in(dirfd, path, flags, mode, fl, NULL);
+}
+
+int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
+                       struct stat *st, int *dir_out) {
+  _cleanup_close_ int fd = -1, dir = -1;
   struct sr_foreign_link fl;
   struct stat own;
 
   if (!st)
     st = &own;
   fl.uid = (uid_t)-1;
-  fd = sr_open_path(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fl);
+  fd = open_path_in(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fl,
+                    dir_out ? &dir : NULL);
   if (fd == -SR_EFOREIGNLINK) {
     memset(st, 0, sizeof(*st));
     st->st_uid = fl.uid;
@@ -614,7 +634,97 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max,
     return -SR_ENOTREG;
   if ((uint64_t)st->st_size > max)
     return -EFBIG;
+  if (dir_out)
+    *dir_out = TAKE_FD(dir);
   return TAKE_FD(fd);
+}
+
+int sr_open_regular(int dirfd, const char *path, uint64_t max,
+                    struct stat *st) {
+  return sr_open_regular_in(dirfd, path, max, st, NULL);
+}
+
+/*
+ * OpenSSH's StrictModes, by descriptor: from the directory dirfd up to
+ * the root, each must belong to root or `owner` and be writable by
+ * nobody else, or whoever can write it can rename one file over another
+ * (community.pub over official.pub), remove it, or swap the directory
+ * below.  Above the file's own directory a sticky one (/tmp) is safe:
+ * nobody may rename or remove there what they do not own, and the
+ * directory below is checked for its owner.  Not the file's own: a name
+ * missing there could be taken by a hard link to another of root's files
+ * wherever fs.protected_hardlinks is 0.  ".." is walked, not the path the
+ * file was named by, so what is checked is where the file is now.
+ */
+int sr_check_dir_chain(int dirfd, uid_t owner,
+                       bool (*group_ok)(int fd, const struct stat *st),
+                       struct sr_dir_fault *fault) {
+  _cleanup_close_ int cur = -1;
+  struct stat st;
+  int fd = dirfd;
+
+  if (fstat(fd, &st) < 0)
+    return -errno;
+  for (unsigned level = 0;; level++) {
+    const bool sticky = level > 0 && (st.st_mode & S_ISVTX);
+    struct stat up;
+    int next;
+
+    fault->why = SR_DIR_OK;
+    if (st.st_uid != 0 && st.st_uid != owner)
+      fault->why = SR_DIR_OWNER;
+    else if ((st.st_mode & S_IWOTH) && !sticky)
+      fault->why = SR_DIR_OTHERS;
+    else if ((st.st_mode & S_IWGRP) && !sticky &&
+             !(group_ok && group_ok(fd, &st)))
+      fault->why = SR_DIR_GROUP;
+    if (fault->why != SR_DIR_OK) {
+      char link[64];
+      ssize_t n;
+
+      fault->uid = st.st_uid;
+      fault->mode = st.st_mode;
+      snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+      n = readlink(link, fault->path, sizeof(fault->path) - 1);
+      if (n <= 0)
+        n = snprintf(fault->path, sizeof(fault->path),
+                     "(%u levels above the file)", level + 1);
+      fault->path[n] = '\0';
+      return -EPERM;
+    }
+    next = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (next < 0)
+      return -errno;
+    if (fstat(next, &up) < 0) {
+      int r = -errno;
+      safe_close(next);
+      return r;
+    }
+    safe_close(cur);
+    cur = fd = next;
+    /* The root's ".." is itself (also a chroot's or a namespace's). */
+    if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+      return 0;
+    st = up;
+  }
+}
+
+const char *sr_dir_fault_why(const struct sr_dir_fault *f, char *buf,
+                             size_t len) {
+  const unsigned mode = (unsigned)(f->mode & 07777);
+
+  if (f->why == SR_DIR_OWNER)
+    snprintf(buf, len,
+             "is in directory %s of uid %u, who can rename or replace it "
+             "(keep it in directories of root's: chown root %s)",
+             f->path, (unsigned)f->uid, f->path);
+  else
+    snprintf(buf, len,
+             "is in directory %s, writable by %s (mode %04o), who can "
+             "rename or replace it (chmod go-w %s)",
+             f->path, f->why == SR_DIR_OTHERS ? "others" : "its group", mode,
+             f->path);
+  return buf;
 }
 
 static const char *file_kind(mode_t mode) {

@@ -167,6 +167,32 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
  * (-SR_EFOREIGNLINK with *fl set). */
 int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
                  struct sr_foreign_link *fl);
+/* sr_open_regular, also handing the directory the file was opened in
+ * (O_PATH) to *dir_out on success, for sr_check_dir_chain. */
+int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
+                       struct stat *st, int *dir_out);
+/*
+ * Whether the directory dirfd and every one above it, up to the root,
+ * belong to root or owner and are writable by nobody else (group write
+ * passes when group_ok, which may be NULL, says so; a sticky directory
+ * passes above dirfd): 0, -EPERM with *fault saying which directory and
+ * why, or another -errno.
+ */
+enum sr_dir_fault_kind { SR_DIR_OK, SR_DIR_OWNER, SR_DIR_GROUP, SR_DIR_OTHERS };
+struct sr_dir_fault {
+  enum sr_dir_fault_kind why;
+  uid_t uid;
+  mode_t mode;
+  char path[PATH_MAX];
+};
+int sr_check_dir_chain(int dirfd, uid_t owner,
+                       bool (*group_ok)(int fd, const struct stat *st),
+                       struct sr_dir_fault *fault);
+/* For a message "<what> <path> <why>": "is in directory D of uid U, who
+ * can rename or replace it (...)", or "..., writable by others (mode M),
+ * ...": buf. */
+const char *sr_dir_fault_why(const struct sr_dir_fault *f, char *buf,
+                             size_t len);
 /* What went wrong with sr_open_regular's result r (< 0), for a message
  * "<what> <path> <why>": "is a FIFO, not a regular file", "is a symbolic
  * link...", "is too large (N bytes, at most MAX)", else strerror's text.

@@ -349,13 +349,15 @@ static int private_key_alone(int fd, const char *path, const struct stat *st,
 static int load_key(const char *path, bool private_key, bool root_only,
                     struct sr_trust_key **out, struct sr_error *err) {
   _cleanup_free_ char *buf = NULL;
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int fd = -1, dir = -1;
+  struct sr_dir_fault fault;
   struct stat st;
-  char why[128];
+  char why[PATH_MAX * 2 + 128];
   size_t len = 0;
   int r;
 
-  fd = sr_open_regular(AT_FDCWD, path, SR_KEY_MAX_BYTES, &st);
+  fd = sr_open_regular_in(AT_FDCWD, path, SR_KEY_MAX_BYTES, &st,
+                          root_only ? &dir : NULL);
   if (fd < 0)
     return sr_error_set(
         err, SR_EXIT_FAILED, sr_open_regular_errno(fd), "key_invalid",
@@ -372,6 +374,17 @@ static int load_key(const char *path, bool private_key, bool root_only,
                         "root and not writable by group or others",
                         path, (unsigned)st.st_uid,
                         (unsigned)(st.st_mode & 07777));
+  /* Nor a directory above it: whoever could write one could rename
+   * another of root's keys over its name (community.pub as official.pub),
+   * or remove it. */
+  if (root_only && (r = sr_check_dir_chain(dir, 0, NULL, &fault)) < 0)
+    return r == -EPERM
+               ? sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                              "key %s %s", path,
+                              sr_dir_fault_why(&fault, why, sizeof(why)))
+               : sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid",
+                              "key %s: cannot check the directories above it",
+                              path);
   if (private_key && !root_only &&
       (r = private_key_alone(fd, path, &st, err)) < 0)
     return r;
