@@ -121,28 +121,39 @@ static int build_env(struct sr_run *run, struct sr_error *err) {
  */
 static int load_net_hosts(struct sr_run *run, struct sr_error *err) {
   const char *path = run->policy.net_hosts;
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int fd = -1, dir = -1;
   _cleanup_free_ char *buf = NULL;
+  struct sr_dir_fault fault;
   struct stat st;
   size_t len = 0, line = 0;
-  char why[256];
+  char why[PATH_MAX * 2 + 128];
   int r;
 
   if (!path || run->policy.network != SR_NET_ALLOWLIST)
     return 0;
-  fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid",
-                        "network-hosts %s", path);
-  if (fstat(fd, &st) < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid",
-                        "network-hosts %s", path);
-  if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)))
+  fd = sr_open_regular_in(AT_FDCWD, path, NET_HOSTS_MAX_BYTES, &st, &dir);
+  if (fd < 0 && fd != -SR_ENOTREG)
+    return sr_error_set(
+        err, SR_EXIT_FAILED, sr_open_regular_errno(fd), "config_invalid",
+        "network-hosts %s %s", path,
+        sr_open_regular_why(fd, &st, NET_HOSTS_MAX_BYTES, why, sizeof(why)));
+  if (fd < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
                         "network-hosts %s: must be a regular file owned by "
                         "root and not writable by group or others",
                         path);
+  /* Nor may anyone else write a directory above it, who could rename
+   * another of root's files over its name. */
+  r = sr_check_dir_chain(dir, 0, NULL, &fault);
+  if (r < 0)
+    return r == -EPERM
+               ? sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
+                              "network-hosts %s %s", path,
+                              sr_dir_fault_why(&fault, why, sizeof(why)))
+               : sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
+                              "network-hosts %s: cannot check the "
+                              "directories above it",
+                              path);
   r = sr_read_fd(fd, NET_HOSTS_MAX_BYTES, &buf, &len);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",

@@ -8,8 +8,8 @@
 # keys (community.pub and official.pub), each still root's, 0644 and no
 # symbolic link: a bundle signed with the community key then ran as tier
 # official.  The same rename put a lax skillrun.conf of root's over the
-# strict one (no signature required), or a lax profile over the one the
-# caller named.  Now every directory from the file's up to / must belong
+# strict one (no signature required), a lax profile over the one the
+# caller named, or another hosts file over the network-hosts one.  Now every directory from the file's up to / must belong
 # to root (or, for a profile, the caller) and be writable by nobody else,
 # as OpenSSH's StrictModes wants; a sticky one above the file's own (/tmp)
 # is fine.  Another stops the run (125, config_invalid or key_invalid)
@@ -59,6 +59,13 @@ printf -- '---\nname: mallory-skill\ndescription: A test skill.\nmetadata:\n  ve
     exit 99
   }
 chmod -R a+rX "$M" "$M.sig"
+
+# A skill that asks for the allowlist, and a profile that permits it.
+NB=$T/net-skill
+mkdir -p "$NB"
+printf -- '---\nname: net-skill\ndescription: A test skill.\nmetadata:\n  sandbox.network: allowlist\n---\n# n\n' >"$NB/SKILL.md"
+printf 'network allowlist\nnetwork-allow allowed.test:8080\n' >"$T/allow.profile"
+chmod -R a+rX "$NB" "$T/allow.profile"
 
 n=0
 # try MODE CONF BUNDLE [ARGS...]: one run whose skill leaves outputs/ran;
@@ -159,6 +166,16 @@ for mode in root user; do
   "${AS_OTHER[@]}" mv "$P/lax.profile" "$P/strict.profile" 2>/dev/null
   SKILLRUN_PROFILE_PATH=$P try $mode "$T/$mode-safe.conf" "$B" --profile strict
   refused $mode "a profile found by name in a 0777 directory" config_invalid "$P"
+
+  # The hosts file the egress proxy resolves allowlisted names with: a
+  # rename there sends them to other addresses.
+  H=$T/$mode-hostsdir
+  mkdir -m 777 "$H"
+  echo "127.0.0.1 allowed.test" >"$H/hosts"
+  chmod 644 "$H/hosts"
+  conf "$T/$mode-hosts.conf" "network-hosts $H/hosts"
+  try $mode "$T/$mode-hosts.conf" "$NB" --profile "$T/allow.profile"
+  refused $mode "a network-hosts file in a 0777 directory" config_invalid "$H"
 done
 host_unchanged trust-dirs
 finish
