@@ -716,7 +716,7 @@ const char *sr_dir_fault_why(const struct sr_dir_fault *f, char *buf,
   if (f->why == SR_DIR_OWNER)
     snprintf(buf, len,
              "is in directory %s of uid %u, who can rename or replace it "
-             "(keep it in directories of root's: chown root %s)",
+             "(move it, or chown root %s)",
              f->path, (unsigned)f->uid, f->path);
   else
     snprintf(buf, len,
