@@ -1470,9 +1470,82 @@ static void test_dir_entries(void **state) {
   assert_int_equal(sr_rm_rf_at(AT_FDCWD, out), 0);
 }
 
+static ino_t group_ok_ino;
+static bool group_ok_answer;
+static bool group_ok(int fd, const struct stat *st) {
+  struct stat own;
+
+  assert_int_equal(fstat(fd, &own), 0);
+  assert_int_equal(own.st_ino, st->st_ino);
+  group_ok_ino = st->st_ino;
+  return group_ok_answer;
+}
+
+/* sr_check_dir_chain: every directory up to / is root's or the owner's
+ * and writable by nobody else; a sticky one passes above the first. */
+static void test_dir_chain(void **state) {
+  char base[] = "/tmp/sr-chain.XXXXXX", sub[64], real[PATH_MAX];
+  struct sr_dir_fault f;
+  struct stat st;
+  int fd, top;
+
+  (void)state;
+  /* Its directory is made in /tmp, whose own mode passes as a sticky
+   * directory of root's above the one checked. */
+  assert_int_equal(stat("/tmp", &st), 0);
+  if (st.st_uid != 0 || !(st.st_mode & S_ISVTX)) {
+    print_message("/tmp is not a sticky directory of root's: not tested\n");
+    return;
+  }
+  assert_non_null(mkdtemp(base));
+  assert_non_null(realpath(base, real));
+  snprintf(sub, sizeof(sub), "%s/a", base);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  fd = open(sub, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  top = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  assert_true(fd >= 0 && top >= 0);
+  assert_int_equal(stat(base, &st), 0);
+
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), 0);
+  /* Writable by others above: named. */
+  assert_int_equal(chmod(base, 0777), 0);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), -EPERM);
+  assert_int_equal(f.why, SR_DIR_OTHERS);
+  assert_string_equal(f.path, real);
+  /* Sticky: fine above the file's own directory, not as it. */
+  assert_int_equal(chmod(base, 01777), 0);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), 0);
+  assert_int_equal(sr_check_dir_chain(top, geteuid(), NULL, &f), -EPERM);
+  assert_int_equal(f.why, SR_DIR_OTHERS);
+  /* Group write: only when group_ok says so, asked about that one. */
+  assert_int_equal(chmod(base, 0770), 0);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), -EPERM);
+  assert_int_equal(f.why, SR_DIR_GROUP);
+  assert_int_equal(f.mode & 07777, 0770);
+  group_ok_answer = false;
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), group_ok, &f), -EPERM);
+  assert_int_equal(group_ok_ino, st.st_ino);
+  group_ok_answer = true;
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), group_ok, &f), 0);
+  assert_int_equal(chmod(base, 0700), 0);
+  /* Another user's directory above. */
+  if (geteuid() == 0) {
+    assert_int_equal(chown(base, 65533, 65533), 0);
+    assert_int_equal(sr_check_dir_chain(fd, 0, NULL, &f), -EPERM);
+    assert_int_equal(f.why, SR_DIR_OWNER);
+    assert_int_equal(f.uid, 65533);
+    assert_int_equal(sr_check_dir_chain(fd, 65533, NULL, &f), 0);
+  }
+  close(fd);
+  close(top);
+  assert_int_equal(rmdir(sub), 0);
+  assert_int_equal(rmdir(base), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_size_plain),
+      cmocka_unit_test(test_dir_chain),
       cmocka_unit_test(test_parse_size_suffixes),
       cmocka_unit_test(test_parse_size_limit),
       cmocka_unit_test(test_parse_size_invalid),
