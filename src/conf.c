@@ -450,15 +450,16 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
 }
 
 /* A directory of a profile found by name may be group-writable as the
- * profile may: its owner's private group, without an access ACL (read
- * through a descriptor that can read it, which an O_PATH one cannot). */
+ * profile may: its owner's private group, without an access ACL that lets
+ * another user or group write it (read through a descriptor that can read
+ * it, which an O_PATH one cannot). */
 static bool profile_dir_group_ok(int fd, const struct stat *st) {
   _cleanup_close_ int rd = -1;
 
   if (!owners_private_group(st))
     return false;
   rd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return rd >= 0 && !sr_fd_has_acl(rd);
+  return rd >= 0 && !sr_fd_acl_grants_others(rd, 2, geteuid());
 }
 
 static bool valid_profile_name(const char *s) {
