@@ -667,66 +667,6 @@ int sr_conf_parse_file(const char *path, struct sr_conf *out,
   return finish(&tmp, path, out, r, err);
 }
 
-/*
- * The default skillrun.conf is missing, which means the built-in caps:
- * unless someone else could have removed it.  The directories from the
- * nearest one that exists up to / must then be root's alone, as they
- * must be above a file that is there.  Only this case pays for the walk.
- */
-static int check_missing_conf(const char *path, struct sr_error *err) {
-  _cleanup_free_ char *d = strdup(path);
-  _cleanup_close_ int dir = -1;
-  struct sr_dir_fault f;
-  char *slash;
-  int r;
-
-  if (!d)
-    return -ENOMEM;
-  while (dir < 0) {
-    slash = strrchr(d, '/');
-    if (!slash)
-      return 0;
-    if (slash == d)
-      slash[1] = '\0';
-    else
-      *slash = '\0';
-    /* Where the name leads: what is walked is the directories it is in
-     * (".."), not the path, and sr_open_regular refused what it had to
-     * on the way. */
-    dir = openat(AT_FDCWD, d, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0 && errno != ENOENT && errno != ENOTDIR)
-      return sr_error_set(err, SR_EXIT_FAILED, errno, "config_invalid",
-                          "%s is missing and its directory %s cannot be "
-                          "checked",
-                          path, d);
-    if (dir < 0 && slash == d)
-      return 0;
-  }
-  r = sr_check_dir_chain(dir, 0, NULL, &f);
-  if (r == -EPERM) {
-    char who[64];
-
-    if (f.why == SR_DIR_OWNER)
-      snprintf(who, sizeof(who), "belongs to uid %u", (unsigned)f.uid);
-    else
-      snprintf(who, sizeof(who), "is writable by %s (mode %04o)",
-               f.why == SR_DIR_OTHERS ? "others" : "its group",
-               (unsigned)(f.mode & 07777));
-    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
-                        "%s is missing, and directory %s on its path %s, "
-                        "who could have removed it (%s %s)",
-                        path, f.path, who,
-                        f.why == SR_DIR_OWNER ? "chown root" : "chmod go-w",
-                        f.path);
-  }
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "config_invalid",
-                        "%s is missing and the directories above it cannot "
-                        "be checked",
-                        path);
-  return 0;
-}
-
 int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
                           struct sr_error *err) {
   _cleanup_close_ int fd = -1, dir = -1;
@@ -744,7 +684,7 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
   /* Only the default path may be absent: a --conf that names nothing is
    * a mistake that must not silently mean the built-in caps. */
   if ((fd == -ENOENT || fd == -ENOTDIR) && !named)
-    return check_missing_conf(path, err);
+    return 0;
   if (fd < 0)
     return open_error(&ctx, fd, &st, named ? "--conf " : "", path);
   /* doas(1) rule: the file that sets the ceilings must be root's alone,
