@@ -524,7 +524,14 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
     }
   }
   if (!a->fd_failed) {
-    r = sr_write_bounded_cancellable(a->fd, &a->fd_type, line, n, &a->stall_ms);
+    /* The final events of a run that is not cancelled (sr_audit_closing)
+     * wait out the stall's budget: a signal now would cancel nothing, and
+     * giving the stream up for it would cut its terminal record, the
+     * run's outcome already decided. */
+    r = a->closing && !a->cancelling
+            ? sr_write_bounded(a->fd, &a->fd_type, line, n, &a->stall_ms)
+            : sr_write_bounded_cancellable(a->fd, &a->fd_type, line, n,
+                                           &a->stall_ms);
     if (r < 0) {
       a->fd_failed = true;
       /* The caller cancels the run while the stream's reader takes

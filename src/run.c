@@ -1021,6 +1021,16 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
   /* The final events may use the room audit.jsonl keeps for them: a full
    * file system still takes them. */
   sr_audit_closing(&run->audit);
+  /* skillrun cancels at whatever stage the run is: a signal taken after
+   * the supervisor's loop (during the harvest's events, whose stalled
+   * stream it ended: sr_write_bounded_cancellable) cancels the run a
+   * skill's own end left to report, not a limit's or a cancellation's. */
+  if (r >= 0 && !run->cancel_sig && run->audit_open &&
+      (run->verdict.status == SR_STATUS_SUCCEEDED ||
+       run->verdict.status == SR_STATUS_FAILED ||
+       run->verdict.status == SR_STATUS_KILLED) &&
+      (run->cancel_sig = sr_cancel_pending()) != 0)
+    return report_cancelled(run);
   if (r >= 0) {
     /* exec_error says which errno; a person gets the path and why. */
     if (run->verdict.exec_errno)

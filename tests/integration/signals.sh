@@ -195,6 +195,66 @@ PY
   closed_ok "$mode: ... the run" "$W/default/stall-run" cancelled
   is "$mode: ... the skill had its SIGTERM and its cleanup" \
     "$(field "$W/default/stall-run/audit.jsonl" execution_completed .skill_exit_code)" 7
+
+  # A SIGTERM once the skill has ended, while the stream's reader is a
+  # little behind (busy 0.3 s, still reading): the run used to give the
+  # stream up for it and then end as if nothing had come, exit 0 and
+  # succeeded, its stream cut (the final record torn halfway, or missing
+  # after an artifact's line).  Now the final record of a run whose
+  # outcome is decided waits for its reader, and a signal taken before it
+  # cancels the run, as at any stage.  late_term WHEN ID PIPE SKILL...:
+  # SIGTERM once the run's audit.jsonl has WHEN (the stream's copy of that
+  # line is then being written), its pipe PIPE bytes; writes the stream
+  # to $W/a.ID and sets $rc.
+  late_term() {
+    local when=$1 id=$2 size=$3
+    shift 3
+    rc=$("$PYTHON3" - "$when" "$W/default/$id/audit.jsonl" "$size" "$W/a.$id" \
+      "${SR[@]}" --execution-id "$id" "$B" -- "$@" 2>"$W/e.$id" <<'PY'
+import fcntl, os, signal, subprocess, sys, time
+when, copy, size, out, cmd = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, size)  # F_SETPIPE_SZ
+p = subprocess.Popen(cmd, stdout=w, stdin=subprocess.DEVNULL)
+os.close(w)
+got = b""
+while b'"state":"running"' not in got:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    got += b
+for _ in range(300):
+    try:
+        if when.encode() in open(copy, "rb").read():
+            break
+    except OSError:
+        pass
+    time.sleep(0.05)
+time.sleep(0.3)
+p.send_signal(signal.SIGTERM)
+time.sleep(0.3)
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    got += b
+open(out, "wb").write(got)
+print(p.wait())
+PY
+    )
+  }
+  # 120 artifacts' lines fit the pipe, the final record with their list
+  # does not.
+  late_term '"execution_completed"' late-final 65536 /bin/sh -c \
+    'for i in $(seq 120); do echo x >/workspace/outputs/an-artifact-named-at-some-length-$i.txt; done'
+  is "$mode: SIGTERM while the final record waits for a slow reader: the stream ends with it whole" \
+    "$rc:$(last "$W/a.late-final")" "0:execution_completed	succeeded"
+  closed_ok "$mode: ... the run" "$W/default/late-final" succeeded
+  # One artifact whose line (a 3.4 KB path) is longer than the pipe.
+  late_term '"artifact_committed"' late-artifact 4096 /bin/sh -c \
+    'p=/workspace/outputs; for i in $(seq 17); do p=$p/$(printf "d%.0s" $(seq 200)); done; mkdir -p $p && echo x >$p/f'
+  is "$mode: SIGTERM while an artifact's line waits, the harvest over: exit 143" "$rc" 143
+  closed_ok "$mode: ... the run" "$W/default/late-artifact" cancelled
 done
 
 finish
