@@ -644,6 +644,30 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max,
   return sr_open_regular_in(dirfd, path, max, st, NULL);
 }
 
+/* Whether files owned by uid show so because their owner is not mapped in
+ * skillrun's user namespace: uid is the kernel's overflow uid and no range
+ * of /proc/self/uid_map holds it (the initial namespace maps them all). */
+static bool uid_unmapped(uid_t uid) {
+  unsigned long inside, outside, count, overflow = 65534;
+  bool mapped = false;
+  FILE *f = fopen("/proc/sys/kernel/overflowuid", "re");
+
+  if (f) {
+    if (fscanf(f, "%lu", &overflow) != 1)
+      overflow = 65534;
+    fclose(f);
+  }
+  if (uid != (uid_t)overflow)
+    return false;
+  f = fopen("/proc/self/uid_map", "re");
+  if (!f)
+    return false;
+  while (!mapped && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+    mapped = uid >= inside && uid - inside < count;
+  fclose(f);
+  return !mapped;
+}
+
 /*
  * OpenSSH's StrictModes, by descriptor: from the directory dirfd up to
  * the root, each must belong to root or `owner` and be writable by
@@ -683,6 +707,7 @@ int sr_check_dir_chain(int dirfd, uid_t owner,
       ssize_t n;
 
       fault->uid = st.st_uid;
+      fault->unmapped = fault->why == SR_DIR_OWNER && uid_unmapped(st.st_uid);
       fault->mode = st.st_mode;
       snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
       n = readlink(link, fault->path, sizeof(fault->path) - 1);
@@ -713,7 +738,14 @@ const char *sr_dir_fault_why(const struct sr_dir_fault *f, char *buf,
                              size_t len) {
   const unsigned mode = (unsigned)(f->mode & 07777);
 
-  if (f->why == SR_DIR_OWNER)
+  if (f->why == SR_DIR_OWNER && f->unmapped)
+    snprintf(buf, len,
+             "is in directory %s, whose owner this user namespace does not "
+             "map (shown as uid %u): root or another user alike, who could "
+             "rename or replace it (name a file whose directories are yours "
+             "or root's as mapped here)",
+             f->path, (unsigned)f->uid);
+  else if (f->why == SR_DIR_OWNER)
     snprintf(buf, len,
              "is in directory %s of uid %u, who can rename or replace it "
              "(move it, or chown root %s)",

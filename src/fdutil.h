@@ -182,6 +182,9 @@ enum sr_dir_fault_kind { SR_DIR_OK, SR_DIR_OWNER, SR_DIR_GROUP, SR_DIR_OTHERS };
 struct sr_dir_fault {
   enum sr_dir_fault_kind why;
   uid_t uid;
+  /* uid is the overflow uid of a user namespace that maps no one to it:
+   * the owner is outside the namespace (root or another user alike) */
+  bool unmapped;
   mode_t mode;
   char path[PATH_MAX];
 };

@@ -177,5 +177,25 @@ for mode in root user; do
   try $mode "$T/$mode-hosts.conf" "$NB" --profile "$T/allow.profile"
   refused $mode "a network-hosts file in a 0777 directory" config_invalid "$H"
 done
+
+# In a user namespace that maps the caller alone (a rootless container, a
+# toolbox, unshare --map-current-user), root's directories show as the
+# overflow uid and cannot be told from another user's: a profile under
+# one is refused, and the message said "of uid 65534 ... chown root" of a
+# directory that was root's already.  It says the owner is unmapped.
+P=$T/unmapped-profiles
+mkdir -p "$P"
+printf 'network deny\n' >"$P/mine.profile"
+chown -R "$OTHER:$OTHER" "$P"
+if "${AS_OTHER[@]}" unshare --user --map-current-user true 2>/dev/null; then
+  out=$(SKILLRUN_PROFILE_PATH=$P "${AS_OTHER[@]}" unshare --user --map-current-user \
+    "$SKILLRUN" --explain --profile mine "$B" -- /bin/true 2>&1 >/dev/null)
+  check "a profile under root's directory, seen from a user namespace: refused" \
+    grep -q "profile $P/mine.profile is in directory $T, whose owner this user namespace does not map" <<<"$out"
+  check "... not told to chown root what is root's" not grep -q "chown root" <<<"$out"
+else
+  pass "# SKIP unshare --user --map-current-user is not available here"
+  pass "# SKIP unshare --user --map-current-user is not available here"
+fi
 host_unchanged trust-dirs
 finish
