@@ -680,14 +680,17 @@ static bool uid_unmapped(uid_t uid) {
  * wherever fs.protected_hardlinks is 0.  ".." is walked, not the path the
  * file was named by, so what is checked is where the file is now.
  */
+/* More levels than a path of PATH_MAX can have ("a/" each). */
+#define DIR_CHAIN_MAX_LEVELS (PATH_MAX / 2)
+
 int sr_check_dir_chain(int dirfd, uid_t owner,
                        bool (*group_ok)(int fd, const struct stat *st),
                        struct sr_dir_fault *fault) {
   _cleanup_close_ int cur = -1;
-  struct stat st;
+  struct stat st, root;
   int fd = dirfd;
 
-  if (fstat(fd, &st) < 0)
+  if (fstat(fd, &st) < 0 || stat("/", &root) < 0)
     return -errno;
   for (unsigned level = 0;; level++) {
     const bool sticky = level > 0 && (st.st_mode & S_ISVTX);
@@ -727,9 +730,15 @@ int sr_check_dir_chain(int dirfd, uid_t owner,
     }
     safe_close(cur);
     cur = fd = next;
-    /* The root's ".." is itself (also a chroot's or a namespace's). */
-    if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+    /* The root's ".." is itself (also a chroot's or a namespace's).  Not
+     * every directory whose ".." has its inode is the root: a directory
+     * bound onto one below it (mount --bind /a /a/sub) shows /a's inode
+     * at /a/sub, whose ".." is /a; the walk goes on above it. */
+    if (up.st_dev == st.st_dev && up.st_ino == st.st_ino &&
+        up.st_dev == root.st_dev && up.st_ino == root.st_ino)
       return 0;
+    if (level >= DIR_CHAIN_MAX_LEVELS)
+      return -ELOOP;
     st = up;
   }
 }

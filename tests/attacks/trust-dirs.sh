@@ -197,5 +197,26 @@ else
   pass "# SKIP unshare --user --map-current-user is not available here"
   pass "# SKIP unshare --user --map-current-user is not available here"
 fi
+# A directory bound onto one below it (mount --bind A A/sub) shows A's
+# inode at A/sub, whose ".." is A: the walk took that for the root and
+# stopped, and a skillrun.conf named through A/sub passed with a 0777
+# directory above A, whose writers can move A away.  In a mount namespace
+# of the test's own, so that no mount outlives it.
+X=$T/bound
+mkdir -p "$X/a/sub"
+chmod 777 "$X"
+keydir "$X/a" 755
+keyconf "$X/a/skillrun.conf" "$X/a"
+if unshare --mount --propagation private true 2>/dev/null; then
+  out=$(unshare --mount --propagation private sh -c \
+    'mount --bind "$1/a" "$1/a/sub" && exec "$2" --explain --conf "$1/a/sub/skillrun.conf" "$3" -- /bin/true' \
+    sh "$X" "$SKILLRUN" "$B" 2>&1 >/dev/null)
+  rc=$?
+  is "a conf through a directory bound below itself, a 0777 one above: refused (125)" "$rc" 125
+  check "... naming the 0777 directory" grep -q "is in directory $X, writable by others" <<<"$out"
+else
+  pass "# SKIP unshare --mount is not available here"
+  pass "# SKIP unshare --mount is not available here"
+fi
 host_unchanged trust-dirs
 finish
