@@ -119,3 +119,21 @@ host_unchanged() {
     "$T"/attack-pwned* 2>/dev/null)
   is "$1: no attacker file appeared on the host" "$planted" ""
 }
+
+# try_conf PREFIX MODE CONF BUNDLE [ARGS...]: one run with --conf CONF
+# (as root, or as uid $NOBODY for MODE user) whose skill leaves
+# outputs/ran; execution ids PREFIX1, PREFIX2...; sets $rc, $AUDIT, $ERR
+# and $RAN (yes when the skill ran).
+_try_conf_n=0
+try_conf() {
+  local id=$1$((_try_conf_n += 1)) mode=$2 c=$3 b=$4 w pre=()
+  shift 4
+  if [ "$mode" = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
+    w=$WS_root pre=(env); fi
+  AUDIT=$w/$id.audit ERR=$w/$id.err
+  timeout 60 "${pre[@]}" "$SKILLRUN" --conf "$c" --workspace-root "$w" --execution-id "$id" \
+    --audit-file "$AUDIT" "$@" "$b" -- /bin/sh -c ': >/workspace/outputs/ran' >/dev/null 2>"$ERR"
+  rc=$?
+  RAN=no
+  [ -e "$w/default/$id/outputs/ran" ] && RAN=yes
+}

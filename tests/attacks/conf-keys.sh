@@ -87,22 +87,8 @@ mint() {
   chmod 644 "$1"
 }
 
-n=0
-# try MODE CONF BUNDLE [ARGS...]: one run whose skill leaves outputs/ran;
-# sets $rc, $AUDIT, $ERR and $RAN (yes when the skill ran).
-try() {
-  local mode=$1 c=$2 b=$3 w pre=()
-  shift 3
-  n=$((n + 1))
-  if [ "$mode" = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
-    w=$WS_root pre=(env); fi
-  AUDIT=$w/k$n.audit ERR=$w/k$n.err
-  timeout 60 "${pre[@]}" "$SKILLRUN" --conf "$c" --workspace-root "$w" --execution-id "k$n" \
-    --audit-file "$AUDIT" "$@" "$b" -- /bin/sh -c ': >/workspace/outputs/ran' >/dev/null 2>"$ERR"
-  rc=$?
-  RAN=no
-  [ -e "$w/default/k$n/outputs/ran" ] && RAN=yes
-}
+# try MODE CONF BUNDLE [ARGS...]: try_conf (common.sh), ids k1, k2...
+try() { try_conf k "$@"; }
 
 for mode in root user; do
   # The control: with the administrator's key, Mallory's bundle is refused.
@@ -123,7 +109,7 @@ for mode in root user; do
   check "$mode: ... saying so" grep -q "key $K/lax.pub is not root's alone (owner uid 0, mode 0666)" "$ERR"
 
   # A capability Mallory minted for the next run, where one is required.
-  mint "$T/cap-$mode" "k$((n + 1))"
+  mint "$T/cap-$mode" "k$((_try_conf_n + 1))"
   try $mode "$C_CAP" "$B" --capability "$T/cap-$mode"
   check "$mode: a capability-key another user owns stops the run" \
     grep -q "key $K/theirs.pub is not root's alone" "$ERR"
@@ -145,7 +131,7 @@ for mode in root user; do
   is "$mode: a trust-key file that holds the private key too stops the run (125)" "$rc:$RAN" 125:no
   check "$mode: ... saying why" grep -q "$K/both.pem: holds a private key" "$ERR"
   is "$mode: ... recorded as key_invalid" "$(field "$AUDIT" error .reason)" key_invalid
-  mint "$T/capb-$mode" "k$((n + 1))" "$K/both.pem"
+  mint "$T/capb-$mode" "k$((_try_conf_n + 1))" "$K/both.pem"
   try $mode "$C_CAP_BOTH" "$B" --capability "$T/capb-$mode"
   is "$mode: so does such a capability-key (125)" "$rc:$RAN" 125:no
   check "$mode: ... saying why" grep -q "$K/both.pem: holds a private key" "$ERR"

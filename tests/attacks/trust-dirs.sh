@@ -67,22 +67,8 @@ printf -- '---\nname: net-skill\ndescription: A test skill.\nmetadata:\n  sandbo
 printf 'network allowlist\nnetwork-allow allowed.test:8080\n' >"$T/allow.profile"
 chmod -R a+rX "$NB" "$T/allow.profile"
 
-n=0
-# try MODE CONF BUNDLE [ARGS...]: one run whose skill leaves outputs/ran;
-# sets $rc, $AUDIT, $ERR and $RAN (yes when the skill ran).
-try() {
-  local mode=$1 c=$2 b=$3 w pre=()
-  shift 3
-  n=$((n + 1))
-  if [ "$mode" = user ]; then w=$WS_user pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else
-    w=$WS_root pre=(env); fi
-  AUDIT=$w/t$n.audit ERR=$w/t$n.err
-  timeout 60 "${pre[@]}" "$SKILLRUN" --conf "$c" --workspace-root "$w" --execution-id "t$n" \
-    --audit-file "$AUDIT" "$@" "$b" -- /bin/sh -c ': >/workspace/outputs/ran' >/dev/null 2>"$ERR"
-  rc=$?
-  RAN=no
-  [ -e "$w/default/t$n/outputs/ran" ] && RAN=yes
-}
+# try MODE CONF BUNDLE [ARGS...]: try_conf (common.sh), ids t1, t2...
+try() { try_conf t "$@"; }
 # swap DIR: another user swaps root's official.pub and community.pub in DIR.
 swap() {
   "${AS_OTHER[@]}" sh -c 'cd "$1" && mv official.pub x.pub && mv community.pub official.pub && mv x.pub community.pub' \

@@ -22,6 +22,27 @@
 #include "metrics.h"
 #include "reclaim.h"
 
+/* A run directory made in dir (a mkdtemp template) holding audit.jsonl
+ * with text: the directory's descriptor, the ledger's in *ledger. */
+static int run_dir_with_ledger(char *dir, const char *text, int *ledger) {
+  int run_fd;
+
+  assert_non_null(mkdtemp(dir));
+  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true(run_fd >= 0);
+  *ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  assert_true(*ledger >= 0);
+  assert_int_equal(write(*ledger, text, strlen(text)), (ssize_t)strlen(text));
+  return run_fd;
+}
+
+static void run_dir_remove(const char *dir, int run_fd, int ledger) {
+  close(ledger);
+  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
+  close(run_fd);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_empty_ledger(void **state) {
   char dir[] = "/tmp/test-reclaim.XXXXXX";
   struct sr_error err = {0};
@@ -253,13 +274,7 @@ static void test_index_line(void **state) {
   int run_fd, ledger, n;
 
   (void)state;
-  assert_non_null(mkdtemp(dir));
-  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  assert_true(run_fd >= 0);
-  ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  assert_true(ledger >= 0);
-  assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
-                   (ssize_t)sizeof(ledger_text) - 1);
+  run_fd = run_dir_with_ledger(dir, ledger_text, &ledger);
 
   n = sr_reclaim_index_line(ledger, "acme", "e3", line, sizeof(line), &started);
   assert_true(n > 0 && line[n - 1] == '\n');
@@ -277,10 +292,7 @@ static void test_index_line(void **state) {
   assert_int_equal(rec.memory_peak, -1);
   assert_int_equal(rec.syscalls_denied, -1);
 
-  close(ledger);
-  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
-  close(run_fd);
-  assert_int_equal(rmdir(dir), 0);
+  run_dir_remove(dir, run_fd, ledger);
 }
 
 /* The line of a run that closed its own ledger (killed before its index
@@ -299,13 +311,7 @@ static void test_index_line_closed(void **state) {
   int run_fd, ledger, n;
 
   (void)state;
-  assert_non_null(mkdtemp(dir));
-  run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  assert_true(run_fd >= 0);
-  ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  assert_true(ledger >= 0);
-  assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
-                   (ssize_t)sizeof(ledger_text) - 1);
+  run_fd = run_dir_with_ledger(dir, ledger_text, &ledger);
   n = sr_reclaim_index_line(ledger, "acme", "e4", line, sizeof(line), &started);
   assert_true(n > 0);
   assert_int_equal(started, 1767225600);
@@ -317,10 +323,7 @@ static void test_index_line_closed(void **state) {
   assert_int_equal(rec.duration_ms, 42);
   assert_int_equal(rec.cpu_usec, -1);
   assert_int_equal(rec.artifacts, -1);
-  close(ledger);
-  assert_int_equal(unlinkat(run_fd, "audit.jsonl", 0), 0);
-  close(run_fd);
-  assert_int_equal(rmdir(dir), 0);
+  run_dir_remove(dir, run_fd, ledger);
 }
 
 int main(void) {
