@@ -107,7 +107,7 @@ static int publish(int dir, const char *name, const char *text, size_t len,
       return 0;
     if (errno == EEXIST)
       return -EEXIST;
-    fd = safe_close(fd); /* no /proc: in place, as below */
+    (void)safe_close(fd); /* no /proc: in place, as below */
   }
   *what = "create";
   fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,

@@ -648,24 +648,38 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max,
  * skillrun's user namespace: uid is the kernel's overflow uid and no range
  * of /proc/self/uid_map holds it (the initial namespace maps them all). */
 static bool uid_unmapped(uid_t uid) {
-  unsigned long inside, outside, count, overflow = 65534;
-  bool mapped = false;
-  FILE *f = fopen("/proc/sys/kernel/overflowuid", "re");
+  char buf[16384], *p, *end;
+  unsigned long overflow = 65534, v[3];
+  size_t len;
 
-  if (f) {
-    if (fscanf(f, "%lu", &overflow) != 1)
-      overflow = 65534;
-    fclose(f);
+  if (sr_read_file_into(AT_FDCWD, "/proc/sys/kernel/overflowuid", buf,
+                        sizeof(buf), &len) == 0) {
+    errno = 0;
+    v[0] = strtoul(buf, &end, 10);
+    if (errno == 0 && end != buf)
+      overflow = v[0];
   }
   if (uid != (uid_t)overflow)
     return false;
-  f = fopen("/proc/self/uid_map", "re");
-  if (!f)
+  /* "inside outside count" a line (user_namespaces(7)). */
+  if (sr_read_file_into(AT_FDCWD, "/proc/self/uid_map", buf, sizeof(buf),
+                        &len) < 0)
     return false;
-  while (!mapped && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
-    mapped = uid >= inside && uid - inside < count;
-  fclose(f);
-  return !mapped;
+  for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    int k;
+
+    for (k = 0; k < 3; k++, p = end) {
+      errno = 0;
+      v[k] = strtoul(p, &end, 10);
+      if (end == p || errno != 0)
+        break;
+    }
+    if (k < 3)
+      break;
+    if (uid >= v[0] && uid - v[0] < v[2])
+      return false;
+  }
+  return true;
 }
 
 /*

@@ -23,23 +23,11 @@
 /*
  * GCC 12's -fanalyzer loses track of memory reached through the policy
  * pointer that struct layer (a stack object of sr_policy_apply_conf/
- * _profile) holds: a string stored into an array grown with realloc is
- * reported as leaked when the function returns, though the array belongs
- * to the policy and sr_policy_done() releases it (a 20-line program with
- * the same shape shows it; without struct layer in between, it does not).
- * Until the view table made sr_policy_to_json() cheaper to analyse, the
- * analysis of this file bailed out before it reached these functions.
- * Only the functions with that shape are wrapped.
+ * _profile) holds (SR_ANALYZER_STORED_LEAK_BEGIN, macro.h).  Until the
+ * view table made sr_policy_to_json() cheaper to analyse, the analysis of
+ * this file bailed out before it reached these functions.  Only the
+ * functions with that shape are wrapped.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#define SR_ANALYZER_LAYER_LEAK_BEGIN                                           \
-  _Pragma("GCC diagnostic push")                                               \
-      _Pragma("GCC diagnostic ignored \"-Wanalyzer-malloc-leak\"")
-#define SR_ANALYZER_LAYER_LEAK_END _Pragma("GCC diagnostic pop")
-#else
-#define SR_ANALYZER_LAYER_LEAK_BEGIN
-#define SR_ANALYZER_LAYER_LEAK_END
-#endif
 
 const char *sr_enforcer_name(enum sr_enforcer e) {
   static const char *const names[SR__ENF_MAX] = {
@@ -460,7 +448,7 @@ static int apply_limit(struct layer *L, const struct sr_conf_line *l, int id) {
   }
 }
 
-SR_ANALYZER_LAYER_LEAK_BEGIN
+SR_ANALYZER_STORED_LEAK_BEGIN
 static int apply_bind(struct layer *L, const struct sr_conf_line *l,
                       bool optional) {
   struct sr_policy *p = L->p;
@@ -525,7 +513,7 @@ static int apply_bind(struct layer *L, const struct sr_conf_line *l,
   p->n_binds++;
   return 0;
 }
-SR_ANALYZER_LAYER_LEAK_END
+SR_ANALYZER_STORED_LEAK_END
 
 static int apply_etc_file(struct layer *L, const struct sr_conf_line *l,
                           bool optional) {
@@ -648,7 +636,7 @@ static int apply_setenv(struct layer *L, const struct sr_conf_line *l) {
 }
 
 /* Appends a copy of name, listed at l, to list. */
-SR_ANALYZER_LAYER_LEAK_BEGIN
+SR_ANALYZER_STORED_LEAK_BEGIN
 static int syscall_list_push(struct sr_syscall_list *list, const char *name,
                              const struct sr_conf_line *l, unsigned seq) {
   struct sr_syscall_ref *v, *ref;
@@ -670,11 +658,11 @@ static int syscall_list_push(struct sr_syscall_list *list, const char *name,
   list->n++;
   return 0;
 }
-SR_ANALYZER_LAYER_LEAK_END
+SR_ANALYZER_STORED_LEAK_END
 
 /* The names are kept as written: libseccomp, which knows them, is not
  * policy code (sr_seccomp_check_names checks them afterwards). */
-SR_ANALYZER_LAYER_LEAK_BEGIN
+SR_ANALYZER_STORED_LEAK_BEGIN
 static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
                          bool allow) {
   struct sr_policy *p = L->p;
@@ -700,7 +688,7 @@ static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
   }
   return 0;
 }
-SR_ANALYZER_LAYER_LEAK_END
+SR_ANALYZER_STORED_LEAK_END
 
 /* `tiers TIER...`: the set replaces the layer's; a profile's is narrowed
  * to the conf's by sr_policy_apply_profile. */
@@ -726,7 +714,7 @@ static int apply_tiers(struct layer *L, const struct sr_conf_line *l) {
   return 0;
 }
 
-SR_ANALYZER_LAYER_LEAK_BEGIN
+SR_ANALYZER_STORED_LEAK_BEGIN
 static int set_path(struct layer *L, const struct sr_conf_line *l,
                     const char *value, char **slot) {
   char *v;
@@ -741,11 +729,11 @@ static int set_path(struct layer *L, const struct sr_conf_line *l,
   *slot = v;
   return 0;
 }
-SR_ANALYZER_LAYER_LEAK_END
+SR_ANALYZER_STORED_LEAK_END
 
 /* `trust-key TIER PATH`, or for the tenant tier `trust-key tenant:ID PATH`:
  * a tenant's key vouches for that tenant's bundles only. */
-SR_ANALYZER_LAYER_LEAK_BEGIN
+SR_ANALYZER_STORED_LEAK_BEGIN
 static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   struct sr_trust_key_path *v;
@@ -804,7 +792,7 @@ static int apply_trust_key(struct layer *L, const struct sr_conf_line *l) {
   p->n_trust_keys++;
   return 0;
 }
-SR_ANALYZER_LAYER_LEAK_END
+SR_ANALYZER_STORED_LEAK_END
 
 /* "unknown key 'memroy' (did you mean 'memory'?)": the nearest key this
  * layer accepts. */
@@ -823,7 +811,7 @@ static int unknown_key(struct layer *L, const struct sr_conf_line *l) {
   return line_error(L, l, "unknown key '%s'", l->key);
 }
 
-SR_ANALYZER_LAYER_LEAK_BEGIN
+SR_ANALYZER_STORED_LEAK_BEGIN
 /*
  * Adds a layer's declared input types, or replaces them when the same
  * layer declared them before (a profile's line overriding an included
@@ -858,7 +846,7 @@ static int set_input_types(struct sr_policy *p, enum sr_source src,
   return 0;
 }
 
-SR_ANALYZER_LAYER_LEAK_END
+SR_ANALYZER_STORED_LEAK_END
 
 static int apply_inputs_types(struct layer *L, const struct sr_conf_line *l) {
   _cleanup_(sr_strv_done) struct sr_strv list = {0};

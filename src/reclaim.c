@@ -510,6 +510,29 @@ static char *event_path(json_t *o, int *r) {
   return out;
 }
 
+/* The path of an artifact_committed event, added to c (an event without
+ * one adds nothing): 0 or -ENOMEM.  c owns it (committed_done). */
+SR_ANALYZER_STORED_LEAK_BEGIN
+static int committed_add(struct committed *c, json_t *o) {
+  char *path;
+  int r;
+
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 64;
+    char **v = realloc(c->v, cap * sizeof(*v));
+
+    if (!v)
+      return -ENOMEM;
+    c->v = v;
+    c->cap = cap;
+  }
+  path = event_path(o, &r);
+  if (path)
+    c->v[c->n++] = path;
+  return r;
+}
+SR_ANALYZER_STORED_LEAK_END
+
 /* Only complete lines: one the kill cut off was never on the record. */
 static int committed_from_ledger(const char *buf, size_t len,
                                  struct committed *c) {
@@ -518,7 +541,6 @@ static int committed_from_ledger(const char *buf, size_t len,
   for (const char *p = buf; p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     json_t *o;
-    char *path;
     int r;
 
     if (!nl)
@@ -533,24 +555,10 @@ static int committed_from_ledger(const char *buf, size_t len,
       json_decref(o);
       continue;
     }
-    path = event_path(o, &r);
+    r = committed_add(c, o);
     json_decref(o);
     if (r < 0)
       return r;
-    if (!path)
-      continue;
-    if (c->n == c->cap) {
-      size_t cap = c->cap ? 2 * c->cap : 64;
-      char **v = realloc(c->v, cap * sizeof(*v));
-
-      if (!v) {
-        free(path);
-        return -ENOMEM;
-      }
-      c->v = v;
-      c->cap = cap;
-    }
-    c->v[c->n++] = path;
   }
   if (c->n)
     qsort(c->v, c->n, sizeof(*c->v), cmp_str);
