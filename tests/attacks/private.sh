@@ -63,7 +63,14 @@ for mode in root user; do
     done
     run=$w/default/$id
     st=$(field "$w/$id.audit" bundle_verified .staging)
-    spid=$(pgrep -f -x "sleep $nap" | head -n 1)
+    # "running" is said as the skill starts: its sleep comes a few commands
+    # later, which a loaded machine may not have reached yet.
+    spid=
+    for _ in $(seq 200); do
+      spid=$(pgrep -f -x "sleep $nap" | head -n 1)
+      [ -n "$spid" ] && break
+      sleep 0.05
+    done
     # The source path of the bundle's bind, as mountinfo shows it.
     learnt=
     [ -n "$spid" ] && learnt=$(awk 'index($5, "/workspace/skills/") == 1 { print $4 }' "/proc/$spid/mountinfo" 2>/dev/null)
