@@ -24,7 +24,8 @@ int sr_cmd_platform(const struct sr_args *a, char **root,
   struct sr_policy p;
   int r;
 
-  *root = NULL;
+  if (root)
+    *root = NULL;
   if (key)
     *key = NULL;
   r = sr_policy_init(&p);
@@ -36,7 +37,9 @@ int sr_cmd_platform(const struct sr_args *a, char **root,
                             &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&p, &conf, err);
-  if (r >= 0 && (a->workspace_root || p.workspace_root)) {
+  if (!root) {
+    /* The key alone (a run stopped before it loaded it, run.c). */
+  } else if (r >= 0 && (a->workspace_root || p.workspace_root)) {
     *root = strdup(a->workspace_root ? a->workspace_root : p.workspace_root);
     if (!*root)
       r = sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "oom", "oom");
@@ -47,7 +50,7 @@ int sr_cmd_platform(const struct sr_args *a, char **root,
     r = sr_trust_key_load_platform(p.audit_key, true, key, err);
   sr_conf_done(&conf);
   sr_policy_done(&p);
-  if (r < 0) {
+  if (r < 0 && root) {
     free(*root);
     *root = NULL;
   }

@@ -21,7 +21,8 @@ int sr_cmd_metrics(const struct sr_args *args);      /* cmd-metrics.c */
 
 /*
  * For the tools: the workspace root runs use (--workspace-root, else
- * skillrun.conf's, else the caller's default: malloc'd) and, when key is
+ * skillrun.conf's, else the caller's default: malloc'd; not looked for
+ * when root is NULL) and, when key is
  * not NULL, the audit anchoring key skillrun.conf names (NULL when none),
  * so that the records --gc closes are anchored as a run's own would be.
  * skillrun.conf is loaded as for a run: an unsafe one, or a --conf that

@@ -457,6 +457,13 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
                             &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&run->policy, &conf, err);
+  /* Loaded as soon as skillrun.conf is, so that even a refusal's
+   * execution_completed is anchored (a profile that cannot be used, say);
+   * from here on emit_completed does not look for it again. */
+  run->audit_key_tried = true;
+  if (r >= 0 && !run->explain && run->policy.audit_key)
+    r = sr_trust_key_load_platform(run->policy.audit_key, true, &run->audit_key,
+                                   err);
   if (r >= 0)
     r = sr_conf_load_profile(a->profile, &prof, &resolved, err);
   if (r >= 0)
@@ -471,14 +478,7 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
     run->policy.platform = TAKE_PTR(conf.name);
   sr_conf_done(&conf);
   sr_conf_done(&prof);
-  if (r < 0)
-    return r;
-  /* Loaded now, so that even a refusal's execution_completed is
-   * anchored. */
-  if (!run->explain && run->policy.audit_key)
-    return sr_trust_key_load_platform(run->policy.audit_key, true,
-                                      &run->audit_key, err);
-  return 0;
+  return r < 0 ? r : 0;
 }
 
 /* The widest network a capability lets the run have. */
@@ -862,6 +862,17 @@ static void emit_completed(struct sr_run *run, const char *status,
                            int exit_code, bool ran) {
   struct sr_error ignored = {0};
 
+  /* A run stopped before configure_platform (an invalid id, a resource
+   * limit of the caller's): its execution_completed is anchored as any
+   * other, when skillrun.conf is sound and its audit-key loads.  Without
+   * it an untouched ledger read as tampered with --audit-key. */
+  if (!run->audit_key_tried && !run->explain) {
+    run->audit_key_tried = true;
+    /* Best effort: a conf or key that does not load leaves the line
+     * unanchored, as configure_platform would have stopped on it. */
+    (void)sr_cmd_platform(run->args, NULL, &run->audit_key, &ignored);
+    ignored = (struct sr_error){0};
+  }
   /* If this last line cannot be written there is nobody left to tell but
    * stderr; the exit status still says what happened. */
   if (sr_audit_emit_anchored(&run->audit, "execution_completed",

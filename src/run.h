@@ -47,6 +47,7 @@ struct sr_run {
   bool policy_init;
   bool policy_final; /* configure_skill succeeded: the limits are known */
   struct sr_trust_key *audit_key; /* anchors execution_completed */
+  bool audit_key_tried; /* configure_platform (or emit_completed) looked */
 
   /* admit */
   struct sr_capability capability;

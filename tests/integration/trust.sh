@@ -425,6 +425,17 @@ sed '2s/"tier":"official"/"tier":"verified"/' "$L" >"$T/edited2.jsonl"
 check "an earlier line edited: verification fails" test $? -ne 0
 is "a refusal's execution_completed is anchored too" \
   "$(field "$REF_A" execution_completed '.anchor.alg')" ed25519
+# So is that of a run stopped before its profile was read (an invalid
+# id, a profile that cannot be used): these ended unanchored, so that
+# --verify-audit --audit-key called an untouched ledger tampered.
+for how in "--execution-id bad!id" "--tenant bad!tenant" "--profile $T/no-such.profile"; do
+  # shellcheck disable=SC2086 # $how is an option and its value
+  run "$CONF" $how "$B" -- /bin/true
+  "$SKILLRUN" --verify-audit "$A" --audit-key "$T/audit.pub" >"$T/v.out" 2>&1
+  vrc=$?
+  is "${how%% *} stopped the run ($rc): its untouched ledger verifies with the audit key ($(head -n 1 "$T/v.out"))" \
+    "$vrc" 0
+done
 
 # A run whose supervisor was killed: --gc closes its record as abandoned
 # with the key skillrun.conf names, as the run itself would have.
