@@ -1333,6 +1333,37 @@ static void partial_discard(int dir, struct partial *p) {
   p->tmp[0] = '\0';
 }
 
+/*
+ * An entry the skill left closed to its owner (a file without read
+ * permission, a directory without read or search): opened up on the
+ * outputs tmpfs (by `need`, the owner's bits the harvest needs), so that
+ * what is harvested does not depend on who runs skillrun: root reads such
+ * an entry anyway, an unprivileged caller, whose uid owns it, did not (a
+ * skill's 0000 file or `chmod 0 /workspace/outputs` lost its outputs).
+ * Through an O_PATH descriptor of the entry checked to be the one seen,
+ * never through a name a symbolic link could redirect.  Best effort: the
+ * open that follows reports what stays unreadable.  The record keeps the
+ * mode the skill gave it.
+ */
+static void open_up(int dir, const char *name, const struct stat *st,
+                    mode_t need) {
+  _cleanup_close_ int fd = -1;
+  struct stat now;
+  char proc[40];
+
+  if ((st->st_mode & need) == need)
+    return;
+  fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &now) < 0 || now.st_dev != st->st_dev ||
+      now.st_ino != st->st_ino ||
+      (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
+    return;
+  /* fchmod(2) refuses an O_PATH descriptor; its /proc link names the
+   * entry itself. */
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+  (void)chmod(proc, (now.st_mode & 07777) | need);
+}
+
 static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
                         const char *name, const char *rel,
                         const struct stat *st) {
@@ -1346,6 +1377,7 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
   bool taken = false;
   int q;
 
+  open_up(src_dir, name, st, S_IRUSR);
   s = openat(src_dir, name,
              O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (s < 0)
@@ -1425,6 +1457,7 @@ static int harvest_subdir(struct harvest *h, int src_dir, int dst_dir,
 
   if (depth >= HARVEST_MAX_DEPTH)
     return skip(h, SKIP_DEPTH, rel);
+  open_up(src_dir, name, st, S_IRUSR | S_IXUSR);
   s = openat(src_dir, name, OPEN_DIR_FLAGS);
   if (s < 0)
     return skip(h, SKIP_GONE, rel);
@@ -1605,6 +1638,12 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
                         "no outputs directory");
   dst = TAKE_FD(ws->outputs_fd);
   if (outputs_fd >= 0) {
+    struct stat root;
+
+    /* The tmpfs's root, as open_up does for the entries below it. */
+    if (fstat(outputs_fd, &root) == 0 &&
+        (root.st_mode & (S_IRUSR | S_IXUSR)) != (S_IRUSR | S_IXUSR))
+      (void)fchmod(outputs_fd, (root.st_mode & 07777) | S_IRUSR | S_IXUSR);
     r = check_full(&h, outputs_fd);
     if (r >= 0)
       r = harvest_dir(&h, outputs_fd, dst, "", 0);
