@@ -1392,7 +1392,10 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
      * or by the host's disk filling up, is dropped and named. */
     partial_discard(dst_dir, &t);
     safe_close(t.fd);
-    if (q == -EFBIG) {
+    /* Past outputs-size when reading it; EFBIG when writing the copy is
+     * the caller's file-size limit (ulimit -f, SIGXFSZ ignored), a host
+     * write that failed like a full disk, not the skill's cap. */
+    if (q == -EFBIG && step == SR_SHA256_COPY_READ) {
       stop(h, "outputs-size", h->cap_bytes, rel);
       return 0;
     }
