@@ -10,6 +10,7 @@
 
 #include "caps.h"
 #include "error.h"
+#include "fdutil.h"
 
 /* Root inside the namespace gains nothing, uid changes never touch the
  * sets, capabilities are not kept across setuid, ambient cannot be raised;
@@ -119,7 +120,7 @@ int sr_caps_check_root(struct sr_error *err) {
   cap_t caps;
   cap_flag_value_t setuid = CAP_CLEAR, setgid = CAP_CLEAR;
 
-  if (geteuid() != 0)
+  if (!sr_root_mode())
     return 0;
   caps = cap_get_proc();
   if (!caps)

@@ -682,7 +682,7 @@ static int find_parent(const char *override, bool prepare, uint64_t run_pids,
     return -EOPNOTSUPP;
   }
 
-  if (geteuid() == 0) {
+  if (sr_root_mode()) {
     bool root_cpu;
     if (prepare) {
       /* A caller's cgroup with limits stays the outer bound: no leaf
@@ -888,7 +888,7 @@ static int scope_not_asked(struct sr_cgroup_scope *scope, const char *override,
     return 0; /* asked: the scope, or why it failed, is on the record */
   if (override)
     scope->why = strdup("not asked: --cgroup-parent names the subtree");
-  else if (geteuid() == 0)
+  else if (sr_root_mode())
     scope->why = strdup("not asked: root uses the hierarchy's skillrun "
                         "subtree itself");
   else if (v2_found)

@@ -430,7 +430,7 @@ static int open_subtree(const char *mnt, char **reason) {
   int fd;
 
   fd = open_subtree_fd(mnt);
-  if (fd == -ENOENT && geteuid() == 0) {
+  if (fd == -ENOENT && sr_root_mode()) {
     _cleanup_close_ int mfd = sr_cg_open_dir_at(AT_FDCWD, mnt);
 
     if (mfd < 0) {

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "fdutil.h"
 #include "conf.h"
 #include "macro.h"
 #include "paths.h"
@@ -37,6 +38,8 @@ int sr_cmd_platform(const struct sr_args *a, char **root,
                             &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&p, &conf, err);
+  if (r >= 0)
+    sr_root_mode_ids(p.uid_pool_base, p.uid_pool_size);
   if (!root) {
     /* The key alone (a run stopped before it loaded it, run.c). */
   } else if (r >= 0 && (a->workspace_root || p.workspace_root)) {

@@ -422,6 +422,12 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
   uid_t me = geteuid();
   bool acl;
 
+  if (sr_fd_owner_unmapped(fd, st))
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sprofile %s " SR_UNMAPPED_OWNER_FMT
+                        " (use a profile of your own or root's as mapped "
+                        "here)",
+                        where, path, (unsigned)st->st_uid);
   if (st->st_uid != me && st->st_uid != 0) {
     const struct passwd *pw = getpwuid(st->st_uid);
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
@@ -691,6 +697,12 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
    * checked on the opened fd so a rename race cannot swap it.  Fail
    * closed: ignoring it would also drop what it requires (a capability,
    * a signature) and the caps it lowers. */
+  if (st.st_uid != 0 && sr_fd_owner_unmapped(fd, &st))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%s " SR_UNMAPPED_OWNER_FMT
+                        " (run skillrun where root is mapped, or name a "
+                        "skillrun.conf of root's as mapped here with --conf)",
+                        path, (unsigned)st.st_uid);
   if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",
                         "%s is not root's alone (owner uid %u, mode %04o): "

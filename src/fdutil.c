@@ -644,28 +644,105 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max,
   return sr_open_regular_in(dirfd, path, max, st, NULL);
 }
 
-/* Whether files owned by uid show so because their owner is not mapped in
- * skillrun's user namespace: uid is the kernel's overflow uid and no range
- * of /proc/self/uid_map holds it (the initial namespace maps them all). */
-static bool uid_unmapped(uid_t uid) {
-  char buf[16384], *p, *end;
-  unsigned long overflow = 65534, v[3];
+/* The initial user namespace's inode (PROC_USER_INIT_INO in
+ * include/linux/proc_ns.h, fixed since Linux 3.8): one readlink tells it
+ * from every other.  Without a procfs (which a run needs anyway) the
+ * namespace counts as the initial one, as before this was asked. */
+#define INIT_USER_NS_LINK "user:[4026531837]"
+
+static int userns_initial = -1;
+
+bool sr_userns_initial(void) {
+  if (userns_initial < 0) {
+    char link[64];
+    ssize_t n = readlink("/proc/self/ns/user", link, sizeof(link) - 1);
+
+    if (n < 0) {
+      userns_initial = 1;
+    } else {
+      link[n] = '\0';
+      userns_initial = strcmp(link, INIT_USER_NS_LINK) == 0;
+    }
+  }
+  return userns_initial;
+}
+
+/* The kernel's overflow uid (what an unmapped owner shows as), or 65534. */
+static uid_t overflow_uid(void) {
+  static long overflow = -1;
+
+  if (overflow < 0) {
+    char buf[32], *end;
+    size_t len;
+    unsigned long v;
+
+    overflow = 65534;
+    if (sr_read_file_into(AT_FDCWD, "/proc/sys/kernel/overflowuid", buf,
+                          sizeof(buf), &len) == 0) {
+      errno = 0;
+      v = strtoul(buf, &end, 10);
+      if (errno == 0 && end != buf && v <= UINT32_MAX)
+        overflow = (long)v;
+    }
+  }
+  return (uid_t)overflow;
+}
+
+/* Whether every id of [first, first + count) has a range in the map file
+ * ("inside outside count" a line, user_namespaces(7)); false when the
+ * file cannot be read. */
+static bool map_covers(const char *path, unsigned long first,
+                       unsigned long count) {
+  char buf[16384];
+  size_t len;
+  bool progress = true;
+
+  if (sr_read_file_into(AT_FDCWD, path, buf, sizeof(buf), &len) < 0)
+    return false;
+  /* Ranges may come in any order: go over them until none takes the
+   * next id. */
+  while (count > 0 && progress) {
+    progress = false;
+    for (char *p = buf; p && *p;
+         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+      unsigned long v[3];
+      char *end;
+      int k;
+
+      for (k = 0; k < 3; k++, p = end) {
+        errno = 0;
+        v[k] = strtoul(p, &end, 10);
+        if (end == p || errno != 0)
+          break;
+      }
+      if (k < 3)
+        break;
+      if (first >= v[0] && first - v[0] < v[2]) {
+        unsigned long take = v[2] - (first - v[0]);
+
+        take = take < count ? take : count;
+        first += take;
+        count -= take;
+        progress = true;
+      }
+      if (count == 0)
+        break;
+    }
+  }
+  return count == 0;
+}
+
+bool sr_userns_root_outside_too(void) {
+  char buf[16384];
   size_t len;
 
-  if (sr_read_file_into(AT_FDCWD, "/proc/sys/kernel/overflowuid", buf,
-                        sizeof(buf), &len) == 0) {
-    errno = 0;
-    v[0] = strtoul(buf, &end, 10);
-    if (errno == 0 && end != buf)
-      overflow = v[0];
-  }
-  if (uid != (uid_t)overflow)
+  if (sr_userns_initial() || sr_read_file_into(AT_FDCWD, "/proc/self/uid_map",
+                                               buf, sizeof(buf), &len) < 0)
     return false;
-  /* "inside outside count" a line (user_namespaces(7)). */
-  if (sr_read_file_into(AT_FDCWD, "/proc/self/uid_map", buf, sizeof(buf),
-                        &len) < 0)
-    return false;
-  for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+  for (char *p = buf; p && *p;
+       p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    unsigned long v[3];
+    char *end;
     int k;
 
     for (k = 0; k < 3; k++, p = end) {
@@ -676,10 +753,72 @@ static bool uid_unmapped(uid_t uid) {
     }
     if (k < 3)
       break;
-    if (uid >= v[0] && uid - v[0] < v[2])
-      return false;
+    if (v[0] == 0 && v[2] > 0)
+      return v[1] == 0;
   }
+  return false;
+}
+
+bool sr_uid_unmapped(uid_t uid) {
+  if (sr_userns_initial() || uid != overflow_uid())
+    return false;
+  return !map_covers("/proc/self/uid_map", uid, 1);
+}
+
+bool sr_fd_owner_is_me(int fd, const struct stat *st) {
+  const uid_t me = geteuid();
+  char link[64];
+  int rd;
+
+  if (st->st_uid != me)
+    return false;
+  /* Where the caller's own uid is the overflow uid (unshare
+   * --map-user=65534, --map-current-user as nobody), every file of an
+   * owner the namespace does not map shows as the caller's: the kernel
+   * tells them apart, refusing O_NOATIME to whoever does not own the file
+   * (open(2)), and a capability does not count for an unmapped owner
+   * (capable_wrt_inode_uidgid).  A file the caller cannot read counts as
+   * not its own. */
+  if (sr_userns_initial() || me != overflow_uid())
+    return true;
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  rd = open(link, O_RDONLY | O_NOATIME | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (rd < 0)
+    return false;
+  safe_close(rd);
   return true;
+}
+
+bool sr_fd_owner_unmapped(int fd, const struct stat *st) {
+  return st->st_uid != 0 &&
+         (sr_uid_unmapped(st->st_uid) ||
+          (st->st_uid == geteuid() && !sr_fd_owner_is_me(fd, st)));
+}
+
+static uint32_t root_pool_first, root_pool_count;
+static int root_mode_ns = -1;
+
+void sr_root_mode_ids(uint32_t first, uint32_t count) {
+  if (first != root_pool_first || count != root_pool_count)
+    root_mode_ns = -1;
+  root_pool_first = first;
+  root_pool_count = count;
+}
+
+bool sr_root_mode(void) {
+  if (geteuid() != 0)
+    return false;
+  if (sr_userns_initial())
+    return true;
+  /* Root of a user namespace has root's reach only over the ids it maps:
+   * `unshare -U -r` maps one, the caller's own.  Root mode needs the uid
+   * pool's ids, host side, as uid and gid (sr_ns_write_maps). */
+  if (root_mode_ns < 0)
+    root_mode_ns =
+        root_pool_count > 0 &&
+        map_covers("/proc/self/uid_map", root_pool_first, root_pool_count) &&
+        map_covers("/proc/self/gid_map", root_pool_first, root_pool_count);
+  return root_mode_ns;
 }
 
 /*
@@ -712,8 +851,13 @@ int sr_check_dir_chain(int dirfd, uid_t owner,
     int next;
 
     fault->why = SR_DIR_OK;
+    fault->unmapped = false;
     if (st.st_uid != 0 && st.st_uid != owner)
       fault->why = SR_DIR_OWNER;
+    /* The caller's uid, which an unmapped owner's can show as. */
+    else if (st.st_uid != 0 && owner == geteuid() &&
+             !sr_fd_owner_is_me(fd, &st))
+      fault->why = SR_DIR_OWNER, fault->unmapped = true;
     else if ((st.st_mode & S_IWOTH) && !sticky)
       fault->why = SR_DIR_OTHERS;
     else if ((st.st_mode & S_IWGRP) && !sticky &&
@@ -724,7 +868,8 @@ int sr_check_dir_chain(int dirfd, uid_t owner,
       ssize_t n;
 
       fault->uid = st.st_uid;
-      fault->unmapped = fault->why == SR_DIR_OWNER && uid_unmapped(st.st_uid);
+      fault->unmapped = fault->unmapped || (fault->why == SR_DIR_OWNER &&
+                                            sr_uid_unmapped(st.st_uid));
       fault->mode = st.st_mode;
       snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
       n = readlink(link, fault->path, sizeof(fault->path) - 1);

@@ -171,6 +171,37 @@ int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
  * (O_PATH) to *dir_out on success, for sr_check_dir_chain. */
 int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
                        struct stat *st, int *dir_out);
+/* Whether skillrun runs in the initial user namespace (cached: one
+ * readlink of /proc/self/ns/user, the first time). */
+bool sr_userns_initial(void);
+/* Whether a file of uid shows so because this user namespace does not map
+ * its owner: uid is the kernel's overflow uid and no range of
+ * /proc/self/uid_map holds it.  Never in the initial namespace. */
+bool sr_uid_unmapped(uid_t uid);
+/* What to say of such a file, after its name: "is owned by a user outside
+ * this user namespace (shown as uid U): ...". */
+#define SR_UNMAPPED_OWNER_FMT                                                  \
+  "is owned by a user outside this user namespace (shown as uid %u): "         \
+  "root or another user alike, not trusted here"
+/* Whether the file fd, of status st, is the caller's (euid): also where an
+ * unmapped owner shows as the caller's uid (the overflow uid mapped to the
+ * caller), which the kernel is asked then. */
+bool sr_fd_owner_is_me(int fd, const struct stat *st);
+/* Whether the file fd, of status st, belongs to a user this namespace does
+ * not map: sr_uid_unmapped, or the caller's uid where that is what an
+ * unmapped owner shows as and the file is not the caller's. */
+bool sr_fd_owner_unmapped(int fd, const struct stat *st);
+/* Root mode (a uid-pool slot per run, root's run and cgroup directories):
+ * euid 0 in the initial user namespace, or in one whose uid_map and
+ * gid_map hold every id of the uid pool, given by sr_root_mode_ids once
+ * the policy is known (none before: not root mode outside the initial
+ * namespace).  Cached. */
+void sr_root_mode_ids(uint32_t first, uint32_t count);
+/* Whether uid 0 of this (not initial) user namespace is uid 0 of the one
+ * above it too: its root outside it, not an ordinary user. */
+bool sr_userns_root_outside_too(void);
+bool sr_root_mode(void);
+
 /*
  * Whether the directory dirfd and every one above it, up to the root,
  * belong to root or owner and are writable by nobody else (group write

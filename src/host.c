@@ -245,7 +245,18 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   unsigned start;
   int r;
 
-  if (geteuid() != 0) {
+  /* Root of a user namespace that does not map the uid pool runs as an
+   * ordinary caller, its sandbox user mapped to its own id: not when that
+   * id is root's outside the namespace as well, whose files the skill
+   * would own. */
+  if (!sr_root_mode() && geteuid() == 0 && sr_userns_root_outside_too())
+    return sr_error_layer(err, "uid-pool", 0,
+                          "uid 0 of this user namespace is uid 0 outside it, "
+                          "and the namespace does not map the uid pool "
+                          "%u-%u: map those ids (uid_map and gid_map), or "
+                          "run skillrun outside the user namespace",
+                          base, base + size - 1);
+  if (!sr_root_mode()) {
     h->uid = getuid();
     h->gid = getgid();
     return 0;

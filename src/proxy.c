@@ -1547,7 +1547,7 @@ static int drop_privileges(const struct sr_proxy_config *cfg,
   cap_t caps;
   /* As caps.c: what libcap knows, then what the kernel knows beyond. */
   cap_value_t last = (cap_value_t)cap_max_bits() - 1;
-  bool root = geteuid() == 0;
+  bool root = sr_root_mode();
   struct sr_error err = {0};
   int r;
 

@@ -457,6 +457,9 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
                             &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&run->policy, &conf, err);
+  /* Root mode needs the uid pool's ids (sr_root_mode). */
+  if (r >= 0)
+    sr_root_mode_ids(run->policy.uid_pool_base, run->policy.uid_pool_size);
   /* Loaded as soon as skillrun.conf is, so that even a refusal's
    * execution_completed is anchored (a profile that cannot be used, say);
    * from here on emit_completed does not look for it again. */
@@ -1021,7 +1024,7 @@ static int report_cancelled(struct sr_run *run) {
 static void explain_apparmor(struct sr_error *err) {
   _cleanup_close_ int kernel_fd = -1;
 
-  if (!err->layer[0] || geteuid() == 0)
+  if (!err->layer[0] || sr_root_mode())
     return;
   kernel_fd = open("/proc/sys/kernel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   /* No /proc/sys (a container may hide it): no hint, the error stands. */

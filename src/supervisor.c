@@ -425,7 +425,7 @@ int sr_supervisor_launch(struct sr_supervisor *s, const struct sr_launch *spec,
   s->pid1 = s->strangers_due = getpid() == 1;
   /* As root, leave root's supplementary groups behind before the sandbox
    * inherits them (an ordinary caller cannot, see skillrun(1)). */
-  if (geteuid() == 0 && setgroups(0, NULL) < 0)
+  if (sr_root_mode() && setgroups(0, NULL) < 0)
     return sr_error_layer(err, "userns", errno, "setgroups");
 
   r = clone_init(s, sync_child, out_w, err_w, out_r, err_r, in_r, in_w, err);
@@ -661,8 +661,8 @@ static int on_proxy_listener(struct sr_supervisor *s, int32_t more, int *passed,
   cfg.max_egress_bytes = p->limits[SR_LIM_NET_EGRESS].value;
   /* As root, the sandbox user's host ids (the run's uid-pool slot): the
    * proxy holds nothing of root's. */
-  cfg.uid = geteuid() == 0 ? spec->host_uid : (uid_t)-1;
-  cfg.gid = geteuid() == 0 ? spec->host_gid : (gid_t)-1;
+  cfg.uid = sr_root_mode() ? spec->host_uid : (uid_t)-1;
+  cfg.gid = sr_root_mode() ? spec->host_gid : (gid_t)-1;
   r = sr_proxy_spawn(&cfg, &s->proxy, err);
   for (size_t i = 0; i < s->n_proxy_listen; i++)
     s->proxy_listen[i] = safe_close(s->proxy_listen[i]);

@@ -319,6 +319,11 @@ static int private_key_alone(int fd, const char *path, const struct stat *st,
   const unsigned mode = (unsigned)(st->st_mode & 07777);
   const uid_t me = geteuid();
 
+  if (sr_fd_owner_unmapped(fd, st))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "private key %s " SR_UNMAPPED_OWNER_FMT
+                        " (keep your key in a file of your own, mode 600)",
+                        path, (unsigned)st->st_uid);
   if (st->st_uid != me && st->st_uid != 0)
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "private key %s belongs to uid %u, not to you "
@@ -367,6 +372,12 @@ static int load_key(const char *path, bool private_key, bool root_only,
    * the conf that names it: one another user could write would let them
    * sign bundles and capabilities, or the audit's anchors.  Checked on
    * the opened fd, so a rename race cannot swap it. */
+  if (root_only && st.st_uid != 0 && sr_fd_owner_unmapped(fd, &st))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                        "key %s " SR_UNMAPPED_OWNER_FMT
+                        " (run skillrun where root is mapped, or have "
+                        "skillrun.conf name a key of root's as mapped here)",
+                        path, (unsigned)st.st_uid);
   if (root_only && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
     return sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                         "key %s is not root's alone (owner uid %u, mode "

@@ -46,7 +46,7 @@ int sr_workspace_default_root(char **out, struct sr_error *err) {
   char *s = NULL;
   int r;
 
-  if (geteuid() == 0) {
+  if (sr_root_mode()) {
     s = strdup(SR_LOCALSTATEDIR "/lib/skillrun/runs");
   } else if ((base = getenv("XDG_STATE_HOME")) && base[0] == '/') {
     r = asprintf(&s, "%s/skillrun/runs", base);
