@@ -211,6 +211,10 @@ static int slot_take(int fd, unsigned id) {
 
   if (fstat(fd, &st) < 0)
     return -errno;
+  /* Root's own file, made here: not a FIFO, nor a hard link to another
+   * file of root's (left from a time the directory was not root's). */
+  if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1)
+    return -EPERM;
   if (st.st_size > 0) {
     r = id_has_processes(id);
     if (r != 0)
@@ -233,6 +237,25 @@ static int slot_take(int fd, unsigned id) {
   return 0;
 }
 
+/* Whether a directory of the pool (st, named path) is root's and
+ * writable by nobody else: 0, or -EPERM with *fault saying why. */
+static int pool_dir_fault(const struct stat *st, const char *path,
+                          struct sr_dir_fault *fault) {
+  memset(fault, 0, sizeof(*fault));
+  if (!S_ISDIR(st->st_mode) || st->st_uid != 0)
+    fault->why = SR_DIR_OWNER;
+  else if (st->st_mode & S_IWOTH)
+    fault->why = SR_DIR_OTHERS;
+  else if (st->st_mode & S_IWGRP)
+    fault->why = SR_DIR_GROUP;
+  else
+    return 0;
+  fault->uid = st->st_uid;
+  fault->mode = st->st_mode;
+  (void)snprintf(fault->path, sizeof(fault->path), "%s", path);
+  return -EPERM;
+}
+
 /* The caller's own ids as an ordinary user; as root a free uid-pool slot,
  * waiting a bounded time when all are taken. */
 static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
@@ -241,6 +264,9 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   const unsigned size = p->uid_pool_size;
   _cleanup_close_ int dir = -1;
   _cleanup_free_ unsigned char *known = NULL;
+  struct sr_dir_fault fault;
+  struct stat st, up;
+  char why[PATH_MAX + 256];
   uint64_t deadline;
   unsigned start;
   int r;
@@ -276,6 +302,25 @@ static int pick_host_ids(struct sr_host *h, const struct sr_policy *p,
   if (dir < 0)
     return sr_error_layer(err, "uid-pool", errno, "cannot open %s",
                           SR_UID_POOL_DIR);
+  /* Root's alone: a pool directory another user made before root's first
+   * run after a boot (or can write) lets them unlink a live run's slot
+   * file, and the next run shares its ids; hold every slot's lock; or plant
+   * a FIFO or a hard link as a slot file.  The two directories skillrun
+   * makes are checked, the pool's by descriptor, /run/skillrun by name,
+   * which nobody but root can change while it is root's and /run root's
+   * (the system's, as /: two system calls, not sr_check_dir_chain's
+   * fourteen, on every root launch). */
+  if (fstatat(AT_FDCWD, "/run/skillrun", &up, AT_SYMLINK_NOFOLLOW) < 0 ||
+      fstat(dir, &st) < 0)
+    return sr_error_layer(err, "uid-pool", errno, "cannot check %s",
+                          SR_UID_POOL_DIR);
+  r = pool_dir_fault(&st, SR_UID_POOL_DIR, &fault);
+  if (r == 0)
+    r = pool_dir_fault(&up, "/run/skillrun", &fault);
+  if (r < 0)
+    return sr_error_layer(err, "uid-pool", 0,
+                          "the uid pool's slot file %s/%u %s", SR_UID_POOL_DIR,
+                          base, sr_dir_fault_why(&fault, why, sizeof(why)));
   r = pool_clear_of_subids("/etc/subuid", base, size, err);
   if (r >= 0)
     r = pool_clear_of_subids("/etc/subgid", base, size, err);

@@ -228,6 +228,61 @@ is "a full /run: the run succeeds all the same" "$rc" 0
 is "... its slot marked while it ran, cleared at its end" \
   "$(tr '\n' ' ' <"$T/full.marked" 2>/dev/null)" "yes cleared "
 
+# pooled SETUP [RUNNER...] -- SKILLRUN-ARGS...: one run with a pool of
+# one slot (912356) in a private mount namespace whose /run/skillrun is an
+# empty tmpfs, which the shell text SETUP prepares; RUNNER (setpriv...)
+# runs skillrun, killed with SIGTERM after 2 s.  Sets $rc, $AUDIT, $ERR.
+printf 'uid-pool 912356 1\n' >"$T/pool-own.conf"
+pooled() {
+  local setup=$1 runner=()
+  shift
+  while [ "$1" != -- ]; do
+    runner+=("$1")
+    shift
+  done
+  shift
+  n=$((n + 1))
+  AUDIT=$W/u$n.audit ERR=$W/u$n.err
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  unshare -m --propagation private sh -c '
+    mount -t tmpfs -o mode=0755 tmpfs /run/skillrun || exit 99
+    eval "$0" || exit 98
+    exec timeout -s TERM 2 "$@"' "$setup" ${runner[@]+"${runner[@]}"} \
+    "$SKILLRUN" --conf "$T/pool-own.conf" --workspace-root "$W" \
+    --execution-id "u$n" --audit-file "$AUDIT" "$@" >/dev/null 2>"$ERR"
+  rc=$?
+}
+
+# The pool's directories are root's alone.  Whoever owns or can write
+# /run/skillrun or its uid-pool (made before root's first run after a
+# boot, or by a careless tmpfiles.d line) can unlink a live run's slot
+# file, and the next run takes the same host uid as the running one; can
+# hold every slot's lock; can plant a FIFO or a hard link to another
+# file of root's as a slot file, which a run writes its pid into and
+# empties at its end.  Before, the pool was used whoever owned it.
+pooled 'mkdir -m 0700 /run/skillrun/uid-pool' -- "$B" -- /bin/true
+is "a pool directory of root's, 0700: the run succeeds" "$rc" 0
+pooled "mkdir -m 0700 /run/skillrun/uid-pool && chown $NOBODY /run/skillrun/uid-pool" \
+  -- "$B" -- /bin/true
+is "a pool directory another user owns stops the run (125)" "$rc" 125
+check "... naming it and its owner" \
+  grep -q "uid-pool/912356 is in directory /run/skillrun/uid-pool of uid $NOBODY" "$ERR"
+is "... recorded as layer_failed uid-pool" "$(field "$AUDIT" layer_failed .layer)" uid-pool
+is "... with its terminal record" "$(field "$AUDIT" execution_completed .status)" error
+pooled "chown $NOBODY /run/skillrun && chmod 0700 /run/skillrun" -- "$B" -- /bin/true
+is "a /run/skillrun another user owns stops the run (125)" "$rc" 125
+check "... naming it" grep -q "is in directory /run/skillrun of uid $NOBODY" "$ERR"
+for mode in 0777 0770; do
+  pooled "mkdir -m $mode /run/skillrun/uid-pool" -- "$B" -- /bin/true
+  is "a pool directory of mode $mode stops the run (125)" "$rc" 125
+  check "... saying who can write it" grep -q "uid-pool, writable by .* (mode $mode)" "$ERR"
+done
+# A slot file that is a hard link to another of root's files (left from
+# a time the directory was not root's, or fs.protected_hardlinks=0).
+pooled 'mkdir -m 0700 /run/skillrun/uid-pool && echo secret >/run/skillrun/victim &&
+  ln /run/skillrun/victim /run/skillrun/uid-pool/912356' -- "$B" -- /bin/true
+is "a slot file that is a hard link stops the run (125)" "$rc" 125
+
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
 over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
 is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
