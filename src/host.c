@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -142,15 +144,128 @@ static bool id_in_use(unsigned id, unsigned char *known) {
   return *known == 2;
 }
 
+/* Whether the super options of the proc mount `proc` is (a line of
+ * /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE
+ * SOURCE SUPER") hide processes: hidepid=1, 2, noaccess, invisible or
+ * ptraceable (hidepid=0 and off do not), but not from its gid= (*gid,
+ * root's group when not given).  Its mount is found by its id
+ * (statx, Linux 5.8+), else as the last proc mounted on /proc.  1, 0, or
+ * -errno. */
+static int proc_hides_pids(int proc, gid_t *gid) {
+  _cleanup_free_ char *info = NULL;
+  struct statx stx;
+  const char *line, *found = NULL;
+  bool by_id, hides = false;
+
+  if (statx(proc, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+    stx.stx_mask = 0;
+  by_id = stx.stx_mask & STATX_MNT_ID;
+  if (sr_read_file_at(proc, "self/mountinfo", 16 << 20, &info, NULL) < 0)
+    return -EIO;
+  for (line = info; line && *line;
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *sep = strstr(line, " - ");
+    const char *eol = strchrnul(line, '\n');
+    char point[8];
+
+    if (!sep || sep > eol || strncmp(sep, " - proc ", 8) != 0)
+      continue;
+    if (by_id) {
+      if (strtoull(line, NULL, 10) == stx.stx_mnt_id)
+        found = sep;
+    } else if (sscanf(line, "%*s %*s %*s %*s %7s", point) == 1 &&
+               strcmp(point, "/proc") == 0) {
+      found = sep;
+    }
+  }
+  if (!found)
+    return -ENOENT;
+  *gid = 0;
+  /* " - proc SOURCE SUPER": the third field on. */
+  found = strchr(found + 8, ' ');
+  if (!found)
+    return -EIO;
+  for (const char *o = found + 1; *o && *o != '\n';) {
+    size_t len = strcspn(o, ",\n");
+
+    if (strncmp(o, "hidepid=", 8) == 0 && !(len == 9 && o[8] == '0') &&
+        !(len == 11 && strncmp(o + 8, "off", 3) == 0))
+      hides = true;
+    else if (strncmp(o, "gid=", 4) == 0)
+      *gid = (gid_t)strtoul(o + 4, NULL, 10);
+    o += len;
+    if (*o == ',')
+      o++;
+  }
+  return hides;
+}
+
+/* Whether gid is the process's file-system gid (its effective one:
+ * skillrun does not set it apart) or one of its groups: in_group_p. */
+static bool in_group(gid_t gid) {
+  _cleanup_free_ gid_t *groups = NULL;
+  int n;
+
+  if (getegid() == gid)
+    return true;
+  n = getgroups(0, NULL);
+  if (n <= 0 || !(groups = calloc((size_t)n, sizeof(*groups))))
+    return false;
+  n = getgroups(n, groups);
+  for (int i = 0; i < n; i++)
+    if (groups[i] == gid)
+      return true;
+  return false;
+}
+
+/* Whether this /proc lists every process of skillrun's pid namespace to
+ * it: it is that namespace's (its "self" is this process), and hides none
+ * (no hidepid) or not from this process (a member of its gid=, or
+ * CAP_SYS_PTRACE: proc(5)).  Root without CAP_SYS_PTRACE under
+ * "hidepid=2,gid=proc", or root with another group under systemd's
+ * ProtectProc=invisible, or a /proc of another pid namespace, lists
+ * fewer.  1 when it does, 0 when it may not, -errno. */
+static int proc_lists_all(int proc) {
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+  char self[24], link[24];
+  gid_t gid;
+  ssize_t n;
+  int r;
+
+  n = readlinkat(proc, "self", link, sizeof(link) - 1);
+  if (n < 0)
+    return errno == ENOENT ? 0 : -errno;
+  link[n] = '\0';
+  (void)snprintf(self, sizeof(self), "%d", (int)getpid());
+  if (strcmp(self, link) != 0)
+    return 0;
+  r = proc_hides_pids(proc, &gid);
+  if (r <= 0)
+    return r < 0 ? r : 1;
+  if (in_group(gid))
+    return 1;
+  if (syscall(SYS_capget, &hdr, caps) < 0)
+    return -errno;
+  return !!(caps[CAP_SYS_PTRACE / 32].effective &
+            (1U << (CAP_SYS_PTRACE % 32)));
+}
+
 /* Whether a live process on the host (the pid namespace skillrun runs
  * in; zombies aside) has host id `id` among its uids or gids: 0 when
- * none, 1 when one does, -errno when /proc cannot be read. */
+ * none, 1 when one does or when /proc cannot tell (it hides processes,
+ * or one's status cannot be read: the slot counts as taken, closed, not
+ * open), -errno when /proc cannot be read. */
 static int id_has_processes(unsigned id) {
   _cleanup_(sr_closedirp) DIR *proc = opendir("/proc");
   struct dirent *de;
+  int r;
 
   if (!proc)
     return -errno;
+  r = proc_lists_all(dirfd(proc));
+  if (r <= 0)
+    return r < 0 ? r : 1;
   while ((errno = 0, de = readdir(proc))) {
     char path[sizeof(de->d_name) + 8], buf[4096], *p;
     _cleanup_close_ int fd = -1;
@@ -161,11 +276,15 @@ static int id_has_processes(unsigned id) {
       continue;
     (void)snprintf(path, sizeof(path), "%s/status", de->d_name);
     fd = openat(dirfd(proc), path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0 && (errno == ENOENT || errno == ESRCH))
       continue; /* gone meanwhile */
+    if (fd < 0)
+      return 1; /* hidden (hidepid=noaccess, a security module) */
     n = read(fd, buf, sizeof(buf) - 1);
-    if (n <= 0)
+    if (n == 0 || (n < 0 && errno == ESRCH))
       continue;
+    if (n < 0)
+      return 1;
     buf[n] = '\0';
     /* "State:\tZ (zombie)", then "Uid:" and "Gid:", each with the real,
      * effective, saved and file-system ids. */

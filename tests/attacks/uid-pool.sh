@@ -283,6 +283,30 @@ pooled 'mkdir -m 0700 /run/skillrun/uid-pool && echo secret >/run/skillrun/victi
   ln /run/skillrun/victim /run/skillrun/uid-pool/912356' -- "$B" -- /bin/true
 is "a slot file that is a hard link stops the run (125)" "$rc" 125
 
+# A marked slot is taken only once no process runs as its id, which
+# /proc tells only when it lists every process: under hidepid with a
+# gid= that is not skillrun's (proc(5); systemd's ProtectProc=invisible
+# for a service of another group) it hides those of other uids from a
+# root without CAP_SYS_PTRACE.  The scan saw none, and the run took the
+# slot of a live process's uid.  Now it cannot tell, and the slot counts
+# as taken: the run waits (here cancelled at 2 s).
+if command -v setpriv >/dev/null && command -v timeout >/dev/null; then
+  setpriv --reuid=912356 --regid=912356 --clear-groups sleep 60 &
+  left=$!
+  bg_pids+=("$left")
+  pooled 'mkdir -m 0700 /run/skillrun/uid-pool && echo 1 >/run/skillrun/uid-pool/912356 &&
+    mount -t proc -o hidepid=2,gid=912357 proc /proc' \
+    setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace -- "$B" -- /bin/true
+  is "a marked slot whose id /proc may hide: the run does not take it" \
+    "$(field "$AUDIT" execution_completed .status)" cancelled
+  is "... no sandbox ran as that id" "$(host_uid)" ""
+  kill "$left"
+  wait "$left" 2>/dev/null
+  pooled 'mkdir -m 0700 /run/skillrun/uid-pool && echo 1 >/run/skillrun/uid-pool/912356 &&
+    mount -t proc -o hidepid=2,gid=912357 proc /proc' -- "$B" -- /bin/true
+  is "... with CAP_SYS_PTRACE, which sees them all, the slot is taken once free" "$rc" 0
+fi
+
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
 over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
 is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
