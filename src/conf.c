@@ -459,7 +459,7 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
  * profile may: its owner's private group, without an access ACL that lets
  * another user or group write it (read through a descriptor that can read
  * it, which an O_PATH one cannot). */
-static bool profile_dir_group_ok(int fd, const struct stat *st) {
+bool sr_dir_group_is_owners(int fd, const struct stat *st) {
   _cleanup_close_ int rd = -1;
 
   if (!owners_private_group(st))
@@ -587,7 +587,7 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
       return r;
     /* And the directories it is in: whoever can write one can put
      * another profile under its name. */
-    r = sr_check_dir_chain(dir, geteuid(), profile_dir_group_ok, &fault);
+    r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, &fault);
     if (r < 0)
       return dir_error(ctx->err, r, &fault, where, "profile ", path);
     if (resolved) {

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
@@ -60,6 +61,10 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
  * binary; administrators lower limits in skillrun.conf instead).
  * *resolved is set to the display name of what was loaded.
  */
+/* For sr_check_dir_chain: a group-writable directory passes when its
+ * group is its owner's private group (Debian's umask 002) and no access
+ * ACL lets another user or group write it. */
+bool sr_dir_group_is_owners(int fd, const struct stat *st);
 int sr_conf_load_profile(const char *name_or_path, struct sr_conf *out,
                          char **resolved, struct sr_error *err);
 

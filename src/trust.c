@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "fdutil.h"
 #include "ossl.h"
 #include "sha256.h"
@@ -362,7 +363,7 @@ static int load_key(const char *path, bool private_key, bool root_only,
   int r;
 
   fd = sr_open_regular_in(AT_FDCWD, path, SR_KEY_MAX_BYTES, &st,
-                          root_only ? &dir : NULL);
+                          root_only || private_key ? &dir : NULL);
   if (fd < 0)
     return sr_error_set(
         err, SR_EXIT_FAILED, sr_open_regular_errno(fd), "key_invalid",
@@ -399,6 +400,22 @@ static int load_key(const char *path, bool private_key, bool root_only,
   if (private_key && !root_only &&
       (r = private_key_alone(fd, path, &st, err)) < 0)
     return r;
+  /* The private key's directories are the caller's or root's, as a
+   * profile's found by name are (its owner's private group may write
+   * them): whoever else can write one can rename another file of the
+   * caller's over the key's name, and the caller signs with a key it did
+   * not name. */
+  if (private_key && !root_only &&
+      (r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, &fault)) <
+          0)
+    return r == -EPERM
+               ? sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
+                              "private key %s %s", path,
+                              sr_dir_fault_why(&fault, why, sizeof(why)))
+               : sr_error_set(err, SR_EXIT_FAILED, -r, "key_invalid",
+                              "private key %s: cannot check the directories "
+                              "above it",
+                              path);
   /* One buffer of the largest size, never grown: a realloc would leave a
    * copy of private key bytes in freed memory, which every later fork
    * (the sandbox's init) would inherit. */

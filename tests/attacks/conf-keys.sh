@@ -121,11 +121,14 @@ for mode in root user; do
 
   # Mallory reads the private half out of the trust-key file and signs her
   # own bundle as official with it.
-  rm -f "$WS_user/both-$mode.sig" "$WS_user/both-$mode.key"
-  if [ $mode = user ]; then pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --); else pre=(env); fi
-  # (She copies it out first: --sign takes no key that others can read.)
-  "${pre[@]}" sh -c 'umask 077 && cat "$1" >"$2"' sh "$K/both.pem" "$WS_user/both-$mode.key"
-  "${pre[@]}" "$SKILLRUN" --sign "$WS_user/both-$mode.key" --tier official --signature "$WS_user/both-$mode.sig" "$M" \
+  # (She copies it out first, into a directory of hers: --sign takes no
+  # key that others can read, nor one in a directory another user owns.)
+  if [ $mode = user ]; then
+    pre=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --) kd=$WS_user
+  else pre=(env) kd=$T; fi
+  rm -f "$WS_user/both-$mode.sig" "$kd/both-$mode.key"
+  "${pre[@]}" sh -c 'umask 077 && cat "$1" >"$2"' sh "$K/both.pem" "$kd/both-$mode.key"
+  "${pre[@]}" "$SKILLRUN" --sign "$kd/both-$mode.key" --tier official --signature "$WS_user/both-$mode.sig" "$M" \
     >/dev/null 2>&1 && chmod 644 "$WS_user/both-$mode.sig"
   try $mode "$C_BOTH" "$M" --signature "$WS_user/both-$mode.sig"
   is "$mode: a trust-key file that holds the private key too stops the run (125)" "$rc:$RAN" 125:no

@@ -141,6 +141,22 @@ os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
       pass "# SKIP $mode: a key with an ACL: no POSIX ACLs on this file system"
     fi
   fi
+  # The key's directories, as a profile's found by name: whoever else can
+  # write one can rename another file of the caller's (another key of
+  # theirs) over the key's name, and the caller signs with a key it did
+  # not name.  Before, the key was used wherever it was.
+  mkdir -p "$T/$mode/open" "$T/$mode/theirs"
+  chmod 0777 "$T/$mode/open"
+  k=$(key $mode open/dir.key 600)
+  refused $mode "a key in a directory others can write (0777)" "$k" opendir \
+    "is in directory $T/$mode/open, writable by others (mode 0777)"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown "$OTHER" "$T/$mode/theirs"
+    chmod 0755 "$T/$mode/theirs"
+    k=$(key $mode theirs/dir.key 600)
+    refused $mode "a key in a directory another user owns" "$k" theirsdir \
+      "is in directory $T/$mode/theirs of uid $OTHER"
+  fi
   # A key reached through a symbolic link as its last component.
   ln -s "$T/$mode/mine.key" "$T/$mode/link.key"
   refused $mode "a symbolic link to the key" "$T/$mode/link.key" link "is a symbolic link"
