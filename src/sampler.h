@@ -41,8 +41,10 @@
  *            mapping.  Such an object keeps every page while any page of
  *            it is mapped, so it can hold far more than that: this mode
  *            refuses what it cannot bound (sr_seccomp_refuse_unsampled):
- *            memfd_create and shmget, whose objects need no mapping to
- *            hold memory, and shared anonymous mmap.
+ *            memfd_create, shmget and semget, whose objects need no
+ *            mapping to hold memory (a semaphore array: kernel memory
+ *            in the IPC namespace, some 60 GiB of them in all), and
+ *            shared anonymous mmap.
  *  pids      tasks (threads) of the tree, zombies included.
  *
  * Not seen: the page cache of files read, kernel memory (socket buffers,

@@ -387,7 +387,7 @@ enum { SR_PROG_TTY = 0, SR_PROG_MAIN, SR__PROG_MAX };
  * program loaded with a listener it becomes SECCOMP_RET_USER_NOTIF
  * (to_notify()). */
 #define SR_RET_DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
-/* What the refusals of a sampled run's memfd_create, shmget and shared
+/* What the refusals of a sampled run's memfd_create, shmget, semget and shared
  * anonymous mmap return (sr_seccomp_refuse_unsampled). */
 #define SR_RET_NOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
 
@@ -1237,7 +1237,11 @@ _Static_assert(((MAP_ANONYMOUS | MAP_PRIVATE) & SR_SHARED_ANON_MASK) !=
  * mmap is the old call whose arguments are in memory, where the filter
  * cannot read them: refused whole (glibc, musl and Go map with mmap2
  * there).  On s390 it is the only mmap and its arguments are in memory
- * too: left alone, and not named. */
+ * too: left alone, and not named.  semget: an array of SEMMSL semaphores
+ * is 2 MiB of kernel memory, held by the IPC namespace with no mapping,
+ * descriptor or process, SEMMNI of them (61 GiB); a skill held 512 MiB
+ * that way under a 64 MiB limit, memory_peak 344 KB.  A cgroup charges
+ * it.  semop and semctl need an array, which only semget makes. */
 static const struct {
   const char *name;
   uint32_t nr;
@@ -1248,6 +1252,9 @@ static const struct {
 #endif
 #ifdef SYS_shmget
     {"shmget", SYS_shmget, false},
+#endif
+#ifdef SYS_semget
+    {"semget", SYS_semget, false},
 #endif
 #if defined(SYS_mmap) && defined(__i386__)
     {"mmap", SYS_mmap, false},

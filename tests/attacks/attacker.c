@@ -1498,6 +1498,28 @@ static void case_shmhog(struct res *r, const char *arg) {
     close(fd);
 }
 
+/* System V semaphores: kernel memory that needs neither a mapping, nor a
+ * descriptor, nor a process to be held (the objects live in the IPC
+ * namespace until it goes).  ARG MiB in arrays of SEMMSL (32000)
+ * semaphores, 64 bytes each (struct sem is cache-line aligned): 2 MiB an
+ * array, up to SEMMNI (32000) of them, 61 GiB, in a fresh namespace. */
+static void case_semhog(struct res *r, const char *arg) {
+  const long per = 2; /* MiB an array */
+  long mib = arg && *arg ? atol(arg) : 0, got = 0;
+
+  if (mib <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  for (; got < mib; got += per)
+    if (semget(IPC_PRIVATE, 32000, IPC_CREAT | 0600) < 0) {
+      how(r, "semget:%s after %ld MiB", ename(errno), got);
+      return;
+    }
+  sleep(1); /* held past a sample or two */
+  esc(r, "%ld MiB held in semaphore arrays", got);
+}
+
 /* Memory held by a process whose thread group leader has exited: ARG MiB
  * touched, 1 MiB every 2 ms, by a thread of a child whose main thread
  * then called pthread_exit.  The process lives on in that thread, but its
@@ -2200,6 +2222,7 @@ static const struct {
     {"forkbomb", case_forkbomb},
     {"memhog", case_memhog},
     {"shmhog", case_shmhog},
+    {"semhog", case_semhog},
     {"zleader", case_zleader},
     {"sockhog", case_sockhog},
     {"dentsock", case_dentsock},
