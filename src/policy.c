@@ -1148,6 +1148,13 @@ int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
     p->network_max = L.network;
     p->network = SR_NET_DENY;
     p->network_source = SR_SRC_CONF;
+  } else if (L.allow.n > 0) {
+    /* The destinations a host lets runs reach, and no mode: the built-in
+     * host would let a profile and a skill asking for it reach anything,
+     * past the list (fail closed; `network host` says so explicitly). */
+    p->network_max = SR_NET_ALLOWLIST;
+    p->network = SR_NET_DENY;
+    p->network_source = SR_SRC_CONF;
   }
   if (L.allow.n > 0) {
     /* The bound of every profile's list. */

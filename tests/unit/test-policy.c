@@ -1302,6 +1302,22 @@ static void test_network_keys(void **state) {
   build(&p, "network-hosts /etc/skillrun/hosts\n", NULL);
   assert_string_equal(p.net_hosts, "/etc/skillrun/hosts");
   sr_policy_done(&p);
+
+  /* A conf that lists destinations and names no mode bounds every run by
+   * the list: host would reach past it.  Its own `network host` keeps
+   * host, in either order. */
+  build(&p, "network-allow a.test\n", "network host\n");
+  assert_int_equal(p.network_max, SR_NET_ALLOWLIST);
+  assert_int_equal(p.network_source, SR_SRC_PROFILE);
+  assert_warning(&p, "profile t.profile:1: network host is forbidden by "
+                     "skillrun.conf; network stays allowlist");
+  sr_policy_done(&p);
+  build(&p, "network-allow a.test\nnetwork host\n", "network host\n");
+  assert_int_equal(p.network_max, SR_NET_HOST);
+  sr_policy_done(&p);
+  build(&p, "network host\nnetwork-allow a.test\n", "network host\n");
+  assert_int_equal(p.network_max, SR_NET_HOST);
+  sr_policy_done(&p);
 }
 
 static void test_strict_refuses_manifest_warnings(void **state) {
