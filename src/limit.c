@@ -90,7 +90,7 @@ const struct sr_limit_def sr_limit_defs[SR__LIM_MAX] = {
         },
     [SR_LIM_TMP_SIZE] =
         {
-            /* The /tmp tmpfs. */
+            /* The /tmp tmpfs, and /dev/shm's (mount.c). */
             .name = "tmp-size",
             .kind = SR_KIND_SIZE,
             .builtin = 64 * MiB,
