@@ -146,16 +146,19 @@ static bool id_in_use(unsigned id, unsigned char *known) {
 
 /* Whether the super options of the proc mount `proc` is (a line of
  * /proc/self/mountinfo: "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - TYPE
- * SOURCE SUPER") hide processes: hidepid=1, 2, noaccess, invisible or
- * ptraceable (hidepid=0 and off do not), but not from its gid= (*gid,
- * root's group when not given).  Its mount is found by its id
- * (statx, Linux 5.8+), else as the last proc mounted on /proc.  1, 0, or
- * -errno. */
+ * SOURCE SUPER") hide processes: hidepid=1, 2, noaccess or invisible
+ * (1), but not from its gid= (*gid, root's group when not given, as the
+ * initial user namespace numbers it); hidepid=ptraceable (2), from its
+ * gid= too (proc(5): has_pid_permissions tests it before the gid);
+ * hidepid=0 and off do not (0).  Its mount is found by its id
+ * (statx, Linux 5.8+), else as the last proc mounted on /proc.  -errno
+ * when it cannot tell. */
 static int proc_hides_pids(int proc, gid_t *gid) {
   _cleanup_free_ char *info = NULL;
   struct statx stx;
   const char *line, *found = NULL;
-  bool by_id, hides = false;
+  bool by_id;
+  int hides = 0;
 
   if (statx(proc, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
     stx.stx_mask = 0;
@@ -188,9 +191,13 @@ static int proc_hides_pids(int proc, gid_t *gid) {
   for (const char *o = found + 1; *o && *o != '\n';) {
     size_t len = strcspn(o, ",\n");
 
-    if (strncmp(o, "hidepid=", 8) == 0 && !(len == 9 && o[8] == '0') &&
-        !(len == 11 && strncmp(o + 8, "off", 3) == 0))
-      hides = true;
+    if (strncmp(o, "hidepid=", 8) == 0 &&
+        ((len == 18 && strncmp(o + 8, "ptraceable", 10) == 0) ||
+         (len == 9 && o[8] == '4')))
+      hides = 2;
+    else if (strncmp(o, "hidepid=", 8) == 0 && !(len == 9 && o[8] == '0') &&
+             !(len == 11 && strncmp(o + 8, "off", 3) == 0))
+      hides = 1;
     else if (strncmp(o, "gid=", 4) == 0)
       *gid = (gid_t)strtoul(o + 4, NULL, 10);
     o += len;
@@ -223,8 +230,11 @@ static bool in_group(gid_t gid) {
  * (no hidepid) or not from this process (a member of its gid=, or
  * CAP_SYS_PTRACE: proc(5)).  Root without CAP_SYS_PTRACE under
  * "hidepid=2,gid=proc", or root with another group under systemd's
- * ProtectProc=invisible, or a /proc of another pid namespace, lists
- * fewer.  1 when it does, 0 when it may not, -errno. */
+ * ProtectProc=invisible, or under hidepid=ptraceable (ProtectProc=
+ * ptraceable) whatever its groups, or a /proc of another pid namespace,
+ * lists fewer.  The gid= is read as the initial user namespace numbers
+ * it, this process's groups as its own does: in another user namespace
+ * they are not compared.  1 when it does, 0 when it may not, -errno. */
 static int proc_lists_all(int proc) {
   struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
@@ -243,7 +253,7 @@ static int proc_lists_all(int proc) {
   r = proc_hides_pids(proc, &gid);
   if (r <= 0)
     return r < 0 ? r : 1;
-  if (in_group(gid))
+  if (r == 1 && sr_userns_initial() && in_group(gid))
     return 1;
   if (syscall(SYS_capget, &hdr, caps) < 0)
     return -errno;

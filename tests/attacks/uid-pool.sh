@@ -305,6 +305,21 @@ if command -v setpriv >/dev/null && command -v timeout >/dev/null; then
   pooled 'mkdir -m 0700 /run/skillrun/uid-pool && echo 1 >/run/skillrun/uid-pool/912356 &&
     mount -t proc -o hidepid=2,gid=912357 proc /proc' -- "$B" -- /bin/true
   is "... with CAP_SYS_PTRACE, which sees them all, the slot is taken once free" "$rc" 0
+  # hidepid=ptraceable (systemd's ProtectProc=ptraceable) hides what
+  # skillrun may not ptrace whatever its gid= (proc(5)): being in that
+  # group (here root's, the default) does not make it list every
+  # process.  Before, the gid= was taken to, and the slot was taken.
+  setpriv --reuid=912356 --regid=912356 --clear-groups sleep 60 &
+  left=$!
+  bg_pids+=("$left")
+  pooled 'mkdir -m 0700 /run/skillrun/uid-pool && echo 1 >/run/skillrun/uid-pool/912356 &&
+    mount -t proc -o hidepid=ptraceable proc /proc' \
+    setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace -- "$B" -- /bin/true
+  is "a marked slot under hidepid=ptraceable, skillrun in its gid=: not taken" \
+    "$(field "$AUDIT" execution_completed .status)" cancelled
+  is "... no sandbox ran as that id" "$(host_uid)" ""
+  kill "$left"
+  wait "$left" 2>/dev/null
 fi
 
 echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
