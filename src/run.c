@@ -266,8 +266,6 @@ static int check_resources(struct sr_error *err) {
   if (r >= 0)
     r = ensure_rlimit(RLIMIT_STACK, RUN_STACK, 1024, " KiB", "of stack",
                       "stack limit", "s", err);
-  if (r >= 0)
-    r = sr_caps_check_root(err);
   return r;
 }
 
@@ -457,9 +455,14 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
                             &conf, err);
   if (r >= 0)
     r = sr_policy_apply_conf(&run->policy, &conf, err);
-  /* Root mode needs the uid pool's ids (sr_root_mode). */
-  if (r >= 0)
+  /* Root mode needs the uid pool's ids (sr_root_mode), and so does the
+   * check that root has what its id maps need: asked before them, root
+   * of a user namespace that maps the pool was not in root mode yet. */
+  if (r >= 0) {
     sr_root_mode_ids(run->policy.uid_pool_base, run->policy.uid_pool_size);
+    if (!run->explain)
+      r = sr_caps_check_root(err);
+  }
   /* Loaded as soon as skillrun.conf is, so that even a refusal's
    * execution_completed is anchored (a profile that cannot be used, say);
    * from here on emit_completed does not look for it again. */
