@@ -688,9 +688,26 @@ static uid_t overflow_uid(void) {
   return (uid_t)overflow;
 }
 
-/* Whether every id of [first, first + count) has a range in the map file
- * ("inside outside count" a line, user_namespaces(7)); false when the
- * file cannot be read. */
+/* The next line of a map file at *p ("inside outside count",
+ * user_namespaces(7)) into v; false at the end or at a line that is not
+ * three numbers. */
+static bool map_line(char **p, unsigned long v[3]) {
+  char *q = *p, *end;
+
+  if (!q || !*q)
+    return false;
+  for (int k = 0; k < 3; k++, q = end) {
+    errno = 0;
+    v[k] = strtoul(q, &end, 10);
+    if (end == q || errno != 0)
+      return false;
+  }
+  *p = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL;
+  return true;
+}
+
+/* Whether every id of [first, first + count) has a range in the map file;
+ * false when the file cannot be read. */
 static bool map_covers(const char *path, unsigned long first,
                        unsigned long count) {
   char buf[16384];
@@ -702,21 +719,10 @@ static bool map_covers(const char *path, unsigned long first,
   /* Ranges may come in any order: go over them until none takes the
    * next id. */
   while (count > 0 && progress) {
-    progress = false;
-    for (char *p = buf; p && *p;
-         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-      unsigned long v[3];
-      char *end;
-      int k;
+    unsigned long v[3];
 
-      for (k = 0; k < 3; k++, p = end) {
-        errno = 0;
-        v[k] = strtoul(p, &end, 10);
-        if (end == p || errno != 0)
-          break;
-      }
-      if (k < 3)
-        break;
+    progress = false;
+    for (char *p = buf; count > 0 && map_line(&p, v);) {
       if (first >= v[0] && first - v[0] < v[2]) {
         unsigned long take = v[2] - (first - v[0]);
 
@@ -725,8 +731,6 @@ static bool map_covers(const char *path, unsigned long first,
         count -= take;
         progress = true;
       }
-      if (count == 0)
-        break;
     }
   }
   return count == 0;
@@ -735,27 +739,14 @@ static bool map_covers(const char *path, unsigned long first,
 bool sr_userns_root_outside_too(void) {
   char buf[16384];
   size_t len;
+  unsigned long v[3];
 
   if (sr_userns_initial() || sr_read_file_into(AT_FDCWD, "/proc/self/uid_map",
                                                buf, sizeof(buf), &len) < 0)
     return false;
-  for (char *p = buf; p && *p;
-       p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-    unsigned long v[3];
-    char *end;
-    int k;
-
-    for (k = 0; k < 3; k++, p = end) {
-      errno = 0;
-      v[k] = strtoul(p, &end, 10);
-      if (end == p || errno != 0)
-        break;
-    }
-    if (k < 3)
-      break;
+  for (char *p = buf; map_line(&p, v);)
     if (v[0] == 0 && v[2] > 0)
       return v[1] == 0;
-  }
   return false;
 }
 
