@@ -150,6 +150,13 @@ static int check_owned_dir(int fd, const char *path, const char *what,
   if (fstat(fd, &st) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace", "%s %s", what,
                         path);
+  /* Where the caller is the overflow uid of its user namespace, another
+   * user's directory shows as the caller's (sr_fd_owner_is_me). */
+  if (sr_fd_owner_unmapped(fd, &st))
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                        "%s %s " SR_UNMAPPED_OWNER_FMT
+                        " (use a directory of your own as mapped here)",
+                        what, path, (unsigned)st.st_uid);
   if (st.st_uid != me && st.st_uid != 0) {
     const struct passwd *pw = getpwuid(st.st_uid);
     return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",

@@ -12,7 +12,8 @@
 # caller's files from an unmapped owner's (O_NOATIME is refused to whoever
 # does not own a file): the run stops (125, config_invalid) in one line
 # saying the profile's owner is outside the user namespace, and the skill
-# never runs.
+# never runs.  Likewise a workspace root of another user's, which showed
+# as the caller's and took the run's directory.
 . "$(dirname "$0")/../integration/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to play uid $NOBODY and another local user"
 sandbox_possible || skip_all "user namespaces are not available"
@@ -64,5 +65,32 @@ check "mapped to itself: it says the owner is outside the user namespace" \
 is "mapped to itself: the stream ends in an error" "$(last "$T/mapped.audit")" \
   "$(printf 'execution_completed\terror')"
 check "mapped to itself: the skill never ran" not test -s "$W/default/mapped/logs/stdout.log"
+
+# The other user's shared workspace root (sticky, as /tmp): as its owner
+# they may rename or replace whatever a run makes there.  It showed as the
+# caller's own too, and the run went on in it.
+S=$T/other-root
+mkdir -m 1777 "$S"
+chown "$OTHER:$OTHER" "$S"
+# in_theirs ID [WRAPPER...]: a run as the test user in that root.
+in_theirs() {
+  local id=$1
+  shift
+  rc=0
+  as_user "$@" "$SKILLRUN" --workspace-root "$S" --execution-id "$id" "$B" -- \
+    sh -c 'echo ran' >"$T/$id.audit" 2>"$T/$id.err" || rc=$?
+}
+
+in_theirs ws-plain
+is "outside a user namespace: another user's workspace root is refused (125)" "$rc" 125
+in_theirs ws-mapped unshare -U --map-user="$USER_UID" --map-group="$USER_UID"
+is "mapped to itself: another user's workspace root is refused (125)" "$rc" 125
+[ "$rc" -eq 125 ] || diag "stderr: $(cat "$T/ws-mapped.err")"
+is "mapped to itself: one line on stderr" "$(wc -l <"$T/ws-mapped.err")" 1
+check "mapped to itself: it says the owner is outside the user namespace" \
+  grep -q "workspace root $S is owned by a user outside this user namespace" "$T/ws-mapped.err"
+is "mapped to itself: the stream ends in an error" "$(last "$T/ws-mapped.audit")" \
+  "$(printf 'execution_completed\terror')"
+check "mapped to itself: no run directory in their root" not test -e "$S/default"
 
 finish
