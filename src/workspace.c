@@ -1878,8 +1878,10 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   /* An anchor says skillrun wrote the ledger: only one nobody but the
    * key's holder could have written is signed.  Another user's (root's gc
    * over their workspace, or a marker in a shared root's .active they
-   * made first) is closed without one: they may have shaped it at will. */
-  sign = mst.st_uid == geteuid() ? key : NULL;
+   * made first) is closed without one: they may have shaped it at will.
+   * So is one whose owner the user namespace does not map, which shows as
+   * the caller where the caller is the overflow uid. */
+  sign = sr_fd_owner_is_me(marker, &mst) ? key : NULL;
   r = sr_reclaim_run(marker, run, tenant_id, exec_id, mst.st_uid, mst.st_gid,
                      sign, &closed, &err);
   if (verbose && r < 0)

@@ -8,7 +8,9 @@
 # they please (here: a real run's ledger with its later events cut off)
 # and links it in as a marker; root's gc, holding skillrun.conf's
 # audit-key, may close that record but must not anchor it: no line of
-# it verifies with the audit public key.
+# it verifies with the audit public key.  Nor may the gc of a caller who
+# is the overflow uid of its user namespace, where the forger, whom the
+# namespace does not map, shows as the caller.
 . "$(dirname "$0")/../integration/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root: the audit key comes from a root-owned skillrun.conf, and the forger is another user"
@@ -93,5 +95,38 @@ is "... its record ends abandoned" "$(tail -n 1 "$R/default/killed/audit.jsonl" 
 "$SKILLRUN" --verify-audit "$R/default/killed/audit.jsonl" --audit-key "$T/audit.pub" >"$T/v.root" 2>&1
 rc=$?
 is "... and verifies with the audit key ($(head -n 1 "$T/v.root"))" "$rc" 0
+
+# 4. A user namespace that maps root and the test user, who is the
+# overflow uid there (a container run as nobody): the forger, another
+# local user, is not mapped and shows as the caller.  The caller's --gc,
+# holding the audit key, took the forger's marker for its own and
+# anchored the ledger the forger shaped.
+OTHER=$((USER_UID - 1))
+if [ "$(cat /proc/sys/kernel/overflowuid 2>/dev/null)" != "$USER_UID" ]; then
+  pass "# SKIP the test user (uid $USER_UID) is not the overflow uid"
+elif ! command -v unshare >/dev/null || ! "$PYTHON3" -c '' 2>/dev/null; then
+  pass "# SKIP no unshare or $PYTHON3 to make the user namespace"
+else
+  # As root: the forger's root with a real run's ledger, cut, linked in
+  # as a marker, all theirs; writable by the caller, whose gc must open it.
+  F=$(tmpdir)
+  "$SKILLRUN" --conf "$T/nokey.conf" --workspace-root "$F" --execution-id unmapped \
+    "$B" -- /bin/sh -c 'echo evidence' >/dev/null 2>&1
+  is "unmapped: the forger's run exits 0" "$?" 0
+  l=$F/default/unmapped/audit.jsonl
+  head -n 3 "$l" >"$T/cut" && cat "$T/cut" >"$l" && rm -f "$F/default/unmapped/metadata.json"
+  mkdir -p "$F/.active" && ln "$l" "$F/.active/default:unmapped"
+  chown -R "$OTHER:$OTHER" "$F"
+  chmod 755 "$F" "$F/.active" "$F/default" "$F/default/unmapped"
+  chmod 666 "$l"
+  chmod 644 "$T/audit.key" # the caller's gc reads the key (root's alone)
+  in_userns "0 0 1\n$USER_UID $USER_UID 1" setpriv --reuid="$USER_UID" \
+    --regid="$USER_UID" --clear-groups "$SKILLRUN" --gc --conf "$T/key.conf" \
+    --workspace-root "$F" >"$T/gc.unmapped" 2>&1
+  chmod 600 "$T/audit.key"
+  is "unmapped: the caller's --gc closed the record" \
+    "$(tail -n 1 "$l" | "$JQ" -r .status)" abandoned
+  not_anchored unmapped "$l"
+fi
 
 finish

@@ -469,3 +469,32 @@ test_resolver() {
 sandbox_possible() {
   [ "$(id -u)" -eq 0 ] || unshare -U true 2>/dev/null
 }
+
+# in_userns MAP CMD...: as root, CMD as root of a new user namespace whose
+# uid_map and gid_map are MAP ("inside outside count" lines, as printf
+# %b reads them), written from here in one write each (no newuidmap).
+in_userns() {
+  local map=$1 ours go p
+  shift
+  ours=$(readlink /proc/self/ns/user)
+  go=$(mktemp -u "$_test_root/go.XXXXXX")
+  mkfifo "$go" || return 99
+  unshare -U sh -c 'read _ <"$0"; exec "$@"' "$go" "$@" &
+  p=$!
+  for _ in $(seq 100); do
+    [ "$(readlink "/proc/$p/ns/user" 2>/dev/null)" = "$ours" ] || break
+    sleep 0.05
+  done
+  map=$(printf '%b' "$map")
+  if ! "$PYTHON3" -c 'import os, sys
+for f in ("uid_map", "gid_map"):
+    fd = os.open("/proc/%s/%s" % (sys.argv[1], f), os.O_WRONLY)
+    os.write(fd, (sys.argv[2] + "\n").encode())
+    os.close(fd)' "$p" "$map"; then
+    kill -KILL "$p"
+    wait "$p"
+    return 99
+  fi
+  echo go >"$go"
+  wait "$p"
+}

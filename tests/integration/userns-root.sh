@@ -16,6 +16,7 @@
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to write a user namespace's id maps"
 sandbox_possible || skip_all "user namespaces are not available"
 command -v unshare >/dev/null || skip_all "unshare (util-linux) is not installed"
+"$PYTHON3" -c '' 2>/dev/null || skip_all "no $PYTHON3 to write the id maps"
 setpriv --bounding-set -setuid true 2>/dev/null ||
   skip_all "setpriv cannot set the bounding set"
 conf=$("$SKILLRUN" --help | sed -n 's/.*(default \(.*skillrun\.conf\)).*/\1/p')
@@ -26,26 +27,6 @@ T=$(tmpdir)
 B=$T/userns-root
 mkbundle "$B"
 W=$(tmpdir)
-ours=$(readlink /proc/self/ns/user)
-
-# in_userns MAP CMD...: CMD as root of a new user namespace whose uid_map
-# and gid_map are MAP ("inside outside count"), written from here (no
-# newuidmap needed).
-in_userns() {
-  local map=$1 go p i
-  shift
-  go=$(mktemp -u "$T/go.XXXXXX")
-  mkfifo "$go"
-  unshare -U sh -c 'read _ <"$0"; exec "$@"' "$go" "$@" &
-  p=$!
-  for i in $(seq 100); do
-    [ "$(readlink "/proc/$p/ns/user" 2>/dev/null)" = "$ours" ] || break
-    sleep 0.05
-  done
-  echo "$map" >"/proc/$p/uid_map" && echo "$map" >"/proc/$p/gid_map"
-  echo go >"$go"
-  wait "$p"
-}
 
 # The whole pool mapped (800000-800063 by default): root mode.
 rc=0
