@@ -214,7 +214,9 @@ static int read_own_v1(char *own[SR__CG1_MAX]) {
 
   for (int c = 0; c < SR__CG1_MAX; c++)
     own[c] = NULL;
-  for (char *line = strtok_r(r < 0 ? NULL : buf, "\n", &save); r >= 0 && line;
+  /* Not strtok_r(NULL) on a failed read: it would resume from save,
+   * which is NULL then (SIGSEGV). */
+  for (char *line = r < 0 ? NULL : strtok_r(buf, "\n", &save); r >= 0 && line;
        line = strtok_r(NULL, "\n", &save)) {
     char *ctrls = strchr(line, ':');
     char *path = ctrls ? strchr(ctrls + 1, ':') : NULL;
