@@ -200,6 +200,16 @@ int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
   r = sr_workspace_create(&run->ws, root, run->tenant, run->execution_id,
                           run->audit_key, &audit_copy, err);
   if (r < 0) {
+    /* A run directory whose ledger is linked (a later step failed: its
+     * logs directory, say) is on the record: its audit.jsonl takes the
+     * events down to execution_completed, as --gc expects of it.  When
+     * the copy cannot take them either, the run's own error stands. */
+    if (audit_copy >= 0) {
+      struct sr_error ignored = {0};
+      if (sr_audit_attach_copy(&run->audit, audit_copy, &ignored) >= 0)
+        audit_copy = -1;
+      sr_error_clear(&ignored);
+    }
     safe_close(audit_copy);
     return r;
   }
