@@ -194,11 +194,13 @@ static int make_dir_at(int dirfd, const char *name, mode_t mode) {
     return -errno;
   /* mkdirat honours the umask; the modes here are part of the contract. */
   fd = openat(dirfd, name, OPEN_DIR_FLAGS);
-  if (fd < 0)
-    return -errno;
-  if (fchmod(fd, mode) < 0) {
+  if (fd < 0 || fchmod(fd, mode) < 0) {
     int r = -errno;
     safe_close(fd);
+    /* Not left behind: the run goes on without it (a tmpfs staging base
+     * that fails falls back to the next, or to the run directory) and
+     * would never remove it.  Empty, as just made. */
+    (void)unlinkat(dirfd, name, AT_REMOVEDIR);
     return r;
   }
   return fd;
