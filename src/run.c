@@ -763,8 +763,10 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
     merr = (struct sr_error){0};
     r = sr_workspace_write_metadata(&run->ws, meta, &merr);
   }
-  if (r < 0)
+  if (r < 0) {
     sr_log_warning("%s", merr.msg);
+    run->ws.metadata_lost = true; /* gc writes it from the ledger */
+  }
   json_decref(meta);
 }
 

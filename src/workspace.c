@@ -708,6 +708,9 @@ int sr_workspace_restage_in_run_dir(struct sr_workspace *ws,
                                     uint64_t bundle_bytes,
                                     struct sr_error *err) {
   sr_workspace_remove_staging(ws);
+  free(ws->staging_name); /* a copy left on the tmpfs is given up */
+  ws->staging_name = NULL;
+  ws->staging_left = false;
   /* gc need not look on the tmpfs any more. */
   (void)fremovexattr(ws->active_fd, SR_STAGING_XATTR);
   ws->staging_fd = safe_close(ws->staging_fd);
@@ -1671,17 +1674,27 @@ int sr_workspace_harvest(struct sr_workspace *ws, int outputs_fd,
 }
 
 void sr_workspace_remove_staging(struct sr_workspace *ws) {
-  if (ws->staging_parent_fd >= 0 && ws->staging_name) {
-    /* Best effort: a leftover is cleaned by the next run's gc. */
-    (void)sr_rm_rf_at(ws->staging_parent_fd, ws->staging_name);
+  if (ws->staging_parent_fd >= 0 && ws->staging_name &&
+      sr_rm_rf_at(ws->staging_parent_fd, ws->staging_name) < 0) {
+    /* Tried again by sr_workspace_done; a leftover on a tmpfs is then
+     * the next gc's, which finds it through the marker it keeps. */
+    ws->staging_left = sr_workspace_staging_on_tmpfs(ws);
+    return;
   }
+  ws->staging_left = false;
   free(ws->staging_name);
   ws->staging_name = NULL;
 }
 
 void sr_workspace_done(struct sr_workspace *ws) {
   sr_workspace_remove_staging(ws);
-  if (ws->root_fd >= 0 && ws->active_name) {
+  free(ws->staging_name);
+  ws->staging_name = NULL;
+  /* The marker (its run's ledger, closed or not) stays for gc when it has
+   * work left: it says where a staging copy on a tmpfs is, and gc makes a
+   * missing metadata.json from the ledger (sr_reclaim_run). */
+  if (ws->root_fd >= 0 && ws->active_name && !ws->staging_left &&
+      !ws->metadata_lost) {
     _cleanup_close_ int active_dir =
         openat(ws->root_fd, ".active", OPEN_DIR_FLAGS);
     if (active_dir >= 0)

@@ -44,7 +44,8 @@ struct sr_workspace {
   int staging_parent_fd;
   char *staging_name;
   char *staging_path;
-  int bundle_fd; /* {staging}/bundle: empty until the bundle is staged */
+  bool staging_left; /* a staging copy on a tmpfs could not be removed */
+  int bundle_fd;     /* {staging}/bundle: empty until the bundle is staged */
   char *bundle_path;
   int inputs_fd;       /* {staging}/inputs, only with inputs; else -1 */
   char *inputs_path;   /* NULL without inputs */
@@ -52,6 +53,7 @@ struct sr_workspace {
   int outputs_fd;      /* {run}/outputs, from sr_workspace_make_outputs */
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
   int metadata_fd;     /* O_PATH of it, once written; else -1 */
+  bool metadata_lost;  /* the run directory's final one: not written */
 };
 
 /* An empty workspace (every fd -1), safe to pass to sr_workspace_done. */
