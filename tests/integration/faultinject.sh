@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Fault injection by errno: every call of a libc function the supervisor
+# makes on the way through a run of /bin/true fails in turn (EIO, through
+# the LD_PRELOAD shim tests/faultinject/faultinject.so), one run per call,
+# as root and as an unprivileged user.  Whatever fails, skillrun(1)'s
+# promises for a run that ends badly hold (tests/faultinject/sweep.sh
+# checks them): an exit status of EXIT STATUS and one line on stderr, no
+# crash; a run that made its run directory ends with execution_completed
+# in its audit.jsonl (or, when that copy is the one that broke, on the
+# stream) and has a metadata.json (or --gc makes it from the ledger);
+# nothing is left: no process, no mount, no tmpfs staging, no cgroup leaf.
+#
+# openat, mkdirat and linkat are swept on the run's own names only
+# (its marker and tmpfs staging, "default:fi-"), to stay within 30 s; the
+# whole sweep, with the skill writing outputs and ENOSPC, is the tool's
+# (tests/faultinject/sweep.sh).
+. "$(dirname "$0")/lib.sh"
+
+sandbox_possible || skip_all "user namespaces are not available"
+[ -f "${FAULTINJECT:-}" ] || skip_all "the fault-injection shim is not built (FAULTINJECT)"
+# An ASan build wants its runtime first; the shim is not sanitized.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+skip_modes
+
+SWEEP=$TOP_SRCDIR/tests/faultinject/sweep.sh
+# Whether the shim loads and counts: a clean run's count of read calls.
+T=$(tmpdir)
+probe_count=$(SKILLRUN_FI_FUNC=read SKILLRUN_FI_N=0 SKILLRUN_FI_COUNT=$T/count \
+  LD_PRELOAD=$FAULTINJECT "$SKILLRUN" --version >/dev/null 2>&1 && od -An -tu8 -N8 "$T/count" | tr -d ' ')
+[ -n "$probe_count" ] || skip_all "the shim does not load here (LD_PRELOAD ignored?)"
+
+for mode in $MODES; do
+  out=$T/$mode.out
+  SWEEP_MODE=$mode SWEEP_SKILL=true bash "$SWEEP" "$SKILLRUN" "$FAULTINJECT" "$T/$mode" \
+    write pwrite read mkdirat fstatfs ftruncate fallocate renameat clone3 >"$out" 2>&1
+  rc=$?
+  grep '^#' "$out" | sed 's/^/# /'
+  is "$mode: every failing call ends the run as promised" "$rc:$(grep VIOLATION "$out")" "0:"
+  out=$T/$mode-names.out
+  SWEEP_MODE=$mode SWEEP_SKILL=true SWEEP_MATCH=default:fi- bash "$SWEEP" "$SKILLRUN" "$FAULTINJECT" \
+    "$T/$mode-names" openat mkdirat linkat >"$out" 2>&1
+  rc=$?
+  grep '^#' "$out" | sed 's/^/# /'
+  is "$mode: a failing call on the run's own names ends it as promised" \
+    "$rc:$(grep VIOLATION "$out")" "0:"
+  # A tmpfs staging copy that cannot be removed at all (every open of its
+  # name fails from the run's removal on): the run keeps its marker, which
+  # says where the copy is, and --gc removes it and leaves the closed
+  # ledger as it was.
+  W=$T/$mode-left
+  mkdir -p "$W/bundle/left" "$W/ws"
+  printf -- '---\nname: left\ndescription: t.\n---\n# left\n' >"$W/bundle/left/SKILL.md"
+  chmod -R a+rX "$W"
+  if [ "$mode" = user ]; then chown "$NOBODY" "$W/ws"; fi
+  cp "$FAULTINJECT" "$W/fi.so" && chmod 755 "$W/fi.so"
+  uid=$(in_mode "$mode" id -u)
+  staging=/dev/shm/skillrun-$uid/$(printf '%s' "$W/ws" | sha256sum | cut -c1-16)-default:left
+  in_mode "$mode" env SKILLRUN_FI_FUNC=openat SKILLRUN_FI_MATCH=default:left SKILLRUN_FI_N=2 \
+    SKILLRUN_FI_TIMES=99 LD_PRELOAD="$W/fi.so" \
+    "$SKILLRUN" --workspace-root "$W/ws" --execution-id left "$W/bundle/left" -- /bin/true \
+    >"$W/stream" 2>"$W/stderr"
+  rc=$?
+  left=$([ -d "$staging" ] && echo staging)
+  [ -e "$W/ws/.active/default:left" ] && left="$left marker"
+  in_mode "$mode" "$SKILLRUN" --gc --workspace-root "$W/ws" >"$W/gc.out" 2>&1
+  gone=$([ -e "$staging" ] && echo "staging stays")
+  [ -e "$W/ws/.active/default:left" ] && gone="$gone marker stays"
+  rm -rf "$staging" # whatever happened, not left behind by the test
+  is "$mode: a staging copy that cannot be removed keeps its marker, and --gc removes it" \
+    "$rc:$left:$gone:$(tail -n1 "$W/ws/default/left/audit.jsonl" | $JQ -r .status):$("$SKILLRUN" --verify-audit "$W/ws/default/left/audit.jsonl" 2>&1 | cut -d: -f1)" \
+    "0:staging marker::succeeded:ok"
+done
+finish
