@@ -182,8 +182,11 @@ static int find_v1_mounts(char *mnt[SR__CG1_MAX]) {
   for (int c = 0; c < SR__CG1_MAX; c++) {
     mnt[c] = NULL;
     if (cache[c] && !(mnt[c] = strdup(cache[c]))) {
-      for (int k = 0; k < c; k++)
+      /* Emptied too: the callers free mnt[] on every path. */
+      for (int k = 0; k < c; k++) {
         free(mnt[k]);
+        mnt[k] = NULL;
+      }
       return -ENOMEM;
     }
   }

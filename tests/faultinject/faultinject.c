@@ -18,6 +18,8 @@
  *   SKILLRUN_FI_MATCH  count only the calls whose path (the new name of
  *                      linkat and rename) contains this string: open*,
  *                      mkdir*, linkat, rename* (others are not counted)
+ *   SKILLRUN_FI_AFTER  count nothing until a path containing this string
+ *                      has been opened (open*): the calls of one phase
  *   SKILLRUN_FI_COUNT  a file the shim keeps the number of calls seen in
  *                      (8 bytes, mapped shared: the count is there
  *                      whatever way the process ends, _exit included)
@@ -60,6 +62,8 @@ static unsigned long fi_local[2];
 static volatile unsigned long *fi_count = fi_local;
 static int fi_ready;
 static char fi_match[256];
+static char fi_after[256];
+static int fi_armed = 1;
 
 __attribute__((constructor)) static void fi_init(void) {
   const char *f = getenv("SKILLRUN_FI_FUNC");
@@ -68,11 +72,16 @@ __attribute__((constructor)) static void fi_init(void) {
   const char *c = getenv("SKILLRUN_FI_COUNT");
   const char *m = getenv("SKILLRUN_FI_MATCH");
   const char *t = getenv("SKILLRUN_FI_TIMES");
+  const char *a = getenv("SKILLRUN_FI_AFTER");
 
   if (!f)
     return;
   snprintf(fi_func, sizeof(fi_func), "%s", f);
   fi_n = n ? strtoul(n, NULL, 10) : 0;
+  if (a && a[0]) {
+    snprintf(fi_after, sizeof(fi_after), "%s", a);
+    fi_armed = 0;
+  }
   if (t)
     fi_times = strtoul(t, NULL, 10);
   if (m)
@@ -101,7 +110,7 @@ __attribute__((constructor)) static void fi_init(void) {
 
 /* 1 when this call of FUNC (on path, NULL for none) is the one to fail. */
 static int fi_hit_path(const char *func, const char *path) {
-  if (!fi_ready || strcmp(func, fi_func) != 0)
+  if (!fi_ready || !fi_armed || strcmp(func, fi_func) != 0)
     return 0;
   if (fi_match[0] && (!path || !strstr(path, fi_match)))
     return 0;
@@ -113,6 +122,13 @@ static int fi_hit_path(const char *func, const char *path) {
     return 1;
   }
   return 0;
+}
+
+/* An open of path: arms the counting when it names SKILLRUN_FI_AFTER. */
+static void fi_arm(const char *path) {
+  if (fi_ready && !fi_armed && path && strstr(path, fi_after) &&
+      getpid() == fi_pid)
+    fi_armed = 1;
 }
 
 #define REAL(name, ret, ...)                                                   \
@@ -183,6 +199,7 @@ int open(const char *path, int flags, ...) {
   mode_t m = fi_mode(flags, ap);
   va_end(ap);
   REAL(open, int, const char *, int, ...);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real_open(path, flags, m);
 }
@@ -193,6 +210,7 @@ int open64(const char *path, int flags, ...) {
   mode_t m = fi_mode(flags, ap);
   va_end(ap);
   REAL(open64, int, const char *, int, ...);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real_open64(path, flags, m);
 }
@@ -203,6 +221,7 @@ int openat(int dfd, const char *path, int flags, ...) {
   mode_t m = fi_mode(flags, ap);
   va_end(ap);
   REAL(openat, int, int, const char *, int, ...);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real_openat(dfd, path, flags, m);
 }
@@ -213,6 +232,7 @@ int openat64(int dfd, const char *path, int flags, ...) {
   mode_t m = fi_mode(flags, ap);
   va_end(ap);
   REAL(openat64, int, int, const char *, int, ...);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real_openat64(dfd, path, flags, m);
 }
@@ -232,24 +252,28 @@ ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen) {
 
 int __open_2(const char *path, int flags) {
   REAL(__open_2, int, const char *, int);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real___open_2(path, flags);
 }
 
 int __open64_2(const char *path, int flags) {
   REAL(__open64_2, int, const char *, int);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real___open64_2(path, flags);
 }
 
 int __openat_2(int dfd, const char *path, int flags) {
   REAL(__openat_2, int, int, const char *, int);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real___openat_2(dfd, path, flags);
 }
 
 int __openat64_2(int dfd, const char *path, int flags) {
   REAL(__openat64_2, int, int, const char *, int);
+  fi_arm(path);
   FAIL_PATH("openat", path, -1);
   return real___openat64_2(dfd, path, flags);
 }

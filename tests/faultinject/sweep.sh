@@ -27,7 +27,9 @@
 # run as root), SWEEP_SKILL true|outputs, SWEEP_ERRNO (default 5, EIO),
 # SWEEP_STEP (every Nth call, default 1), SWEEP_MAX (last N, default all),
 # SWEEP_MATCH (count only the calls on a path containing it, as
-# SKILLRUN_FI_MATCH: "default:fi-" for a run's own marker and staging).
+# SKILLRUN_FI_MATCH: "default:fi-" for a run's own marker and staging),
+# SWEEP_AFTER (count only once a path containing it was opened, as
+# SKILLRUN_FI_AFTER), SWEEP_MAX with it for the calls of one phase.
 # Prints "ok FUNC N" for a clean run with SWEEP_VERBOSE=1; exits 1 when any
 # run broke a promise.
 set -u
@@ -76,7 +78,7 @@ run() { # FUNC N: one run, its id fi-FUNC-N
   local f=$1 n=$2 id=fi-$1-$2 rc lines d s p leaf
   rm -rf "${W:?}/default/$id"
   "${pre[@]}" SKILLRUN_FI_FUNC="$f" SKILLRUN_FI_N="$n" SKILLRUN_FI_ERRNO="$ERRNO" \
-    SKILLRUN_FI_MATCH="${SWEEP_MATCH:-}" SKILLRUN_FI_COUNT="$OUT/count" SKILLRUN_FI_MARK=$MARK LD_PRELOAD="$WORK/faultinject.so" \
+    SKILLRUN_FI_MATCH="${SWEEP_MATCH:-}" SKILLRUN_FI_AFTER="${SWEEP_AFTER:-}" SKILLRUN_FI_COUNT="$OUT/count" SKILLRUN_FI_MARK=$MARK LD_PRELOAD="$WORK/faultinject.so" \
     ASAN_OPTIONS=verify_asan_link_order=0 \
     "$WORK/skillrun" --workspace-root "$W" --execution-id "$id" "$B" -- "${cmd[@]}" \
     >"$OUT/stream" 2>"$OUT/stderr" </dev/null

@@ -12,9 +12,10 @@
 # nothing is left: no process, no mount, no tmpfs staging, no cgroup leaf.
 #
 # openat, mkdirat and linkat are swept on the run's own names only
-# (its marker and tmpfs staging, "default:fi-"), to stay within 30 s; the
+# (its marker and tmpfs staging, "default:fi-"), and malloc on the calls
+# after the cgroup v1 mount points are found, to stay within 30 s; the
 # whole sweep, with the skill writing outputs and ENOSPC, is the tool's
-# (tests/faultinject/sweep.sh).
+# (tests/faultinject/sweep.sh, enospc.sh).
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -44,6 +45,21 @@ for mode in $MODES; do
   grep '^#' "$out" | sed 's/^/# /'
   is "$mode: a failing call on the run's own names ends it as promised" \
     "$rc:$(grep VIOLATION "$out")" "0:"
+  # malloc failing while the cgroup v1 mount points are copied for the
+  # run (after the last one is found: cpuacct), on a v1 host; none
+  # elsewhere.  Not with an ASan build, whose allocator the shim would
+  # bypass.
+  if grep -qa __asan_init "$SKILLRUN" || [ ! -f "${FAULTINJECT_MALLOC:-}" ]; then
+    pass "# SKIP $mode: malloc failures (an ASan build, or no faultinject-malloc.so)"
+  else
+    out=$T/$mode-malloc.out
+    SWEEP_MODE=$mode SWEEP_AFTER=/sys/fs/cgroup/cpuacct SWEEP_MAX=6 bash "$SWEEP" "$SKILLRUN" \
+      "$FAULTINJECT_MALLOC" "$T/$mode-malloc" malloc >"$out" 2>&1
+    rc=$?
+    grep '^#' "$out" | sed 's/^/# /'
+    is "$mode: malloc failing as the cgroup v1 mount points are copied ends the run as promised" \
+      "$rc:$(grep VIOLATION "$out")" "0:"
+  fi
   # A tmpfs staging copy that cannot be removed at all (every open of its
   # name fails from the run's removal on): the run keeps its marker, which
   # says where the copy is, and --gc removes it and leaves the closed
