@@ -27,6 +27,24 @@ static const char *const common_keys[] = {
 /* json_decrefp comes with jansson >= 2.9 and accepts NULL. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
+char *sr_json_dump(const json_t *j, size_t flags, size_t extra, size_t *len) {
+  size_t n = json_dumpb(j, NULL, 0, flags);
+  char *buf;
+
+  if (n == 0 || n > SIZE_MAX - extra - 1)
+    return NULL;
+  buf = malloc(n + extra + 1);
+  if (!buf)
+    return NULL;
+  if (json_dumpb(j, buf, n, flags) != n) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
 json_t *sr_json_string_lossy(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s;
   _cleanup_free_ char *buf = NULL;
@@ -136,16 +154,12 @@ static int format_line(const struct sr_audit *a, const char *event,
   /* Compact: jansson escapes every control character inside strings, so
    * the object cannot contain a raw newline and nothing a skill prints
    * can start a new (forged) line. */
-  text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  text = sr_json_dump(obj, JSON_COMPACT | JSON_PRESERVE_ORDER, 1, &n);
   if (!text)
     return -ENOMEM;
-  n = strlen(text);
-  if (memchr(text, '\n', n))
+  if (memchr(text, '\n', n) || strlen(text) != n)
     return -EINVAL; /* cannot happen with JSON_COMPACT; never trust it */
-  line = malloc(n + 2);
-  if (!line)
-    return -ENOMEM;
-  memcpy(line, text, n);
+  line = TAKE_PTR(text);
   line[n] = '\n';
   line[n + 1] = '\0';
   *out = line;

@@ -248,3 +248,13 @@ void sr_audit_done(struct sr_audit *a);
  * returns NULL only on ENOMEM.
  */
 json_t *sr_json_string_lossy(const char *s, size_t len);
+
+/*
+ * json_dumps(j, flags) with room for `extra` more bytes after the text
+ * (*len: its length), or NULL.  Unlike json_dumps, never a text cut short:
+ * jansson ignores a failure to write an object's key (dump.c), which
+ * json_dumps's growing buffer meets when out of memory ("{"a":1,":2}").
+ * Here the text is written twice into a buffer of the size the first pass
+ * counted, and a second pass of another size is an error.
+ */
+char *sr_json_dump(const json_t *j, size_t flags, size_t extra, size_t *len);

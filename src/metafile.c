@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "error.h"
 #include "fdutil.h"
 #include "macro.h"
@@ -24,18 +25,12 @@ static int write_file(int dirfd, const char *name, const json_t *meta,
   _cleanup_free_ char *text = NULL;
   _cleanup_close_ int fd = -1;
   size_t len;
-  char *nl;
   int r;
 
-  text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  /* Room for the final newline, in the same write. */
+  text = sr_json_dump(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER, 1, &len);
   if (!text)
     return -ENOMEM;
-  /* The final newline in the same write. */
-  len = strlen(text);
-  nl = realloc(text, len + 2);
-  if (!nl)
-    return -ENOMEM;
-  text = nl;
   text[len++] = '\n';
   text[len] = '\0';
   fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,

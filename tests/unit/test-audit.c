@@ -1123,9 +1123,67 @@ static void test_resume(void **state) {
   free(zeroed);
 }
 
+/* jansson's fail_at-th allocation fails (0: none), the others not. */
+static unsigned long alloc_count, fail_at;
+static void *failing_malloc(size_t n) {
+  return fail_at && ++alloc_count == fail_at ? NULL : malloc(n);
+}
+
+/* Out of memory while a line (or metadata.json) is written: no text at
+ * all, never one cut short.  jansson ignores a failure to write an
+ * object's key, which json_dumps's growing buffer met: a line with
+ * ",":" where ","ts":" belonged, on both copies of the record. */
+static void test_format_out_of_memory(void **state) {
+  struct sr_audit a;
+  json_t *fields;
+  size_t whole = 0, failed = 0;
+
+  (void)state;
+  assert_int_equal(sr_audit_init(&a, 1, false, EID, "acme"), 0);
+  fields = json_pack("{s:s, s:i, s:{s:s, s:[s, s]}}", "digest", "sha256:00",
+                     "files", 3, "nested", "key", "value", "list", "a", "b");
+  assert_non_null(fields);
+  for (unsigned long n = 1; n < 200; n++) {
+    char *line, *text;
+    size_t len = 0;
+    json_t *parsed;
+
+    alloc_count = 0;
+    fail_at = n;
+    json_set_alloc_funcs(failing_malloc, free);
+    line = sr_audit_format(&a, "bundle_verified", fields, TS);
+    alloc_count = 0;
+    text = sr_json_dump(fields, JSON_INDENT(2) | JSON_PRESERVE_ORDER, 1, &len);
+    fail_at = 0;
+    json_set_alloc_funcs(malloc, free);
+    if (line) {
+      parsed = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+      if (!parsed)
+        fail_msg("allocation %lu failing gave a broken line: %s", n, line);
+      json_decref(parsed);
+      whole++;
+    } else {
+      failed++;
+    }
+    if (text) {
+      parsed = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+      if (!parsed || strlen(text) != len)
+        fail_msg("allocation %lu failing gave a broken text: %s", n, text);
+      json_decref(parsed);
+    }
+    free(line);
+    free(text);
+  }
+  /* Both outcomes were met: the sweep reached past the last allocation. */
+  assert_true(whole > 0 && failed > 0);
+  json_decref(fields);
+  sr_audit_done(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format_common_keys),
+      cmocka_unit_test(test_format_out_of_memory),
       cmocka_unit_test(test_escaping_forged_line),
       cmocka_unit_test(test_echo_warnings),
       cmocka_unit_test(test_null_ids),
