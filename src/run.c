@@ -736,19 +736,29 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
   char finished[32];
   int r;
 
-  if (run->ws.run_fd >= 0)
-    meta = sr_run_metadata_json(run);
-  if (!meta) {
+  if (run->ws.run_fd < 0) {
     json_decref(duration_ms);
     return;
   }
+  meta = sr_run_metadata_json(run);
+  if (!meta)
+    json_decref(duration_ms); /* json_pack below would have taken it */
   sr_now_rfc3339(finished);
-  json_object_set_new(
-      meta, "result",
-      json_pack("{s:s, s:i, s:o, s:s, s:o}", "status", sr_status_name(status),
-                "exit_code", exit_code, "duration_ms",
-                duration_ms ? duration_ms : json_null(), "finished_at",
-                finished, "artifacts", sr_artifacts_json(&run->artifacts)));
+  /* Out of memory: none rather than one without its result, which would
+   * say less than happened. */
+  if (!meta ||
+      json_object_set_new(meta, "result",
+                          json_pack("{s:s, s:i, s:o, s:s, s:o}", "status",
+                                    sr_status_name(status), "exit_code",
+                                    exit_code, "duration_ms",
+                                    duration_ms ? duration_ms : json_null(),
+                                    "finished_at", finished, "artifacts",
+                                    sr_artifacts_json(&run->artifacts))) < 0) {
+    json_decref(meta);
+    sr_log_warning("cannot write metadata.json: %s", strerror(ENOMEM));
+    run->ws.metadata_lost = true; /* gc writes it from the ledger */
+    return;
+  }
   r = sr_workspace_write_metadata(&run->ws, meta, &merr);
   /* A full file system that could not keep room for it (no fallocate(2)),
    * or a file-size limit it is over:
@@ -868,25 +878,44 @@ static json_t *completed_json(const struct sr_run *run, const char *status,
 
 static void emit_completed(struct sr_run *run, const char *status,
                            int exit_code, bool ran) {
-  struct sr_error ignored = {0};
-
   /* A run stopped before configure_platform (an invalid id, a resource
    * limit of the caller's): its execution_completed is anchored as any
    * other, when skillrun.conf is sound and its audit-key loads.  Without
    * it an untouched ledger read as tampered with --audit-key. */
   if (!run->audit_key_tried && !run->explain) {
+    struct sr_error ignored = {0};
+
     run->audit_key_tried = true;
     /* Best effort: a conf or key that does not load leaves the line
      * unanchored, as configure_platform would have stopped on it. */
     (void)sr_cmd_platform(run->args, NULL, &run->audit_key, &ignored);
-    ignored = (struct sr_error){0};
   }
-  /* If this last line cannot be written there is nobody left to tell but
-   * stderr; the exit status still says what happened. */
-  if (sr_audit_emit_anchored(&run->audit, "execution_completed",
-                             completed_json(run, status, exit_code, ran),
-                             run->audit_key, &ignored) < 0)
-    sr_log_error("%s", ignored.msg);
+  for (int tries = 1;; tries++) {
+    struct sr_error failed = {0};
+    const uint64_t seq = run->audit.seq;
+    const bool fd_failed = run->audit.fd_failed;
+    const bool copy_failed = run->audit.copy_failed;
+
+    if (sr_audit_emit_anchored(&run->audit, "execution_completed",
+                               completed_json(run, status, exit_code, ran),
+                               run->audit_key, &failed) >= 0)
+      break;
+    /* Its fields could not be built, or the line formatted (out of
+     * memory): nothing was written, and a run must not end without its
+     * last line, so it is built again. */
+    if (tries < 3 && run->audit.seq == seq &&
+        run->audit.fd_failed == fd_failed &&
+        run->audit.copy_failed == copy_failed &&
+        (failed.err == ENOMEM || !strcmp(failed.reason, "audit_field")))
+      continue;
+    /* If this last line cannot be written there is nobody left to tell
+     * but stderr; the exit status still says what happened.  A ledger
+     * left open keeps its marker: gc closes it. */
+    sr_log_error("%s", failed.msg);
+    if (run->audit.seq == seq && !copy_failed)
+      run->ws.ledger_open = true;
+    break;
+  }
   /* What audit.jsonl kept in reserve is free for metadata.json now. */
   sr_audit_release_room(&run->audit);
 }

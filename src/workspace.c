@@ -1691,10 +1691,11 @@ void sr_workspace_done(struct sr_workspace *ws) {
   free(ws->staging_name);
   ws->staging_name = NULL;
   /* The marker (its run's ledger, closed or not) stays for gc when it has
-   * work left: it says where a staging copy on a tmpfs is, and gc makes a
-   * missing metadata.json from the ledger (sr_reclaim_run). */
+   * work left: it says where a staging copy on a tmpfs is, gc closes a
+   * ledger left open and makes a missing metadata.json from the ledger
+   * (sr_reclaim_run). */
   if (ws->root_fd >= 0 && ws->active_name && !ws->staging_left &&
-      !ws->metadata_lost) {
+      !ws->metadata_lost && !ws->ledger_open) {
     _cleanup_close_ int active_dir =
         openat(ws->root_fd, ".active", OPEN_DIR_FLAGS);
     if (active_dir >= 0)

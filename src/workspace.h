@@ -54,6 +54,7 @@ struct sr_workspace {
   char *metadata_path; /* the sandbox's: {staging}/metadata.json */
   int metadata_fd;     /* O_PATH of it, once written; else -1 */
   bool metadata_lost;  /* the run directory's final one: not written */
+  bool ledger_open;    /* its execution_completed: not written */
 };
 
 /* An empty workspace (every fd -1), safe to pass to sr_workspace_done. */

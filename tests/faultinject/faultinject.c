@@ -20,6 +20,8 @@
  *                      mkdir*, linkat, rename* (others are not counted)
  *   SKILLRUN_FI_AFTER  count nothing until a path containing this string
  *                      has been opened (open*): the calls of one phase
+ *   SKILLRUN_FI_BT     set: print the failing call's backtrace on stderr
+ *                      (addresses: addr2line -f -e skillrun ADDR-BASE)
  *   SKILLRUN_FI_COUNT  a file the shim keeps the number of calls seen in
  *                      (8 bytes, mapped shared: the count is there
  *                      whatever way the process ends, _exit included)
@@ -34,6 +36,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -64,6 +68,16 @@ static int fi_ready;
 static char fi_match[256];
 static char fi_after[256];
 static int fi_armed = 1;
+static int fi_bt;
+
+/* SKILLRUN_FI_BT: where a crash happened, too. */
+static void fi_crash(int sig) {
+  void *frames[32];
+
+  backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 __attribute__((constructor)) static void fi_init(void) {
   const char *f = getenv("SKILLRUN_FI_FUNC");
@@ -73,6 +87,13 @@ __attribute__((constructor)) static void fi_init(void) {
   const char *m = getenv("SKILLRUN_FI_MATCH");
   const char *t = getenv("SKILLRUN_FI_TIMES");
   const char *a = getenv("SKILLRUN_FI_AFTER");
+  void *frames[1];
+
+  fi_bt = getenv("SKILLRUN_FI_BT") != NULL;
+  if (fi_bt) {
+    (void)backtrace(frames, 1); /* loads libgcc_s now, not when it fails */
+    signal(SIGSEGV, fi_crash);
+  }
 
   if (!f)
     return;
@@ -119,6 +140,10 @@ static int fi_hit_path(const char *func, const char *path) {
   unsigned long k = __atomic_add_fetch(&fi_count[0], 1, __ATOMIC_SEQ_CST);
   if (fi_n && k >= fi_n && k - fi_n < fi_times) {
     fi_count[1] = 1;
+    if (fi_bt) {
+      void *frames[32];
+      backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+    }
     return 1;
   }
   return 0;

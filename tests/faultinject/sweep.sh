@@ -29,7 +29,8 @@
 # SWEEP_MATCH (count only the calls on a path containing it, as
 # SKILLRUN_FI_MATCH: "default:fi-" for a run's own marker and staging),
 # SWEEP_AFTER (count only once a path containing it was opened, as
-# SKILLRUN_FI_AFTER), SWEEP_MAX with it for the calls of one phase.
+# SKILLRUN_FI_AFTER), SWEEP_MAX with it for the calls of one phase,
+# SWEEP_LAST (only the last calls of a clean run's count).
 # Prints "ok FUNC N" for a clean run with SWEEP_VERBOSE=1; exits 1 when any
 # run broke a promise.
 set -u
@@ -157,7 +158,11 @@ for f in $FUNCS; do
   [ -n "$total" ] || total=0
   max=${SWEEP_MAX:-$total}
   [ "$max" -gt "$total" ] && max=$total
+  first=1
+  # SWEEP_LAST: the last calls only (the end of the run: its final
+  # records), counted back from the clean run's total.
+  if [ -n "${SWEEP_LAST:-}" ] && [ "$SWEEP_LAST" -lt "$max" ]; then first=$((max - SWEEP_LAST + 1)); fi
   echo "# $MODE $SKILL $f: $total calls"
-  for ((n = 1; n <= max; n += STEP)); do run "$f" "$n"; done
+  for ((n = first; n <= max; n += STEP)); do run "$f" "$n"; done
 done
 exit $bad

@@ -13,7 +13,8 @@
 #
 # openat, mkdirat and linkat are swept on the run's own names only
 # (its marker and tmpfs staging, "default:fi-"), and malloc on the calls
-# after the cgroup v1 mount points are found, to stay within 30 s; the
+# after the cgroup v1 mount points are found and on every fourth of the
+# run's last 240, to stay within 30 s; the
 # whole sweep, with the skill writing outputs and ENOSPC, is the tool's
 # (tests/faultinject/sweep.sh, enospc.sh).
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +52,7 @@ for mode in $MODES; do
   # bypass.
   if grep -qa __asan_init "$SKILLRUN" || [ ! -f "${FAULTINJECT_MALLOC:-}" ]; then
     pass "# SKIP $mode: malloc failures (an ASan build, or no faultinject-malloc.so)"
+    pass "# SKIP $mode: malloc failures at the end (an ASan build, or no faultinject-malloc.so)"
   else
     out=$T/$mode-malloc.out
     SWEEP_MODE=$mode SWEEP_AFTER=/sys/fs/cgroup/cpuacct SWEEP_MAX=6 bash "$SWEEP" "$SKILLRUN" \
@@ -58,6 +60,15 @@ for mode in $MODES; do
     rc=$?
     grep '^#' "$out" | sed 's/^/# /'
     is "$mode: malloc failing as the cgroup v1 mount points are copied ends the run as promised" \
+      "$rc:$(grep VIOLATION "$out")" "0:"
+    # And every fourth of the last 240 (the final records: execution_completed,
+    # metadata.json, the runs index).
+    out=$T/$mode-malloc-end.out
+    SWEEP_MODE=$mode SWEEP_LAST=240 SWEEP_STEP=4 bash "$SWEEP" "$SKILLRUN" \
+      "$FAULTINJECT_MALLOC" "$T/$mode-malloc-end" malloc >"$out" 2>&1
+    rc=$?
+    grep '^#' "$out" | sed 's/^/# /'
+    is "$mode: malloc failing as the run writes its final records ends it as promised" \
       "$rc:$(grep VIOLATION "$out")" "0:"
   fi
   # A tmpfs staging copy that cannot be removed at all (every open of its
