@@ -458,18 +458,18 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   /* Root mode needs the uid pool's ids (sr_root_mode), and so does the
    * check that root has what its id maps need: asked before them, root
    * of a user namespace that maps the pool was not in root mode yet. */
-  if (r >= 0) {
+  if (r >= 0)
     sr_root_mode_ids(run->policy.uid_pool_base, run->policy.uid_pool_size);
-    if (!run->explain)
-      r = sr_caps_check_root(err);
-  }
   /* Loaded as soon as skillrun.conf is, so that even a refusal's
-   * execution_completed is anchored (a profile that cannot be used, say);
-   * from here on emit_completed does not look for it again. */
+   * execution_completed is anchored (a profile that cannot be used, or
+   * root without CAP_SETUID, say); from here on emit_completed does not
+   * look for it again. */
   run->audit_key_tried = true;
   if (r >= 0 && !run->explain && run->policy.audit_key)
     r = sr_trust_key_load_platform(run->policy.audit_key, true, &run->audit_key,
                                    err);
+  if (r >= 0 && !run->explain)
+    r = sr_caps_check_root(err);
   if (r >= 0)
     r = sr_conf_load_profile(a->profile, &prof, &resolved, err);
   if (r >= 0)

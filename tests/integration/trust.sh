@@ -436,6 +436,20 @@ for how in "--execution-id bad!id" "--tenant bad!tenant" "--profile $T/no-such.p
   is "${how%% *} stopped the run ($rc): its untouched ledger verifies with the audit key ($(head -n 1 "$T/v.out"))" \
     "$vrc" 0
 done
+# Nor root refused for want of CAP_SETUID (a container's bounding set):
+# the check came before the key was loaded, and the run's untouched
+# ledger ended unanchored, "tampered" to --verify-audit --audit-key.
+if command -v setpriv >/dev/null; then
+  A=$T/audit.nocap.jsonl
+  setpriv --bounding-set=-setuid "$SKILLRUN" --conf "$CONF" --workspace-root "$WS" \
+    --audit-file "$A" "$B" -- /bin/true >"$T/out" 2>"$T/err"
+  rc=$?
+  check "root without CAP_SETUID is refused (125), saying so" \
+    test "$rc" -eq 125 -a -n "$(grep 'root without CAP_SETUID' "$T/err")"
+  "$SKILLRUN" --verify-audit "$A" --audit-key "$T/audit.pub" >"$T/v.out" 2>&1
+  vrc=$?
+  is "... its untouched ledger verifies with the audit key ($(head -n 1 "$T/v.out"))" "$vrc" 0
+fi
 
 # A run whose supervisor was killed: --gc closes its record as abandoned
 # with the key skillrun.conf names, as the run itself would have.
