@@ -89,8 +89,9 @@ int sr_policy_init(struct sr_policy *p) {
     p->limits[i].source = SR_SRC_BUILTIN;
   }
   p->network = SR_NET_DENY;
-  /* The platform lets a profile permit network unless skillrun.conf says
-   * `network deny`; a profile without `network allow` denies it. */
+  /* The platform lets a profile permit the host network unless
+   * skillrun.conf says otherwise (`network`, or `network-allow` alone:
+   * sr_policy_apply_conf); a profile without `network` denies it. */
   p->network_max = SR_NET_HOST;
   p->network_source = SR_SRC_BUILTIN;
   p->cgroup = SR_CGROUP_PREFER;
@@ -1155,6 +1156,7 @@ int sr_policy_apply_conf(struct sr_policy *p, const struct sr_conf *c,
     p->network_max = SR_NET_ALLOWLIST;
     p->network = SR_NET_DENY;
     p->network_source = SR_SRC_CONF;
+    p->network_max_by_list = true;
   }
   if (L.allow.n > 0) {
     /* The bound of every profile's list. */
@@ -1257,8 +1259,9 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
     r = push_warning(
         p,
         "profile %s:%u: network %s is forbidden by "
-        "skillrun.conf; network stays %s",
+        "skillrun.conf%s; network stays %s",
         L.network_at->file, L.network_at->line, sr_network_mode_name(asked),
+        p->network_max_by_list ? " (network-allow without network host)" : "",
         conf_max == SR_NET_DENY ? "denied" : sr_network_mode_name(conf_max));
     if (r < 0)
       return r;

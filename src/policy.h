@@ -133,6 +133,9 @@ struct sr_policy {
   enum sr_network_mode network;     /* the effective mode, never UNSET */
   enum sr_network_mode network_max; /* the widest skillrun.conf and the
                                        profile permit */
+  /* skillrun.conf's network_max is allowlist for its network-allow lines,
+   * not for a network line: what its refusals name. */
+  bool network_max_by_list;
   enum sr_source network_source;
   /* The allowlist (skillrun.profile(5) "NETWORK").  What skillrun.conf and
    * the profile permit, their network-allow lines intersected; a layer

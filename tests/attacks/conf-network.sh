@@ -51,8 +51,8 @@ for mode in $MODES; do
   is "$mode: a conf with network-allow and no mode: the run completes" "$rc" 0
   is "$mode: ... its network is denied, not host" "$MODE_SEEN" deny
   is "$mode: ... the sandbox sees none of the host's interfaces" "$SEEN" ""
-  check "$mode: ... the profile's host is refused with a warning" \
-    grep -q 'network host is forbidden by skillrun.conf' "$AUDIT"
+  check "$mode: ... the profile's host is refused with a warning that names the conf's network-allow" \
+    grep -q 'network host is forbidden by skillrun.conf (network-allow without network host); network stays allowlist' "$AUDIT"
   check "$mode: ... and the skill's too" \
     grep -q 'sandbox.network host is not permitted by the profile or skillrun.conf' "$AUDIT"
   try "$mode" "$T/host.conf"

@@ -1310,7 +1310,8 @@ static void test_network_keys(void **state) {
   assert_int_equal(p.network_max, SR_NET_ALLOWLIST);
   assert_int_equal(p.network_source, SR_SRC_PROFILE);
   assert_warning(&p, "profile t.profile:1: network host is forbidden by "
-                     "skillrun.conf; network stays allowlist");
+                     "skillrun.conf (network-allow without network host); "
+                     "network stays allowlist");
   sr_policy_done(&p);
   build(&p, "network-allow a.test\nnetwork host\n", "network host\n");
   assert_int_equal(p.network_max, SR_NET_HOST);
