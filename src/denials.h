@@ -43,7 +43,8 @@ struct sr_denial {
  * The supervisor's side of the seccomp filter's listener (seccomp_unotify(2)):
  * every call the filter refuses waits for the supervisor, which answers
  * the errno the filter would have returned itself (EPERM; ENOSYS for a
- * sampled run's memfd_create, shmget, semget and shared anonymous mmap,
+ * sampled run's memfd_create, shmget, semget, msgget and shared
+ * anonymous mmap,
  * sr_seccomp_refusal_errno),
  * nothing else, and counts it by system call number.  Nothing is
  * read from the caller's memory, so there is nothing to race; a skill that

@@ -276,8 +276,8 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
   snprintf(msg, sizeof(msg),
            "no cgroup: memory and CPU time of the whole run are enforced by "
            "the supervisor sampling its processes every %d ms (not a kernel "
-           "limit), pids by RLIMIT_NPROC; memfd_create, shmget, semget and "
-           "shared anonymous mmap are refused",
+           "limit), pids by RLIMIT_NPROC; memfd_create, shmget, semget, "
+           "msgget and shared anonymous mmap are refused",
            SR_SAMPLER_INTERVAL_MS);
   return sr_audit_emit(&run->audit, "warning",
                        json_pack("{s:s, s:s}", "message", msg, "reason", why),

@@ -41,9 +41,10 @@
  *            mapping.  Such an object keeps every page while any page of
  *            it is mapped, so it can hold far more than that: this mode
  *            refuses what it cannot bound (sr_seccomp_refuse_unsampled):
- *            memfd_create, shmget and semget, whose objects need no
- *            mapping to hold memory (a semaphore array: kernel memory
- *            in the IPC namespace, some 60 GiB of them in all), and
+ *            memfd_create, shmget, semget and msgget, whose objects
+ *            need no mapping to hold memory (a semaphore array or a
+ *            message queue: kernel memory in the IPC namespace, some 60
+ *            GiB of them in all), and
  *            shared anonymous mmap.
  *  pids      tasks (threads) of the tree, zombies included.
  *

@@ -387,8 +387,8 @@ enum { SR_PROG_TTY = 0, SR_PROG_MAIN, SR__PROG_MAX };
  * program loaded with a listener it becomes SECCOMP_RET_USER_NOTIF
  * (to_notify()). */
 #define SR_RET_DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
-/* What the refusals of a sampled run's memfd_create, shmget, semget and shared
- * anonymous mmap return (sr_seccomp_refuse_unsampled). */
+/* What the refusals of a sampled run's memfd_create, shmget, semget, msgget and
+ * shared anonymous mmap return (sr_seccomp_refuse_unsampled). */
 #define SR_RET_NOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
 
 struct sr_seccomp {
@@ -1241,7 +1241,11 @@ _Static_assert(((MAP_ANONYMOUS | MAP_PRIVATE) & SR_SHARED_ANON_MASK) !=
  * is 2 MiB of kernel memory, held by the IPC namespace with no mapping,
  * descriptor or process, SEMMNI of them (61 GiB); a skill held 512 MiB
  * that way under a 64 MiB limit, memory_peak 344 KB.  A cgroup charges
- * it.  semop and semctl need an array, which only semget makes. */
+ * it.  semop and semctl need an array, which only semget makes.  msgget
+ * likewise: the default allowlist leaves it out, but a profile's
+ * seccomp-allow may let it in, and each queued message is kernel memory
+ * (200 queues of empty messages held 229 MB under a 64 MiB limit);
+ * msgsnd needs a queue, which only msgget makes. */
 static const struct {
   const char *name;
   uint32_t nr;
@@ -1255,6 +1259,9 @@ static const struct {
 #endif
 #ifdef SYS_semget
     {"semget", SYS_semget, false},
+#endif
+#ifdef SYS_msgget
+    {"msgget", SYS_msgget, false},
 #endif
 #if defined(SYS_mmap) && defined(__i386__)
     {"mmap", SYS_mmap, false},

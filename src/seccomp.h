@@ -69,8 +69,9 @@ void sr_seccomp_free(struct sr_seccomp *f);
 /*
  * For a run whose memory the supervisor samples (sampler.h): a further
  * part that refuses, with ENOSYS, what holds memory the sampler cannot
- * see: memfd_create, shmget and semget, whose memory needs no mapping to
- * be held (a semaphore array is kernel memory in the IPC namespace),
+ * see: memfd_create, shmget, semget and msgget, whose memory needs no
+ * mapping to be held (a semaphore array or a message queue is kernel
+ * memory in the IPC namespace),
  * and mmap (mmap2 where the architecture has it) when its flags ask for a
  * shared anonymous mapping (MAP_ANONYMOUS with MAP_SHARED or
  * MAP_SHARED_VALIDATE), whose object keeps every page while any page of

@@ -1520,6 +1520,40 @@ static void case_semhog(struct res *r, const char *arg) {
   esc(r, "%ld MiB held in semaphore arrays", got);
 }
 
+/* System V message queues, where a profile's seccomp-allow lets msgget
+ * and msgsnd in: each queued message, empty ones too, is a kernel
+ * allocation the queue holds with no mapping, descriptor or process.
+ * Queues of up to MSGMNB empty messages, until ARG queues are full (about
+ * 1 MiB of slab each); blocked when msgget or msgsnd is refused. */
+static void case_msghog(struct res *r, const char *arg) {
+  long queues = arg && *arg ? atol(arg) : 0, q;
+  struct {
+    long mtype;
+    char mtext[1];
+  } m = {1, {0}};
+
+  if (queues <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  for (q = 0; q < queues; q++) {
+    int id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+
+    if (id < 0) {
+      how(r, "msgget:%s after %ld queues", ename(errno), q);
+      return;
+    }
+    while (msgsnd(id, &m, 0, IPC_NOWAIT) == 0)
+      ;
+    if (errno != EAGAIN) {
+      how(r, "msgsnd:%s after %ld queues", ename(errno), q);
+      return;
+    }
+  }
+  sleep(1); /* held past a sample or two */
+  esc(r, "%ld queues of empty messages held", q);
+}
+
 /* Memory held by a process whose thread group leader has exited: ARG MiB
  * touched, 1 MiB every 2 ms, by a thread of a child whose main thread
  * then called pthread_exit.  The process lives on in that thread, but its
@@ -2223,6 +2257,7 @@ static const struct {
     {"memhog", case_memhog},
     {"shmhog", case_shmhog},
     {"semhog", case_semhog},
+    {"msghog", case_msghog},
     {"zleader", case_zleader},
     {"sockhog", case_sockhog},
     {"dentsock", case_dentsock},

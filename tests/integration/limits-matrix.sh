@@ -124,7 +124,7 @@ for mb in "${modes[@]}"; do
     # is counted.
     check "$L: ... memfd_create refused with ENOSYS" grep -qx 'memfd_create=ENOSYS' "$O"
     is "$L: ... policy_resolved names the refused calls" \
-      "$(field "$A" policy_resolved '.sampler.refused_syscalls | join(" ")')" "memfd_create shmget semget mmap"
+      "$(field "$A" policy_resolved '.sampler.refused_syscalls | join(" ")')" "memfd_create shmget semget msgget mmap"
   else
     check "$L: ... memfd_create allowed under a cgroup" not grep -q 'memfd_create=' "$O"
   fi
