@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/resource.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -187,6 +188,29 @@ static int drop_realtime(struct sr_error *err) {
   if ((io >> IOPRIO_CLASS_SHIFT_) == IOPRIO_CLASS_RT_ &&
       syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS_, 0, 0) < 0)
     return sr_error_layer(err, "rlimits", errno, "ioprio_set");
+  return 0;
+}
+
+/* The caller's personality flags are not the skill's: setarch -R
+ * (ADDR_NO_RANDOMIZE) would run it without address space randomization,
+ * -X (READ_IMPLIES_EXEC, which x86-64 drops at exec but arm64 keeps) with
+ * every readable mapping executable, -L in the legacy layout; the seccomp
+ * filter refuses the skill each of these (personality(2) with 0 or the
+ * query only).  The execution domain (the low byte: linux32's PER_LINUX32)
+ * is kept, as is what uname(2) says. */
+static int reset_personality(struct sr_error *err) {
+  int pers = personality(0xffffffff);
+
+  if (pers < 0)
+    return sr_error_layer(err, "child", errno, "personality");
+  if ((pers & ~PER_MASK) == 0)
+    return 0;
+  if (personality((unsigned long)(pers & PER_MASK)) < 0 ||
+      (pers = personality(0xffffffff)) < 0)
+    return sr_error_layer(err, "child", errno, "personality");
+  if (pers & ~PER_MASK)
+    return sr_error_layer(err, "child", 0, "personality flags 0x%x remain",
+                          (unsigned)(pers & ~PER_MASK));
   return 0;
 }
 
@@ -475,7 +499,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     sr_error_layer(&err, "fds", -e, "close_range");
     fail(sb, &err);
   }
-  if (apply_rlimits(p, sb->enf, &err) < 0 || drop_realtime(&err) < 0)
+  if (apply_rlimits(p, sb->enf, &err) < 0 || drop_realtime(&err) < 0 ||
+      reset_personality(&err) < 0)
     fail(sb, &err);
 
   /* Inside the sandbox's root from here on. */
