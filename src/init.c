@@ -76,6 +76,45 @@ static int become_sandbox_user(struct sr_error *err) {
 }
 
 /*
+ * A caller protected from the OOM killer (systemd's OOMScoreAdjust=-1000,
+ * choom -n) is not the skill: under oom_score_adj -1000 the memory
+ * cgroup's OOM killer finds no process of the run to kill, and a run at
+ * its memory limit stalls until its timeout (status timeout, not oom); a
+ * negative value also has the host's OOM killer pick other processes
+ * first.  Init, and the skill it forks, start at 0 at least (raising it
+ * takes no privilege); a caller's positive value is kept.  Read in the
+ * host's /proc, before the switch to the sandbox user (until then init's
+ * /proc files are its caller's).  A skill may still go back down to the
+ * caller's oom_score_adj_min, which only a writer with CAP_SYS_RESOURCE
+ * in the host's user namespace can raise (proc(5)).
+ */
+static int raise_oom_score_adj(struct sr_error *err) {
+  _cleanup_close_ int fd = -1;
+  char buf[16];
+  size_t got = 0;
+  int r;
+
+  /* Opened for writing only when it must be written: the common case
+   * needs no write access to init's /proc files. */
+  fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return sr_error_layer(err, "init", errno, "open /proc/self/oom_score_adj");
+  r = sr_read_full(fd, buf, sizeof(buf) - 1, &got);
+  if (r < 0)
+    return sr_error_layer(err, "init", -r, "read /proc/self/oom_score_adj");
+  buf[got] = '\0';
+  if (buf[0] != '-')
+    return 0;
+  safe_close(fd);
+  fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 || write(fd, "0", 1) != 1)
+    return sr_error_layer(err, "init", errno,
+                          "cannot raise oom_score_adj %.*s to 0",
+                          (int)strcspn(buf, "\n"), buf);
+  return 0;
+}
+
+/*
  * Network allowlist: the egress proxy's listeners, made here in the
  * sandbox's own network namespace (lo is up), passed to the supervisor,
  * whose proxy accepts on them from the host's namespace.  The skill is
@@ -359,22 +398,27 @@ static int scrub_args(struct sr_error *err) {
 
 _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_mount_plan plan = sb->mount;
-  struct sr_error err;
+  struct sr_error err, oom_err;
   struct sr_sync_msg m;
   sigset_t mask;
-  int outputs_fd = -1;
+  int outputs_fd = -1, oom;
   int go[2];
   pid_t skill;
   int status, sigfd;
   uint64_t reaped_ns = 0, cpu_usec = 0;
 
   memset(&err, 0, sizeof(err));
+  memset(&oom_err, 0, sizeof(oom_err));
   /* Die with the supervisor.  If it died before this line, the GO message
    * below never comes and recv sees EOF. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     _exit(SR_EXIT_FAILED);
+  /* While the supervisor writes the maps; its failure is told after GO. */
+  oom = raise_oom_score_adj(&oom_err);
   if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_GO)
     _exit(SR_EXIT_FAILED);
+  if (oom < 0)
+    fail(sb, &oom_err);
   /* Before anything is forked; after GO, so that a failure reaches the
    * supervisor's event loop as init's own error. */
   if (join_cgroup(sb, &err) < 0)
