@@ -55,6 +55,20 @@ pid_t sr_ns_clone(unsigned long long flags, int cgroup_fd, int *ret_pidfd,
       err->err = ENOSPC;
     return -ENOSPC;
   }
+  /* A SCHED_DEADLINE task cannot fork (sched(7)) unless it also has
+   * SCHED_RESET_ON_FORK: under chrt -d, EAGAIN is no process limit, which
+   * strerror's "Resource temporarily unavailable" would suggest.  The
+   * errno stays on the record. */
+  if (pid < 0 && errno == EAGAIN && sched_getscheduler(0) == SCHED_DEADLINE) {
+    bool fresh = !sr_error_is_set(err);
+    sr_error_layer(err, "namespaces", 0,
+                   "cannot create the sandbox namespaces (clone3): EAGAIN: "
+                   "skillrun runs under SCHED_DEADLINE (chrt -d), whose "
+                   "tasks cannot fork; add SCHED_RESET_ON_FORK (chrt -R -d)");
+    if (fresh)
+      err->err = EAGAIN;
+    return -EAGAIN;
+  }
   if (pid < 0)
     return sr_error_layer(err, "namespaces", errno,
                           "cannot create the sandbox namespaces (clone3)");

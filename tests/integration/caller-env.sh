@@ -10,8 +10,10 @@
 # limit below some 40 KiB (ulimit -s 16..36) killed skillrun with SIGSEGV
 # (139) before it said anything, in a run and in --gc, --verify-audit,
 # --explain or --metrics: now a run says what it needs (125, reason
-# resources, its stream whole), the other modes work.  As root and as an
-# unprivileged user.
+# resources, its stream whole), the other modes work.  Under
+# SCHED_DEADLINE (chrt -d) skillrun cannot fork: the run failed with
+# clone3's "Resource temporarily unavailable"; now its one line names the
+# policy and chrt -R.  As root and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -24,6 +26,8 @@ chmod -R a+rX "$T"
 
 for mode in $MODES; do
   P=$(mode_workspace $mode)
+  AS=()
+  [ "$mode" = user ] && AS=("${AS_USER[@]}")
   for um in 0777 0177; do
     # A workspace root and a tenant skillrun makes, under that umask.
     W=$P/ws-$um
@@ -64,5 +68,28 @@ for mode in $MODES; do
       --gc --workspace-root "$P" >/dev/null 2>&1
     is "$mode: ... --gc under ulimit -s $st exits 0" "$?" 0
   done
+
+  # Under SCHED_DEADLINE (chrt -d, which takes CAP_SYS_NICE), which
+  # cannot fork: clone3's EAGAIN said "Resource temporarily unavailable",
+  # which sent the reader to process limits.  With reset-on-fork, a run.
+  dl=(chrt -d --sched-runtime 5000000 --sched-deadline 10000000 --sched-period 10000000 0)
+  if "${dl[@]}" true 2>/dev/null; then
+    out=$("${dl[@]}" "${AS[@]}" "$SKILLRUN" --workspace-root "$P" --execution-id dl1 \
+      --audit-file "$P/a.dl1" "$B" -- /bin/true 2>&1)
+    is "$mode: under chrt -d: exit 125" "$?" 125
+    check "$mode: ... one line naming SCHED_DEADLINE and chrt -R" \
+      sh -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] && printf "%s\n" "$1" | grep -q "SCHED_DEADLINE.*chrt -R -d"' - "$out"
+    check "$mode: ... not strerror's EAGAIN" not grep -q "temporarily unavailable" <<<"$out"
+    is "$mode: ... layer_failed namespaces, errno EAGAIN" \
+      "$(field "$P/a.dl1" layer_failed '[.layer, .errno] | @tsv')" "namespaces	EAGAIN"
+    check "$mode: ... whose stream is whole" audit_ok "$P/a.dl1"
+    "${dl[@]:0:1}" -R "${dl[@]:1}" "${AS[@]}" "$SKILLRUN" --workspace-root "$P" \
+      --execution-id dl2 "$B" -- /bin/true >"$P/a.dl2" 2>&1
+    is "$mode: under chrt -R -d: the run exits 0" "$?" 0
+  else
+    for _ in 1 2 3 4 5 6; do
+      pass "# SKIP $mode: chrt -d is not allowed here (no CAP_SYS_NICE)"
+    done
+  fi
 done
 finish
