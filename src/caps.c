@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <linux/securebits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "caps.h"
@@ -140,4 +142,30 @@ int sr_caps_check_root(struct sr_error *err) {
                           ? "CAP_SETUID and CAP_SETGID"
                       : setuid != CAP_SET ? "CAP_SETUID"
                                           : "CAP_SETGID");
+}
+
+/* ioprio_get(2) and ioprio_set(2) (linux/ioprio.h, not in every libc's
+ * headers): the class in the top bits of a priority. */
+#define IOPRIO_WHO_PROCESS_ 1
+#define IOPRIO_CLASS_SHIFT_ 13
+#define IOPRIO_CLASS_RT_ 1
+
+int sr_drop_realtime(struct sr_error *err) {
+  struct sched_param sp = {.sched_priority = 0};
+  int pol = sched_getscheduler(0);
+  long io;
+
+  if (pol < 0)
+    return sr_error_layer(err, "rlimits", errno, "sched_getscheduler");
+  pol &= ~SCHED_RESET_ON_FORK;
+  if ((pol == SCHED_FIFO || pol == SCHED_RR) &&
+      sched_setscheduler(0, SCHED_OTHER, &sp) < 0)
+    return sr_error_layer(err, "rlimits", errno, "sched_setscheduler");
+  io = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS_, 0);
+  if (io < 0)
+    return sr_error_layer(err, "rlimits", errno, "ioprio_get");
+  if ((io >> IOPRIO_CLASS_SHIFT_) == IOPRIO_CLASS_RT_ &&
+      syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS_, 0, 0) < 0)
+    return sr_error_layer(err, "rlimits", errno, "ioprio_set");
+  return 0;
 }

@@ -25,3 +25,15 @@ int sr_caps_check_root(struct sr_error *err);
 
 /* Sets no_new_privs and reads it back.  Failure: layer "no_new_privs". */
 int sr_set_no_new_privs(struct sr_error *err);
+
+/*
+ * A real-time policy inherited from the caller (chrt -f skillrun ...) is
+ * the supervisor's, not the skill's, nor that of a helper doing the
+ * skill's bidding (the egress proxy): they run under the default policy,
+ * at the caller's nice value.  So is the real-time I/O class (ionice -c 1,
+ * which the skill could not take itself: it takes CAP_SYS_NICE), under
+ * which their reads and writes would go before the host's: they get the
+ * class their nice value gives.  Lowering one's own policy or I/O class
+ * needs no privilege.  Failure: layer "rlimits".
+ */
+int sr_drop_realtime(struct sr_error *err);

@@ -158,39 +158,6 @@ static int apply_rlimits(const struct sr_policy *p,
   return r;
 }
 
-/* ioprio_get(2) and ioprio_set(2) (linux/ioprio.h, not in every libc's
- * headers): the class in the top bits of a priority. */
-#define IOPRIO_WHO_PROCESS_ 1
-#define IOPRIO_CLASS_SHIFT_ 13
-#define IOPRIO_CLASS_RT_ 1
-
-/* A real-time policy inherited from the caller (chrt -f skillrun ...) is
- * the supervisor's, not the skill's: the skill runs under the default one,
- * at the caller's nice value.  So is the real-time I/O class (ionice -c 1,
- * which the skill could not take itself: it takes CAP_SYS_NICE), under
- * which its reads and writes would go before the host's: the skill gets
- * the class its nice value gives.  Lowering one's own policy or I/O class
- * needs no privilege. */
-static int drop_realtime(struct sr_error *err) {
-  struct sched_param sp = {.sched_priority = 0};
-  int pol = sched_getscheduler(0);
-  long io;
-
-  if (pol < 0)
-    return sr_error_layer(err, "rlimits", errno, "sched_getscheduler");
-  pol &= ~SCHED_RESET_ON_FORK;
-  if ((pol == SCHED_FIFO || pol == SCHED_RR) &&
-      sched_setscheduler(0, SCHED_OTHER, &sp) < 0)
-    return sr_error_layer(err, "rlimits", errno, "sched_setscheduler");
-  io = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS_, 0);
-  if (io < 0)
-    return sr_error_layer(err, "rlimits", errno, "ioprio_get");
-  if ((io >> IOPRIO_CLASS_SHIFT_) == IOPRIO_CLASS_RT_ &&
-      syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS_, 0, 0) < 0)
-    return sr_error_layer(err, "rlimits", errno, "ioprio_set");
-  return 0;
-}
-
 /* The caller's personality flags are not the skill's: setarch -R
  * (ADDR_NO_RANDOMIZE) would run it without address space randomization,
  * -X (READ_IMPLIES_EXEC, which x86-64 drops at exec but arm64 keeps) with
@@ -499,7 +466,7 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
     sr_error_layer(&err, "fds", -e, "close_range");
     fail(sb, &err);
   }
-  if (apply_rlimits(p, sb->enf, &err) < 0 || drop_realtime(&err) < 0 ||
+  if (apply_rlimits(p, sb->enf, &err) < 0 || sr_drop_realtime(&err) < 0 ||
       reset_personality(&err) < 0)
     fail(sb, &err);
 

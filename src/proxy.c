@@ -1541,7 +1541,7 @@ _Noreturn static void proxy_loop(struct proxy *px) {
 /* ---------------------------------------------------------------- setup */
 
 /* Root: switch to the given ids.  Always: no capabilities, no_new_privs,
- * not dumpable.  Each step read back. */
+ * not dumpable, no real-time policy.  Each step read back. */
 static int drop_privileges(const struct sr_proxy_config *cfg,
                            const char **what) {
   cap_t caps;
@@ -1627,6 +1627,12 @@ static int drop_privileges(const struct sr_proxy_config *cfg,
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
     *what = "PR_SET_DUMPABLE";
     return -errno;
+  }
+  /* Under chrt -f its work, which the skill's connections drive and no
+   * CPU budget counts, would go before the host's.  Before its threads. */
+  if (sr_drop_realtime(&err) < 0) {
+    *what = "dropping the real-time policy";
+    return -(err.err ? err.err : EPERM);
   }
   return 0;
 }

@@ -9,8 +9,10 @@
 # skill's RLIMIT_RTPRIO and RLIMIT_NICE are 0 and it starts under the
 # default policy, at the caller's nice value.  A caller run under
 # ionice -c 1 handed it the real-time I/O class (its I/O before the
-# host's); now the skill's I/O class is the one its nice value gives.  As
-# root and as an unprivileged user.
+# host's); now the skill's I/O class is the one its nice value gives.
+# The egress proxy, which does the skill's network work outside its CPU
+# budget, kept both: now it drops them too.  As root and as an
+# unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -31,6 +33,12 @@ print("policy=%s nice=%s" % (f[38], f[16]))
 print("fifo=" + attempt(lambda: os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))))
 print("renice=" + attempt(lambda: os.setpriority(os.PRIO_PROCESS, 0, -5)))
 '
+# A skill whose runs have the egress proxy.
+NB=$T/net-skill
+mkbundle "$NB"
+printf -- '---\nname: net-skill\ndescription: Sleeps with an egress proxy.\nmetadata:\n  sandbox.network: allowlist\n  sandbox.network-allow: example.com\n---\n# net-skill\n' >"$NB/SKILL.md"
+printf 'network allowlist\nnetwork-allow example.com\n' >"$T/net.profile"
+chmod -R a+rX "$NB" "$T/net.profile"
 # Raising a hard limit takes CAP_SYS_RESOURCE, which a container's root
 # may lack.
 raise_ok=0
@@ -88,6 +96,50 @@ for mode in $MODES; do
     esac
   else
     pass "# SKIP $mode: ionice -c 1 is not allowed here"
+  fi
+
+  # The egress proxy, a child of the supervisor that relays the skill's
+  # connections, outside any CPU budget: under chrt -f and ionice -c 1
+  # its threads kept both, so a skill that keeps it busy had work done
+  # before the host's.  Seen from the host while the skill sleeps.
+  if chrt -f 10 true 2>/dev/null && ionice -c 1 -n 0 true 2>/dev/null; then
+    nap=4.$$$_run_n
+    CALLER=(chrt -f 10 ionice -c 1 -n 0)
+    saved=$B
+    B=$NB
+    skill "$mode" -p "$T/net.profile" -- sleep "$nap" &
+    B=$saved
+    proxy=
+    for _ in $(seq 30); do
+      pid=$(pgrep -x -f "sleep $nap" | head -n 1)
+      if [ -n "$pid" ]; then
+        init=$(ps -o ppid= -p "$pid" | tr -d ' ')
+        sup=$(ps -o ppid= -p "${init:-0}" | tr -d ' ')
+        proxy=$(ps -o pid=,args= --ppid "$sup" | grep -v skillrun-init | awk '{print $1}' | head -n 1)
+        [ -n "$proxy" ] && classes=$(ps -L -o cls= -p "$proxy" | sort -u | tr -d ' \n') &&
+          io=$(ionice -p "$proxy" 2>/dev/null) && break
+      fi
+      sleep 0.1
+    done
+    wait
+    _run_n=$((_run_n + 1)) # the run's id, taken in the background subshell
+    if [ -z "$proxy" ]; then
+      fail "$mode: under chrt -f, the proxy was not seen"
+      w=$WS_root
+      [ "$mode" = user ] && w=$WS_user
+      diag "$(cat "$w/a$_run_n.err" 2>/dev/null)"
+      diag "$(tail -n 2 "$w/a$_run_n.audit" 2>/dev/null | cut -c1-400)"
+      fail "$mode: under ionice -c 1, the proxy was not seen"
+    else
+      is "$mode: under chrt -f, the proxy's threads run under the default policy" "$classes" TS
+      case $io in
+      realtime*) fail "$mode: under ionice -c 1 the proxy runs in the real-time I/O class ($io)" ;;
+      *) pass "$mode: under ionice -c 1 the proxy's I/O class is not real-time ($io)" ;;
+      esac
+    fi
+  else
+    pass "# SKIP $mode: chrt -f or ionice -c 1 is not allowed here"
+    pass "# SKIP $mode: chrt -f or ionice -c 1 is not allowed here"
   fi
 done
 CALLER=()
