@@ -533,25 +533,41 @@ static int committed_add(struct committed *c, json_t *o) {
 }
 SR_ANALYZER_STORED_LEAK_END
 
-/* Only complete lines: one the kill cut off was never on the record. */
+/* Whether the event of o is `name`. */
+static bool event_is(json_t *o, const char *name) {
+  const char *ev = json_string_value(json_object_get(o, "event"));
+
+  return ev && !strcmp(ev, name);
+}
+
+/* Only complete lines: one the kill cut off was never on the record.
+ * *closed: the ledger has its execution_completed (the last line may have
+ * lost its newline, as after a crash: sr_reclaim_run keeps it). */
 static int committed_from_ledger(const char *buf, size_t len,
-                                 struct committed *c) {
+                                 struct committed *c, bool *closed) {
   const char *end = buf + len;
 
+  *closed = false;
   for (const char *p = buf; p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     json_t *o;
     int r;
 
-    if (!nl)
+    if (!nl) {
+      /* Followed by what a crash leaves (zeros): the value alone. */
+      o = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, NULL);
+      if (event_is(o, "execution_completed"))
+        *closed = true;
+      json_decref(o);
       break;
+    }
     o = json_loadb(p, (size_t)(nl - p), 0, NULL);
     p = nl + 1;
     if (!o)
       continue;
-    if (!json_is_string(json_object_get(o, "event")) ||
-        strcmp(json_string_value(json_object_get(o, "event")),
-               "artifact_committed") != 0) {
+    if (event_is(o, "execution_completed"))
+      *closed = true;
+    if (!event_is(o, "artifact_committed")) {
       json_decref(o);
       continue;
     }
@@ -635,6 +651,7 @@ int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed) {
   struct committed c = {0};
   struct stat st;
   size_t len = 0;
+  bool closed = false;
   int r;
 
   *removed = 0;
@@ -650,8 +667,12 @@ int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed) {
     return -errno;
   r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
   if (r >= 0)
-    r = committed_from_ledger(buf, len, &c);
-  if (r >= 0)
+    r = committed_from_ledger(buf, len, &c, &closed);
+  /* A closed record's outputs/ is its caller's: the run (or the gc that
+   * closed it, which pruned first) harvested all it ever will, and the
+   * marker of a run that ended by itself may stay for gc's other work (a
+   * metadata.json or a tmpfs staging copy the run could not see to). */
+  if (r >= 0 && !closed)
     r = prune_dir(out, st.st_dev, owner, "", 0, &c, removed);
   committed_done(&c);
   return r;

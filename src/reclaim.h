@@ -54,6 +54,8 @@ int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
  * artifact_committed lines name, and the directories the harvest made.
  * Only owner's regular files in owner's directories on the run
  * directory's file system are removed, never through a symbolic link.
+ * Nothing when the ledger is closed (its execution_completed written):
+ * that run's outputs/ is its caller's, whatever gc still has to do.
  * ledger: the run's audit.jsonl.  0 with *removed set, or -errno.
  */
 int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed);

@@ -97,5 +97,36 @@ for mode in $MODES; do
   is "$mode: a staging copy that cannot be removed keeps its marker, and --gc removes it" \
     "$rc:$left:$gone:$(tail -n1 "$W/ws/default/left/audit.jsonl" | $JQ -r .status):$("$SKILLRUN" --verify-audit "$W/ws/default/left/audit.jsonl" 2>&1 | cut -d: -f1)" \
     "0:staging marker::succeeded:ok"
+  # A run that closed its record but could not write its metadata.json
+  # (exit 0, a warning) keeps its marker for gc to write it.  Its
+  # outputs/ is then its caller's: a file the caller put there, and an
+  # artifact the caller renamed, stay through the next run's gc and
+  # --gc, which leave the closed ledger as it is and count the run once.
+  W=$T/$mode-kept
+  mkdir -p "$W/bundle/kept" "$W/ws"
+  printf -- '---\nname: kept\ndescription: t.\n---\n# kept\n' >"$W/bundle/kept/SKILL.md"
+  chmod -R a+rX "$W"
+  if [ "$mode" = user ]; then chown "$NOBODY" "$W/ws" 2>/dev/null; fi
+  cp "$FAULTINJECT" "$W/fi.so" && chmod 755 "$W/fi.so"
+  R=$W/ws/default/kept
+  in_mode "$mode" env SKILLRUN_FI_FUNC=renameat SKILLRUN_FI_MATCH=metadata.json SKILLRUN_FI_N=1 \
+    LD_PRELOAD="$W/fi.so" "$SKILLRUN" --workspace-root "$W/ws" --execution-id kept \
+    "$W/bundle/kept" -- /bin/sh -c 'echo a >/workspace/outputs/a' >"$W/stream" 2>"$W/stderr"
+  rc=$?
+  kept=$([ -e "$W/ws/.active/default:kept" ] && echo marker)
+  [ -e "$R/metadata.json" ] && kept="$kept metadata.json"
+  in_mode "$mode" sh -c "mv '$R/outputs/a' '$R/outputs/a.processed' && echo n >'$R/outputs/notes'"
+  in_mode "$mode" "$SKILLRUN" --workspace-root "$W/ws" --execution-id next \
+    "$W/bundle/kept" -- /bin/true >/dev/null 2>&1
+  in_mode "$mode" "$SKILLRUN" --gc --workspace-root "$W/ws" >"$W/gc.out" 2>&1
+  is "$mode: a run kept for its metadata.json keeps the outputs its caller changed through gc" \
+    "$rc:$kept:$(cd "$R/outputs" && ls | tr '\n' ' ')" "0:marker:a.processed notes "
+  gone=$([ -e "$W/ws/.active/default:kept" ] && echo "marker stays")
+  closes=$($JQ -r 'select(.event == "execution_completed") | .status' "$R/audit.jsonl" | tr '\n' ' ')
+  counted=$(in_mode "$mode" "$SKILLRUN" --metrics --workspace-root "$W/ws" 2>/dev/null |
+    grep '^skillrun_runs_total{.*skill="kept"' | tr '\n' ' ')
+  is "$mode: ... and gc writes its metadata.json, its closed ledger and count unchanged" \
+    "$gone:$($JQ -r .result.status "$R/metadata.json" 2>&1):$closes:$counted" \
+    ':succeeded:succeeded :skillrun_runs_total{tenant="default",skill="kept",status="succeeded"} 2 '
 done
 finish

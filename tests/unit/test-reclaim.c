@@ -254,6 +254,58 @@ static void test_uncommitted_outputs(void **state) {
   assert_int_equal(rmdir(dir), 0);
 }
 
+/* The outputs of a run that closed its own ledger (its marker kept for
+ * gc's other work: a metadata.json it could not write) are its caller's:
+ * a file the caller put there, or renamed, stays; also when the closing
+ * line lost its newline (and gained zeros) in a crash. */
+static void test_closed_outputs_kept(void **state) {
+#define COMMITTED "{\"event\":\"artifact_committed\",\"path\":\"a\"}\n"
+#define COMPLETED "{\"event\":\"execution_completed\",\"status\":\"succeeded\"}"
+#define LEDGER(s)                                                              \
+  { s, sizeof(s) - 1 }
+  static const struct {
+    const char *text;
+    size_t len;
+  } ledgers[] = {
+      LEDGER(COMMITTED COMPLETED "\n"),
+      LEDGER(COMMITTED COMPLETED),
+      LEDGER(COMMITTED COMPLETED "\0\0"),
+  };
+#undef LEDGER
+#undef COMPLETED
+#undef COMMITTED
+  struct stat st;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof(ledgers) / sizeof(*ledgers); i++) {
+    char dir[] = "/tmp/test-reclaim.XXXXXX";
+    unsigned removed = 99;
+    int run_fd, ledger, fd;
+
+    assert_non_null(mkdtemp(dir));
+    run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(run_fd >= 0);
+    ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(ledger >= 0);
+    assert_int_equal(write(ledger, ledgers[i].text, ledgers[i].len),
+                     (ssize_t)ledgers[i].len);
+    assert_int_equal(mkdirat(run_fd, "outputs", 0700), 0);
+    fd = openat(run_fd, "outputs/a.processed",
+                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+
+    assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+    assert_int_equal(removed, 0);
+    assert_int_equal(
+        fstatat(run_fd, "outputs/a.processed", &st, AT_SYMLINK_NOFOLLOW), 0);
+
+    assert_int_equal(unlinkat(run_fd, "outputs/a.processed", 0), 0);
+    assert_int_equal(unlinkat(run_fd, "outputs", AT_REMOVEDIR), 0);
+    run_dir_remove(dir, run_fd, ledger);
+  }
+}
+
 /* The runs index line of a run closed as abandoned: its tenant, the
  * skill its ledger names, status abandoned, the artifacts its ledger
  * commits (a cut-off line is not one), and "-" for the rest. */
@@ -332,6 +384,7 @@ int main(void) {
       cmocka_unit_test(test_empty_ledger),
       cmocka_unit_test(test_stale_temp),
       cmocka_unit_test(test_uncommitted_outputs),
+      cmocka_unit_test(test_closed_outputs_kept),
       cmocka_unit_test(test_index_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
