@@ -136,7 +136,11 @@ run() { # FUNC N: one run, its id fi-FUNC-N
     v="$v process ${p%/environ} left;"
   done
   grep -q "$W" /proc/self/mountinfo && v="$v mount left;"
-  for s in /dev/shm/skillrun-"$uid"/"$hash"-default:"$id"; do
+  # Every base a run may stage in (skillrun(1) FILES): root's on a /run
+  # that is a tmpfs, the user's XDG_RUNTIME_DIR, /dev/shm.
+  for s in /run/skillrun-staging "${XDG_RUNTIME_DIR:-/nonexistent}/skillrun" \
+    /dev/shm/skillrun-"$uid"; do
+    s=$s/$hash-default:$id
     [ -e "$s" ] && v="$v staging $s left;"
   done
   for leaf in /sys/fs/cgroup/skillrun/run-default."$id".* /sys/fs/cgroup/*/skillrun/run-default."$id".*; do

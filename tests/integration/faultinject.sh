@@ -81,13 +81,16 @@ for mode in $MODES; do
   chmod -R a+rX "$W"
   if [ "$mode" = user ]; then chown "$NOBODY" "$W/ws"; fi
   cp "$FAULTINJECT" "$W/fi.so" && chmod 755 "$W/fi.so"
-  uid=$(in_mode "$mode" id -u)
-  staging=/dev/shm/skillrun-$uid/$(printf '%s' "$W/ws" | sha256sum | cut -c1-16)-default:left
   in_mode "$mode" env SKILLRUN_FI_FUNC=openat SKILLRUN_FI_MATCH=default:left SKILLRUN_FI_N=2 \
     SKILLRUN_FI_TIMES=99 LD_PRELOAD="$W/fi.so" \
     "$SKILLRUN" --workspace-root "$W/ws" --execution-id left "$W/bundle/left" -- /bin/true \
     >"$W/stream" 2>"$W/stderr"
   rc=$?
+  # Where the run staged: /run/skillrun-staging for root where /run is a
+  # tmpfs, $XDG_RUNTIME_DIR/skillrun for a user who has one, /dev/shm
+  # otherwise (skillrun(1) FILES).
+  staging=$($JQ -r 'select(.event == "bundle_verified") | .staging' "$W/stream")
+  case $staging in /*/*-default:left) ;; *) staging=$W/no-staging-in-the-stream ;; esac
   left=$([ -d "$staging" ] && echo staging)
   [ -e "$W/ws/.active/default:left" ] && left="$left marker"
   in_mode "$mode" "$SKILLRUN" --gc --workspace-root "$W/ws" >"$W/gc.out" 2>&1
