@@ -505,6 +505,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
    * NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
   size_t n = strlen(line);
   bool taken = false, stream_cancelled = false;
+  char next_prev[sizeof(a->prev)];
   int r, failed = 0;
 
   if (n - 1 > SR_AUDIT_MAX_LINE)
@@ -517,6 +518,14 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
                         "audit: the run's record has reached its %u MiB: "
                         "event '%s' not written",
                         SR_AUDIT_MAX_ORDINARY >> 20, name);
+  /* The next line's prev, before this one goes anywhere: a line on the
+   * record that could not be chained (EVP allocates: out of memory) would
+   * have the next repeat its seq and prev, and a caller that tries again
+   * when nothing was written (emit_completed) write it twice. */
+  r = sr_sha256_hex(line, n, next_prev);
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
+                        "audit: cannot hash event '%s'", name);
   r = copy_room(a, n);
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
@@ -580,10 +589,7 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
                                      "audit: cannot write event '%s'", name);
   /* The line is on the record: chain the next one to it. */
   a->record_len += n;
-  r = sr_sha256_hex(line, n, a->prev);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "audit_write",
-                        "audit: cannot hash event '%s'", name);
+  memcpy(a->prev, next_prev, sizeof(a->prev));
   a->seq++;
   return failed;
 }

@@ -2,7 +2,9 @@
 /*
  * SHA-256 against FIPS 180-4 / NIST CAVP vectors.  Built twice: once with
  * the path the binary uses, once with SR_SHA256_FORCE_EVP (test-sha256-evp),
- * so both paths of src/sha256.c are held to the same answers.
+ * so both paths of src/sha256.c are held to the same answers.  The EVP
+ * build, whose hashing allocates, also checks that an audit line whose
+ * hash fails out of memory is written nowhere (test_audit_hash_fails).
  */
 #include "config.h"
 
@@ -20,6 +22,35 @@
 
 #include "sha256.h"
 #include "util.h"
+
+#ifdef SR_SHA256_FORCE_EVP
+#include <jansson.h>
+#include <openssl/crypto.h>
+
+#include "audit.h"
+
+/* OpenSSL's allocations, failing while set (CRYPTO_set_mem_functions, in
+ * main before OpenSSL's first one). */
+static bool openssl_oom, openssl_hooked;
+
+static void *oom_malloc(size_t n, const char *file, int line) {
+  (void)file;
+  (void)line;
+  return openssl_oom ? NULL : malloc(n);
+}
+
+static void *oom_realloc(void *p, size_t n, const char *file, int line) {
+  (void)file;
+  (void)line;
+  return openssl_oom ? NULL : realloc(p, n);
+}
+
+static void oom_free(void *p, const char *file, int line) {
+  (void)file;
+  (void)line;
+  free(p);
+}
+#endif
 
 static void one_shot(const void *msg, size_t len, const char *want) {
   char hex[SR_SHA256_HEX_LEN + 1];
@@ -213,6 +244,51 @@ static void test_backend(void **state) {
 #endif
 }
 
+#ifdef SR_SHA256_FORCE_EVP
+/* An audit line whose hash cannot be taken (out of memory: EVP allocates
+ * its context) is written nowhere: it would not be chained, the next line
+ * would repeat its seq and prev (--verify-audit: tampered), and a run's
+ * execution_completed, built again when nothing was written, would be on
+ * the record twice. */
+static void test_audit_hash_fails(void **state) {
+  char path[] = "/tmp/test-sha256-audit.XXXXXX";
+  char buf[4096];
+  struct sr_audit a;
+  struct sr_error err = {0};
+  ssize_t n;
+  int fd;
+
+  (void)state;
+  if (!openssl_hooked)
+    skip(); /* OpenSSL allocated before main: too late to hook it */
+  fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(sr_audit_init(&a, fd, true, "e1", "acme"), 0);
+  assert_int_equal(sr_audit_emit(&a, "state_changed",
+                                 json_pack("{s:s}", "state", "a"), &err),
+                   0);
+  openssl_oom = true;
+  assert_true(sr_audit_emit(&a, "state_changed",
+                            json_pack("{s:s}", "state", "b"), &err) < 0);
+  openssl_oom = false;
+  sr_error_clear(&err);
+  assert_int_equal(a.seq, 1);
+  assert_int_equal(sr_audit_emit(&a, "state_changed",
+                                 json_pack("{s:s}", "state", "c"), &err),
+                   0);
+  n = pread(fd, buf, sizeof(buf) - 1, 0);
+  assert_true(n > 0);
+  buf[n] = '\0';
+  assert_null(strstr(buf, "\"state\":\"b\""));
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  /* The chain holds: seq 0, 1, each prev the hash of the line before. */
+  if (sr_audit_verify_fd(fd, "audit", NULL, NULL, &err) != 0)
+    fail_msg("%s", err.msg);
+  sr_audit_done(&a);
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vectors),
@@ -222,7 +298,14 @@ int main(void) {
       cmocka_unit_test(test_copy_bound),
       cmocka_unit_test(test_copy_errors),
       cmocka_unit_test(test_backend),
+#ifdef SR_SHA256_FORCE_EVP
+      cmocka_unit_test(test_audit_hash_fails),
+#endif
   };
+#ifdef SR_SHA256_FORCE_EVP
+  openssl_hooked =
+      CRYPTO_set_mem_functions(oom_malloc, oom_realloc, oom_free) == 1;
+#endif
   cmocka_set_message_output(CM_OUTPUT_TAP);
   return cmocka_run_group_tests_name("sha256", tests, NULL, NULL);
 }
