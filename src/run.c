@@ -988,8 +988,11 @@ static void record_in_index(const struct sr_run *run, bool ran,
     opened = open_root(run);
     root = opened;
   }
-  if (root < 0)
-    return; /* no workspace root: a run refused before it had one */
+  /* No workspace root (a run refused before it had one), or one the run
+   * was refused (another user's, one others may write): nothing there is
+   * skillrun's to make, or the caller's to count. */
+  if (root < 0 || !sr_workspace_root_usable(root))
+    return;
   rec.finished_s = (uint64_t)time(NULL);
   if (sr_valid_id(run->tenant))
     snprintf(rec.tenant, sizeof(rec.tenant), "%s", run->tenant);

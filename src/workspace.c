@@ -178,6 +178,12 @@ static int check_owned_dir(int fd, const char *path, const char *what,
   return 0;
 }
 
+bool sr_workspace_root_usable(int root_fd) {
+  struct sr_error ignored = {0};
+
+  return check_owned_dir(root_fd, "", "workspace root", true, &ignored) == 0;
+}
+
 /* A new record file of the run (audit.jsonl, the logs), mode 0600, the
  * caller's alone, with the extra open flags: an fd, or -errno. */
 static int create_record_file(int dirfd, const char *name, int flags) {

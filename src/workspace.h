@@ -69,6 +69,11 @@ int sr_workspace_default_root(char **out, struct sr_error *err);
  * caller or to root; with `create`, missing directories are made (0711). */
 int sr_workspace_open_root(const char *root, bool create, struct sr_error *err);
 
+/* Whether the opened workspace root root_fd is one the caller's runs may
+ * use: its own or root's, and writable by nobody else unless sticky (what
+ * sr_workspace_open checks). */
+bool sr_workspace_root_usable(int root_fd);
+
 /*
  * Creates the run directory with O_EXCL semantics: an existing
  * {tenant}/{execution} is refused (exit 123, reason "execution_replayed")

@@ -12,7 +12,8 @@
 # --sign's --signature path.  A profile search directory reached through
 # such a link (another user's $HOME after su) is skipped, not followed,
 # and the search goes on.  As root and as an unprivileged user; a
-# refused run leaves nothing behind.
+# refused run leaves nothing behind, not even its line in the runs index
+# of a workspace root it was refused.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller as root and as uid 65534 against another local user
 # (files chowned, setpriv): only root can set that up.
@@ -74,6 +75,10 @@ for mode in root user; do
   try $mode "$W"
   is "$mode: a workspace root of uid $other is refused (125)" "$rc" 125
   check "$mode: ... naming its owner" grep -q "workspace root $W belongs to uid $other" "$ERR"
+  # Not even the refused run's line in the runs index (.metrics): the
+  # directory is not the caller's to fill, and its owner's own runs could
+  # not count in an index another user made there.
+  is "$mode: ... and nothing was made in it" "$(ls -A "$W")" ""
 
   # A marker directory (.active) another user made: they could remove a
   # live run's marker, or plant one.
@@ -90,6 +95,7 @@ for mode in root user; do
   is "$mode: a 0777 workspace root is refused (125)" "$rc" 125
   check "$mode: ... saying that a shared root needs the sticky bit" \
     grep -q "writable by others (mode 0777); a shared root needs the sticky bit" "$ERR"
+  is "$mode: ... and nothing was made in it" "$(ls -A "$W")" ""
   chmod 1777 "$W"
   try $mode "$W" --tenant t-$mode
   is "$mode: a 1777 (sticky) workspace root is accepted" "$rc" 0
