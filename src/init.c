@@ -302,6 +302,14 @@ static void discard_some(struct discard *d, int s) {
   }
 }
 
+/* User plus system CPU time of a rusage, in microseconds. */
+static uint64_t rusage_usec(const struct rusage *ru) {
+  return (uint64_t)ru->ru_utime.tv_sec * 1000000ULL +
+         (uint64_t)ru->ru_utime.tv_usec +
+         (uint64_t)ru->ru_stime.tv_sec * 1000000ULL +
+         (uint64_t)ru->ru_stime.tv_usec;
+}
+
 /* Until the skill has exited: signals (by signalfd, blocked since before
  * the clone, so none is lost), the supervisor's discard hand-over and the
  * handed pipes.  Returns the skill's wait status; *reaped_ns when, and
@@ -344,10 +352,7 @@ static int wait_skill(const struct sr_sandbox *sb, int sigfd, pid_t skill,
       if (pid == skill) {
         status = st;
         *reaped_ns = sr_now_mono_ns();
-        *cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL +
-                    (uint64_t)ru.ru_utime.tv_usec +
-                    (uint64_t)ru.ru_stime.tv_sec * 1000000ULL +
-                    (uint64_t)ru.ru_stime.tv_usec;
+        *cpu_usec = rusage_usec(&ru);
         skill = 0;
       }
     }
@@ -406,6 +411,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   pid_t skill;
   int status, sigfd;
   uint64_t reaped_ns = 0, cpu_usec = 0;
+  struct rusage tree;
 
   memset(&err, 0, sizeof(err));
   memset(&oom_err, 0, sizeof(oom_err));
@@ -546,6 +552,12 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   (void)kill(-1, SIGKILL);
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
     ;
+  /* The whole tree's CPU time, now that all of it is reaped: also what a
+   * process the skill left behind spent, which the skill's own rusage
+   * does not hold and the supervisor's last look may have missed (it
+   * checks this against the budget). */
+  if (getrusage(RUSAGE_CHILDREN, &tree) == 0 && rusage_usec(&tree) > cpu_usec)
+    cpu_usec = rusage_usec(&tree);
   (void)sr_sync_send_exited(sb->sync_fd, status, reaped_ns, cpu_usec);
   /* Closed here, not by _exit: the kernel releases an exiting task's files
    * only after it has torn down its namespaces, and the supervisor, which

@@ -695,6 +695,15 @@ static int collect_result(struct sr_run *run, struct sr_error *err) {
    * supervisor's tick saw it before the run ended. */
   o.oom_killed = run->have_cgroup_stats && run->cg.oom_kill > 0;
   o.pids_exceeded |= run->have_cgroup_stats && run->cg.pids_max_hit > 0;
+  /* So is a CPU budget the cgroup counted spent: by a process the skill
+   * left behind within a tick of its end, or while the supervisor was
+   * stopped (its own CPU time the supervisor checked: on_skill_exited). */
+  if (run->have_cgroup_stats &&
+      run->enf.by[SR_LIM_CPU_SECONDS] != SR_ENF_NONE && !o.timed_out &&
+      !o.memory_exceeded && !o.oom_killed && !o.pids_exceeded &&
+      run->cg.cpu_usec >=
+          run->policy.limits[SR_LIM_CPU_SECONDS].value * 1000000ULL)
+    o.cpu_exceeded = true;
   sr_verdict_of(&o, &run->verdict);
   r = emit_limits(run, err);
   if (r >= 0)

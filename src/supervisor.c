@@ -717,23 +717,26 @@ static int emit_seccomp_plain(struct sr_supervisor *s, struct sr_error *err) {
 }
 
 /*
- * The CPU budget's per-process backstop, RLIMIT_CPU a second past it
- * (child.c), kills with SIGKILL.  The supervisor's tick sees the budget
- * run out well before that, unless it could not look meanwhile: skillrun
- * stopped by job control (Ctrl-Z) or SIGSTOP while the skill ran on, or
- * not scheduled.  A skill killed by SIGKILL that had spent the budget
- * itself (its own rusage) was stopped by the budget, however late this is
- * seen, and not by some signal (skillrun(1) EXIT STATUS: 137).
+ * The CPU budget spent by the time the skill ended.  The supervisor's tick
+ * sees the budget run out (every 50 ms) unless the skill ends first:
+ * within a tick of it, or while the supervisor could not look (skillrun
+ * stopped by job control, Ctrl-Z, or SIGSTOP while the skill ran on, or
+ * not scheduled), when the per-process backstop, RLIMIT_CPU a second past
+ * the budget (child.c), may have killed it with SIGKILL.  A skill whose
+ * tree had spent the budget (the CPU time init reaped: the skill's, and
+ * that of processes it left behind) was stopped by the budget,
+ * however late this is seen and whatever it did after: not killed by some
+ * signal, nor a success with a CPU time over its budget (skillrun(1) EXIT
+ * STATUS: 137).
  */
 static int on_skill_exited(struct sr_supervisor *s, uint64_t cpu_usec,
                            struct sr_error *err) {
   const struct sr_policy *p = s->spec->policy;
   const uint64_t budget = p->limits[SR_LIM_CPU_SECONDS].value;
 
-  if (!WIFSIGNALED(s->wait_status) || WTERMSIG(s->wait_status) != SIGKILL ||
-      s->spec->enf->by[SR_LIM_CPU_SECONDS] == SR_ENF_NONE)
+  if (s->spec->enf->by[SR_LIM_CPU_SECONDS] == SR_ENF_NONE)
     return 0;
-  /* A deadline passed before the kill is the wall clock's (on_timeout). */
+  /* A deadline passed before the end is the wall clock's (on_timeout). */
   if (s->timed_out || s->exited_ns > s->deadline_ns || s->cpu_exceeded ||
       s->memory_exceeded || s->pids_exceeded || cpu_usec < budget * 1000000ULL)
     return 0;

@@ -49,9 +49,9 @@ struct sr_sync_msg {
   int32_t value;
   uint64_t mono_ns;  /* SR_SYNC_EXITED: when init reaped the skill
                       * (CLOCK_MONOTONIC, the supervisor's timers' clock) */
-  uint64_t cpu_usec; /* SR_SYNC_EXITED: the skill's own CPU time, user and
-                      * system, its reaped descendants' included (its
-                      * rusage as init reaped it) */
+  uint64_t cpu_usec; /* SR_SYNC_EXITED: the CPU time of the whole tree,
+                      * user and system, once init reaped it all (the
+                      * skill's rusage and what init reaped besides) */
   struct sr_error err;
 };
 

@@ -8,9 +8,15 @@
 # supervisor, once resumed, looks again.  That is the CPU budget stopping
 # the run (137, status cpu_exceeded, a limit_exceeded event naming cpu),
 # not a skill killed by a signal: the run was recorded as status killed,
-# signal 9, with no limit_exceeded, its cpu_usec over the budget.  As root
-# with a cgroup, as an unprivileged user and as root with `cgroup off`
-# (the supervisor's sampler).
+# signal 9, with no limit_exceeded, its cpu_usec over the budget.  So is
+# a skill that spends its budget meanwhile and then exits 0 before the
+# backstop (or within a tick of the budget): it was recorded as succeeded,
+# exit 0, cpu_usec over the budget, or as cpu_exceeded, as the supervisor's
+# first look once resumed happened to be its tick or the skill's end; and
+# so is one whose budget a process it left behind spent (the cgroup's
+# figure over the budget, the skill's own not).  As
+# root with a cgroup, as an unprivileged user and as root with `cgroup
+# off` (the supervisor's sampler).
 . "$(dirname "$0")/../integration/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -60,5 +66,56 @@ for r in "${runs[@]}"; do
   closed_ok "$label" "$W/default/$id" cpu_exceeded
   is "$label: no process of the run is left" \
     "$(test_pids "execution-id $id" | wc -l)" 0
+
+  # A skill that spends its budget while skillrun is stopped, and then
+  # exits 0 by itself before the backstop's second: the budget stopped it
+  # all the same.
+  id=overshoot
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "$id" -p "$profile" \
+    --cpu-seconds 1 --timeout 60s "$B" -- /usr/bin/python3 -c '
+import time
+while time.process_time() < 1.5:
+    pass' >"$W/a.$id" 2>"$W/e.$id" &
+  pid=$!
+  wait_running "$W/a.$id"
+  kill -TSTP $pid
+  sleep 3
+  kill -CONT $pid
+  wait $pid
+  rc=$?
+  diag "$label: $(field "$W/a.$id" execution_completed '[.status, .skill_exit_code, .cpu_usec] | @tsv')"
+  is "$label: a budget spent before the skill exited 0 by itself: exit 137" "$rc" 137
+  is "$label: ... status cpu_exceeded" \
+    "$(field "$W/a.$id" execution_completed .status)" cpu_exceeded
+  is "$label: ... the skill's own exit status is kept" \
+    "$(field "$W/a.$id" execution_completed .skill_exit_code)" 0
+  is "$label: ... a limit_exceeded event names cpu" \
+    "$(field "$W/a.$id" limit_exceeded .limit)" cpu
+  check "$label: ... the audit stream verifies" audit_ok "$W/a.$id"
+  closed_ok "$label" "$W/default/$id" cpu_exceeded
+
+  # The same budget spent by a process the skill left behind (its own CPU
+  # time stays small), which ends before the skill does: the cgroup's
+  # figure, or the supervisor's, says so.
+  id=orphan
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "$id" -p "$profile" \
+    --cpu-seconds 1 --timeout 60s "$B" -- /bin/sh -c '( /usr/bin/python3 -c "
+import time
+while time.process_time() < 1.5:
+    pass" & ); sleep 2.5' >"$W/a.$id" 2>"$W/e.$id" &
+  pid=$!
+  wait_running "$W/a.$id"
+  kill -STOP $pid
+  sleep 3.5
+  kill -CONT $pid
+  wait $pid
+  rc=$?
+  diag "$label: $(field "$W/a.$id" execution_completed '[.status, .skill_exit_code, .cpu_usec] | @tsv')"
+  is "$label: a budget a left-behind process spent: exit 137" "$rc" 137
+  is "$label: ... status cpu_exceeded" \
+    "$(field "$W/a.$id" execution_completed .status)" cpu_exceeded
+  is "$label: ... a limit_exceeded event names cpu" \
+    "$(field "$W/a.$id" limit_exceeded .limit)" cpu
+  closed_ok "$label" "$W/default/$id" cpu_exceeded
 done
 finish
