@@ -383,14 +383,20 @@ static int parse_path(struct conf_ctx *ctx, const char *path,
 
 /* Whether the file's group is its owner's own: the owner's primary group,
  * named after the owner, listing nobody else and nobody else's primary
- * group.  Debian and Ubuntu give each user such a group and a umask of
- * 002, so a profile a user writes or checks out is group-writable, and
- * writable by that user alone. */
+ * group, and not what a group the user namespace does not map shows as.  Debian
+ * and Ubuntu give each user such a group and a umask of 002, so a profile a
+ * user writes or checks out is group-writable, and writable by that user alone.
+ */
 static bool owners_private_group(const struct stat *st) {
   const struct passwd *pw = getpwuid(st->st_uid);
   const struct group *gr;
   bool alone = true;
 
+  /* In a user namespace a group it does not map shows as the overflow
+   * gid (65534, "nobody" on Fedora): the file's real group may be any,
+   * shared with other users. */
+  if (sr_gid_may_be_unmapped(st->st_gid))
+    return false;
   if (!pw || pw->pw_gid != st->st_gid)
     return false;
   gr = getgrgid(st->st_gid);

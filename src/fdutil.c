@@ -667,25 +667,38 @@ bool sr_userns_initial(void) {
   return userns_initial;
 }
 
+/* The figure in the kernel's file `path` (overflowuid, overflowgid), or
+ * 65534. */
+static long read_overflow(const char *path) {
+  char buf[32], *end;
+  size_t len;
+  unsigned long v;
+
+  if (sr_read_file_into(AT_FDCWD, path, buf, sizeof(buf), &len) == 0) {
+    errno = 0;
+    v = strtoul(buf, &end, 10);
+    if (errno == 0 && end != buf && v <= UINT32_MAX)
+      return (long)v;
+  }
+  return 65534;
+}
+
 /* The kernel's overflow uid (what an unmapped owner shows as), or 65534. */
 static uid_t overflow_uid(void) {
   static long overflow = -1;
 
-  if (overflow < 0) {
-    char buf[32], *end;
-    size_t len;
-    unsigned long v;
-
-    overflow = 65534;
-    if (sr_read_file_into(AT_FDCWD, "/proc/sys/kernel/overflowuid", buf,
-                          sizeof(buf), &len) == 0) {
-      errno = 0;
-      v = strtoul(buf, &end, 10);
-      if (errno == 0 && end != buf && v <= UINT32_MAX)
-        overflow = (long)v;
-    }
-  }
+  if (overflow < 0)
+    overflow = read_overflow("/proc/sys/kernel/overflowuid");
   return (uid_t)overflow;
+}
+
+/* The kernel's overflow gid (what an unmapped group shows as), or 65534. */
+static gid_t overflow_gid(void) {
+  static long overflow = -1;
+
+  if (overflow < 0)
+    overflow = read_overflow("/proc/sys/kernel/overflowgid");
+  return (gid_t)overflow;
 }
 
 /* The next line of a map file at *p ("inside outside count",
@@ -754,6 +767,15 @@ bool sr_uid_unmapped(uid_t uid) {
   if (sr_userns_initial() || uid != overflow_uid())
     return false;
   return !map_covers("/proc/self/uid_map", uid, 1);
+}
+
+bool sr_gid_may_be_unmapped(gid_t gid) {
+  /* Where the namespace maps the overflow gid itself (unshare
+   * --map-group=65534), a file showing it may be of that group or of any
+   * group the namespace does not map: nothing tells them apart.  Only a
+   * namespace that maps every gid has none unmapped. */
+  return !sr_userns_initial() && gid == overflow_gid() &&
+         !map_covers("/proc/self/gid_map", 0, UINT32_MAX);
 }
 
 bool sr_fd_owner_is_me(int fd, const struct stat *st) {

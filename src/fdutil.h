@@ -178,6 +178,11 @@ bool sr_userns_initial(void);
  * its owner: uid is the kernel's overflow uid and no range of
  * /proc/self/uid_map holds it.  Never in the initial namespace. */
 bool sr_uid_unmapped(uid_t uid);
+/* Whether a file of group gid may show so because this user namespace
+ * does not map its group: gid is the kernel's overflow gid (mapped or
+ * not: an unmapped group shows as it all the same), unless the namespace
+ * maps every gid.  Never in the initial namespace. */
+bool sr_gid_may_be_unmapped(gid_t gid);
 /* What to say of such a file, after its name: "is owned by a user outside
  * this user namespace (shown as uid U): ...". */
 #define SR_UNMAPPED_OWNER_FMT                                                  \
