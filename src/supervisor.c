@@ -724,7 +724,9 @@ static int emit_seccomp_plain(struct sr_supervisor *s, struct sr_error *err) {
  * not scheduled), when the per-process backstop, RLIMIT_CPU a second past
  * the budget (child.c), may have killed it with SIGKILL.  A skill whose
  * tree had spent the budget (the CPU time init reaped: the skill's, and
- * that of processes it left behind) was stopped by the budget,
+ * that of processes it left behind; without a cgroup, or the kernel's
+ * count of the tree, which also has the children nobody reaped) was
+ * stopped by the budget,
  * however late this is seen and whatever it did after: not killed by some
  * signal, nor a success with a CPU time over its budget (skillrun(1) EXIT
  * STATUS: 137).
@@ -736,6 +738,16 @@ static int on_skill_exited(struct sr_supervisor *s, uint64_t cpu_usec,
 
   if (s->spec->enf->by[SR_LIM_CPU_SECONDS] == SR_ENF_NONE)
     return 0;
+  /* Without a cgroup, also the kernel's count of the tree: a child the
+   * kernel reaped itself (its parent ignoring SIGCHLD) added its time to
+   * no parent's, so not to what init reaped.  Init has reaped the rest:
+   * every task of the tree has exited and added its count. */
+  if (s->cpu_counter_fd >= 0) {
+    uint64_t counted;
+    if (sr_sampler_cpu_counter_read(s->cpu_counter_fd, &counted) == 0 &&
+        counted > cpu_usec)
+      cpu_usec = counted;
+  }
   /* A deadline passed before the end is the wall clock's (on_timeout). */
   if (s->timed_out || s->exited_ns > s->deadline_ns || s->cpu_exceeded ||
       s->memory_exceeded || s->pids_exceeded || cpu_usec < budget * 1000000ULL)
