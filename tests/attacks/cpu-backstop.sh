@@ -29,6 +29,21 @@ printf 'include default\ncgroup off\n' >"$T/off.profile"
 chmod 644 "$T/off.profile"
 chmod -R a+rX "$T"
 
+# spent_then_resume ID PID: once the run ID's skill says (outputs/spent)
+# that it spent its 1.5 s, which a loaded host may take well over the
+# seconds of CPU (a fixed sleep let the supervisor resume before, and the
+# skill was killed at its budget, not ended by itself), and it had a moment
+# to exit: skillrun PID resumed.
+spent_then_resume() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    [ -e "$W/default/$1/outputs/spent" ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -CONT "$2"
+}
+
 runs=()
 for mode in $MODES; do
   runs+=("$mode:default")
@@ -75,12 +90,12 @@ for r in "${runs[@]}"; do
     --cpu-seconds 1 --timeout 60s "$B" -- /usr/bin/python3 -c '
 import time
 while time.process_time() < 1.5:
-    pass' >"$W/a.$id" 2>"$W/e.$id" &
+    pass
+open("/workspace/outputs/spent", "w").close()' >"$W/a.$id" 2>"$W/e.$id" &
   pid=$!
   wait_running "$W/a.$id"
   kill -TSTP $pid
-  sleep 3
-  kill -CONT $pid
+  spent_then_resume "$id" $pid
   wait $pid
   rc=$?
   diag "$label: $(field "$W/a.$id" execution_completed '[.status, .skill_exit_code, .cpu_usec] | @tsv')"
@@ -102,12 +117,13 @@ while time.process_time() < 1.5:
     --cpu-seconds 1 --timeout 60s "$B" -- /bin/sh -c '( /usr/bin/python3 -c "
 import time
 while time.process_time() < 1.5:
-    pass" & ); sleep 2.5' >"$W/a.$id" 2>"$W/e.$id" &
+    pass
+open(\"/workspace/outputs/spent\", \"w\").close()" & )
+while [ ! -e /workspace/outputs/spent ]; do sleep 0.1; done' >"$W/a.$id" 2>"$W/e.$id" &
   pid=$!
   wait_running "$W/a.$id"
   kill -STOP $pid
-  sleep 3.5
-  kill -CONT $pid
+  spent_then_resume "$id" $pid
   wait $pid
   rc=$?
   diag "$label: $(field "$W/a.$id" execution_completed '[.status, .skill_exit_code, .cpu_usec] | @tsv')"
