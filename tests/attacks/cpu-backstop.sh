@@ -94,7 +94,11 @@ while time.process_time() < 1.5:
 open("/workspace/outputs/spent", "w").close()' >"$W/a.$id" 2>"$W/e.$id" &
   pid=$!
   wait_running "$W/a.$id"
-  kill -TSTP $pid
+  # SIGSTOP, which always stops, not Ctrl-Z's SIGTSTP, which the kernel
+  # discards for an orphaned process group: skillrun must be stopped for
+  # this case to mean anything (its tick would kill the skill at the
+  # budget, and the skill's own exit status would be lost).
+  kill -STOP $pid
   spent_then_resume "$id" $pid
   wait $pid
   rc=$?

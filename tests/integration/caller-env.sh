@@ -73,7 +73,17 @@ for mode in $MODES; do
   # cannot fork: clone3's EAGAIN said "Resource temporarily unavailable",
   # which sent the reader to process limits.  With reset-on-fork, a run.
   dl=(chrt -d --sched-runtime 5000000 --sched-deadline 10000000 --sched-period 10000000 0)
-  if "${dl[@]}" true 2>/dev/null; then
+  # A sanitizer build's leak check forks at exit, which a deadline task
+  # cannot: such a skillrun cannot even print its version there.
+  if ! "${dl[@]}" true 2>/dev/null; then
+    for _ in 1 2 3 4 5 6; do
+      pass "# SKIP $mode: chrt -d is not allowed here (no CAP_SYS_NICE)"
+    done
+  elif ! "${dl[@]}" "${AS[@]}" "$SKILLRUN" --version >/dev/null 2>&1; then
+    for _ in 1 2 3 4 5 6; do
+      pass "# SKIP $mode: this skillrun cannot exit under chrt -d (a sanitizer build's leak check forks)"
+    done
+  else
     out=$("${dl[@]}" "${AS[@]}" "$SKILLRUN" --workspace-root "$P" --execution-id dl1 \
       --audit-file "$P/a.dl1" "$B" -- /bin/true 2>&1)
     is "$mode: under chrt -d: exit 125" "$?" 125
@@ -86,10 +96,6 @@ for mode in $MODES; do
     "${dl[@]:0:1}" -R "${dl[@]:1}" "${AS[@]}" "$SKILLRUN" --workspace-root "$P" \
       --execution-id dl2 "$B" -- /bin/true >"$P/a.dl2" 2>&1
     is "$mode: under chrt -R -d: the run exits 0" "$?" 0
-  else
-    for _ in 1 2 3 4 5 6; do
-      pass "# SKIP $mode: chrt -d is not allowed here (no CAP_SYS_NICE)"
-    done
   fi
 done
 finish
