@@ -27,16 +27,34 @@ static const char *const common_keys[] = {
 /* json_decrefp comes with jansson >= 2.9 and accepts NULL. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
-char *sr_json_dump(const json_t *j, size_t flags, size_t extra, size_t *len) {
-  size_t n = json_dumpb(j, NULL, 0, flags);
-  char *buf;
+/* Formatted into a buffer of ours, never through jansson's own growing
+ * one (json_dumps), which drops a key it cannot write when memory runs
+ * out and goes on.  One pass into a buffer of a usual line's size, a
+ * second only for a longer one (policy_resolved, an artifact list):
+ * json_dumpb always returns the whole length. */
+#define SR_JSON_DUMP_GUESS 8192u
 
-  if (n == 0 || n > SIZE_MAX - extra - 1)
+char *sr_json_dump(const json_t *j, size_t flags, size_t extra, size_t *len) {
+  size_t cap = SR_JSON_DUMP_GUESS, n;
+  char *buf, *grown;
+
+  if (extra > SIZE_MAX - cap - 1)
     return NULL;
-  buf = malloc(n + extra + 1);
+  buf = malloc(cap + extra + 1);
   if (!buf)
     return NULL;
-  if (json_dumpb(j, buf, n, flags) != n) {
+  n = json_dumpb(j, buf, cap, flags);
+  if (n > cap) {
+    grown = n <= SIZE_MAX - extra - 1 ? realloc(buf, n + extra + 1) : NULL;
+    if (!grown) {
+      free(buf);
+      return NULL;
+    }
+    buf = grown;
+    if (json_dumpb(j, buf, n, flags) != n)
+      n = 0;
+  }
+  if (n == 0) {
     free(buf);
     return NULL;
   }
