@@ -117,9 +117,18 @@ for mode in $MODES; do
   SKILLRUN=$T/skillrun-u2
   skill $mode -- /bin/true
   SKILLRUN=$real
-  is "$mode: ulimit -Hu 2: exit 125" "$rc" 125
-  is "$mode: ... reason resources" "$(field "$AUDIT" error .reason)" resources
-  check "$mode: ... one line on stderr naming ulimit -Hu" one_line_naming 'ulimit -Hu'
+  if [ "$mode" = user ] && grep -qa __asan_init "$SKILLRUN"; then
+    # A sanitizer build's leak check starts a task at exit, which the
+    # user's other processes under ulimit -Hu 2 may leave no room for
+    # (LeakSanitizer's fatal error, exit 1, more lines).
+    pass "# SKIP $mode: ulimit -Hu 2 leaves a sanitizer build's leak check no task"
+    is "$mode: ... reason resources" "$(field "$AUDIT" error .reason)" resources
+    pass "# SKIP $mode: ulimit -Hu 2 leaves a sanitizer build's leak check no task"
+  else
+    is "$mode: ulimit -Hu 2: exit 125" "$rc" 125
+    is "$mode: ... reason resources" "$(field "$AUDIT" error .reason)" resources
+    check "$mode: ... one line on stderr naming ulimit -Hu" one_line_naming 'ulimit -Hu'
+  fi
   check "$mode: ... the audit verifies" audit_ok "$AUDIT"
 
   # A soft process limit below pids (ulimit -Su 8): the sandbox's user

@@ -57,7 +57,10 @@ for mode in $MODES; do
   # another one (systemd's SendSIGHUP=, a login session's scope: SIGHUP
   # right behind SIGTERM) used to do so too, and cut the skill's cleanup
   # short.  Now it leaves the skill its grace.
-  cleanup='trap "sleep 2; echo cleaned; exit 7" TERM; sleep 30 & wait'
+  # The skill says "ready" once its trap is set: "running" comes before
+  # bash has read its command line, and a SIGTERM then (a loaded host, a
+  # sanitizer build) found no trap and no cleanup to cut or keep.
+  cleanup='trap "sleep 2; echo cleaned; exit 7" TERM; echo ready; sleep 30 & wait'
   for pair in TERM:HUP TERM:TERM; do
     first=${pair%:*} second=${pair#*:}
     id=twice-$first-$second
@@ -65,6 +68,10 @@ for mode in $MODES; do
       >"$W/a.$id" 2>"$W/e.$id" &
     pid=$!
     wait_running "$W/a.$id"
+    for _ in $(seq 100); do
+      grep -qx ready "$W/default/$id/logs/stdout.log" 2>/dev/null && break
+      sleep 0.1
+    done
     kill -$first $pid
     sleep 0.5
     kill -$second $pid
@@ -78,7 +85,7 @@ for mode in $MODES; do
       is "$mode: ... the skill's cleanup ran to its end (exit 7)" \
         "$(field "$W/default/$id/audit.jsonl" execution_completed .skill_exit_code)" 7
       is "$mode: ... and wrote what it wrote" \
-        "$(cat "$W/default/$id/logs/stdout.log")" cleaned
+        "$(tail -n 1 "$W/default/$id/logs/stdout.log")" cleaned
     fi
   done
 
