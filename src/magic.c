@@ -332,26 +332,34 @@ _Noreturn static void typer_main(magic_t m, int fd, pid_t parent,
   }
 }
 
+/* The longest the wait for an answer goes without a look for a pending
+ * cancellation signal (blocked while inputs are staged). */
+#define CANCEL_SLICE_MS 100
+
 /* Reads one answer: 0, -EPIPE at EOF before a whole one, -ETIMEDOUT at
- * end_ms, or -errno. */
+ * end_ms, -ECANCELED once a cancellation signal is pending (a libmagic
+ * that hangs must not hold up a cancelled run), or -errno. */
 static int read_answer(int fd, struct answer *a, uint64_t end_ms) {
   size_t got = 0;
 
   while (got < sizeof(*a)) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    uint64_t now = sr_now_mono_ms();
+    uint64_t now = sr_now_mono_ms(), slice;
     ssize_t n;
     int q;
 
+    if (sr_cancel_pending())
+      return -ECANCELED;
     if (now >= end_ms)
       return -ETIMEDOUT;
-    q = poll(&p, 1, (int)(end_ms - now));
+    slice = end_ms - now < CANCEL_SLICE_MS ? end_ms - now : CANCEL_SLICE_MS;
+    q = poll(&p, 1, (int)slice);
     if (q < 0 && errno == EINTR)
       continue;
     if (q < 0)
       return -errno;
     if (q == 0)
-      return -ETIMEDOUT;
+      continue;
     n = read(fd, (char *)a + got, sizeof(*a) - got);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
@@ -429,15 +437,17 @@ static const char *exchange(struct sr_magic_typer *t, const void *buf,
   mode_t type = S_IFSOCK;
   int r;
 
-  r = sr_write_bounded(t->fd, &type, &q, sizeof(q), &budget);
+  r = sr_write_bounded_cancellable(t->fd, &type, &q, sizeof(q), &budget);
   if (r >= 0)
-    r = sr_write_bounded(t->fd, &type, buf, len, &budget);
+    r = sr_write_bounded_cancellable(t->fd, &type, buf, len, &budget);
   if (r >= 0)
     r = read_answer(t->fd, a, end);
   if (r >= 0 && a->status >= ANSWER_TYPED && a->status <= ANSWER_SETUP)
     return "";
   sr_magic_typer_done(t);
-  if (r == -ETIMEDOUT)
+  if (r == -ECANCELED)
+    snprintf(why, 64, "cancelled");
+  else if (r == -ETIMEDOUT)
     snprintf(why, 64, "no answer within %d s", CHILD_TIMEOUT_MS / 1000);
   else if (WIFSIGNALED(t->status) && WTERMSIG(t->status) != SIGKILL)
     snprintf(why, 64, "killed by signal %d", WTERMSIG(t->status));
@@ -465,10 +475,17 @@ int sr_magic_type_of(struct sr_magic_typer *t, const void *buf, size_t len,
       return r;
   }
   memset(&a, 0, sizeof(a));
-  if (exchange(t, buf, len, &a, why)[0])
+  if (exchange(t, buf, len, &a, why)[0]) {
+    /* A cancellation, not libmagic's failure: the run reports it as one
+     * (skillrun(1) EXIT STATUS). */
+    if (!strcmp(why, "cancelled"))
+      return sr_error_set(err, SR_EXIT_FAILED, ECANCELED, "cancelled",
+                          "cancelled while %s typed an input",
+                          SR_LIBMAGIC_SONAME);
     return sr_error_set(err, SR_EXIT_FAILED, 0, "inputs",
                         "%s failed or was stopped on an input (%s)",
                         SR_LIBMAGIC_SONAME, why);
+  }
   if (a.status == ANSWER_SETUP)
     return sr_error_set(err, SR_EXIT_FAILED, a.errnum, "inputs",
                         "cannot confine %s to type an input: %s",

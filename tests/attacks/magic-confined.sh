@@ -15,8 +15,9 @@
 # killed (or crashed, or hung) with no record.  Now libmagic runs in a
 # child under seccomp (skillrun(1) INPUTS): the forgeries fail, skillrun
 # lives, and a child that dies, hangs or garbles its answer stops the run
-# (125, reason "inputs") with its record whole.  As root and as an
-# unprivileged user.
+# (125, reason "inputs") with its record whole.  A SIGTERM while it hangs
+# used to wait out its 10 s and end as that failure (125); it cancels the
+# run at once (143, cancelled).  As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -144,5 +145,31 @@ for mode in $MODES; do
   r HANG
   stopped "one that hangs" "no answer within 10 s"
   check "$mode: ... within 20 s" test $(($(date +%s) - start)) -lt 20
+
+  # SIGTERM while libmagic hangs: the run is cancelled at once (skillrun(1)
+  # EXIT STATUS: whatever stage the run is at), not held for the 10 s
+  # libmagic is given and then reported as libmagic's failure.
+  n=$((n + 1))
+  A=$W/a.$n E=$W/err.$n R=$W/default/m$n
+  if [ $mode = user ]; then pre=("${AS_USER[@]}"); else pre=(env); fi
+  "${pre[@]}" env LD_LIBRARY_PATH="$T/lib" "$SKILLRUN" --workspace-root "$W" \
+    --execution-id "m$n" -i "$T/HANG.pdf:doc.pdf" "$D" -- /bin/true \
+    >"$A" 2>"$E" </dev/null &
+  sup=$!
+  wait_for "$A" '"event":"bundle_verified"'
+  sleep 0.5 # libmagic's child has the input by now
+  start=$(date +%s%N)
+  kill -TERM $sup
+  wait $sup
+  rc=$?
+  took=$((($(date +%s%N) - start) / 1000000))
+  is "$mode: SIGTERM while libmagic hangs: exit 143" "$rc" 143
+  check "$mode: ... at once (${took} ms, under 3 s)" test "$took" -lt 3000
+  is "$mode: ... execution_completed cancelled" \
+    "$(field "$A" execution_completed .status)" cancelled
+  is "$mode: ... with no error event" "$(field "$A" error .reason)" ""
+  check "$mode: ... and the stream verifies" audit_ok "$A"
+  check "$mode: ... the run directory's audit.jsonl is the same" cmp -s "$A" "$R/audit.jsonl"
+  is "$mode: ... metadata.json says cancelled" "$(meta_status "$R")" cancelled
 done
 finish
