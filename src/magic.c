@@ -427,6 +427,23 @@ static int typer_start(struct sr_magic_typer *t, magic_t m,
   return 0;
 }
 
+/* A child whose socket reached EOF has exited or is exiting (it cannot
+ * close the socket under its filter): reaped here, within 1 s, so that
+ * its wait status is its own (the SIGKILL of its CPU-time limit), not that
+ * of the SIGKILL sr_magic_typer_done sends to a child still there. */
+static void reap_gone(struct sr_magic_typer *t) {
+  for (int i = 0; t->pid > 0 && i < 100; i++) {
+    pid_t w = waitpid(t->pid, &t->status, WNOHANG);
+
+    if (w == t->pid)
+      t->pid = 0;
+    else if (w < 0 && errno != EINTR)
+      return;
+    else if (w == 0)
+      (void)usleep(10000);
+  }
+}
+
 /* The request sent and its answer read, within CHILD_TIMEOUT_MS; "" or
  * why not (the child then ended). */
 static const char *exchange(struct sr_magic_typer *t, const void *buf,
@@ -444,11 +461,21 @@ static const char *exchange(struct sr_magic_typer *t, const void *buf,
     r = read_answer(t->fd, a, end);
   if (r >= 0 && a->status >= ANSWER_TYPED && a->status <= ANSWER_SETUP)
     return "";
+  /* The child's own end, not sr_magic_typer_done's SIGKILL, in the
+   * message. */
+  if (r == -EPIPE)
+    reap_gone(t);
   sr_magic_typer_done(t);
   if (r == -ECANCELED)
     snprintf(why, 64, "cancelled");
   else if (r == -ETIMEDOUT)
     snprintf(why, 64, "no answer within %d s", CHILD_TIMEOUT_MS / 1000);
+  else if (r == -EPIPE && WIFSIGNALED(t->status) &&
+           WTERMSIG(t->status) == SIGKILL)
+    snprintf(why, 64,
+             "killed by signal %d (its %d s of CPU time, or the OOM "
+             "killer)",
+             SIGKILL, CHILD_CPU_S);
   else if (WIFSIGNALED(t->status) && WTERMSIG(t->status) != SIGKILL)
     snprintf(why, 64, "killed by signal %d", WTERMSIG(t->status));
   else

@@ -14,7 +14,7 @@
 # line reached the audit stream, the marker appeared and skillrun was
 # killed (or crashed, or hung) with no record.  Now libmagic runs in a
 # child under seccomp (skillrun(1) INPUTS): the forgeries fail, skillrun
-# lives, and a child that dies, hangs or garbles its answer stops the run
+# lives, and a child that dies, spins, hangs or garbles its answer stops the run
 # (125, reason "inputs") with its record whole.  A SIGTERM while it hangs
 # used to wait out its 10 s and end as that failure (125); it cancels the
 # run at once (143, cancelled).  As root and as an unprivileged user.
@@ -58,11 +58,14 @@ int magic_setparam(void *m, int param, const void *value) { return 0; }
 const char *magic_error(void *m) { return "fake"; }
 int magic_version(void) { return 544; }
 const char *magic_buffer(void *m, const void *buf, size_t len) {
-  static int word;
+  static volatile int word;
   int fd;
 
   if (len >= 5 && !memcmp(buf, "CRASH", 5))
     *(volatile int *)0 = 1;
+  if (len >= 4 && !memcmp(buf, "SPIN", 4))
+    for (;;)
+      word++;
   if (len >= 4 && !memcmp(buf, "HANG", 4))
     for (;;)
       syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
@@ -90,7 +93,7 @@ metadata:
   sandbox.inputs-types: "application/pdf"
 ---
 EOS
-for kind in QUIET LOUD CRASH HANG; do echo "$kind input" >"$T/$kind.pdf"; done
+for kind in QUIET LOUD CRASH SPIN HANG; do echo "$kind input" >"$T/$kind.pdf"; done
 chmod -R a+rX "$T"
 
 skip_modes
@@ -140,6 +143,12 @@ for mode in $MODES; do
 
   r CRASH
   stopped "one that crashes" "killed by signal 11"
+
+  # Its 5 s of CPU time spent, it is SIGKILLed by the kernel: said so,
+  # not taken for a garbled answer (the SIGKILL that ends a child still
+  # there used to mask the one it died of).
+  r SPIN
+  stopped "one that spins" "killed by signal 9 (its 5 s of CPU time, or the OOM killer)"
 
   start=$(date +%s)
   r HANG
