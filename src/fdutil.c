@@ -575,9 +575,17 @@ static int open_path_in(int dirfd, const char *path, int flags, mode_t mode,
   const char *slash = strrchr(path, '/'), *name = path;
   int fd;
 
+  /* "NAME/" asks for a directory, which none of these opens wants: the
+   * path is still walked with the checks below, so that another user's
+   * link on it is told as one and nothing is opened through it (openat
+   * follows a last link before a slash, O_NOFOLLOW or not). */
+  if (slash && !slash[1]) {
+    dir = sr_open_dir_path(dirfd, path, false, 0, fl);
+    return dir < 0 ? dir : -EISDIR;
+  }
   /* The directories on the way: a symbolic link among them is followed
    * only when it is the caller's or root's. */
-  if (slash && slash[1]) {
+  if (slash) {
     _cleanup_free_ char *d =
         slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
 

@@ -159,6 +159,12 @@ for mode in root user; do
   check "$mode: ... saying why" grep -q "reached through a symbolic link of uid $other" "$ERR"
   is "$mode: ... recorded as input_rejected (input_invalid)" \
     "$(field "$AUDIT" input_rejected .reason)" input_invalid
+  # And with a slash after the link: openat(2) follows a last link before
+  # a slash whatever O_NOFOLLOW says, and the other user's directory was
+  # opened without a look at whose link led there.
+  try $mode "$V/new" --input "$A/in/"
+  is "$mode: an --input of the link with a slash after it is refused (123)" "$rc" 123
+  check "$mode: ... saying whose link it is" grep -q "reached through a symbolic link of uid $other" "$ERR"
   ln -s "$S" "$S.mine"
   chown -h "$me" "$S.mine"
   try $mode "$V/new" --input "$S.mine/data"
