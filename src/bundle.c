@@ -218,6 +218,22 @@ static void strv_free(char **v, size_t n) {
 #define refuse(err, ...)                                                       \
   sr_error_set((err), SR_EXIT_REFUSED, 0, "bundle_invalid", __VA_ARGS__)
 
+static int changed(struct sr_error *err, const char *relpath) {
+  return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_changed",
+                      "bundle: %s: changed while being read", relpath);
+}
+
+/* Whether an open or stat of an entry the walk listed (or saw), relative
+ * to its parent directory's fd, failed because the entry is gone or is no
+ * longer what it was: removed or renamed away (ENOENT), a link now
+ * (ELOOP), no longer a directory (ENOTDIR), a socket (ENXIO); or a
+ * directory removed while its names are read (ENOENT).  That is the
+ * bundle changing while it is read, refused as such (exit 123), not an
+ * I/O error of skillrun's. */
+static bool gone_or_replaced(int e) {
+  return e == ENOENT || e == ELOOP || e == ENOTDIR || e == ENXIO;
+}
+
 /* Reads the names of one directory, sorted, so the walk (and which
  * offending path gets named first) does not depend on the order the file
  * system lists them in. */
@@ -240,6 +256,8 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
     r = sr_dir_next(d, &de_name, &type);
     if (r < 0) {
       strv_free(v, nv);
+      if (gone_or_replaced(-r))
+        return changed(err, relpath);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
                           "bundle: %s: readdir", relpath);
     }
@@ -349,9 +367,12 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   if (prefix_len + name_len > caps->max_path)
     return refuse(w->err, "bundle: %s: path too long (limit %zu bytes)",
                   relpath, caps->max_path);
-  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (errno == ENOENT) /* listed, then removed */
+      return changed(w->err, relpath);
     return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: stat", relpath);
+  }
 
   switch (st.st_mode & S_IFMT) {
   case S_IFREG:
@@ -415,6 +436,8 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
 
     cfd = openat(dfd, name,
                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (cfd < 0 && gone_or_replaced(errno))
+      return changed(w->err, w->v[idx].relpath);
     if (cfd < 0)
       return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
                           "bundle: %s: open", w->v[idx].relpath);
@@ -580,11 +603,6 @@ static bool same_time(const struct timespec *a, const struct timespec *b) {
   return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
-static int changed(struct sr_error *err, const char *relpath) {
-  return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_changed",
-                      "bundle: %s: changed while being read", relpath);
-}
-
 /* Pass 2 for one file: open once, read once, hash and copy the same bytes
  * (sr_sha256_copy), with the walk's size as the bound: a file that grows or
  * shrinks, or whose inode or mtime moves, while it is read is refused. */
@@ -602,7 +620,7 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
   in = openat(sfd, e->name,
               O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (in < 0) {
-    if (errno == ELOOP)
+    if (gone_or_replaced(errno))
       return changed(err, e->relpath);
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: open", e->relpath);
@@ -671,7 +689,7 @@ static int stage_dir(const struct entry *e, int sfd, int dfd, int *sub_sfd,
   s = openat(sfd, e->name,
              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (s < 0) {
-    if (errno == ELOOP || errno == ENOTDIR)
+    if (gone_or_replaced(errno))
       return changed(err, e->relpath);
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: open", e->relpath);

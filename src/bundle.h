@@ -43,7 +43,8 @@ struct sr_bundle {
  * characters and anything over the caps before reading contents: exit 123,
  * reason "bundle_invalid", the offending relative path named.  A bundle
  * without SKILL.md at its root is refused too.  A file that changes while
- * it is read: exit 123, reason "bundle_changed".  I/O errors: exit 125.
+ * it is read, an entry removed or replaced between the walk and its copy:
+ * exit 123, reason "bundle_changed".  I/O errors: exit 125.
  * caps NULL means sr_bundle_caps_default().  *out is untouched on failure;
  * a partial copy may remain under dst_dirfd, and the caller removes its
  * staging directory.
