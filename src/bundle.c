@@ -234,6 +234,16 @@ static bool gone_or_replaced(int e) {
   return e == ENOENT || e == ELOOP || e == ENOTDIR || e == ENXIO;
 }
 
+/* An entry the caller may not read (EACCES, EPERM: its mode, an ACL, a
+ * directory it may not search): a bundle it cannot read, refused as one
+ * whose root it cannot open is (exit 123, bundle_invalid), not an I/O
+ * error of skillrun's. */
+static int unreadable(struct sr_error *err, int e, const char *relpath,
+                      const char *what) {
+  return sr_error_set(err, SR_EXIT_REFUSED, e, "bundle_invalid",
+                      "bundle: %s: %s", relpath, what);
+}
+
 /* Reads the names of one directory, sorted, so the walk (and which
  * offending path gets named first) does not depend on the order the file
  * system lists them in. */
@@ -370,6 +380,8 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
     if (errno == ENOENT) /* listed, then removed */
       return changed(w->err, relpath);
+    if (errno == EACCES || errno == EPERM)
+      return unreadable(w->err, errno, relpath, "stat");
     return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: stat", relpath);
   }
@@ -438,6 +450,8 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
     if (cfd < 0 && gone_or_replaced(errno))
       return changed(w->err, w->v[idx].relpath);
+    if (cfd < 0 && (errno == EACCES || errno == EPERM))
+      return unreadable(w->err, errno, w->v[idx].relpath, "open");
     if (cfd < 0)
       return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
                           "bundle: %s: open", w->v[idx].relpath);
@@ -622,6 +636,8 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
   if (in < 0) {
     if (gone_or_replaced(errno))
       return changed(err, e->relpath);
+    if (errno == EACCES || errno == EPERM)
+      return unreadable(err, errno, e->relpath, "open");
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: open", e->relpath);
   }
@@ -691,6 +707,8 @@ static int stage_dir(const struct entry *e, int sfd, int dfd, int *sub_sfd,
   if (s < 0) {
     if (gone_or_replaced(errno))
       return changed(err, e->relpath);
+    if (errno == EACCES || errno == EPERM)
+      return unreadable(err, errno, e->relpath, "open");
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: open", e->relpath);
   }

@@ -28,6 +28,17 @@ printf 'bind-ro /nonexistent-skillrun-test-path /opt/x\n' >"$T/bad-bind.profile"
 printf 'memroy 1G\n' >"$T/typo.profile"
 chmod -R a+rX "$T"
 mkdir -m 0 "$T/closed-bundle"
+# Bundles with an entry the caller cannot read: a file, a directory it
+# cannot open, one it can list but not search.
+mkbundle "$T/closed-file"
+mkbundle "$T/closed-dir"
+mkbundle "$T/unsearchable-dir"
+printf 'secret\n' >"$T/closed-file/secret"
+chmod 0 "$T/closed-file/secret"
+mkdir -m 0 "$T/closed-dir/private"
+mkdir "$T/unsearchable-dir/listed"
+: >"$T/unsearchable-dir/listed/file"
+chmod 0644 "$T/unsearchable-dir/listed"
 
 skip_modes
 for mode in $MODES; do
@@ -76,6 +87,13 @@ for mode in $MODES; do
         r "$T/closed-bundle" -- /bin/true
         expect "$row" "a bundle directory the caller cannot open" 123 refused
         on bundle_rejected .reason bundle_invalid
+        # An entry in it the caller cannot read: the same refusal, not a
+        # failure of skillrun's (125, error).
+        for b in closed-file closed-dir unsearchable-dir; do
+          r "$T/$b" -- /bin/true
+          expect "$row" "a bundle with an entry the caller cannot read ($b)" 123 refused
+          on bundle_rejected .reason bundle_invalid
+        done
       fi
       r -i "$T/no-such-input" "$B" -- /bin/true
       expect "$row" "an input that does not exist" 123 refused
