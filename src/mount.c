@@ -869,7 +869,7 @@ static int build_tmpfs(struct ctx *c, const struct sr_view_entry *e) {
   _cleanup_close_ int fd = -1;
   int id = sr_limit_by_name(e->size_limit);
   int ino = e->inode_limit ? sr_limit_by_name(e->inode_limit) : -1;
-  uint64_t inodes = 0;
+  uint64_t inodes = 0, size;
   char mode[8];
   int r;
 
@@ -878,15 +878,23 @@ static int build_tmpfs(struct ctx *c, const struct sr_view_entry *e) {
   if (e->inode_limit && ino < 0)
     return sr_error_layer(c->err, "mount", EINVAL, "%s: no inode limit",
                           e->dst);
+  size = c->pol->limits[id].value;
   /* The limit counts entries below the root; the root is an inode too. */
   if (ino >= 0)
     inodes = c->pol->limits[ino].value + 1;
+  /* "At most" the limits: a skill that writes exactly outputs-size bytes
+   * or outputs-files entries must not fill the tmpfs (the harvest would
+   * report ENOSPC it never met).  One over is the harvest's to refuse. */
+  if (e->harvested) {
+    size += (uint64_t)sysconf(_SC_PAGESIZE); /* tmpfs counts pages */
+    if (inodes)
+      inodes++;
+  }
   r = make_path(c->root_fd, e->dst, true, &fd);
   if (r < 0)
     return sr_error_layer(c->err, "mount", -r, "mkdir %s", e->dst);
   snprintf(mode, sizeof(mode), "%04o", e->mode);
-  return mount_sized_tmpfs(c, e->dst, c->pol->limits[id].value, inodes, mode,
-                           e->owned);
+  return mount_sized_tmpfs(c, e->dst, size, inodes, mode, e->owned);
 }
 
 static int build_dir(struct ctx *c, const struct sr_view_entry *e) {

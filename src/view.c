@@ -140,6 +140,7 @@ const struct sr_view_entry sr_view[] = {
      .mode = 0755,
      .size_limit = "outputs-size",
      .inode_limit = "outputs-files",
+     .harvested = true,
      .reserve = SR_VIEW_RESERVE_TREE,
      .listed = true},
     {.dst = "/workspace/metadata.json",

@@ -89,6 +89,10 @@ struct sr_view_entry {
   bool per_skill; /* dst is the bundle's directory (sr_view_skill_dir), below
                    * the `dst` given */
   bool listed;    /* rendered by sr_view_to_json */
+  /* SR_VIEW_TMPFS: harvested, its limits enforced to the byte and the
+   * entry by the harvest; the tmpfs holds a page and an inode more, so
+   * that a skill that writes exactly the limits does not fill it. */
+  bool harvested;
 };
 
 /* In build order: an entry comes after the entries it is inside. */
