@@ -245,13 +245,36 @@ static bool metadata_whole(int run_fd) {
   return whole;
 }
 
-int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
-                   const char *execution, uid_t owner, gid_t group,
-                   const struct sr_trust_key *key, bool *appended_out,
-                   struct sr_error *err) {
-  _cleanup_free_ char *buf = NULL, *tail = NULL;
+/* The ledger's bytes from `keep` on read back into *buf (whose first keep
+ * bytes are still the ledger's), after this gc wrote there: the buffer is
+ * then the ledger as it is now, for its metadata.json and index line. */
+static int read_back(int ledger, size_t keep, char **buf, size_t *len) {
+  _cleanup_free_ char *tail = NULL;
+  size_t tail_len = 0;
+  char *grown;
+  int r;
+
+  if (lseek(ledger, (off_t)keep, SEEK_SET) < 0)
+    return -errno;
+  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE - keep, &tail, &tail_len);
+  if (r < 0)
+    return r;
+  grown = realloc(*buf, keep + tail_len + 1);
+  if (!grown)
+    return -ENOMEM;
+  memcpy(grown + keep, tail, tail_len + 1); /* with its '\0' */
+  *buf = grown;
+  *len = keep + tail_len;
+  return 0;
+}
+
+int sr_reclaim_run(int ledger, char **ledger_buf, size_t *ledger_len,
+                   int run_fd, const char *tenant, const char *execution,
+                   uid_t owner, gid_t group, const struct sr_trust_key *key,
+                   bool *appended_out, struct sr_error *err) {
   _cleanup_(sr_audit_done) struct sr_audit a = {.fd = -1, .copy_fd = -1};
-  size_t len = 0, complete = 0, final_len = 0, tail_len = 0;
+  const char *buf = *ledger_buf;
+  size_t len = *ledger_len, complete = 0, final_len = 0;
   bool closed = false;
   struct stat st;
   json_t *meta;
@@ -259,12 +282,6 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
 
   if (appended_out)
     *appended_out = false;
-  if (lseek(ledger, 0, SEEK_SET) < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, errno, "gc", "audit.jsonl");
-  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
-                        "cannot read audit.jsonl");
   r = sr_audit_resume(&a, ledger, execution, tenant, buf, len, &complete,
                       &final_len, &closed);
   if (r < 0)
@@ -298,6 +315,14 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
   /* The room the dead run reserved ahead of its ledger's end. */
   if (fstat(ledger, &st) == 0)
     (void)sr_fd_unreserve(ledger, (uint64_t)st.st_size, RESERVE_PUNCH);
+  /* The ledger as it is now, with its last line: what was read of it up
+   * to its last whole line, and what this call wrote after that. */
+  if (appended || final_len > 0 || complete < len) {
+    r = read_back(ledger, complete + final_len, ledger_buf, ledger_len);
+    if (r < 0)
+      return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
+                          "cannot read audit.jsonl");
+  }
 
   /* A metadata.json stays when the ledger was already closed.  When this
    * call closed it, one written by the run's collect (killed before its
@@ -305,14 +330,7 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
    * both say abandoned. */
   if (!appended && metadata_whole(run_fd))
     return appended;
-  /* The ledger as it is now, with its last line. */
-  r = lseek(ledger, 0, SEEK_SET) < 0 ? -errno : 0;
-  if (r >= 0)
-    r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &tail, &tail_len);
-  if (r < 0)
-    return sr_error_set(err, SR_EXIT_FAILED, -r, "gc",
-                        "cannot read audit.jsonl");
-  meta = metadata_from_ledger(tail, tail_len, tenant, execution);
+  meta = metadata_from_ledger(*ledger_buf, *ledger_len, tenant, execution);
   if (!meta)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "metadata");
   r = sr_metafile_replace_at(run_fd, meta, owner, group, err);
@@ -402,21 +420,15 @@ static void record_from_ledger(const char *buf, size_t len,
   json_decref(prev);
 }
 
-int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
-                          char *line, size_t size, int64_t *started_s) {
-  _cleanup_free_ char *buf = NULL;
+int sr_reclaim_index_line(const char *buf, size_t len, const char *tenant,
+                          const char *execution, char *line, size_t size,
+                          int64_t *started_s) {
   struct sr_run_record rec = {0};
   json_t *meta, *files, *bytes;
   const char *skill;
-  size_t len = 0;
   int r;
 
   *started_s = -1;
-  if (lseek(ledger, 0, SEEK_SET) < 0)
-    return -errno;
-  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
-  if (r < 0)
-    return r;
   meta = metadata_from_ledger(buf, len, tenant, execution);
   if (!meta)
     return -ENOMEM;
@@ -645,12 +657,11 @@ static int prune_dir(int dir, dev_t dev, uid_t owner, const char *prefix,
   return r < 0 ? r : n < 0 ? n : 0;
 }
 
-int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed) {
-  _cleanup_free_ char *buf = NULL;
+int sr_reclaim_outputs(const char *buf, size_t len, int run_fd, uid_t owner,
+                       unsigned *removed) {
   _cleanup_close_ int out = -1;
   struct committed c = {0};
   struct stat st;
-  size_t len = 0;
   bool closed = false;
   int r;
 
@@ -663,11 +674,7 @@ int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed) {
     return -errno;
   if (st.st_uid != owner)
     return 0;
-  if (lseek(ledger, 0, SEEK_SET) < 0)
-    return -errno;
-  r = sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, &len);
-  if (r >= 0)
-    r = committed_from_ledger(buf, len, &c, &closed);
+  r = committed_from_ledger(buf, len, &c, &closed);
   /* A closed record's outputs/ is its caller's: the run (or the gc that
    * closed it, which pruned first) harvested all it ever will, and the
    * marker of a run that ended by itself may stay for gc's other work (a

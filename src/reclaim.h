@@ -25,10 +25,14 @@ struct sr_trust_key;
  * ledger was closed already, -errno with err set.  *appended (may be NULL)
  * says whether this call closed the ledger, also when what came after
  * (metadata.json) failed: the run is then counted now or never.
+ * *buf and *len: the ledger as gc read it once (sr_read_fd, from its
+ * start, up to SR_AUDIT_MAX_FILE); when this call changed the ledger they
+ * are made what it is now (the bytes it wrote read back), for
+ * sr_reclaim_index_line, also when it fails after appending.
  */
-int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
-                   const char *execution, uid_t owner, gid_t group,
-                   const struct sr_trust_key *key, bool *appended,
+int sr_reclaim_run(int ledger, char **buf, size_t *len, int run_fd,
+                   const char *tenant, const char *execution, uid_t owner,
+                   gid_t group, const struct sr_trust_key *key, bool *appended,
                    struct sr_error *err);
 
 /*
@@ -39,10 +43,12 @@ int sr_reclaim_run(int ledger, int run_fd, const char *tenant,
  * figures and the reason of its failure event; abandoned has "-" for the
  * figures only its supervisor knew), the artifacts its ledger commits.
  * Into line (size bytes): its length, or -errno.  *started_s: the time of
- * the ledger's first record (seconds since the epoch), or -1.
+ * the ledger's first record (seconds since the epoch), or -1.  buf, len:
+ * the ledger's text (as sr_reclaim_run leaves it).
  */
-int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
-                          char *line, size_t size, int64_t *started_s);
+int sr_reclaim_index_line(const char *buf, size_t len, const char *tenant,
+                          const char *execution, char *line, size_t size,
+                          int64_t *started_s);
 
 /*
  * The outputs a dead run's record does not commit, removed from its run
@@ -56,6 +62,8 @@ int sr_reclaim_index_line(int ledger, const char *tenant, const char *execution,
  * directory's file system are removed, never through a symbolic link.
  * Nothing when the ledger is closed (its execution_completed written):
  * that run's outputs/ is its caller's, whatever gc still has to do.
- * ledger: the run's audit.jsonl.  0 with *removed set, or -errno.
+ * buf, len: the text of the run's audit.jsonl, read under its lock.  0
+ * with *removed set, or -errno.
  */
-int sr_reclaim_outputs(int ledger, int run_fd, uid_t owner, unsigned *removed);
+int sr_reclaim_outputs(const char *buf, size_t len, int run_fd, uid_t owner,
+                       unsigned *removed);

@@ -1836,8 +1836,9 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
                   const struct sr_trust_key *key, unsigned *lock_tries,
                   struct index_seen *seen) {
   _cleanup_close_ int marker = -1, tenant = -1, run = -1;
-  _cleanup_free_ char *tenant_id = NULL;
+  _cleanup_free_ char *tenant_id = NULL, *ledger = NULL;
   const struct sr_trust_key *sign;
+  size_t ledger_len = 0;
   struct sr_error err = {0};
   struct stat mst;
   char *exec_id;
@@ -1889,8 +1890,21 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   (void)sr_rm_rf_at(run, "staging"); /* reported by the test if it stays */
   (void)unlinkat(run, "metadata.json.tmp", 0);
   remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
+  /* Read once, under the lock: the outputs it commits, its closing, its
+   * metadata.json and its index line all come from this text (and what
+   * sr_reclaim_run writes after it). */
+  r = lseek(marker, 0, SEEK_SET) < 0 ? -errno : 0;
+  if (r >= 0)
+    r = sr_read_fd(marker, SR_AUDIT_MAX_FILE, &ledger, &ledger_len);
+  if (r < 0) {
+    if (verbose)
+      printf("cannot close the record of %s/%s: cannot read audit.jsonl: "
+             "%s\n",
+             tenant_id, exec_id, strerror(-r));
+    return r;
+  }
   /* Before the record is closed: a gc killed in between does it again. */
-  r = sr_reclaim_outputs(marker, run, mst.st_uid, &removed);
+  r = sr_reclaim_outputs(ledger, ledger_len, run, mst.st_uid, &removed);
   if (verbose && r < 0)
     printf("cannot clean the outputs of %s/%s: %s\n", tenant_id, exec_id,
            strerror(-r));
@@ -1904,8 +1918,8 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
    * So is one whose owner the user namespace does not map, which shows as
    * the caller where the caller is the overflow uid. */
   sign = sr_fd_owner_is_me(marker, &mst) ? key : NULL;
-  r = sr_reclaim_run(marker, run, tenant_id, exec_id, mst.st_uid, mst.st_gid,
-                     sign, &closed, &err);
+  r = sr_reclaim_run(marker, &ledger, &ledger_len, run, tenant_id, exec_id,
+                     mst.st_uid, mst.st_gid, sign, &closed, &err);
   if (verbose && r < 0)
     printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
            err.msg);
@@ -1923,7 +1937,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   if (ledger_closed) {
     char line[SR_RECORD_LINE_MAX + 1];
     int64_t started = -1;
-    int n = sr_reclaim_index_line(marker, tenant_id, exec_id, line,
+    int n = sr_reclaim_index_line(ledger, ledger_len, tenant_id, exec_id, line,
                                   sizeof(line), &started);
     int found = n < 0 ? 0
                       : index_counted(root_fd, mst.st_uid, seen, tenant_id,

@@ -18,9 +18,53 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "audit.h"
 #include "error.h"
+#include "fdutil.h"
 #include "metrics.h"
 #include "reclaim.h"
+
+/* The ledger's text, read once as gc reads it (workspace.c gc_one). */
+static char *ledger_read(int ledger, size_t *len) {
+  char *buf = NULL;
+
+  assert_int_equal(lseek(ledger, 0, SEEK_SET), 0);
+  assert_int_equal(sr_read_fd(ledger, SR_AUDIT_MAX_FILE, &buf, len), 0);
+  return buf;
+}
+
+/* sr_reclaim_run, sr_reclaim_outputs and sr_reclaim_index_line on the
+ * ledger's text as it is now. */
+static int reclaim_run(int ledger, int run_fd, const char *tenant,
+                       const char *execution, struct sr_error *err) {
+  size_t len = 0;
+  char *buf = ledger_read(ledger, &len);
+  int r = sr_reclaim_run(ledger, &buf, &len, run_fd, tenant, execution,
+                         getuid(), getgid(), NULL, NULL, err);
+
+  free(buf);
+  return r;
+}
+
+static int reclaim_outputs(int ledger, int run_fd, unsigned *removed) {
+  size_t len = 0;
+  char *buf = ledger_read(ledger, &len);
+  int r = sr_reclaim_outputs(buf, len, run_fd, getuid(), removed);
+
+  free(buf);
+  return r;
+}
+
+static int index_line(int ledger, const char *tenant, const char *execution,
+                      char *line, size_t size, int64_t *started) {
+  size_t len = 0;
+  char *buf = ledger_read(ledger, &len);
+  int r =
+      sr_reclaim_index_line(buf, len, tenant, execution, line, size, started);
+
+  free(buf);
+  return r;
+}
 
 /* A run directory made in dir (a mkdtemp template) holding audit.jsonl
  * with text: the directory's descriptor, the ledger's in *ledger. */
@@ -30,7 +74,9 @@ static int run_dir_with_ledger(char *dir, const char *text, int *ledger) {
   assert_non_null(mkdtemp(dir));
   run_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   assert_true(run_fd >= 0);
-  *ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  /* Read-write for appending, as gc opens it. */
+  *ledger = openat(run_fd, "audit.jsonl",
+                   O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   assert_true(*ledger >= 0);
   assert_int_equal(write(*ledger, text, strlen(text)), (ssize_t)strlen(text));
   return run_fd;
@@ -60,8 +106,7 @@ static void test_empty_ledger(void **state) {
   assert_true(ledger >= 0);
 
   /* Killed after its marker was linked and before execution_started. */
-  r = sr_reclaim_run(ledger, run_fd, "default", "e1", getuid(), getgid(), NULL,
-                     NULL, &err);
+  r = reclaim_run(ledger, run_fd, "default", "e1", &err);
   assert_int_equal(r, 1);
 
   /* The one line gc wrote is the record's only timestamp. */
@@ -125,9 +170,7 @@ static void test_stale_temp(void **state) {
   ledger = openat(run_fd, "audit.jsonl", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   assert_true(ledger >= 0);
 
-  assert_int_equal(sr_reclaim_run(ledger, run_fd, "default", "e2", getuid(),
-                                  getgid(), NULL, NULL, &err),
-                   1);
+  assert_int_equal(reclaim_run(ledger, run_fd, "default", "e2", &err), 1);
   assert_int_equal(
       fstatat(run_fd, "metadata.json.tmp", &st, AT_SYMLINK_NOFOLLOW), -1);
   fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -197,7 +240,7 @@ static void test_uncommitted_outputs(void **state) {
   assert_int_equal(write(ledger, ledger_text, sizeof(ledger_text) - 1),
                    (ssize_t)(sizeof(ledger_text) - 1));
   /* No outputs/ (a run killed before it was made): nothing to do. */
-  assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+  assert_int_equal(reclaim_outputs(ledger, run_fd, &removed), 0);
   assert_int_equal(removed, 0);
 
   assert_int_equal(mkdirat(run_fd, "outputs", 0700), 0);
@@ -217,7 +260,7 @@ static void test_uncommitted_outputs(void **state) {
   }
   assert_int_equal(symlinkat(out, run_fd, "outputs/tree/link"), 0);
 
-  assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+  assert_int_equal(reclaim_outputs(ledger, run_fd, &removed), 0);
   assert_int_equal(removed, 5);
   for (size_t i = 0; i < 3; i++) {
     snprintf(path, sizeof(path), "outputs/%s", kept[i]);
@@ -235,7 +278,7 @@ static void test_uncommitted_outputs(void **state) {
   assert_int_equal(stat(path, &st), 0);
 
   /* Again: nothing more goes. */
-  assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+  assert_int_equal(reclaim_outputs(ledger, run_fd, &removed), 0);
   assert_int_equal(removed, 0);
 
   assert_int_equal(unlink(path), 0);
@@ -295,7 +338,7 @@ static void test_closed_outputs_kept(void **state) {
     assert_true(fd >= 0);
     close(fd);
 
-    assert_int_equal(sr_reclaim_outputs(ledger, run_fd, getuid(), &removed), 0);
+    assert_int_equal(reclaim_outputs(ledger, run_fd, &removed), 0);
     assert_int_equal(removed, 0);
     assert_int_equal(
         fstatat(run_fd, "outputs/a.processed", &st, AT_SYMLINK_NOFOLLOW), 0);
@@ -328,7 +371,7 @@ static void test_index_line(void **state) {
   (void)state;
   run_fd = run_dir_with_ledger(dir, ledger_text, &ledger);
 
-  n = sr_reclaim_index_line(ledger, "acme", "e3", line, sizeof(line), &started);
+  n = index_line(ledger, "acme", "e3", line, sizeof(line), &started);
   assert_true(n > 0 && line[n - 1] == '\n');
   assert_int_equal(started, 1767225600); /* 2026-01-01T00:00:00Z */
   assert_int_equal(sr_record_parse(line, (size_t)n - 1, &rec), 0);
@@ -364,7 +407,7 @@ static void test_index_line_closed(void **state) {
 
   (void)state;
   run_fd = run_dir_with_ledger(dir, ledger_text, &ledger);
-  n = sr_reclaim_index_line(ledger, "acme", "e4", line, sizeof(line), &started);
+  n = index_line(ledger, "acme", "e4", line, sizeof(line), &started);
   assert_true(n > 0);
   assert_int_equal(started, 1767225600);
   assert_int_equal(sr_record_parse(line, (size_t)n - 1, &rec), 0);
@@ -378,6 +421,69 @@ static void test_index_line_closed(void **state) {
   run_dir_remove(dir, run_fd, ledger);
 }
 
+/* gc reads a dead run's ledger once: what sr_reclaim_run writes (its
+ * newline, a torn line cut, execution_completed) is in the text it hands
+ * back, which is then the ledger's bytes exactly, for the index line.
+ * 1 when it appended. */
+static int reclaim_follows(const char *text, char **closed,
+                           size_t *closed_len) {
+  char dir[] = "/tmp/test-reclaim.XXXXXX";
+  char line[SR_RECORD_LINE_MAX + 1];
+  struct sr_error err = {0};
+  struct sr_run_record rec;
+  char *buf, *now;
+  size_t len = 0, now_len = 0;
+  int64_t started;
+  int run_fd, ledger, n, r;
+
+  run_fd = run_dir_with_ledger(dir, text, &ledger);
+  buf = ledger_read(ledger, &len);
+  r = sr_reclaim_run(ledger, &buf, &len, run_fd, "acme", "e5", getuid(),
+                     getgid(), NULL, NULL, &err);
+  assert_true(r >= 0);
+  now = ledger_read(ledger, &now_len);
+  assert_int_equal(len, now_len);
+  assert_memory_equal(buf, now, len);
+  assert_int_equal(buf[len], '\0');
+  n = sr_reclaim_index_line(buf, len, "acme", "e5", line, sizeof(line),
+                            &started);
+  assert_true(n > 0);
+  assert_int_equal(sr_record_parse(line, (size_t)n - 1, &rec), 0);
+  assert_int_equal(rec.status, SR_STATUS_ABANDONED);
+  assert_int_equal(started, 1767225600);
+  free(now);
+  *closed = buf;
+  *closed_len = len;
+  (void)unlinkat(run_fd, "metadata.json", 0);
+  run_dir_remove(dir, run_fd, ledger);
+  return r;
+}
+
+static void test_text_follows_ledger(void **state) {
+  static const char started[] =
+      "{\"event\":\"execution_started\",\"ts\":\"2026-01-01T00:00:00.250Z\","
+      "\"skill\":\"hello\",\"version\":null}\n";
+  char text[1024], *closed;
+  size_t len;
+
+  (void)state;
+  /* Open, with a torn last line: cut, then closed. */
+  snprintf(text, sizeof(text), "%s{\"event\":\"sta", started);
+  assert_int_equal(reclaim_follows(text, &closed, &len), 1);
+  free(closed);
+  /* Open, whole: closed. */
+  assert_int_equal(reclaim_follows(started, &closed, &len), 1);
+  /* Closed but for its last newline (a crash cut it): the newline back,
+   * nothing appended. */
+  assert_true(len > 1 && len < sizeof(text) && closed[len - 1] == '\n');
+  memcpy(text, closed, len - 1);
+  text[len - 1] = '\0';
+  free(closed);
+  assert_int_equal(reclaim_follows(text, &closed, &len), 0);
+  assert_int_equal(closed[len - 1], '\n');
+  free(closed);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_index_line_closed),
@@ -386,6 +492,7 @@ int main(void) {
       cmocka_unit_test(test_uncommitted_outputs),
       cmocka_unit_test(test_closed_outputs_kept),
       cmocka_unit_test(test_index_line),
+      cmocka_unit_test(test_text_follows_ledger),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
