@@ -422,6 +422,15 @@ bash_offers_with() { # SETUP LINE: what the completion offers at the end of
 }
 check "the bash completion offers the profile of the second directory of SKILLRUN_PROFILE_PATH" \
   grep -qx mine <<<"$(bash_offers_with : "skillrun --profile ")"
+# A value attached to its short option, as getopt takes it (-pNAME,
+# -vpNAME, -iPATH): the value completed, the word's head kept; and such a
+# word counts as the options it holds, not as a BUNDLE.
+is "the bash completion offers profile names after -p in the same word" \
+  "$(bash_offers_with : "skillrun -pmi")" "-pmine"
+is "... after -vp too" "$(bash_offers_with : "skillrun -vpmi")" "-vpmine"
+is "... and files after -i in the same word" "$(bash_offers_with : "skillrun -isome")" "-isome-dir/"
+is "the bash completion offers after -vpNAME what it offers after -v -p NAME" \
+  "$(bash_offers_with : "skillrun -vpmine --")" "$(bash_offers_with : "skillrun -v -p mine --")"
 for line in "skillrun --profile " "skillrun --gc --" "skillrun --sign k --tier " "skillrun --" \
   "skillrun --conf $tmp/prof/" "skillrun --workspace-root $tmp/prof/"; do
   want=$(bash_offers_with : "$line")
@@ -626,6 +635,15 @@ else
   is "tests/zsh-complete.zsh answers under TERM=emacs too" "$?" 0
   is "... the same answer" "$(cat "$tmp/zsh-emacs/1" 2>/dev/null)" \
     "$(cat "$tmp/zsh/$((${#q_line[@]} + 1))")"
+  # A value attached to its short option, as in bash above (zsh offers
+  # the value; its line editor keeps the word's head).
+  SKILLRUN_PROFILE_PATH=$tmp/prof/empty:$tmp/prof/p zsh_answers "$tmp/zsh-attached" \
+    "skillrun -pmi" "skillrun -vpmi" "skillrun -isome"
+  is "the zsh completion offers profile names after -p in the same word" \
+    "$(cat "$tmp/zsh-attached/1" 2>/dev/null)" mine
+  is "... after -vp too" "$(cat "$tmp/zsh-attached/2" 2>/dev/null)" mine
+  is "... and files after -i in the same word" \
+    "$(cat "$tmp/zsh-attached/3" 2>/dev/null)" some-dir
 fi
 for sh in $shells; do
   for i in "${!q_line[@]}"; do
