@@ -95,31 +95,45 @@ run() { # FUNC N: one run, its id fi-FUNC-N
   grep -q 'Sanitizer\|runtime error\|Segmentation\|Aborted\|core dumped' "$OUT/stderr" && v="$v sanitizer/crash;"
   d=$W/default/$id
   if [ -d "$d" ]; then
+    # The last line of the ledger and of the stream (event, status) and
+    # metadata.json's result.status, "-" for what is not there: one jq
+    # (its start-up was most of the sweep's time).
+    local facts
+    facts=$(
+      {
+        tail -n1 "$d/audit.jsonl" 2>/dev/null | tr -d '\n'
+        echo
+        tail -n1 "$OUT/stream" | tr -d '\n'
+        echo
+        tr -d '\n' 2>/dev/null <"$d/metadata.json"
+        echo
+      } | $JQ -R -r '(fromjson? // {}) | if type != "object" then {} else . end |
+        [.event // "-", .status // "-", (.result | objects | .status) // "-"] |
+        map(if type == "string" then . else "-" end) | @tsv' 2>/dev/null | tr '\t\n' '  '
+    )
+    local l_event l_status s_event s_status m_status
+    read -r l_event l_status _ s_event s_status _ _ _ m_status <<<"$facts"
     # One copy that cannot be written (the failed write was its) is given
     # up, with an error on stderr; the other goes on to execution_completed
     # (skillrun(1) AUDIT EVENTS).
     local ledger_ok=1 stream_ok=1
-    if [ "$(tail -n1 "$d/audit.jsonl" 2>/dev/null | $JQ -r .event 2>/dev/null)" != execution_completed ]; then
+    if [ "$l_event" != execution_completed ]; then
       ledger_ok=0
       grep -q "to the run's audit.jsonl" "$OUT/stderr" || v="$v audit.jsonl not closed;"
     elif ! "$WORK/skillrun" --verify-audit "$d/audit.jsonl" >/dev/null 2>&1; then
       v="$v audit.jsonl does not verify;"
     fi
-    if [ "$(tail -n1 "$OUT/stream" | $JQ -r .event 2>/dev/null)" != execution_completed ]; then
+    if [ "$s_event" != execution_completed ]; then
       stream_ok=0
       grep -q "to the audit stream" "$OUT/stderr" || v="$v stream not closed;"
     fi
     [ $ledger_ok = 1 ] || [ $stream_ok = 1 ] || v="$v neither copy closed;"
     # A metadata.json that could not be written is --gc's to make.
-    if ! $JQ -e .result.status "$d/metadata.json" >/dev/null 2>&1; then
+    if [ "$m_status" = - ]; then
       "${pre[@]}" "$WORK/skillrun" --gc --workspace-root "$W" >/dev/null 2>&1
       $JQ -e .result.status "$d/metadata.json" >/dev/null 2>&1 || v="$v no metadata.json, even after --gc;"
     fi
-    if [ $ledger_ok = 1 ]; then
-      s=$(tail -n1 "$d/audit.jsonl" | $JQ -r .status 2>/dev/null)
-    else
-      s=$(tail -n1 "$OUT/stream" | $JQ -r .status 2>/dev/null)
-    fi
+    if [ $ledger_ok = 1 ]; then s=$l_status; else s=$s_status; fi
     if [ "$rc" = 0 ] && [ "$s" != succeeded ]; then v="$v exit 0 with status $s;"; fi
     if [ "$rc" != 0 ] && [ "$s" = succeeded ]; then v="$v exit $rc with status succeeded;"; fi
   else

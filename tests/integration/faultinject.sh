@@ -14,7 +14,8 @@
 # openat, mkdirat and linkat are swept on the run's own names only
 # (its marker and tmpfs staging, "default:fi-"), and malloc on the calls
 # after the cgroup v1 mount points are found and on every fourth of the
-# run's last 240, to stay within 30 s; the
+# run's last 240: some 300 runs, 15 s on two idle CPUs (sweep.sh checks
+# each run with one jq, whose start-up is most of a run's cost); the
 # whole sweep, with the skill writing outputs and ENOSPC, is the tool's
 # (tests/faultinject/sweep.sh, enospc.sh).
 . "$(dirname "$0")/lib.sh"
