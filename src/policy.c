@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,7 @@ void sr_policy_done(struct sr_policy *p) {
   free(p->input_types);
   syscall_list_done(&p->seccomp_allow);
   syscall_list_done(&p->seccomp_deny);
+  sr_strv_done(&p->seccomp_permitted);
   free(p->workspace_root);
   for (size_t i = 0; i < p->n_trust_keys; i++) {
     free(p->trust_keys[i].tenant);
@@ -293,7 +295,7 @@ static const struct {
     [K_ETC_FILE_TRY - SR__LIM_MAX] = {"etc-file-try", IN_PROFILE},
     [K_ENV_KEEP - SR__LIM_MAX] = {"env-keep", IN_PROFILE},
     [K_SETENV - SR__LIM_MAX] = {"setenv", IN_PROFILE},
-    [K_SECCOMP_ALLOW - SR__LIM_MAX] = {"seccomp-allow", IN_PROFILE},
+    [K_SECCOMP_ALLOW - SR__LIM_MAX] = {"seccomp-allow", IN_CONF | IN_PROFILE},
     [K_SECCOMP_DENY - SR__LIM_MAX] = {"seccomp-deny", IN_PROFILE},
     [K_TRUST_KEY - SR__LIM_MAX] = {"trust-key", IN_CONF},
     [K_NETWORK_HOSTS - SR__LIM_MAX] = {"network-hosts", IN_CONF},
@@ -682,6 +684,16 @@ static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
                         allow ? "seccomp-deny" : "seccomp-allow");
     if (sr_syscall_list_contains(list, n))
       continue;
+    if (allow && p->seccomp_bounded &&
+        !sr_strv_contains(&p->seccomp_permitted, n)) {
+      r = push_warning(p,
+                       "profile %s:%u: seccomp-allow %s is not permitted by "
+                       "skillrun.conf; dropped",
+                       l->file, l->line, n);
+      if (r < 0)
+        return r;
+      continue;
+    }
     r = syscall_list_push(list, n, l,
                           (unsigned)(p->seccomp_allow.n + p->seccomp_deny.n));
     if (r < 0)
@@ -908,6 +920,65 @@ static int apply_network_allow(struct layer *L, const struct sr_conf_line *l) {
   return 0;
 }
 
+/*
+ * skillrun.conf's bound of a profile list (`seccomp-allow NAME...`,
+ * `bind-ro PATH...`, ...): the entries are what a profile may add, and
+ * `none` alone permits nothing.  Lines add up, but `none` and entries do
+ * not mix.  `check` validates one entry and may rewrite it into buf
+ * (NULL: taken as written); it returns a reason or NULL.
+ */
+static int apply_conf_bound(struct layer *L, const struct sr_conf_line *l,
+                            bool *bounded, struct sr_strv *list,
+                            const char *(*check)(const char *entry, char *buf,
+                                                 size_t len)) {
+  int r;
+
+  r = want_args(L, l, 1, SIZE_MAX, "ENTRY...|none");
+  if (r < 0)
+    return r;
+  if (l->n_args == 1 && !strcmp(l->args[0], "none")) {
+    if (list->n > 0)
+      return line_error(L, l, "%s: none excludes the entries listed before",
+                        l->key);
+    *bounded = true;
+    return 0;
+  }
+  if (*bounded && list->n == 0)
+    return line_error(L, l, "%s: an earlier line said none", l->key);
+  for (size_t i = 0; i < l->n_args; i++) {
+    char buf[PATH_MAX];
+    const char *e = l->args[i], *why;
+
+    if (!strcmp(e, "none"))
+      return line_error(L, l, "%s: none stands alone", l->key);
+    why = check ? check(e, buf, sizeof(buf)) : NULL;
+    if (why)
+      return line_error(L, l, "%s: '%s' %s", l->key, e, why);
+    if (check)
+      e = buf;
+    if (sr_strv_contains(list, e))
+      continue;
+    r = sr_strv_push(list, e);
+    if (r < 0)
+      return r;
+  }
+  *bounded = true;
+  return 0;
+}
+
+/* A system call name as skillrun.conf's seccomp-allow lists it. */
+static const char *check_syscall_name(const char *e, char *buf, size_t len) {
+  size_t n = strlen(e);
+
+  if (n == 0 || n > 64)
+    return "is not a system call name";
+  for (const char *c = e; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+      return "is not a system call name";
+  snprintf(buf, len, "%s", e);
+  return NULL;
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = SR_LAYER(L->src);
@@ -1105,8 +1176,12 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   case K_SETENV:
     return apply_setenv(L, l);
   case K_SECCOMP_ALLOW:
+    if (L->src == SR_SRC_CONF)
+      return apply_conf_bound(L, l, &p->seccomp_bounded, &p->seccomp_permitted,
+                              check_syscall_name);
+    return apply_seccomp(L, l, true);
   case K_SECCOMP_DENY:
-    return apply_seccomp(L, l, k == K_SECCOMP_ALLOW);
+    return apply_seccomp(L, l, false);
   }
   /* Not reached: every key of key_defs has its case above. */
   return line_error(L, l, "unknown key '%s'", l->key);

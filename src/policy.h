@@ -178,6 +178,12 @@ struct sr_policy {
 
   struct sr_syscall_list seccomp_allow; /* added to the allowlist */
   struct sr_syscall_list seccomp_deny;  /* removed from it */
+  /* skillrun.conf `seccomp-allow NAME...|none`: the calls a profile's
+   * seccomp-allow may add; a name outside is dropped with a warning.
+   * Without such a line (seccomp_bounded false) a profile's list is not
+   * bounded (beyond the hard-denied groups, seccomp.c). */
+  bool seccomp_bounded;
+  struct sr_strv seccomp_permitted;
 
   /* conf `workspace-root`, replaced by --workspace-root; may be NULL. */
   char *workspace_root;

@@ -403,13 +403,12 @@ static void test_unknown_and_misplaced_keys(void **state) {
                "t.profile:1: key 'workspace-root' is only allowed in "
                "skillrun.conf");
   static const char *const profile_only[] = {
-      "bind-ro /opt",         "bind-ro-try /opt",
-      "etc-file localtime",   "etc-file-try localtime",
-      "env-keep A",           "setenv A b",
-      "seccomp-allow ptrace", "seccomp-deny ptrace",
-      "cgroup off",           "proc tmpfs",
-      "strict yes",           "hostname h",
-      "memory-rlimit yes",
+      "bind-ro /opt",        "bind-ro-try /opt",
+      "etc-file localtime",  "etc-file-try localtime",
+      "env-keep A",          "setenv A b",
+      "seccomp-deny ptrace", "cgroup off",
+      "proc tmpfs",          "strict yes",
+      "hostname h",          "memory-rlimit yes",
   };
   for (size_t i = 0; i < sizeof(profile_only) / sizeof(*profile_only); i++) {
     char want[256], key[64];
@@ -885,6 +884,53 @@ static void test_seccomp_names(void **state) {
   expect_error(false, "seccomp-allow ptrace\nseccomp-deny ptrace\n",
                "t.profile:2: seccomp-deny: ptrace is also listed by "
                "seccomp-allow");
+}
+
+/* skillrun.conf's seccomp-allow bounds what a profile's may add: a name
+ * outside is dropped with a warning naming the profile's line; without
+ * such a line a profile's list is not bounded. */
+static void test_conf_bounds_seccomp(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, "seccomp-allow sethostname\nseccomp-allow vhangup sethostname\n",
+        "seccomp-allow sethostname ptrace\nseccomp-deny mount\n");
+  assert_true(p.seccomp_bounded);
+  assert_int_equal(p.seccomp_permitted.n, 2);
+  assert_int_equal(p.seccomp_allow.n, 1);
+  assert_string_equal(p.seccomp_allow.v[0].name, "sethostname");
+  /* seccomp-deny only narrows: never bounded. */
+  assert_int_equal(p.seccomp_deny.n, 1);
+  assert_warning(&p, "profile t.profile:1: seccomp-allow ptrace is not "
+                     "permitted by skillrun.conf; dropped");
+  sr_policy_done(&p);
+
+  build(&p, "seccomp-allow none\n", "seccomp-allow sethostname\n");
+  assert_int_equal(p.seccomp_allow.n, 0);
+  assert_warning(&p, "profile t.profile:1: seccomp-allow sethostname is not "
+                     "permitted by skillrun.conf; dropped");
+  sr_policy_done(&p);
+
+  /* Without the line: not bounded, as before. */
+  build(&p, "memory 1G\n", "seccomp-allow sethostname ptrace\n");
+  assert_false(p.seccomp_bounded);
+  assert_int_equal(p.seccomp_allow.n, 2);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+
+  expect_error(true, "seccomp-allow\n",
+               "skillrun.conf:1: seccomp-allow: expected 'seccomp-allow "
+               "ENTRY...|none'");
+  expect_error(true, "seccomp-allow none read\n",
+               "skillrun.conf:1: seccomp-allow: none stands alone");
+  expect_error(true, "seccomp-allow read\nseccomp-allow none\n",
+               "skillrun.conf:2: seccomp-allow: none excludes the entries "
+               "listed before");
+  expect_error(true, "seccomp-allow none\nseccomp-allow read\n",
+               "skillrun.conf:2: seccomp-allow: an earlier line said none");
+  expect_error(true, "seccomp-allow Read\n",
+               "skillrun.conf:1: seccomp-allow: 'Read' is not a system call "
+               "name");
 }
 
 /* SKILL.md may lower; raising is clamped with a warning naming the layer
@@ -1611,6 +1657,7 @@ int main(void) {
       cmocka_unit_test(test_etc_files),
       cmocka_unit_test(test_environment),
       cmocka_unit_test(test_seccomp_names),
+      cmocka_unit_test(test_conf_bounds_seccomp),
       cmocka_unit_test(test_manifest_layer),
       cmocka_unit_test(test_flag_layer),
       cmocka_unit_test(test_network_matrix),

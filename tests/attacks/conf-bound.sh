@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, what skillrun.conf bounds beyond limits and the
+# network.  An administrator's skillrun.conf could cap limits, the network
+# and tiers, but not the keys only a profile had: a caller's profile added
+# any system call outside the hard-denied groups (seccomp-allow), and no
+# line of root's file could stop it.  Now skillrun.conf's
+# `seccomp-allow NAME...|none` is the set a profile's seccomp-allow stays
+# within: a name outside is dropped with a warning naming the profile's
+# line, and the filter is built without it.  Without such a line a
+# profile's list is not bounded (the control).  As root and as an
+# unprivileged user.
+. "$(dirname "$0")/../integration/lib.sh"
+sandbox_possible || skip_all "user namespaces are not available"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to write a skillrun.conf of root's"
+
+T=$(tmpdir)
+conf() { # conf NAME LINES...: a root-owned 0644 file in $T; its path
+  printf '%s\n' "${@:2}" >"$T/$1"
+  chmod 644 "$T/$1"
+  echo "$T/$1"
+}
+C_OPEN=$(conf open.conf "memory 1G")
+C_SC_NONE=$(conf sc-none.conf "seccomp-allow none")
+C_SC_SOME=$(conf sc-some.conf "seccomp-allow vhangup")
+P_SC=$(conf sc.profile "include default" "seccomp-allow sethostname vhangup")
+B=$T/bound-skill
+mkbundle "$B"
+chmod -R a+rX "$T"
+WS_root=$(tmpdir)
+WS_user=$(user_workspace)
+
+n=0
+# try MODE CONF PROFILE [COMMAND...]: one run (default /bin/true); sets
+# $rc, $AUDIT, $OUT (the skill's stdout) and $W (policy_resolved.policy.warnings).
+try() {
+  local mode=$1 c=$2 prof=$3 w pre=(env)
+  shift 3
+  [ $# -gt 0 ] || set -- /bin/true
+  n=$((n + 1))
+  if [ "$mode" = user ]; then w=$WS_user pre=("${AS_USER[@]}"); else w=$WS_root; fi
+  AUDIT=$w/b$n.audit
+  timeout 60 "${pre[@]}" "$SKILLRUN" --conf "$c" -p "$prof" --workspace-root "$w" \
+    --execution-id "b$n" --audit-file "$AUDIT" "$B" -- "$@" >/dev/null 2>"$w/b$n.err"
+  rc=$?
+  OUT=$(cat "$w/default/b$n/logs/stdout.log" 2>/dev/null)
+  W=$(field "$AUDIT" policy_resolved '.policy.warnings[]')
+}
+sc_allow() { field "$AUDIT" policy_resolved '.policy.seccomp.allow | join(" ")'; }
+
+skip_modes
+for mode in $MODES; do
+  try "$mode" "$C_SC_NONE" "$P_SC"
+  is "$mode: conf seccomp-allow none: the run completes" "$rc" 0
+  is "$mode: ... the profile adds no system call" "$(sc_allow)" ""
+  is "$mode: ... the filter is the default one" \
+    "$(field "$AUDIT" policy_resolved .seccomp.policy)" default-allowlist
+  check "$mode: ... a warning names the profile's line" \
+    grep -qx "profile $P_SC:2: seccomp-allow sethostname is not permitted by skillrun.conf; dropped" <<<"$W"
+  try "$mode" "$C_SC_SOME" "$P_SC"
+  is "$mode: conf seccomp-allow vhangup: only vhangup is added" "$rc:$(sc_allow)" 0:vhangup
+  check "$mode: ... sethostname is dropped with a warning" \
+    grep -q "seccomp-allow sethostname is not permitted by skillrun.conf; dropped" <<<"$W"
+  try "$mode" "$C_OPEN" "$P_SC"
+  is "$mode: control: a conf without seccomp-allow bounds nothing" \
+    "$rc:$(sc_allow)" "0:sethostname vhangup"
+done
+finish
