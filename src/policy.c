@@ -57,6 +57,11 @@ static const char *const cgroup_mode_names[SR__CGROUP_MAX] = {
     [SR_CGROUP_OFF] = "off",
 };
 
+/* How firmly a mode holds the run's limits: off < prefer < require. */
+static int cgroup_rank(enum sr_cgroup_mode m) {
+  return m == SR_CGROUP_REQUIRE ? 2 : m == SR_CGROUP_PREFER ? 1 : 0;
+}
+
 static const char *const proc_mode_names[SR__PROC_MAX] = {
     [SR_PROC_PROCFS] = "procfs",
     [SR_PROC_TMPFS] = "tmpfs",
@@ -96,6 +101,7 @@ int sr_policy_init(struct sr_policy *p) {
   p->network_max = SR_NET_HOST;
   p->network_source = SR_SRC_BUILTIN;
   p->cgroup = SR_CGROUP_PREFER;
+  p->cgroup_floor = SR_CGROUP_OFF;
   p->proc = SR_PROC_PROCFS;
   /* Every tier may run and unsigned bundles too, until the conf or the
    * profile says otherwise (the embedded default profile does not). */
@@ -273,7 +279,7 @@ static const struct {
   unsigned where;
 } key_defs[K__MAX - SR__LIM_MAX] = {
     [K_NETWORK - SR__LIM_MAX] = {"network", IN_CONF | IN_PROFILE},
-    [K_CGROUP - SR__LIM_MAX] = {"cgroup", IN_PROFILE},
+    [K_CGROUP - SR__LIM_MAX] = {"cgroup", IN_CONF | IN_PROFILE},
     [K_PROC - SR__LIM_MAX] = {"proc", IN_PROFILE},
     [K_STRICT - SR__LIM_MAX] = {"strict", IN_PROFILE},
     [K_MEMORY_RLIMIT - SR__LIM_MAX] = {"memory-rlimit", IN_PROFILE},
@@ -1038,6 +1044,8 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
       return line_error(L, l, "cgroup: '%s' is not require, prefer or off",
                         l->args[0]);
     p->cgroup = (enum sr_cgroup_mode)m;
+    if (L->src == SR_SRC_CONF)
+      p->cgroup_floor = (enum sr_cgroup_mode)m;
     return 0;
   }
   case K_PROC: {
@@ -1321,6 +1329,21 @@ int sr_policy_apply_profile(struct sr_policy *p, const struct sr_conf *c,
                         "skillrun.conf; signatures stay required");
     if (r < 0)
       return r;
+  }
+
+  /* Nor may it hold the run's limits more weakly than skillrun.conf
+   * says (a profile without a cgroup line has the conf's). */
+  if (cgroup_rank(p->cgroup) < cgroup_rank(p->cgroup_floor)) {
+    const struct sr_conf_line *at = L.seen[K_CGROUP];
+    r = push_warning(
+        p,
+        "profile %s:%u: cgroup %s is weaker than skillrun.conf's "
+        "cgroup %s; cgroup stays %s",
+        at ? at->file : "?", at ? at->line : 0, cgroup_mode_names[p->cgroup],
+        cgroup_mode_names[p->cgroup_floor], cgroup_mode_names[p->cgroup_floor]);
+    if (r < 0)
+      return r;
+    p->cgroup = p->cgroup_floor;
   }
 
   /* No `network` line in the profile means deny (doas: no rule, no); what

@@ -152,6 +152,10 @@ struct sr_policy {
   char *net_hosts; /* skillrun.conf network-hosts: the proxy's hosts file */
 
   enum sr_cgroup_mode cgroup;
+  /* skillrun.conf `cgroup`: the weakest mode a profile may choose (off <
+   * prefer < require); a weaker one is raised to it with a warning.
+   * Default off: not bounded. */
+  enum sr_cgroup_mode cgroup_floor;
   enum sr_proc_mode proc;
   bool strict; /* `strict yes`: manifest lenience and fallbacks refused */
   bool memory_rlimit; /* `memory-rlimit yes`: RLIMIT_AS = memory as well */

@@ -8,8 +8,13 @@
 # `seccomp-allow NAME...|none` is the set a profile's seccomp-allow stays
 # within: a name outside is dropped with a warning naming the profile's
 # line, and the filter is built without it.  Without such a line a
-# profile's list is not bounded (the control).  As root and as an
-# unprivileged user.
+# profile's list is not bounded (the control).
+# Likewise a profile's `cgroup off` left the run's memory, CPU and
+# processes to the supervisor's sampling, which a hostile skill can hide
+# memory from, whatever the administrator wanted: skillrun.conf's `cgroup`
+# is now the weakest mode a profile may choose, a weaker one raised to it
+# with a warning (under require the run has a cgroup or is refused).
+# As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 sandbox_possible || skip_all "user namespaces are not available"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root to write a skillrun.conf of root's"
@@ -24,6 +29,9 @@ C_OPEN=$(conf open.conf "memory 1G")
 C_SC_NONE=$(conf sc-none.conf "seccomp-allow none")
 C_SC_SOME=$(conf sc-some.conf "seccomp-allow vhangup")
 P_SC=$(conf sc.profile "include default" "seccomp-allow sethostname vhangup")
+C_CG_REQ=$(conf cg-require.conf "cgroup require")
+C_CG_PREFER=$(conf cg-prefer.conf "cgroup prefer")
+P_CG=$(conf cg.profile "include default" "cgroup off")
 B=$T/bound-skill
 mkbundle "$B"
 chmod -R a+rX "$T"
@@ -32,7 +40,7 @@ WS_user=$(user_workspace)
 
 n=0
 # try MODE CONF PROFILE [COMMAND...]: one run (default /bin/true); sets
-# $rc, $AUDIT, $OUT (the skill's stdout) and $W (policy_resolved.policy.warnings).
+# $rc, $AUDIT, $OUT (the skill's stdout) and $W (the warning events' messages).
 try() {
   local mode=$1 c=$2 prof=$3 w pre=(env)
   shift 3
@@ -44,7 +52,7 @@ try() {
     --execution-id "b$n" --audit-file "$AUDIT" "$B" -- "$@" >/dev/null 2>"$w/b$n.err"
   rc=$?
   OUT=$(cat "$w/default/b$n/logs/stdout.log" 2>/dev/null)
-  W=$(field "$AUDIT" policy_resolved '.policy.warnings[]')
+  W=$("$JQ" -r 'select(.event == "warning") | .message' "$AUDIT" 2>/dev/null)
 }
 sc_allow() { field "$AUDIT" policy_resolved '.policy.seccomp.allow | join(" ")'; }
 
@@ -64,5 +72,23 @@ for mode in $MODES; do
   try "$mode" "$C_OPEN" "$P_SC"
   is "$mode: control: a conf without seccomp-allow bounds nothing" \
     "$rc:$(sc_allow)" "0:sethostname vhangup"
+
+  try "$mode" "$C_CG_REQ" "$P_CG"
+  check "$mode: conf cgroup require: the profile's cgroup off is raised, with a warning naming its line" \
+    grep -qx "profile $P_CG:2: cgroup off is weaker than skillrun.conf's cgroup require; cgroup stays require" <<<"$W"
+  if [ "$rc" = 0 ]; then
+    is "$mode: ... the run's mode is require" "$(field "$AUDIT" policy_resolved .policy.cgroup)" require
+    by=$(field "$AUDIT" policy_resolved .policy.limits.memory.enforced_by)
+    check "$mode: ... memory is held by a cgroup, not sampled ($by)" grep -qx 'cgroup[12]' <<<"$by"
+  else
+    is "$mode: ... no usable cgroup here: refused by cgroup require (125), not sampled" \
+      "$rc:$(field "$AUDIT" layer_failed '.message | startswith("cgroup require:")')" 125:true
+  fi
+  try "$mode" "$C_CG_PREFER" "$P_CG"
+  is "$mode: conf cgroup prefer: the profile's off becomes prefer" \
+    "$rc:$(field "$AUDIT" policy_resolved .policy.cgroup)" 0:prefer
+  try "$mode" "$C_OPEN" "$P_CG"
+  is "$mode: control: a conf without cgroup leaves the profile's off" \
+    "$rc:$(field "$AUDIT" policy_resolved .policy.cgroup)" 0:off
 done
 finish

@@ -406,9 +406,9 @@ static void test_unknown_and_misplaced_keys(void **state) {
       "bind-ro /opt",        "bind-ro-try /opt",
       "etc-file localtime",  "etc-file-try localtime",
       "env-keep A",          "setenv A b",
-      "seccomp-deny ptrace", "cgroup off",
-      "proc tmpfs",          "strict yes",
-      "hostname h",          "memory-rlimit yes",
+      "seccomp-deny ptrace", "proc tmpfs",
+      "strict yes",          "hostname h",
+      "memory-rlimit yes",
   };
   for (size_t i = 0; i < sizeof(profile_only) / sizeof(*profile_only); i++) {
     char want[256], key[64];
@@ -931,6 +931,55 @@ static void test_conf_bounds_seccomp(void **state) {
   expect_error(true, "seccomp-allow Read\n",
                "skillrun.conf:1: seccomp-allow: 'Read' is not a system call "
                "name");
+}
+
+/* skillrun.conf's cgroup is the weakest mode a profile may choose. */
+static void test_conf_bounds_cgroup(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, "cgroup require\n", "memory 1G\ncgroup off\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  assert_warning(&p, "profile t.profile:2: cgroup off is weaker than "
+                     "skillrun.conf's cgroup require; cgroup stays require");
+  sr_policy_done(&p);
+
+  build(&p, "cgroup require\n", "include default\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  assert_int_equal(p.warnings.n, 1);
+  sr_policy_done(&p);
+
+  /* No cgroup line in the profile: the conf's mode, no warning. */
+  build(&p, "cgroup require\n", "proc tmpfs\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+
+  build(&p, "cgroup prefer\n", "cgroup off\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_PREFER);
+  assert_warning(&p, "profile t.profile:1: cgroup off is weaker than "
+                     "skillrun.conf's cgroup prefer; cgroup stays prefer");
+  sr_policy_done(&p);
+
+  /* Stronger than the floor, or no floor: as the profile says. */
+  build(&p, "cgroup prefer\n", "cgroup require\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+  build(&p, "cgroup off\n", "cgroup off\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_OFF);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+  build(&p, "memory 1G\n", "cgroup off\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_OFF);
+  sr_policy_done(&p);
+
+  expect_error(true, "cgroup maybe\n",
+               "skillrun.conf:1: cgroup: 'maybe' is not require, prefer or "
+               "off");
+  expect_error(true, "cgroup off\ncgroup require\n",
+               "skillrun.conf:2: duplicate key 'cgroup' (first set at "
+               "skillrun.conf:1)");
 }
 
 /* SKILL.md may lower; raising is clamped with a warning naming the layer
@@ -1658,6 +1707,7 @@ int main(void) {
       cmocka_unit_test(test_environment),
       cmocka_unit_test(test_seccomp_names),
       cmocka_unit_test(test_conf_bounds_seccomp),
+      cmocka_unit_test(test_conf_bounds_cgroup),
       cmocka_unit_test(test_manifest_layer),
       cmocka_unit_test(test_flag_layer),
       cmocka_unit_test(test_network_matrix),
