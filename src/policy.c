@@ -147,6 +147,8 @@ void sr_policy_done(struct sr_policy *p) {
   free(p->binds);
   sr_strv_done(&p->etc_files);
   sr_strv_done(&p->etc_files_try);
+  sr_strv_done(&p->binds_permitted);
+  sr_strv_done(&p->etc_permitted);
   sr_strv_done(&p->env_keep);
   for (size_t i = 0; i < p->n_setenv; i++) {
     free(p->setenv[i].name);
@@ -295,9 +297,9 @@ static const struct {
     [K_PLACEMENT_ID - SR__LIM_MAX] = {"placement-id", IN_CONF},
     [K_REQUIRE_PLACEMENT - SR__LIM_MAX] = {"require-placement", IN_CONF},
     [K_INPUTS_TYPES - SR__LIM_MAX] = {"inputs-types", IN_CONF | IN_PROFILE},
-    [K_BIND_RO - SR__LIM_MAX] = {"bind-ro", IN_PROFILE},
+    [K_BIND_RO - SR__LIM_MAX] = {"bind-ro", IN_CONF | IN_PROFILE},
     [K_BIND_RO_TRY - SR__LIM_MAX] = {"bind-ro-try", IN_PROFILE},
-    [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_PROFILE},
+    [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_CONF | IN_PROFILE},
     [K_ETC_FILE_TRY - SR__LIM_MAX] = {"etc-file-try", IN_PROFILE},
     [K_ENV_KEEP - SR__LIM_MAX] = {"env-keep", IN_PROFILE},
     [K_SETENV - SR__LIM_MAX] = {"setenv", IN_PROFILE},
@@ -457,6 +459,15 @@ static int apply_limit(struct layer *L, const struct sr_conf_line *l, int id) {
   }
 }
 
+/* Whether path is at or below an entry of skillrun.conf's list (by path
+ * components: /usr admits /usr/share, not /usrx). */
+static bool path_permitted(const struct sr_strv *list, const char *path) {
+  for (size_t i = 0; i < list->n; i++)
+    if (sr_path_at_or_below(path, list->v[i]))
+      return true;
+  return false;
+}
+
 SR_ANALYZER_STORED_LEAK_BEGIN
 static int apply_bind(struct layer *L, const struct sr_conf_line *l,
                       bool optional) {
@@ -501,6 +512,11 @@ static int apply_bind(struct layer *L, const struct sr_conf_line *l,
     if (!strcmp(p->binds[i].dst, dst))
       return line_error(L, l, "%s: %s is already a bind destination (%s:%u)",
                         l->key, dst, p->binds[i].file, p->binds[i].line);
+  if (p->binds_bounded && !path_permitted(&p->binds_permitted, src))
+    return push_warning(p,
+                        "profile %s:%u: %s %s is not permitted by "
+                        "skillrun.conf; dropped",
+                        l->file, l->line, l->key, src);
 
   nb = realloc(p->binds, (p->n_binds + 1) * sizeof(*nb));
   if (!nb)
@@ -569,6 +585,11 @@ static int apply_etc_file(struct layer *L, const struct sr_conf_line *l,
                       optional ? "etc-file" : "etc-file-try");
   if (sr_strv_contains(list, path))
     return 0;
+  if (p->etc_bounded && !path_permitted(&p->etc_permitted, path))
+    return push_warning(p,
+                        "profile %s:%u: %s %s is not permitted by "
+                        "skillrun.conf; dropped",
+                        l->file, l->line, l->key, path);
   return sr_strv_push(list, path);
 }
 
@@ -985,6 +1006,25 @@ static const char *check_syscall_name(const char *e, char *buf, size_t len) {
   return NULL;
 }
 
+/* A host path as skillrun.conf's bind-ro lists it. */
+static const char *check_bind_path(const char *e, char *buf, size_t len) {
+  if (!sr_valid_abs_path(e))
+    return "must be an absolute, normalised path";
+  snprintf(buf, len, "%s", e);
+  return NULL;
+}
+
+/* An /etc file or directory as skillrun.conf's etc-file lists it:
+ * "localtime", "ssl/certs" or "/etc/localtime", kept absolute. */
+static const char *check_etc_name(const char *e, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s%s", e[0] == '/' ? "" : "/etc/", e);
+
+  if (n < 0 || (size_t)n >= len || !sr_valid_abs_path(buf) ||
+      !sr_path_at_or_below(buf, "/etc"))
+    return "must name a file or directory at or below /etc, normalised";
+  return NULL;
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = SR_LAYER(L->src);
@@ -1175,9 +1215,15 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
     return apply_inputs_types(L, l);
   case K_BIND_RO:
   case K_BIND_RO_TRY:
+    if (L->src == SR_SRC_CONF)
+      return apply_conf_bound(L, l, &p->binds_bounded, &p->binds_permitted,
+                              check_bind_path);
     return apply_bind(L, l, k == K_BIND_RO_TRY);
   case K_ETC_FILE:
   case K_ETC_FILE_TRY:
+    if (L->src == SR_SRC_CONF)
+      return apply_conf_bound(L, l, &p->etc_bounded, &p->etc_permitted,
+                              check_etc_name);
     return apply_etc_file(L, l, k == K_ETC_FILE_TRY);
   case K_ENV_KEEP:
     return apply_env_keep(L, l);

@@ -170,7 +170,15 @@ struct sr_policy {
   struct sr_strv
       etc_files; /* host /etc files copied in (etc-file/etc-file-try) */
   struct sr_strv etc_files_try;
-  struct sr_strv env_keep; /* names kept from the caller's environment */
+  /* skillrun.conf `bind-ro PATH...|none` and `etc-file NAME...|none`: the
+   * host paths a profile's bind-ro(-try) sources and etc-file(-try) files
+   * stay at or below, by path components; one outside is dropped with a
+   * warning.  Without such a line (…_bounded false) not bounded. */
+  bool binds_bounded;
+  struct sr_strv binds_permitted;
+  bool etc_bounded;
+  struct sr_strv etc_permitted; /* absolute, below /etc */
+  struct sr_strv env_keep;      /* names kept from the caller's environment */
   struct sr_setenv *setenv;
   size_t n_setenv;
 

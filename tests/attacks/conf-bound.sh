@@ -14,6 +14,11 @@
 # memory from, whatever the administrator wanted: skillrun.conf's `cgroup`
 # is now the weakest mode a profile may choose, a weaker one raised to it
 # with a warning (under require the run has a cgroup or is refused).
+# And a profile's bind-ro and etc-file exposed any host path and any /etc
+# file (but the few secrets skillrun names) to the skill: skillrun.conf's
+# `bind-ro PATH...|none` and `etc-file NAME...|none` now bound them by path
+# components (/usr/share admits /usr/share/zoneinfo, not /usr/sharex), one
+# outside dropped with a warning and never seen by the skill.
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 sandbox_possible || skip_all "user namespaces are not available"
@@ -32,6 +37,12 @@ P_SC=$(conf sc.profile "include default" "seccomp-allow sethostname vhangup")
 C_CG_REQ=$(conf cg-require.conf "cgroup require")
 C_CG_PREFER=$(conf cg-prefer.conf "cgroup prefer")
 P_CG=$(conf cg.profile "include default" "cgroup off")
+# A host directory of root's a profile binds, next to one the conf
+# permits whose name it extends; and an /etc file it copies.
+mkdir -p "$T/share" "$T/sharex"
+echo "host secret $$" >"$T/sharex/secret"
+C_PATHS=$(conf paths.conf "bind-ro $T/share" "etc-file localtime")
+P_PATHS=$(conf paths.profile "include default" "bind-ro $T/sharex /secret" "etc-file timezone")
 B=$T/bound-skill
 mkbundle "$B"
 chmod -R a+rX "$T"
@@ -90,5 +101,21 @@ for mode in $MODES; do
   try "$mode" "$C_OPEN" "$P_CG"
   is "$mode: control: a conf without cgroup leaves the profile's off" \
     "$rc:$(field "$AUDIT" policy_resolved .policy.cgroup)" 0:off
+
+  if [ -r /etc/timezone ] && [ -s /etc/timezone ]; then
+    try "$mode" "$C_PATHS" "$P_PATHS" /bin/sh -c 'cat /secret/secret /etc/timezone; true'
+    is "$mode: conf bind-ro and etc-file: the run completes" "$rc" 0
+    check "$mode: ... the skill does not see the host path outside them" not grep -q "host secret" <<<"$OUT"
+    check "$mode: ... a warning names the profile's bind-ro" \
+      grep -qx "profile $P_PATHS:2: bind-ro $T/sharex is not permitted by skillrun.conf; dropped" <<<"$W"
+    check "$mode: ... nor gets /etc/timezone" not grep -qxF "$(cat /etc/timezone)" <<<"$OUT"
+    check "$mode: ... a warning names the profile's etc-file" \
+      grep -qx "profile $P_PATHS:3: etc-file /etc/timezone is not permitted by skillrun.conf; dropped" <<<"$W"
+    try "$mode" "$C_OPEN" "$P_PATHS" /bin/sh -c 'cat /secret/secret /etc/timezone; true'
+    check "$mode: control: without the lines the profile's bind is seen" grep -q "host secret" <<<"$OUT"
+    check "$mode: ... and its /etc file" grep -qxF "$(cat /etc/timezone)" <<<"$OUT"
+  else
+    pass "# SKIP $mode: bind-ro and etc-file bounds: this host has no /etc/timezone to copy"
+  fi
 done
 finish

@@ -403,8 +403,7 @@ static void test_unknown_and_misplaced_keys(void **state) {
                "t.profile:1: key 'workspace-root' is only allowed in "
                "skillrun.conf");
   static const char *const profile_only[] = {
-      "bind-ro /opt",        "bind-ro-try /opt",
-      "etc-file localtime",  "etc-file-try localtime",
+      "bind-ro-try /opt",    "etc-file-try localtime",
       "env-keep A",          "setenv A b",
       "seccomp-deny ptrace", "proc tmpfs",
       "strict yes",          "hostname h",
@@ -980,6 +979,63 @@ static void test_conf_bounds_cgroup(void **state) {
   expect_error(true, "cgroup off\ncgroup require\n",
                "skillrun.conf:2: duplicate key 'cgroup' (first set at "
                "skillrun.conf:1)");
+}
+
+/* skillrun.conf's bind-ro and etc-file bound a profile's sources and /etc
+ * files by path components; one outside is dropped with a warning. */
+static void test_conf_bounds_paths(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, "bind-ro /usr/share /opt/tools\netc-file localtime\n",
+        "bind-ro /usr/share/zoneinfo /z\nbind-ro /usrx\nbind-ro-try /opt /o\n"
+        "bind-ro-try /opt/tools/bin /t\nbind-ro /home\n"
+        "etc-file-try localtime\netc-file timezone\n");
+  assert_int_equal(p.n_binds, 2);
+  assert_string_equal(p.binds[0].src, "/usr/share/zoneinfo");
+  assert_string_equal(p.binds[1].src, "/opt/tools/bin");
+  assert_warning(&p, "profile t.profile:2: bind-ro /usrx is not permitted by "
+                     "skillrun.conf; dropped");
+  assert_warning(&p, "profile t.profile:3: bind-ro-try /opt is not permitted "
+                     "by skillrun.conf; dropped");
+  assert_warning(&p, "profile t.profile:5: bind-ro /home is not permitted by "
+                     "skillrun.conf; dropped");
+  assert_int_equal(p.etc_files_try.n, 1);
+  assert_string_equal(p.etc_files_try.v[0], "/etc/localtime");
+  assert_int_equal(p.etc_files.n, 0);
+  assert_warning(&p, "profile t.profile:7: etc-file /etc/timezone is not "
+                     "permitted by skillrun.conf; dropped");
+  sr_policy_done(&p);
+
+  build(&p, "bind-ro none\netc-file /etc/ssl\n",
+        "bind-ro /opt\netc-file ssl/certs/ca.crt\netc-file sslx\n");
+  assert_int_equal(p.n_binds, 0);
+  assert_int_equal(p.etc_files.n, 1);
+  assert_warning(&p, "profile t.profile:3: etc-file /etc/sslx is not "
+                     "permitted by skillrun.conf; dropped");
+  sr_policy_done(&p);
+
+  /* Without the lines: not bounded. */
+  build(&p, "memory 256M\n", "bind-ro /opt\netc-file timezone\n");
+  assert_int_equal(p.n_binds, 1);
+  assert_int_equal(p.etc_files.n, 1);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+
+  expect_error(true, "bind-ro opt\n",
+               "skillrun.conf:1: bind-ro: 'opt' must be an absolute, "
+               "normalised path");
+  expect_error(true, "bind-ro /opt/\n",
+               "skillrun.conf:1: bind-ro: '/opt/' must be an absolute, "
+               "normalised path");
+  expect_error(true, "etc-file ../x\n",
+               "skillrun.conf:1: etc-file: '../x' must name a file or "
+               "directory at or below /etc, normalised");
+  expect_error(true, "etc-file /usr/x\n",
+               "skillrun.conf:1: etc-file: '/usr/x' must name a file or "
+               "directory at or below /etc, normalised");
+  expect_error(true, "bind-ro none /opt\n",
+               "skillrun.conf:1: bind-ro: none stands alone");
 }
 
 /* SKILL.md may lower; raising is clamped with a warning naming the layer
@@ -1708,6 +1764,7 @@ int main(void) {
       cmocka_unit_test(test_seccomp_names),
       cmocka_unit_test(test_conf_bounds_seccomp),
       cmocka_unit_test(test_conf_bounds_cgroup),
+      cmocka_unit_test(test_conf_bounds_paths),
       cmocka_unit_test(test_manifest_layer),
       cmocka_unit_test(test_flag_layer),
       cmocka_unit_test(test_network_matrix),
