@@ -149,6 +149,7 @@ void sr_policy_done(struct sr_policy *p) {
   sr_strv_done(&p->etc_files_try);
   sr_strv_done(&p->binds_permitted);
   sr_strv_done(&p->etc_permitted);
+  sr_strv_done(&p->env_permitted);
   sr_strv_done(&p->env_keep);
   for (size_t i = 0; i < p->n_setenv; i++) {
     free(p->setenv[i].name);
@@ -301,7 +302,7 @@ static const struct {
     [K_BIND_RO_TRY - SR__LIM_MAX] = {"bind-ro-try", IN_PROFILE},
     [K_ETC_FILE - SR__LIM_MAX] = {"etc-file", IN_CONF | IN_PROFILE},
     [K_ETC_FILE_TRY - SR__LIM_MAX] = {"etc-file-try", IN_PROFILE},
-    [K_ENV_KEEP - SR__LIM_MAX] = {"env-keep", IN_PROFILE},
+    [K_ENV_KEEP - SR__LIM_MAX] = {"env-keep", IN_CONF | IN_PROFILE},
     [K_SETENV - SR__LIM_MAX] = {"setenv", IN_PROFILE},
     [K_SECCOMP_ALLOW - SR__LIM_MAX] = {"seccomp-allow", IN_CONF | IN_PROFILE},
     [K_SECCOMP_DENY - SR__LIM_MAX] = {"seccomp-deny", IN_PROFILE},
@@ -619,6 +620,15 @@ static int apply_env_keep(struct layer *L, const struct sr_conf_line *l) {
         return line_error(L, l, "env-keep: %s is also given by setenv", n);
     if (sr_strv_contains(&p->env_keep, n))
       continue;
+    if (p->env_bounded && !sr_strv_contains(&p->env_permitted, n)) {
+      r = push_warning(p,
+                       "profile %s:%u: env-keep %s is not permitted by "
+                       "skillrun.conf; dropped",
+                       l->file, l->line, n);
+      if (r < 0)
+        return r;
+      continue;
+    }
     r = sr_strv_push(&p->env_keep, n);
     if (r < 0)
       return r;
@@ -1025,6 +1035,15 @@ static const char *check_etc_name(const char *e, char *buf, size_t len) {
   return NULL;
 }
 
+/* A variable name as skillrun.conf's env-keep lists it. */
+static const char *check_env_name(const char *e, char *buf, size_t len) {
+  if (!valid_env_name(e))
+    return "is not a variable name (letters, digits and '_', not starting "
+           "with a digit)";
+  snprintf(buf, len, "%s", e);
+  return NULL;
+}
+
 static int apply_line(struct layer *L, const struct sr_conf_line *l) {
   struct sr_policy *p = L->p;
   unsigned here = SR_LAYER(L->src);
@@ -1226,6 +1245,9 @@ static int apply_line(struct layer *L, const struct sr_conf_line *l) {
                               check_etc_name);
     return apply_etc_file(L, l, k == K_ETC_FILE_TRY);
   case K_ENV_KEEP:
+    if (L->src == SR_SRC_CONF)
+      return apply_conf_bound(L, l, &p->env_bounded, &p->env_permitted,
+                              check_env_name);
     return apply_env_keep(L, l);
   case K_SETENV:
     return apply_setenv(L, l);

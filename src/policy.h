@@ -179,6 +179,11 @@ struct sr_policy {
   bool etc_bounded;
   struct sr_strv etc_permitted; /* absolute, below /etc */
   struct sr_strv env_keep;      /* names kept from the caller's environment */
+  /* skillrun.conf `env-keep NAME...|none`: the names a profile's env-keep
+   * may keep; one outside is dropped with a warning.  Without such a line
+   * (env_bounded false) not bounded. */
+  bool env_bounded;
+  struct sr_strv env_permitted;
   struct sr_setenv *setenv;
   size_t n_setenv;
 

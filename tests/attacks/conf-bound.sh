@@ -18,7 +18,8 @@
 # file (but the few secrets skillrun names) to the skill: skillrun.conf's
 # `bind-ro PATH...|none` and `etc-file NAME...|none` now bound them by path
 # components (/usr/share admits /usr/share/zoneinfo, not /usr/sharex), one
-# outside dropped with a warning and never seen by the skill.
+# outside dropped with a warning and never seen by the skill.  Likewise
+# `env-keep NAME...|none` for the caller's variables a profile keeps.
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 sandbox_possible || skip_all "user namespaces are not available"
@@ -41,6 +42,8 @@ P_CG=$(conf cg.profile "include default" "cgroup off")
 # permits whose name it extends; and an /etc file it copies.
 mkdir -p "$T/share" "$T/sharex"
 echo "host secret $$" >"$T/sharex/secret"
+C_ENV=$(conf env.conf "env-keep LANG")
+P_ENV=$(conf env.profile "include default" "env-keep LANG SR_BOUND_SECRET")
 C_PATHS=$(conf paths.conf "bind-ro $T/share" "etc-file localtime")
 P_PATHS=$(conf paths.profile "include default" "bind-ro $T/sharex /secret" "etc-file timezone")
 B=$T/bound-skill
@@ -101,6 +104,17 @@ for mode in $MODES; do
   try "$mode" "$C_OPEN" "$P_CG"
   is "$mode: control: a conf without cgroup leaves the profile's off" \
     "$rc:$(field "$AUDIT" policy_resolved .policy.cgroup)" 0:off
+
+
+  export SR_BOUND_SECRET="caller secret $$"
+  try "$mode" "$C_ENV" "$P_ENV" /usr/bin/env
+  is "$mode: conf env-keep LANG: the run completes" "$rc" 0
+  check "$mode: ... the skill does not get the variable outside it" not grep -q "^SR_BOUND_SECRET=" <<<"$OUT"
+  check "$mode: ... a warning names the profile's env-keep" \
+    grep -qx "profile $P_ENV:2: env-keep SR_BOUND_SECRET is not permitted by skillrun.conf; dropped" <<<"$W"
+  try "$mode" "$C_OPEN" "$P_ENV" /usr/bin/env
+  check "$mode: control: without the line the profile keeps it" grep -qx "SR_BOUND_SECRET=caller secret $$" <<<"$OUT"
+  unset SR_BOUND_SECRET
 
   if [ -r /etc/timezone ] && [ -s /etc/timezone ]; then
     try "$mode" "$C_PATHS" "$P_PATHS" /bin/sh -c 'cat /secret/secret /etc/timezone; true'

@@ -403,11 +403,10 @@ static void test_unknown_and_misplaced_keys(void **state) {
                "t.profile:1: key 'workspace-root' is only allowed in "
                "skillrun.conf");
   static const char *const profile_only[] = {
-      "bind-ro-try /opt",    "etc-file-try localtime",
-      "env-keep A",          "setenv A b",
-      "seccomp-deny ptrace", "proc tmpfs",
-      "strict yes",          "hostname h",
-      "memory-rlimit yes",
+      "bind-ro-try /opt", "etc-file-try localtime",
+      "setenv A b",       "seccomp-deny ptrace",
+      "proc tmpfs",       "strict yes",
+      "hostname h",       "memory-rlimit yes",
   };
   for (size_t i = 0; i < sizeof(profile_only) / sizeof(*profile_only); i++) {
     char want[256], key[64];
@@ -1036,6 +1035,29 @@ static void test_conf_bounds_paths(void **state) {
                "directory at or below /etc, normalised");
   expect_error(true, "bind-ro none /opt\n",
                "skillrun.conf:1: bind-ro: none stands alone");
+}
+
+/* skillrun.conf's env-keep bounds the names a profile's env-keep keeps. */
+static void test_conf_bounds_env(void **state) {
+  struct sr_policy p;
+  (void)state;
+
+  build(&p, "env-keep LANG TZ\n", "env-keep LANG AWS_SECRET_ACCESS_KEY\n");
+  assert_int_equal(p.env_keep.n, 1);
+  assert_string_equal(p.env_keep.v[0], "LANG");
+  assert_warning(&p, "profile t.profile:1: env-keep AWS_SECRET_ACCESS_KEY is "
+                     "not permitted by skillrun.conf; dropped");
+  sr_policy_done(&p);
+  build(&p, "env-keep none\n", "env-keep LANG\n");
+  assert_int_equal(p.env_keep.n, 0);
+  sr_policy_done(&p);
+  build(&p, "memory 256M\n", "env-keep LANG HOME\n");
+  assert_int_equal(p.env_keep.n, 2);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+  expect_error(true, "env-keep 1X\n",
+               "skillrun.conf:1: env-keep: '1X' is not a variable name "
+               "(letters, digits and '_', not starting with a digit)");
 }
 
 /* SKILL.md may lower; raising is clamped with a warning naming the layer
@@ -1765,6 +1787,7 @@ int main(void) {
       cmocka_unit_test(test_conf_bounds_seccomp),
       cmocka_unit_test(test_conf_bounds_cgroup),
       cmocka_unit_test(test_conf_bounds_paths),
+      cmocka_unit_test(test_conf_bounds_env),
       cmocka_unit_test(test_manifest_layer),
       cmocka_unit_test(test_flag_layer),
       cmocka_unit_test(test_network_matrix),
