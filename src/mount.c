@@ -64,6 +64,16 @@
 /* Device nodes bound from the host: they must stay devices (no nodev). */
 #define ATTR_DEV_BIND (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)
 
+/* What a profile's bind source must resolve to (bind-ro, etc-file):
+ * at or below one of skillrun.conf's paths (permitted, NULL: anywhere),
+ * and with not_host_kernel, neither the host's root nor in its /proc or
+ * /dev (policy.c refuses these as written; a link could lead there). */
+struct sr_bind_bound {
+  const char *key;
+  const struct sr_strv *permitted;
+  bool not_host_kernel;
+};
+
 struct ctx {
   const struct sr_mount_plan *plan;
   const struct sr_policy *pol;
@@ -261,12 +271,93 @@ static int bind_fd(int src_fd, int dst_fd, uint64_t attr) {
   return check_statvfs_fd(tree, attr);
 }
 
+/* Where fd, opened below the host root, is on the host: the readlink of
+ * its /proc/self/fd entry (through the host's procfs, still at
+ * /oldroot/proc) less the /oldroot prefix.  What the kernel resolved, every
+ * symbolic link followed, not what a profile wrote.  0 or -errno (-EXDEV:
+ * not reachable from the host root, or deleted). */
+static int host_path_of(struct ctx *c, int fd, char *buf, size_t len) {
+  char link[64], got[PATH_MAX];
+  const char *rest;
+  ssize_t n;
+
+  snprintf(link, sizeof(link), "proc/self/fd/%d", fd);
+  n = readlinkat(c->host_fd, link, got, sizeof(got) - 1);
+  if (n < 0)
+    return -errno;
+  got[n] = '\0';
+  if (strncmp(got, OLDROOT, strlen(OLDROOT)) != 0)
+    return -EXDEV;
+  rest = got + strlen(OLDROOT);
+  if (*rest == '\0')
+    rest = "/";
+  if (*rest != '/' || !sr_valid_abs_path(rest))
+    return -EXDEV;
+  if ((size_t)snprintf(buf, len, "%s", rest) >= len)
+    return -ENAMETOOLONG;
+  return 0;
+}
+
+/*
+ * Whether sfd, a bind source opened from the host root, is where b admits:
+ * at or below one of skillrun.conf's permitted paths once both are
+ * resolved the same way
+ * (a permitted /lib admits what /lib/x reaches on a merged-/usr host, where
+ * /lib is a link to usr/lib).  policy.c checked the paths as the profile
+ * wrote them; a symbolic link below a permitted path (or any component of
+ * the source) may lead elsewhere, and this checks the descriptor that is
+ * bound, so nothing can change between the check and the bind.  0, or
+ * -errno with the error set.
+ */
+static int check_conf_bound(struct ctx *c, int sfd, const char *src,
+                            const struct sr_bind_bound *b) {
+  char got[PATH_MAX], allowed[PATH_MAX];
+  struct stat st;
+  int r;
+
+  r = host_path_of(c, sfd, got, sizeof(got));
+  if (r < 0)
+    return sr_error_layer(c->err, "mount", -r,
+                          "%s %s: cannot tell where it resolves on the host",
+                          b->key, src);
+  /* A deleted file's link reads "PATH (deleted)": no path to check. */
+  if (fstat(sfd, &st) < 0)
+    return sr_error_layer(c->err, "mount", errno, "stat %s", src);
+  if (st.st_nlink == 0)
+    return sr_error_layer(c->err, "mount", EXDEV, "%s %s: deleted", b->key,
+                          src);
+  if (b->not_host_kernel &&
+      (!strcmp(got, "/") || sr_path_at_or_below(got, "/proc") ||
+       sr_path_at_or_below(got, "/dev")))
+    return sr_error_layer(c->err, "mount", EPERM,
+                          "%s %s resolves to %s, which may not be bound into "
+                          "the sandbox",
+                          b->key, src, got);
+  if (!b->permitted)
+    return 0;
+  for (size_t i = 0; i < b->permitted->n; i++) {
+    _cleanup_close_ int pfd =
+        sys_openat2(c->host_fd, b->permitted->v[i], O_PATH, RESOLVE_HOST);
+
+    if (pfd < 0)
+      continue; /* absent on this host: admits nothing */
+    if (host_path_of(c, pfd, allowed, sizeof(allowed)) < 0)
+      continue;
+    if (sr_path_at_or_below(got, allowed))
+      return 0;
+  }
+  return sr_error_layer(c->err, "mount", EPERM,
+                        "%s %s resolves to %s, outside skillrun.conf's %s",
+                        b->key, src, got, b->key);
+}
+
 /* Binds host path src (resolved inside the host root) on sandbox path dst,
- * creating dst like src (directory or file).  Returns 0, or 1 with no error
+ * creating dst like src (directory or file); with bound, only where the
+ * source resolves within it (check_conf_bound).  Returns 0, or 1 with no error
  * set when src does not exist (callers implement -try), or -errno with the
  * error set. */
 static int bind_host(struct ctx *c, const char *src, const char *dst,
-                     uint64_t attr) {
+                     uint64_t attr, const struct sr_bind_bound *bound) {
   _cleanup_close_ int sfd = -1, dfd = -1;
   struct stat st;
   int r;
@@ -282,6 +373,11 @@ static int bind_host(struct ctx *c, const char *src, const char *dst,
     return 1; /* no error set: the caller decides (-try) */
   if (sfd < 0)
     return sr_error_layer(c->err, "mount", -sfd, "open bind source %s", src);
+  if (bound) {
+    r = check_conf_bound(c, sfd, src, bound);
+    if (r < 0)
+      return r;
+  }
   if (fstat(sfd, &st) < 0)
     return sr_error_layer(c->err, "mount", errno, "stat bind source %s", src);
   r = make_path(c->root_fd, dst, S_ISDIR(st.st_mode), &dfd);
@@ -506,8 +602,8 @@ static int build_bind(struct ctx *c, const struct sr_view_entry *e) {
   case SR_VIEW_SRC_NONE:
     return sr_error_layer(c->err, "mount", EINVAL, "%s: no source", dst);
   }
-  r = bind_host(c, e->host, dst,
-                e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND);
+  r = bind_host(c, e->host, dst, e->noexec ? ATTR_RO_BIND_NOEXEC : ATTR_RO_BIND,
+                NULL);
   if (r > 0 && e->optional)
     return 0;
   if (r > 0)
@@ -551,7 +647,7 @@ static int build_bind_or_symlink(struct ctx *c, const struct sr_view_entry *e) {
       return sr_error_layer(c->err, "mount", errno, "symlink %s -> %s", e->dst,
                             target);
   } else if (S_ISDIR(st.st_mode)) {
-    r = bind_host(c, e->host, e->dst, ATTR_RO_BIND);
+    r = bind_host(c, e->host, e->dst, ATTR_RO_BIND, NULL);
     if (r > 0)
       return sr_error_layer(c->err, "mount", ENOENT, "bind %s", e->dst);
     if (r < 0)
@@ -571,14 +667,20 @@ static int etc_path(const char *name, char *out, size_t len) {
   return sr_valid_abs_path(out) ? 0 : -EINVAL;
 }
 
-static int bind_etc_file(struct ctx *c, const char *name, bool optional) {
+/* An /etc file of the host's on itself; a profile's (from_profile) stays
+ * within skillrun.conf's etc-file once resolved. */
+static int bind_etc_file(struct ctx *c, const char *name, bool optional,
+                         bool from_profile) {
+  const struct sr_bind_bound bound = {"etc-file", &c->pol->etc_permitted,
+                                      false};
   char path[PATH_MAX];
   int r;
 
   if (etc_path(name, path, sizeof(path)) < 0)
     return sr_error_layer(c->err, "mount", EINVAL, "etc-file %s: bad name",
                           name);
-  r = bind_host(c, path, path, ATTR_RO_BIND_NOEXEC);
+  r = bind_host(c, path, path, ATTR_RO_BIND_NOEXEC,
+                from_profile && c->pol->etc_bounded ? &bound : NULL);
   if (r > 0 && optional)
     return 0;
   if (r > 0)
@@ -643,7 +745,7 @@ static int build_etc_files(struct ctx *c, int etc, enum sr_view_etc_kind kind) {
       etc_content(c, f, buf, sizeof(buf));
       r = write_new_file(c, etc, sr_view_etc[f].name, buf);
     } else {
-      r = bind_etc_file(c, sr_view_etc[f].name, true);
+      r = bind_etc_file(c, sr_view_etc[f].name, true, false);
     }
   }
   return r;
@@ -663,15 +765,18 @@ static int build_etc(struct ctx *c, const struct sr_view_entry *e) {
   if (r >= 0)
     r = build_etc_files(c, etc, SR_VIEW_ETC_HOST);
   for (size_t i = 0; r >= 0 && i < c->pol->etc_files.n; i++)
-    r = bind_etc_file(c, c->pol->etc_files.v[i], false);
+    r = bind_etc_file(c, c->pol->etc_files.v[i], false, true);
   for (size_t i = 0; r >= 0 && i < c->pol->etc_files_try.n; i++)
-    r = bind_etc_file(c, c->pol->etc_files_try.v[i], true);
+    r = bind_etc_file(c, c->pol->etc_files_try.v[i], true, true);
   if (r >= 0 && c->pol->network == SR_NET_HOST)
     r = build_etc_files(c, etc, SR_VIEW_ETC_IF_HOST_NETWORK);
   return r < 0 ? r : 0;
 }
 
 static int build_profile_binds(struct ctx *c, const struct sr_view_entry *e) {
+  const struct sr_bind_bound bound = {
+      "bind-ro", c->pol->binds_bounded ? &c->pol->binds_permitted : NULL, true};
+
   (void)e;
   for (size_t i = 0; i < c->pol->n_binds; i++) {
     const struct sr_bind *b = &c->pol->binds[i];
@@ -684,7 +789,7 @@ static int build_profile_binds(struct ctx *c, const struct sr_view_entry *e) {
       return sr_error_layer(
           c->err, "mount", EINVAL, "%s:%u: bind target %s is reserved",
           b->file ? b->file : "profile", b->line, b->dst ? b->dst : "(null)");
-    r = bind_host(c, b->src, b->dst, ATTR_RO_BIND);
+    r = bind_host(c, b->src, b->dst, ATTR_RO_BIND, &bound);
     if (r > 0 && b->optional)
       continue;
     if (r > 0)

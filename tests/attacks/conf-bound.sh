@@ -20,6 +20,14 @@
 # components (/usr/share admits /usr/share/zoneinfo, not /usr/sharex), one
 # outside dropped with a warning and never seen by the skill.  Likewise
 # `env-keep NAME...|none` for the caller's variables a profile keeps.
+# The bind-ro bound was checked on the path as the profile wrote it, but
+# the bind follows symbolic links: a link below a permitted directory
+# (share/out -> ../sharex) bound what it pointed to, outside the bound.
+# Now the descriptor that is bound is checked where it resolves, against
+# the permitted paths resolved the same way: such a run is refused (125,
+# layer_failed naming both paths), a link that stays inside still works.
+# Likewise a link to the host's /proc or / (which a profile may not bind
+# as written) bound it, bound or not: refused the same way.
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 sandbox_possible || skip_all "user namespaces are not available"
@@ -46,6 +54,17 @@ C_ENV=$(conf env.conf "env-keep LANG")
 P_ENV=$(conf env.profile "include default" "env-keep LANG SR_BOUND_SECRET")
 C_PATHS=$(conf paths.conf "bind-ro $T/share" "etc-file localtime")
 P_PATHS=$(conf paths.profile "include default" "bind-ro $T/sharex /secret" "etc-file timezone")
+# Links below the permitted directory: out of it (to sharex), into it
+# (to its own subdirectory), and one to the host's /proc.
+mkdir -p "$T/share/in"
+echo "inside $$" >"$T/share/in/file"
+ln -s ../sharex "$T/share/out"
+ln -s in "$T/share/inlink"
+ln -s /proc "$T/proclink"
+P_LINK_OUT=$(conf link-out.profile "include default" "bind-ro $T/share/out /secret")
+P_LINK_IN=$(conf link-in.profile "include default" "bind-ro $T/share/inlink /inside")
+P_PROC=$(conf proc.profile "include default" "bind-ro $T/proclink /hostproc")
+C_SHARE=$(conf share.conf "bind-ro $T/share")
 B=$T/bound-skill
 mkbundle "$B"
 chmod -R a+rX "$T"
@@ -115,6 +134,22 @@ for mode in $MODES; do
   try "$mode" "$C_OPEN" "$P_ENV" /usr/bin/env
   check "$mode: control: without the line the profile keeps it" grep -qx "SR_BOUND_SECRET=caller secret $$" <<<"$OUT"
   unset SR_BOUND_SECRET
+
+  try "$mode" "$C_SHARE" "$P_LINK_OUT" /bin/sh -c 'cat /secret/secret; true'
+  is "$mode: conf bind-ro: a link below the permitted path leading out of it: refused" "$rc" 125
+  check "$mode: ... the skill does not see what it points to" not grep -q "host secret" <<<"$OUT"
+  is "$mode: ... layer_failed names where it resolves" \
+    "$(field "$AUDIT" layer_failed .message)" \
+    "bind-ro $T/share/out resolves to $T/sharex, outside skillrun.conf's bind-ro: Operation not permitted"
+  is "$mode: ... the run ends with execution_completed" \
+    "$(field "$AUDIT" execution_completed .exit_code)" 125
+  try "$mode" "$C_SHARE" "$P_LINK_IN" /bin/cat /inside/file
+  is "$mode: control: a link that stays inside the permitted path is bound" "$rc:$OUT" "0:inside $$"
+  try "$mode" "$C_OPEN" "$P_PROC" /bin/sh -c 'ls /hostproc; true'
+  is "$mode: a link to the host's /proc, no bound: refused" "$rc" 125
+  is "$mode: ... layer_failed says why" "$(field "$AUDIT" layer_failed .message)" \
+    "bind-ro $T/proclink resolves to /proc, which may not be bound into the sandbox: Operation not permitted"
+  check "$mode: ... the skill lists no host process" not grep -qx 1 <<<"$OUT"
 
   if [ -r /etc/timezone ] && [ -s /etc/timezone ]; then
     try "$mode" "$C_PATHS" "$P_PATHS" /bin/sh -c 'cat /secret/secret /etc/timezone; true'
