@@ -17,10 +17,11 @@
 # a skill's SKILL.md may ask for that (skillrun.profile(5), NETWORK).
 network deny
 
-# Use a cgroup for memory, CPU-seconds and pids when one can be created;
-# otherwise fall back to rlimits and the supervisor (recorded in the audit
-# stream as "enforced_by").
-cgroup prefer
+# No `cgroup` line: the mode is skillrun.conf's `cgroup`, else the built-in
+# `cgroup prefer`: a cgroup for memory, CPU-seconds and pids when one can be
+# created, otherwise rlimits and the supervisor (recorded in the audit
+# stream as "enforced_by").  Saying `cgroup prefer` here would be raised,
+# with a warning on every run, under an administrator's `cgroup require`.
 
 # A fresh procfs of the sandbox's pid namespace, with sensitive paths masked.
 proc procfs

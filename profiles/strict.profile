@@ -10,7 +10,7 @@
 include default
 
 strict yes
-# Replaces the default profile's `cgroup prefer`: no rlimit fallback.
+# Instead of the default `cgroup prefer`: no rlimit fallback.
 cgroup require
 
 memory 256M

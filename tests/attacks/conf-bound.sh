@@ -117,6 +117,15 @@ for mode in $MODES; do
     is "$mode: ... no usable cgroup here: refused by cgroup require (125), not sampled" \
       "$rc:$(field "$AUDIT" layer_failed '.message | startswith("cgroup require:")')" 125:true
   fi
+  try "$mode" "$C_CG_REQ" default
+  check "$mode: conf cgroup require, the default profile: no warning about its cgroup" \
+    not grep -q "cgroup" <<<"$W"
+  if [ "$rc" = 0 ]; then
+    is "$mode: ... its mode is the conf's require" "$(field "$AUDIT" policy_resolved .policy.cgroup)" require
+  else
+    is "$mode: ... no usable cgroup here: refused by the conf's require (125)" \
+      "$rc:$(field "$AUDIT" layer_failed '.message | startswith("cgroup require:")')" 125:true
+  fi
   try "$mode" "$C_CG_PREFER" "$P_CG"
   is "$mode: conf cgroup prefer: the profile's off becomes prefer" \
     "$rc:$(field "$AUDIT" policy_resolved .policy.cgroup)" 0:prefer

@@ -942,9 +942,17 @@ static void test_conf_bounds_cgroup(void **state) {
                      "skillrun.conf's cgroup require; cgroup stays require");
   sr_policy_done(&p);
 
+  /* The default profile has no cgroup line: the conf's mode, no warning
+   * on every run; without a conf line the built-in prefer. */
   build(&p, "cgroup require\n", "include default\n");
   assert_int_equal(p.cgroup, SR_CGROUP_REQUIRE);
-  assert_int_equal(p.warnings.n, 1);
+  assert_int_equal(p.warnings.n, 0);
+  sr_policy_done(&p);
+  build(&p, "cgroup off\n", "include default\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_OFF);
+  sr_policy_done(&p);
+  build(&p, "memory 1G\n", "include default\n");
+  assert_int_equal(p.cgroup, SR_CGROUP_PREFER);
   sr_policy_done(&p);
 
   /* No cgroup line in the profile: the conf's mode, no warning. */
