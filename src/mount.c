@@ -282,9 +282,12 @@ static int host_path_of(struct ctx *c, int fd, char *buf, size_t len) {
   ssize_t n;
 
   snprintf(link, sizeof(link), "proc/self/fd/%d", fd);
-  n = readlinkat(c->host_fd, link, got, sizeof(got) - 1);
+  n = readlinkat(c->host_fd, link, got, sizeof(got));
   if (n < 0)
     return -errno;
+  /* Truncated, it could end mid-component inside a permitted path. */
+  if ((size_t)n >= sizeof(got))
+    return -ENAMETOOLONG;
   got[n] = '\0';
   if (strncmp(got, OLDROOT, strlen(OLDROOT)) != 0)
     return -EXDEV;
