@@ -64,14 +64,13 @@
 /* Device nodes bound from the host: they must stay devices (no nodev). */
 #define ATTR_DEV_BIND (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)
 
-/* What a profile's bind source must resolve to (bind-ro, etc-file):
- * at or below one of skillrun.conf's paths (permitted, NULL: anywhere),
- * and with not_host_kernel, neither the host's root nor in its /proc or
- * /dev (policy.c refuses these as written; a link could lead there). */
+/* What a profile's bind-ro source must resolve to: neither the host's
+ * root nor in its /proc or /dev (policy.c refuses these as written; a link
+ * could lead there), and at or below one of skillrun.conf's paths
+ * (permitted; NULL: anywhere). */
 struct sr_bind_bound {
   const char *key;
   const struct sr_strv *permitted;
-  bool not_host_kernel;
 };
 
 struct ctx {
@@ -329,9 +328,8 @@ static int check_conf_bound(struct ctx *c, int sfd, const char *src,
   if (st.st_nlink == 0)
     return sr_error_layer(c->err, "mount", EXDEV, "%s %s: deleted", b->key,
                           src);
-  if (b->not_host_kernel &&
-      (!strcmp(got, "/") || sr_path_at_or_below(got, "/proc") ||
-       sr_path_at_or_below(got, "/dev")))
+  if (!strcmp(got, "/") || sr_path_at_or_below(got, "/proc") ||
+      sr_path_at_or_below(got, "/dev"))
     return sr_error_layer(c->err, "mount", EPERM,
                           "%s %s resolves to %s, which may not be bound into "
                           "the sandbox",
@@ -670,20 +668,18 @@ static int etc_path(const char *name, char *out, size_t len) {
   return sr_valid_abs_path(out) ? 0 : -EINVAL;
 }
 
-/* An /etc file of the host's on itself; a profile's (from_profile) stays
- * within skillrun.conf's etc-file once resolved. */
-static int bind_etc_file(struct ctx *c, const char *name, bool optional,
-                         bool from_profile) {
-  const struct sr_bind_bound bound = {"etc-file", &c->pol->etc_permitted,
-                                      false};
+/* An /etc file of the host's on itself.  A profile's stays within
+ * skillrun.conf's etc-file as written (policy.c): /etc and the links in it
+ * are root's, and lead where root made them lead (/etc/localtime into
+ * /usr/share/zoneinfo, Fedora's CA bundle into /etc/pki). */
+static int bind_etc_file(struct ctx *c, const char *name, bool optional) {
   char path[PATH_MAX];
   int r;
 
   if (etc_path(name, path, sizeof(path)) < 0)
     return sr_error_layer(c->err, "mount", EINVAL, "etc-file %s: bad name",
                           name);
-  r = bind_host(c, path, path, ATTR_RO_BIND_NOEXEC,
-                from_profile && c->pol->etc_bounded ? &bound : NULL);
+  r = bind_host(c, path, path, ATTR_RO_BIND_NOEXEC, NULL);
   if (r > 0 && optional)
     return 0;
   if (r > 0)
@@ -748,7 +744,7 @@ static int build_etc_files(struct ctx *c, int etc, enum sr_view_etc_kind kind) {
       etc_content(c, f, buf, sizeof(buf));
       r = write_new_file(c, etc, sr_view_etc[f].name, buf);
     } else {
-      r = bind_etc_file(c, sr_view_etc[f].name, true, false);
+      r = bind_etc_file(c, sr_view_etc[f].name, true);
     }
   }
   return r;
@@ -768,9 +764,9 @@ static int build_etc(struct ctx *c, const struct sr_view_entry *e) {
   if (r >= 0)
     r = build_etc_files(c, etc, SR_VIEW_ETC_HOST);
   for (size_t i = 0; r >= 0 && i < c->pol->etc_files.n; i++)
-    r = bind_etc_file(c, c->pol->etc_files.v[i], false, true);
+    r = bind_etc_file(c, c->pol->etc_files.v[i], false);
   for (size_t i = 0; r >= 0 && i < c->pol->etc_files_try.n; i++)
-    r = bind_etc_file(c, c->pol->etc_files_try.v[i], true, true);
+    r = bind_etc_file(c, c->pol->etc_files_try.v[i], true);
   if (r >= 0 && c->pol->network == SR_NET_HOST)
     r = build_etc_files(c, etc, SR_VIEW_ETC_IF_HOST_NETWORK);
   return r < 0 ? r : 0;
@@ -778,7 +774,7 @@ static int build_etc(struct ctx *c, const struct sr_view_entry *e) {
 
 static int build_profile_binds(struct ctx *c, const struct sr_view_entry *e) {
   const struct sr_bind_bound bound = {
-      "bind-ro", c->pol->binds_bounded ? &c->pol->binds_permitted : NULL, true};
+      "bind-ro", c->pol->binds_bounded ? &c->pol->binds_permitted : NULL};
 
   (void)e;
   for (size_t i = 0; i < c->pol->n_binds; i++) {

@@ -64,6 +64,17 @@ ln -s /proc "$T/proclink"
 P_LINK_OUT=$(conf link-out.profile "include default" "bind-ro $T/share/out /secret")
 P_LINK_IN=$(conf link-in.profile "include default" "bind-ro $T/share/inlink /inside")
 P_PROC=$(conf proc.profile "include default" "bind-ro $T/proclink /hostproc")
+# A certificate in /etc/ssl/certs that is a link out of /etc, if any.
+CERT_LINK=
+for f in /etc/ssl/certs/*.pem; do
+  [ -L "$f" ] || continue
+  case $(readlink -f "$f") in /etc/*) continue ;; esac
+  head -1 "$f" 2>/dev/null | grep -qx -- "-----BEGIN CERTIFICATE-----" || continue
+  CERT_LINK=$f
+  break
+done
+C_CERTS=$(conf certs.conf "etc-file ssl/certs localtime")
+P_CERTS=$(conf certs.profile "include default" "etc-file ${CERT_LINK#/etc/}")
 C_SHARE=$(conf share.conf "bind-ro $T/share")
 B=$T/bound-skill
 mkbundle "$B"
@@ -159,6 +170,17 @@ for mode in $MODES; do
   is "$mode: ... layer_failed says why" "$(field "$AUDIT" layer_failed .message)" \
     "bind-ro $T/proclink resolves to /proc, which may not be bound into the sandbox: Operation not permitted"
   check "$mode: ... the skill lists no host process" not grep -qx 1 <<<"$OUT"
+
+  # An /etc name is checked as written: /etc's links are root's, and the
+  # CA certificates' lead out of /etc by design (Debian's into
+  # /usr/share/ca-certificates, Fedora's into /etc/pki).
+  if [ -n "$CERT_LINK" ]; then
+    try "$mode" "$C_CERTS" "$P_CERTS" /bin/sh -c "head -1 $CERT_LINK"
+    is "$mode: conf etc-file ssl/certs admits a certificate whose link leaves /etc" \
+      "$rc:$OUT" "0:-----BEGIN CERTIFICATE-----"
+  else
+    pass "# SKIP $mode: no certificate in /etc/ssl/certs links out of /etc on this host"
+  fi
 
   if [ -r /etc/timezone ] && [ -s /etc/timezone ]; then
     try "$mode" "$C_PATHS" "$P_PATHS" /bin/sh -c 'cat /secret/secret /etc/timezone; true'
