@@ -161,11 +161,17 @@ EOF
     ln -s ..data/pod.profile "$T/cm/pod.profile"
     check "... which a directory mount's link would not be (hence subPath)" \
       sh -c '! "$0" --explain -p "$1" "$2" >/dev/null 2>&1' "$SKILLRUN" "$T/cm/pod.profile" "$HELLO"
-    mkdir -p "$T/runs" # the volume, mounted before the container starts
-    run_check "the Job's container command runs the hello example (proc tmpfs)" \
-      sh -c '"$@" >"$0/k8s.audit" 2>/dev/null' "$T" "${kargs[@]}"
+    # The volume, mounted before the container starts: an emptyDir is the
+    # kubelet's (root's) and mode 0777, without the sticky bit.  The
+    # container runs as an ordinary user (runAsNonRoot): uid $NOBODY here.
+    mkdir -p "$T/runs"
+    chmod 0777 "$T/runs"
+    k8s_as=("${AS_USER[@]}")
+    [ -z "$_user_skip" ] || k8s_as=(env)
+    run_check "the Job's container command runs the hello example (proc tmpfs, an emptyDir volume)" \
+      sh -c '"$@" >"$0/k8s.audit" 2>/dev/null' "$T" "${k8s_as[@]}" "${kargs[@]}"
     run_check "... its run directory is named after the pod" \
-      test -f "$T/runs/default/skillrun-hello-x7k2q/outputs/hello.txt"
+      test -f "$T/runs/skillrun/default/skillrun-hello-x7k2q/outputs/hello.txt"
     run_check "... its audit stream is the file on the volume, and verifies" \
       audit_ok "$T/runs/skillrun-hello-x7k2q.audit.jsonl"
     run_check "... and nothing of it is on standard output (the container's log)" \
