@@ -431,6 +431,12 @@ is "... after -vp too" "$(bash_offers_with : "skillrun -vpmi")" "-vpmine"
 is "... and files after -i in the same word" "$(bash_offers_with : "skillrun -isome")" "-isome-dir/"
 is "the bash completion offers after -vpNAME what it offers after -v -p NAME" \
   "$(bash_offers_with : "skillrun -vpmine --")" "$(bash_offers_with : "skillrun -v -p mine --")"
+# ... and the value in the next word after grouped flags (-vp NAME, -vi
+# PATH) as after -p or -i alone.
+is "the bash completion offers profile names after -vp" \
+  "$(bash_offers_with : "skillrun -vp ")" "$(bash_offers_with : "skillrun -p ")"
+is "... and files after -vi" \
+  "$(bash_offers_with : "skillrun -vi ")" "$(bash_offers_with : "skillrun -i ")"
 for line in "skillrun --profile " "skillrun --gc --" "skillrun --sign k --tier " "skillrun --" \
   "skillrun --conf $tmp/prof/" "skillrun --workspace-root $tmp/prof/"; do
   want=$(bash_offers_with : "$line")
