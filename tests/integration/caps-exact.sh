@@ -40,6 +40,8 @@ run() {
 }
 # limits: the limit_exceeded events, one "limit key in_sandbox path" a line.
 limits() { "$JQ" -r 'select(.event == "limit_exceeded") | "\(.limit) \(.key) \(.in_sandbox) \(.path)"' "$A" | tr '\n' ';'; }
+# kept: execution_completed's stdout figures, "kept dropped".
+kept() { "$JQ" -r 'select(.event == "execution_completed") | "\(.logs.stdout.kept) \(.logs.stdout.dropped)"' "$A"; }
 artifacts() { "$JQ" -r 'select(.event == "artifact_committed") | "\(.path) \(.size)"' "$A" | tr '\n' ';'; }
 
 for mode in $MODES; do
@@ -72,10 +74,13 @@ for mode in $MODES; do
     run $mode --log-cap 64K -- /bin/sh -c "head -c $n /dev/zero"
     is "$mode: $n bytes of log (log-cap 64K) are not truncated" \
       "$("$JQ" -r 'select(.event == "log_truncated" or .event == "limit_exceeded") | .event' "$A")" ""
+    # Not only no event: the run completed and kept every byte.
+    is "$mode: ... all $n are kept" "$rc $(kept)" "0 $n 0"
   done
   run $mode --log-cap 64K -- /bin/sh -c "head -c 65537 /dev/zero"
   is "$mode: 65537 bytes of log are truncated at the cap" \
     "$("$JQ" -r 'select(.event == "log_truncated") | .cap' "$A")" 65536
+  is "$mode: ... 65536 kept, 1 dropped" "$(kept)" "65536 1"
 
   # inputs-max-size 4K, inputs-size 8K.
   for n in 4095 4096; do
