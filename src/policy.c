@@ -469,6 +469,16 @@ static bool path_permitted(const struct sr_strv *list, const char *path) {
   return false;
 }
 
+/* A profile's entry outside skillrun.conf's bound: dropped, with the
+ * warning that says where it was written. */
+static int drop_unpermitted(struct sr_policy *p, const struct sr_conf_line *l,
+                            const char *entry) {
+  return push_warning(p,
+                      "profile %s:%u: %s %s is not permitted by "
+                      "skillrun.conf; dropped",
+                      l->file, l->line, l->key, entry);
+}
+
 SR_ANALYZER_STORED_LEAK_BEGIN
 static int apply_bind(struct layer *L, const struct sr_conf_line *l,
                       bool optional) {
@@ -514,10 +524,7 @@ static int apply_bind(struct layer *L, const struct sr_conf_line *l,
       return line_error(L, l, "%s: %s is already a bind destination (%s:%u)",
                         l->key, dst, p->binds[i].file, p->binds[i].line);
   if (p->binds_bounded && !path_permitted(&p->binds_permitted, src))
-    return push_warning(p,
-                        "profile %s:%u: %s %s is not permitted by "
-                        "skillrun.conf; dropped",
-                        l->file, l->line, l->key, src);
+    return drop_unpermitted(p, l, src);
 
   nb = realloc(p->binds, (p->n_binds + 1) * sizeof(*nb));
   if (!nb)
@@ -587,10 +594,7 @@ static int apply_etc_file(struct layer *L, const struct sr_conf_line *l,
   if (sr_strv_contains(list, path))
     return 0;
   if (p->etc_bounded && !path_permitted(&p->etc_permitted, path))
-    return push_warning(p,
-                        "profile %s:%u: %s %s is not permitted by "
-                        "skillrun.conf; dropped",
-                        l->file, l->line, l->key, path);
+    return drop_unpermitted(p, l, path);
   return sr_strv_push(list, path);
 }
 
@@ -621,10 +625,7 @@ static int apply_env_keep(struct layer *L, const struct sr_conf_line *l) {
     if (sr_strv_contains(&p->env_keep, n))
       continue;
     if (p->env_bounded && !sr_strv_contains(&p->env_permitted, n)) {
-      r = push_warning(p,
-                       "profile %s:%u: env-keep %s is not permitted by "
-                       "skillrun.conf; dropped",
-                       l->file, l->line, n);
+      r = drop_unpermitted(p, l, n);
       if (r < 0)
         return r;
       continue;
@@ -723,10 +724,7 @@ static int apply_seccomp(struct layer *L, const struct sr_conf_line *l,
       continue;
     if (allow && p->seccomp_bounded &&
         !sr_strv_contains(&p->seccomp_permitted, n)) {
-      r = push_warning(p,
-                       "profile %s:%u: seccomp-allow %s is not permitted by "
-                       "skillrun.conf; dropped",
-                       l->file, l->line, n);
+      r = drop_unpermitted(p, l, n);
       if (r < 0)
         return r;
       continue;
