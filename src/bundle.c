@@ -638,6 +638,13 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
       return changed(err, e->relpath);
     if (errno == EACCES || errno == EPERM)
       return unreadable(err, errno, e->relpath, "open");
+    /* O_NONBLOCK meets a write lease (fcntl(2) F_SETLEASE) of another
+     * process's, which any owner of the file may take: an entry the
+     * caller cannot read, refused as such (an --input so held is too),
+     * not an I/O error of skillrun's. */
+    if (errno == EWOULDBLOCK)
+      return unreadable(err, errno, e->relpath,
+                        "open (another process holds a lease on it)");
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
                         "bundle: %s: open", e->relpath);
   }

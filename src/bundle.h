@@ -44,7 +44,9 @@ struct sr_bundle {
  * reason "bundle_invalid", the offending relative path named.  A bundle
  * without SKILL.md at its root is refused too.  A file that changes while
  * it is read, an entry removed or replaced between the walk and its copy:
- * exit 123, reason "bundle_changed".  I/O errors: exit 125.
+ * exit 123, reason "bundle_changed".  An entry the caller cannot read (its
+ * mode, a directory it cannot search, a file under another process's
+ * lease): exit 123, reason "bundle_invalid".  I/O errors: exit 125.
  * caps NULL means sr_bundle_caps_default().  *out is untouched on failure;
  * a partial copy may remain under dst_dirfd, and the caller removes its
  * staging directory.
