@@ -57,11 +57,16 @@ static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
   if (o->timed_out) {
     v->status = SR_STATUS_TIMEOUT;
     v->exit_code = SR_EXIT_TIMEOUT;
-    /* What the skill made of the SIGTERM sent at the deadline. */
+    /* What the skill made of the SIGTERM sent at the deadline.  No
+     * status: kill-grace ran out and the supervisor's SIGKILL took init
+     * and the tree along, as for a cancellation (below); the record used
+     * to say null there, as if nothing had ended the skill. */
     if (o->have_status && WIFEXITED(st))
       v->skill_exit = WEXITSTATUS(st);
     else if (o->have_status && WIFSIGNALED(st))
       v->signal = WTERMSIG(st);
+    else if (!o->have_status)
+      v->signal = SIGKILL;
   } else if (o->cpu_exceeded) {
     limit_kill(o, v, SR_STATUS_CPU_EXCEEDED);
   } else if (o->memory_exceeded || o->oom_killed) {

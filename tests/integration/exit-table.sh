@@ -26,6 +26,7 @@ chmod 755 "$B/scripts/bad-interp"
 mkdir "$T/a-directory"
 printf 'bind-ro /nonexistent-skillrun-test-path /opt/x\n' >"$T/bad-bind.profile"
 printf 'memroy 1G\n' >"$T/typo.profile"
+printf 'include default\nkill-grace 200ms\n' >"$T/grace.profile"
 chmod -R a+rX "$T"
 mkdir -m 0 "$T/closed-bundle"
 # Bundles with an entry the caller cannot read: a file, a directory it
@@ -122,6 +123,15 @@ for mode in $MODES; do
       r --timeout 1s "$B" -- /bin/sleep 30
       expect "$row" "the wall clock" 124 timeout
       on limit_exceeded .limit wall
+      on execution_completed .signal 15
+      # A skill that ignores the SIGTERM sent at the deadline is killed
+      # once kill-grace has passed: the record names that SIGKILL, as a
+      # cancellation's does (it said null, as if nothing had ended it).
+      r -p "$T/grace.profile" --timeout 1s "$B" -- \
+        /bin/sh -c 'trap "" TERM; while :; do sleep 0.1; done'
+      expect "$row" "the wall clock, SIGTERM ignored" 124 timeout
+      on execution_completed .signal 9
+      on execution_completed .skill_exit_code null
       ;;
     125)
       # Usage errors: 125, always, and no stream.

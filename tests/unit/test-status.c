@@ -87,7 +87,14 @@ static const struct row rows[] = {
      -1,
      0,
      false},
-    {"wall clock", {.timed_out = true}, SR_STATUS_TIMEOUT, 124, -1, 0, false},
+    /* No status: kill-grace ran out, the tree was killed with SIGKILL. */
+    {"wall clock, past kill-grace",
+     {.timed_out = true},
+     SR_STATUS_TIMEOUT,
+     124,
+     -1,
+     SIGKILL,
+     false},
     /* The deadline wins over the status init still reported, which stays
      * on the record as the skill's own. */
     {"wall clock, then exit 0",
@@ -194,7 +201,7 @@ static const struct row rows[] = {
      SR_STATUS_TIMEOUT,
      124,
      -1,
-     0,
+     SIGKILL,
      false},
     {"init died unreported", {0}, SR_STATUS_KILLED, 137, -1, SIGKILL, false},
     {"cancelled, skill exited on SIGTERM",
@@ -252,7 +259,7 @@ static const struct row rows[] = {
      SR_STATUS_TIMEOUT,
      124,
      -1,
-     0,
+     SIGKILL,
      false},
     {"cancelled after the CPU budget",
      {.cancel_sig = SIGTERM, .cpu_exceeded = true},
