@@ -1354,6 +1354,16 @@ static int verify_mountinfo(struct ctx *c, int proc_fd) {
                             "verify %s: takes part in mount propagation (%.*s)",
                             mp, end ? (int)(end - s) : (int)strlen(s), s);
     }
+    /* A procfs shows every process of the pid namespace that mounted it.
+     * The skill's is the builders' at /proc; another came with a host
+     * tree a profile binds, with every mount below it (a build chroot's
+     * /proc is the host's), or is that tree: neither path is below
+     * /proc, where a profile may not bind. */
+    if (strncmp(s + 2, "proc ", 5) == 0 && !sr_path_at_or_below(mp, "/proc"))
+      return sr_error_layer(c->err, "mount", EPERM,
+                            "verify %s: a procfs, and the only one a skill "
+                            "may see is its own at /proc",
+                            mp);
     /* f[5] holds the per-mount options: what the skill is held to. */
     if (!has_opt(f[5], "nosuid"))
       return sr_error_layer(c->err, "mount", EPERM,
