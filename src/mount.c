@@ -94,12 +94,16 @@ static const struct {
 /* Top-level /proc entries hidden from the skill: files get /dev/null bound
  * over them, directories one empty read-only tmpfs (the first mounted, the
  * others bound from it).  The list follows the
- * runc/crun defaults plus the kernel-memory and key views. */
+ * runc/crun defaults plus the kernel-memory and key views.  interrupts:
+ * every CPU's count of every interrupt on the host, the thermal event
+ * interrupts among them, which a skill polls to watch the host's other
+ * work (the thermal side channel, GHSA-6fw5-f8r9-fgfm; Docker, Podman,
+ * CRI-O and Kubernetes mask it since 2025). */
 static const char *const proc_masked[] = {
     "kcore",       "keys",       "key-users",  "timer_list",    "timer_stats",
     "sched_debug", "kallsyms",   "kmsg",       "latency_stats", "config.gz",
-    "vmallocinfo", "kpagecount", "kpageflags", "kpagecgroup",   "acpi",
-    "asound",      "scsi",       "driver",
+    "vmallocinfo", "kpagecount", "kpageflags", "kpagecgroup",   "interrupts",
+    "acpi",        "asound",     "scsi",       "driver",
 };
 _Static_assert(SR_ARRAY_SIZE(proc_masked) <= 32,
                "verify_mountinfo keeps a bit per masked entry");

@@ -35,7 +35,7 @@ proc_dev_cases=(
   nowrite:/sys/kernel/uevent_helper nowrite:/sys/fs/cgroup/release_agent
   nowrite:/proc/1/mem oom_adj
   noread:/proc/kcore noread:/proc/kallsyms noread:/proc/kmsg noread:/proc/timer_list
-  noread:/proc/keys noread:/proc/1/environ noread:/proc/1/mem noread:/proc/1/maps
+  noread:/proc/keys noread:/proc/interrupts noread:/proc/1/environ noread:/proc/1/mem noread:/proc/1/maps
   noread:/proc/1/stack noread:/proc/1/syscall
   masked_dir:/proc/acpi masked_dir:/proc/driver masked_dir:/proc/scsi
   masked_dir:/proc/asound

@@ -203,8 +203,8 @@ static char bundle[PATH_MAX];
 static const char *const masked[] = {
     "kcore",       "keys",       "key-users",  "timer_list",    "timer_stats",
     "sched_debug", "kallsyms",   "kmsg",       "latency_stats", "config.gz",
-    "vmallocinfo", "kpagecount", "kpageflags", "kpagecgroup",   "acpi",
-    "asound",      "scsi",       "driver",
+    "vmallocinfo", "kpagecount", "kpageflags", "kpagecgroup",   "interrupts",
+    "acpi",        "asound",     "scsi",       "driver",
 };
 #define N_MASKED (sizeof(masked) / sizeof(masked[0]))
 /* "/proc/NAME" of the masked files and directories this kernel has, in
