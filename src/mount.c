@@ -108,9 +108,13 @@ static const char *const proc_masked[] = {
 _Static_assert(SR_ARRAY_SIZE(proc_masked) <= 32,
                "verify_mountinfo keeps a bit per masked entry");
 /* Bound onto themselves read-only.  sysrq-trigger is here rather than in
- * the mask list: a /dev/null over it would make writes "succeed". */
-static const char *const proc_readonly[] = {"sys", "bus", "irq", "fs",
-                                            "sysrq-trigger"};
+ * the mask list: a /dev/null over it would make writes "succeed".
+ * pressure: the host's PSI figures stay readable, but its files are
+ * 0666 and a write arms a trigger on the host's (not the run's) pressure,
+ * kernel memory and a check on every update for each open file, 1000 of
+ * them per process; nothing a skill does needs that. */
+static const char *const proc_readonly[] = {"sys", "bus",           "irq",
+                                            "fs",  "sysrq-trigger", "pressure"};
 
 static int sys_openat2(int dirfd, const char *path, uint64_t flags,
                        uint64_t resolve) {

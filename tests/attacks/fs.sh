@@ -33,6 +33,7 @@ proc_dev_cases=(
   nowrite:/proc/sys/kernel/modprobe nowrite:/proc/sys/fs/binfmt_misc/register
   nowrite:/proc/sys/vm/drop_caches nowrite:/proc/sys/kernel/hostname
   nowrite:/sys/kernel/uevent_helper nowrite:/sys/fs/cgroup/release_agent
+  nowrite:/proc/pressure/cpu nowrite:/proc/pressure/memory nowrite:/proc/pressure/io
   nowrite:/proc/1/mem oom_adj
   noread:/proc/kcore noread:/proc/kallsyms noread:/proc/kmsg noread:/proc/timer_list
   noread:/proc/keys noread:/proc/interrupts noread:/proc/1/environ noread:/proc/1/mem noread:/proc/1/maps
