@@ -111,6 +111,17 @@ static int set_rlimit(int resource, uint64_t value, const char *name,
   return set_rlimit2(resource, value, value, name, err);
 }
 
+/* Soft and hard limit to at most value: what the caller's were if lower. */
+static int lower_rlimit(int resource, uint64_t value, const char *name,
+                        struct sr_error *err) {
+  struct rlimit cur;
+
+  if (getrlimit(resource, &cur) < 0)
+    return sr_error_layer(err, "rlimits", errno, "getrlimit(%s)", name);
+  return set_rlimit2(resource, cur.rlim_cur < value ? cur.rlim_cur : value,
+                     cur.rlim_max < value ? cur.rlim_max : value, name, err);
+}
+
 static bool by_rlimit(const struct sr_enforcement *enf, enum sr_limit_id id) {
   return enf->by[id] == SR_ENF_RLIMIT;
 }
@@ -132,6 +143,14 @@ static int apply_rlimits(const struct sr_policy *p,
     r = set_rlimit(RLIMIT_RTPRIO, 0, "RLIMIT_RTPRIO", err);
   if (r >= 0)
     r = set_rlimit(RLIMIT_NICE, 0, "RLIMIT_NICE", err);
+  /* Queued signals (rt_sigqueueinfo, POSIX timers) are counted per user
+   * and namespace, and an ordinary caller's skill is the caller's host
+   * uid: each one it queues is also charged to the caller's uid, whose own
+   * sigqueue(3) and timer_create(2) then failed with EAGAIN while a skill
+   * held its inherited limit.  Lowered, never raised. */
+  if (r >= 0)
+    r = lower_rlimit(RLIMIT_SIGPENDING, SR_SIGPENDING_MAX, "RLIMIT_SIGPENDING",
+                     err);
   /* Address space, only where the profile asks (`memory-rlimit yes`): V8,
    * Go and JVM runtimes reserve far more than they use and do not start
    * under it; the whole run's memory is the cgroup's or the sampler's. */

@@ -11,10 +11,12 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -224,6 +226,135 @@ static int join_cgroup(const struct sr_sandbox *sb, struct sr_error *err) {
   return r;
 }
 
+/*
+ * The run's user namespace's own limits (/proc/sys/user, user_namespaces(7)):
+ * for an ordinary caller the skill is the caller's host uid, and what it
+ * charges in its namespace (Linux 5.14's ucounts) is charged to the
+ * caller's uid in every namespace above too.  Unbounded, a skill held the
+ * 128 inotify instances fs.inotify.max_user_instances gives a uid, and the
+ * caller's own inotify_init(2) on the host failed with EMFILE for as long
+ * as the run lived.  init holds CAP_SYS_RESOURCE in the namespace, which
+ * lets it lower these for the namespace (the run) alone.  The namespace
+ * counts are 0 where the seccomp filter refuses every new namespace anyway;
+ * after the mounts and the skill's process's network namespace.  A kernel
+ * without one of the files skips it (skillrun(1), SECURITY); one that has it
+ * and refuses the write fails the run.
+ */
+struct userns_limit {
+  const char *name;
+  const char *value;
+};
+static const struct userns_limit userns_limits[] = {
+    {"max_inotify_instances", "16"},
+    {"max_inotify_watches", "4096"},
+    {"max_fanotify_groups", "0"},
+    {"max_fanotify_marks", "0"},
+};
+static const struct userns_limit userns_ns_limits[] = {
+    {"max_user_namespaces", "0"}, {"max_mnt_namespaces", "0"},
+    {"max_pid_namespaces", "0"},  {"max_ipc_namespaces", "0"},
+    {"max_uts_namespaces", "0"},  {"max_cgroup_namespaces", "0"},
+    {"max_time_namespaces", "0"}, {"max_net_namespaces", "0"},
+};
+
+/* Writes value into dir's name and reads it back; -ENOENT: not in this
+ * kernel. */
+static int write_limit(int dir, const char *name, const char *value,
+                       struct sr_error *err) {
+  char back[32];
+  const char *step;
+  int r;
+
+  r = sr_write_read_back_at(dir, name, value, back, sizeof(back), &step);
+  if (r == -ENOENT)
+    return r;
+  if (r < 0)
+    return sr_error_layer(err, "userns", -r, "cannot %s /proc/sys/user/%s",
+                          step, name);
+  if (strtoul(back, NULL, 10) != strtoul(value, NULL, 10))
+    return sr_error_layer(err, "userns", 0,
+                          "/proc/sys/user/%s reads %.*s, not %s", name,
+                          (int)strcspn(back, "\n"), back, value);
+  return 0;
+}
+
+/* The namespace's /proc/sys/user (-ENOENT: the kernel has none): through the
+ * procfs init still sees (the host's), or, where that is read-only (a
+ * container's /proc/sys), a procfs of the sandbox's own, made and never
+ * attached. */
+static int open_userns_sysctls(struct sr_error *err) {
+  int fd, fs, mnt;
+
+  fd = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return -ENOENT; /* this kernel has none of them */
+  if (fd >= 0 && faccessat(fd, "max_inotify_instances", W_OK, AT_EACCESS) == 0)
+    return fd;
+  if (fd >= 0 && errno == ENOENT)
+    return fd; /* not this one: each is looked for */
+  safe_close(fd);
+  fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return sr_error_layer(err, "userns", errno,
+                          "/proc/sys/user is not writable, and no procfs "
+                          "of the sandbox's own (fsopen)");
+  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+      (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                              MOUNT_ATTR_NOEXEC)) < 0) {
+    int e = errno;
+    safe_close(fs);
+    return sr_error_layer(err, "userns", e,
+                          "/proc/sys/user is read-only here, and no procfs "
+                          "of the sandbox's own can be made to set the "
+                          "run's limits in it");
+  }
+  safe_close(fs);
+  fd = openat(mnt, "sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    fd = -ENOENT;
+  else if (fd < 0)
+    fd = sr_error_layer(err, "userns", errno, "open /proc/sys/user");
+  safe_close(mnt);
+  return fd;
+}
+
+/* The first of the limits above, before the mounts; *ret_dir the
+ * directory, kept for the namespace counts (limit_userns_ns). */
+static int limit_userns(int *ret_dir, struct sr_error *err) {
+  int dir;
+
+  *ret_dir = -1;
+  dir = open_userns_sysctls(err);
+  if (dir == -ENOENT)
+    return 0;
+  if (dir < 0)
+    return dir;
+  *ret_dir = dir;
+  for (size_t i = 0; i < SR_ARRAY_SIZE(userns_limits); i++) {
+    int r =
+        write_limit(dir, userns_limits[i].name, userns_limits[i].value, err);
+    if (r < 0 && r != -ENOENT)
+      return r;
+  }
+  return 0;
+}
+
+/* The namespace counts: after the mounts (open_tree(2)'s clones are
+ * namespaces of their own, charged as any) and after the skill's process
+ * has made its network namespace. */
+static int limit_userns_ns(int dir, struct sr_error *err) {
+  if (dir < 0)
+    return 0; /* no /proc/sys/user */
+  for (size_t i = 0; i < SR_ARRAY_SIZE(userns_ns_limits); i++) {
+    int r = write_limit(dir, userns_ns_limits[i].name,
+                        userns_ns_limits[i].value, err);
+    if (r < 0 && r != -ENOENT)
+      return r;
+  }
+  return 0;
+}
+
 static void forward(pid_t skill, int sig) {
   /* SIGTERM (a timeout, a cancellation: kill-grace runs from now) goes to
    * the whole tree, every process of the namespace but init, daemons in
@@ -409,7 +540,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   int outputs_fd = -1, oom;
   int go[2];
   pid_t skill;
-  int status, sigfd;
+  int status, sigfd, ucount_dir = -1;
   uint64_t reaped_ns = 0, cpu_usec = 0;
   struct rusage tree;
 
@@ -504,6 +635,11 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     sr_child_exec(sb, go[0]);
   }
   safe_close(go[0]);
+  /* After the fork, so that the skill's process holds no handle on them
+   * (it could not write one once it has dropped its capabilities, but
+   * needs none); before the mounts, while the host's /proc is init's. */
+  if (limit_userns(&ucount_dir, &err) < 0)
+    fail(sb, &err);
   safe_close(sb->stdout_w);
   safe_close(sb->stderr_w);
   safe_close(sb->stdin_r); /* the skill's alone: its end's close is EOF */
@@ -539,6 +675,9 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   default:
     fail(sb, &err);
   }
+  if (limit_userns_ns(ucount_dir, &err) < 0)
+    fail(sb, &err);
+  ucount_dir = safe_close(ucount_dir);
   /* EPIPE (SIGPIPE is ignored) only if the skill's process is gone
    * already; its own report, or its exit status, tells why. */
   (void)sr_sync_send(go[1], SR_SYNC_GO, 0, NULL, -1);

@@ -12,6 +12,8 @@ struct sr_seccomp;
 
 /* The most cgroup v1 leaves init joins (memory, pids, cpuacct). */
 #define SR_SANDBOX_CG_JOIN_MAX 4
+/* The skill's RLIMIT_SIGPENDING at most (child.c; skillrun(1), SECURITY). */
+#define SR_SIGPENDING_MAX 1024
 
 /*
  * Everything the sandbox side (init and the skill's process) needs, filled

@@ -53,6 +53,7 @@
 #include <grp.h>
 #include <sys/file.h>
 #include <sys/fsuid.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
@@ -2022,6 +2023,43 @@ static void case_ansi(struct res *r, const char *arg) {
 
 /* ------------------------------------------------ host helper modes */
 
+/* Per-user counts a skill shares with its caller (the caller's host uid,
+ * through its user namespace): as many inotify instances as it can get
+ * (up to 4096), or as many real-time signals queued to itself, blocked,
+ * as it can; "held=N:ERRNO" on a line of its own at once, then held ARG
+ * seconds while the test looks on the host. */
+static void case_inotifyhog(struct res *r, const char *arg) {
+  long n = 0;
+  int e = 0;
+
+  for (; n < 4096; n++)
+    if (inotify_init1(IN_CLOEXEC) < 0) {
+      e = errno;
+      break;
+    }
+  printf("inotify_held=%ld:%s\n", n, e ? ename(e) : "none");
+  sleep((unsigned)atoi(arg));
+  how(r, "held %ld instances", n);
+}
+
+static void case_sigqhog(struct res *r, const char *arg) {
+  sigset_t set;
+  long n = 0;
+  int e = 0;
+
+  sigemptyset(&set);
+  sigaddset(&set, SIGRTMIN);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  for (; n < 1000000; n++)
+    if (sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = 0}) < 0) {
+      e = errno;
+      break;
+    }
+  printf("sigq_held=%ld:%s\n", n, e ? ename(e) : "none");
+  sleep((unsigned)atoi(arg));
+  how(r, "held %ld signals", n);
+}
+
 static int ids(void) {
   uid_t ru, eu, su;
   int setuid0 = setuid(0);
@@ -2258,6 +2296,8 @@ static const struct {
     {"shmhog", case_shmhog},
     {"semhog", case_semhog},
     {"msghog", case_msghog},
+    {"inotifyhog", case_inotifyhog},
+    {"sigqhog", case_sigqhog},
     {"zleader", case_zleader},
     {"sockhog", case_sockhog},
     {"dentsock", case_dentsock},
@@ -2272,9 +2312,31 @@ static const struct {
     {"ansi", case_ansi},
 };
 
+/* The caller's own inotify_init1 and a queued real-time signal, on the
+ * host: 0 when both work. */
+static int host_counts(void) {
+  sigset_t set;
+  int fd = inotify_init1(IN_CLOEXEC), rc = 0;
+
+  if (fd < 0) {
+    printf("inotify_init1: %s\n", ename(errno));
+    rc = 1;
+  }
+  sigemptyset(&set);
+  sigaddset(&set, SIGRTMIN);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  if (sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = 0}) < 0) {
+    printf("sigqueue: %s\n", ename(errno));
+    rc = 1;
+  }
+  return rc;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "ids") == 0)
     return ids();
+  if (argc == 2 && strcmp(argv[1], "host-counts") == 0)
+    return host_counts();
   if (argc == 4 && strcmp(argv[1], "host-ipc") == 0)
     return host_ipc(argv[2], argv[3]);
   if (argc == 4 && strcmp(argv[1], "host-mq") == 0)

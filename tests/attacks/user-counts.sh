@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Attack regression suite, per-user kernel counts a skill shares with its
+# caller.  An ordinary caller's skill is the caller's host uid, seen
+# through the run's user namespace, and since Linux 5.14 what it charges
+# there (ucounts) is charged to that uid above as well.  A skill held the
+# 128 inotify instances fs.inotify.max_user_instances gives a uid, and
+# while it slept the caller's own inotify_init(2) on the host failed with
+# EMFILE; one that queued real-time signals to itself up to its
+# RLIMIT_SIGPENDING (inherited from the caller) left the caller no queued
+# signal and no POSIX timer (EAGAIN).  init now lowers the namespace's
+# /proc/sys/user limits (16 inotify instances) and the skill's
+# RLIMIT_SIGPENDING; the caller's own calls keep working while the hog
+# lives.  Root's runs, whose skill is a pool uid, were no better: above
+# the run's namespace the counts are its owner's, root's, and root's own
+# inotify_init1 and sigqueue failed the same way.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/common.sh"
+
+at_most_1024() { [ "${1#*:}" = EAGAIN ] && [ "${1%%:*}" -le 1024 ] 2>/dev/null; }
+no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
+
+# hog MODE CASE KEY: CASE (which prints KEY=N:ERRNO, then holds 8 s) in a
+# run in the background; once it holds, the mode's user calls
+# host-counts on the host.  Sets $held and $host_rc, $host_out.
+hog() {
+  local mode=$1 case=$2 key=$3 w id out i
+  if [ "$mode" = user ]; then w=$WS_user; else w=$WS_root; fi
+  id=a$((_run_n + 1))
+  out=$w/default/$id/logs/stdout.log
+  attack "$mode" --timeout 60s -- "$case:8" &
+  local pid=$!
+  held=
+  for i in $(seq 1 300); do
+    held=$(awk -v k="$key=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' \
+      "$out" 2>/dev/null)
+    [ -n "$held" ] && break
+    sleep 0.1
+  done
+  if [ "$mode" = user ]; then
+    host_out=$(as_user "$ATTACKER" host-counts 2>&1)
+  else
+    host_out=$("$ATTACKER" host-counts 2>&1)
+  fi
+  host_rc=$?
+  wait "$pid"
+  _run_n=$((_run_n + 1))
+}
+
+for mode in $MODES; do
+  hog "$mode" inotifyhog inotify_held
+  is "$mode: the skill gets 16 inotify instances, then EMFILE" "$held" 16:EMFILE
+  check "$mode: ... meanwhile the caller's own inotify_init1 and sigqueue work (${host_out:-ok})" \
+    [ "$host_rc" -eq 0 ]
+
+  hog "$mode" sigqhog sigq_held
+  check "$mode: the skill queues at most 1024 signals, then EAGAIN (${held:-no report})" \
+    at_most_1024 "$held"
+  check "$mode: ... meanwhile the caller's own inotify_init1 and sigqueue work (${host_out:-ok})" \
+    [ "$host_rc" -eq 0 ]
+  check "$mode: no process of the run is left" no_attacker_left
+done
+finish
