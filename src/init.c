@@ -228,17 +228,15 @@ static int join_cgroup(const struct sr_sandbox *sb, struct sr_error *err) {
 
 /*
  * The run's user namespace's own limits (/proc/sys/user, user_namespaces(7)):
- * for an ordinary caller the skill is the caller's host uid, and what it
- * charges in its namespace (Linux 5.14's ucounts) is charged to the
- * caller's uid in every namespace above too.  Unbounded, a skill held the
- * 128 inotify instances fs.inotify.max_user_instances gives a uid, and the
+ * what the skill charges in its namespace (Linux 5.14's ucounts) is charged
+ * above it to the namespace's owner, the caller's uid (root's for a run
+ * root started, whatever its pool uid).  Unbounded, a skill held the 128
+ * inotify instances fs.inotify.max_user_instances gives a uid, and the
  * caller's own inotify_init(2) on the host failed with EMFILE for as long
  * as the run lived.  init holds CAP_SYS_RESOURCE in the namespace, which
  * lets it lower these for the namespace (the run) alone.  The namespace
- * counts are 0 where the seccomp filter refuses every new namespace anyway;
- * after the mounts and the skill's process's network namespace.  A kernel
- * without one of the files skips it (skillrun(1), SECURITY); one that has it
- * and refuses the write fails the run.
+ * counts (max_*_namespaces) are left: the seccomp filter refuses every
+ * new namespace (its namespaces group, which no profile may allow).
  */
 struct userns_limit {
   const char *name;
@@ -249,12 +247,6 @@ static const struct userns_limit userns_limits[] = {
     {"max_inotify_watches", "4096"},
     {"max_fanotify_groups", "0"},
     {"max_fanotify_marks", "0"},
-};
-static const struct userns_limit userns_ns_limits[] = {
-    {"max_user_namespaces", "0"}, {"max_mnt_namespaces", "0"},
-    {"max_pid_namespaces", "0"},  {"max_ipc_namespaces", "0"},
-    {"max_uts_namespaces", "0"},  {"max_cgroup_namespaces", "0"},
-    {"max_time_namespaces", "0"}, {"max_net_namespaces", "0"},
 };
 
 /* Writes value into dir's name and reads it back; -ENOENT: not in this
@@ -278,10 +270,10 @@ static int write_limit(int dir, const char *name, const char *value,
   return 0;
 }
 
-/* The namespace's /proc/sys/user (-ENOENT: the kernel has none): through the
- * procfs init still sees (the host's), or, where that is read-only (a
- * container's /proc/sys), a procfs of the sandbox's own, made and never
- * attached. */
+/* The namespace's /proc/sys/user: through the procfs init still sees (the
+ * host's), or, where that is read-only (a container's /proc/sys), a procfs
+ * of the sandbox's own, made and never attached.  -ENOENT: the kernel has
+ * none; -EROFS: neither can be written here (err says why). */
 static int open_userns_sysctls(struct sr_error *err) {
   int fd, fs, mnt;
 
@@ -294,20 +286,23 @@ static int open_userns_sysctls(struct sr_error *err) {
     return fd; /* not this one: each is looked for */
   safe_close(fd);
   fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
-  if (fs < 0)
-    return sr_error_layer(err, "userns", errno,
-                          "/proc/sys/user is not writable, and no procfs "
-                          "of the sandbox's own (fsopen)");
-  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-      (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                              MOUNT_ATTR_NOEXEC)) < 0) {
+  if (fs >= 0 &&
+      (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+       (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                           MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                               MOUNT_ATTR_NOEXEC)) < 0)) {
     int e = errno;
     safe_close(fs);
-    return sr_error_layer(err, "userns", e,
-                          "/proc/sys/user is read-only here, and no procfs "
-                          "of the sandbox's own can be made to set the "
-                          "run's limits in it");
+    fs = -1;
+    errno = e;
+  }
+  if (fs < 0) {
+    sr_error_layer(err, "userns", errno,
+                   "the run's inotify and fanotify limits are not set: "
+                   "/proc/sys is read-only here and no procfs of the "
+                   "sandbox's own can be made (a container's), so a skill "
+                   "may hold its caller's inotify instances");
+    return -EROFS;
   }
   safe_close(fs);
   fd = openat(mnt, "sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -319,36 +314,25 @@ static int open_userns_sysctls(struct sr_error *err) {
   return fd;
 }
 
-/* The first of the limits above, before the mounts; *ret_dir the
- * directory, kept for the namespace counts (limit_userns_ns). */
-static int limit_userns(int *ret_dir, struct sr_error *err) {
-  int dir;
+/* The limits above, before the mounts.  Where they cannot be set at all
+ * (a container's read-only /proc/sys), the run goes on with a warning, as
+ * it does without Landlock, unless the profile says strict. */
+static int limit_userns(const struct sr_sandbox *sb, struct sr_error *err) {
+  _cleanup_close_ int dir = -1;
 
-  *ret_dir = -1;
   dir = open_userns_sysctls(err);
   if (dir == -ENOENT)
     return 0;
+  if (dir == -EROFS && !sb->policy->strict) {
+    (void)sr_sync_send(sb->sync_fd, SR_SYNC_WARNING, 0, err, -1);
+    sr_error_clear(err);
+    return 0;
+  }
   if (dir < 0)
     return dir;
-  *ret_dir = dir;
   for (size_t i = 0; i < SR_ARRAY_SIZE(userns_limits); i++) {
     int r =
         write_limit(dir, userns_limits[i].name, userns_limits[i].value, err);
-    if (r < 0 && r != -ENOENT)
-      return r;
-  }
-  return 0;
-}
-
-/* The namespace counts: after the mounts (open_tree(2)'s clones are
- * namespaces of their own, charged as any) and after the skill's process
- * has made its network namespace. */
-static int limit_userns_ns(int dir, struct sr_error *err) {
-  if (dir < 0)
-    return 0; /* no /proc/sys/user */
-  for (size_t i = 0; i < SR_ARRAY_SIZE(userns_ns_limits); i++) {
-    int r = write_limit(dir, userns_ns_limits[i].name,
-                        userns_ns_limits[i].value, err);
     if (r < 0 && r != -ENOENT)
       return r;
   }
@@ -540,7 +524,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   int outputs_fd = -1, oom;
   int go[2];
   pid_t skill;
-  int status, sigfd, ucount_dir = -1;
+  int status, sigfd;
   uint64_t reaped_ns = 0, cpu_usec = 0;
   struct rusage tree;
 
@@ -638,7 +622,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   /* After the fork, so that the skill's process holds no handle on them
    * (it could not write one once it has dropped its capabilities, but
    * needs none); before the mounts, while the host's /proc is init's. */
-  if (limit_userns(&ucount_dir, &err) < 0)
+  if (limit_userns(sb, &err) < 0)
     fail(sb, &err);
   safe_close(sb->stdout_w);
   safe_close(sb->stderr_w);
@@ -675,9 +659,6 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   default:
     fail(sb, &err);
   }
-  if (limit_userns_ns(ucount_dir, &err) < 0)
-    fail(sb, &err);
-  ucount_dir = safe_close(ucount_dir);
   /* EPIPE (SIGPIPE is ignored) only if the skill's process is gone
    * already; its own report, or its exit status, tells why. */
   (void)sr_sync_send(go[1], SR_SYNC_GO, 0, NULL, -1);

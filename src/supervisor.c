@@ -830,6 +830,17 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
       return sr_error_layer(err, "seccomp", -r,
                             "cannot take the seccomp listener");
     break;
+  case SR_SYNC_WARNING:
+    m.err.msg[sizeof(m.err.msg) - 1] = '\0';
+    m.err.layer[sizeof(m.err.layer) - 1] = '\0';
+    r = sr_audit_emit(s->spec->audit, "warning",
+                      json_pack("{s:s, s:s}", "reason",
+                                m.err.layer[0] ? m.err.layer : "init",
+                                "message", m.err.msg),
+                      err);
+    if (r < 0)
+      return r;
+    break;
   case SR_SYNC_SECCOMP_PLAIN:
     s->seccomp_plain = true;
     r = emit_seccomp_plain(s, err);

@@ -40,6 +40,10 @@ enum sr_sync_type {
   SR_SYNC_NARROWED,         /* child -> init, on their go socket: narrowed,
                              * waiting for SR_SYNC_GO; the fd, its new
                              * network namespace if it made one */
+  SR_SYNC_WARNING,          /* init -> supervisor: something a layer went
+                             * on without (err: its layer and message),
+                             * recorded as a warning with the layer as its
+                             * reason */
 };
 
 #define SR_DISCARD_COUNTS_SIZE (2 * sizeof(uint64_t))

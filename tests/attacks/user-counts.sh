@@ -60,4 +60,37 @@ for mode in $MODES; do
     [ "$host_rc" -eq 0 ]
   check "$mode: no process of the run is left" no_attacker_left
 done
+
+# Where /proc/sys is read-only and the kernel makes no procfs for the
+# sandbox (a container's: Docker binds /proc/sys read-only and masks
+# /proc entries), the limits cannot be set: the run goes on, as without
+# Landlock, saying so in a warning; a strict profile refuses to run.
+# Played with a mount namespace whose /proc/sys is bound read-only and a
+# profile with `proc tmpfs` (as containers need).
+if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
+  printf 'include default\nproc tmpfs\n' >"$T/ro-proc.profile"
+  printf 'include default\nproc tmpfs\nstrict yes\n' >"$T/ro-strict.profile"
+  chmod 644 "$T/ro-proc.profile" "$T/ro-strict.profile"
+  CALLER=(unshare -m --propagation private sh -c
+    'mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && exec "$@"' sh)
+  for mode in $MODES; do
+    skill "$mode" -p "$T/ro-proc.profile" -- /bin/true
+    is "$mode: read-only /proc/sys: the run goes on" "$rc" 0
+    is "$mode: ... with a warning saying the limits are not set" \
+      "$(field "$AUDIT" warning .reason)" userns
+    check "$mode: ... which says why" grep -q "inotify and fanotify limits are not set" "$AUDIT"
+    # A strict run as uid 65534 stops earlier here: no cgroup.
+    [ "$mode" = root ] || continue
+    skill "$mode" -p "$T/ro-strict.profile" -- /bin/true
+    is "$mode: ... a strict profile refuses (125)" "$rc" 125
+    is "$mode: ... layer_failed, layer userns" "$(field "$AUDIT" layer_failed .layer)" userns
+    is "$mode: ... and the run ends with execution_completed" \
+      "$(field "$AUDIT" execution_completed .exit_code)" 125
+  done
+  CALLER=()
+  skill root -p "$T/ro-proc.profile" -- /bin/true
+  is "with /proc/sys writable no such warning" "$rc:$(field "$AUDIT" warning .reason)" "0:"
+else
+  pass "# SKIP read-only /proc/sys: playing a container's takes root (unshare -m)"
+fi
 finish
