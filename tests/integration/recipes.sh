@@ -168,8 +168,16 @@ EOF
     chmod 0777 "$T/runs"
     k8s_as=("${AS_USER[@]}")
     [ -z "$_user_skip" ] || k8s_as=(env)
-    run_check "the Job's container command runs the hello example (proc tmpfs, an emptyDir volume)" \
-      sh -c '"$@" >"$0/k8s.audit" 2>/dev/null' "$T" "${k8s_as[@]}" "${kargs[@]}"
+    # And, where the test may, a container's /proc/sys: bound read-only
+    # (as Docker and the kubelet's runtimes do).
+    k8s_ns=(env) k8s_what="proc tmpfs, an emptyDir volume"
+    if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
+      k8s_ns=(unshare -m --propagation private sh -c
+        'mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && exec "$@"' sh)
+      k8s_what="$k8s_what, a read-only /proc/sys"
+    fi
+    run_check "the Job's container command runs the hello example ($k8s_what)" \
+      sh -c '"$@" >"$0/k8s.audit" 2>/dev/null' "$T" "${k8s_ns[@]}" "${k8s_as[@]}" "${kargs[@]}"
     run_check "... its run directory is named after the pod" \
       test -f "$T/runs/skillrun/default/skillrun-hello-x7k2q/outputs/hello.txt"
     run_check "... its audit stream is the file on the volume, and verifies" \
