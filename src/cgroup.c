@@ -499,16 +499,34 @@ static int enter_systemd_scope(int mfd, const char *mnt, uint64_t run_pids,
 }
 
 /* The limit files a scheduler sets on a cgroup v2 (systemd's MemoryMax=,
- * MemoryHigh=, MemorySwapMax=, TasksMax=, CPUQuota=; a container's).
- * pids.max counts only below skillrun's pids cap (builtin or
- * skillrun.conf; not the run's value, which the caller lowers with
- * --pids: asking for less must not move a run out of the caller's
- * pids.max): systemd gives every unit and slice one by default
- * (DefaultTasksMax=, 15% of the kernel's pid limit; a user's slice 33%),
- * a safety net far above it. */
+ * MemoryHigh=, MemorySwapMax=, TasksMax=, CPUQuota=, AllowedCPUs=,
+ * AllowedMemoryNodes=, IO*BandwidthMax=/IO*IOPSMax=; Slurm's
+ * ConstrainCores=; a container's).  "max" and an empty file (no cpuset of
+ * its own, no io.max rule) are none.  pids.max counts only below
+ * skillrun's pids cap (builtin or skillrun.conf; not the run's value,
+ * which the caller lowers with --pids: asking for less must not move a
+ * run out of the caller's pids.max): systemd gives every unit and slice
+ * one by default (DefaultTasksMax=, 15% of the kernel's pid limit; a
+ * user's slice 33%), a safety net far above it.  A cpuset counts only
+ * where it is narrower than the root cgroup's (a leaf outside it could
+ * widen its affinity with sched_setaffinity(2) to every CPU). */
 static const char *const outer_limit_files[] = {
-    "memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
+    "memory.max", "memory.high", "memory.swap.max", "pids.max",
+    "cpu.max",    "cpuset.cpus", "cpuset.mems",     "io.max",
 };
+
+/* Is the cpuset file's value v (cpuset.cpus or cpuset.mems) all that the
+ * root cgroup at mfd has (its .effective), so no limit at all? */
+static bool cpuset_is_whole(int mfd, const char *file, const char *v) {
+  _cleanup_free_ char *root = NULL;
+  char eff[32];
+
+  snprintf(eff, sizeof(eff), "%s.effective", file);
+  if (sr_cg_read_at(mfd, eff, &root) < 0)
+    return false;
+  root[strcspn(root, "\n")] = '\0';
+  return strcmp(root, v) == 0;
+}
 
 /* Is the cgroup `p` the cgroup `q` or one above it? */
 static bool cgroup_at_or_above(const char *p, const char *q) {
@@ -575,7 +593,10 @@ static int caller_cgroup_unlimited(int mfd, const char *mnt, uint64_t run_pids,
         return r;
       }
       v[strcspn(v, "\n")] = '\0';
-      if (strcmp(v, "max") == 0 || strncmp(v, "max ", 4) == 0)
+      if (!v[0] || strcmp(v, "max") == 0 || strncmp(v, "max ", 4) == 0)
+        continue;
+      if (!strncmp(outer_limit_files[i], "cpuset.", 7) &&
+          cpuset_is_whole(mfd, outer_limit_files[i], v))
         continue;
       if (!strcmp(outer_limit_files[i], "pids.max") &&
           parse_u64_value(v, &n) == 0 && n >= run_pids)

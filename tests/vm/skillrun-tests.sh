@@ -380,6 +380,42 @@ if mkdir "$OUTER" "$OUTER/inner" && echo 64M >"$OUTER/memory.max" &&
   fi
   check "... --gc in a limited cgroup collects a stale top-level leaf" \
     stale_collected "$stale"
+  # A cpuset (Slurm's ConstrainCores=, systemd's AllowedCPUs=) is a limit
+  # of the caller's too.  Before the fix the leaf was $CG/skillrun/run-*,
+  # whose cpuset is the root's: the skill widened its affinity with
+  # sched_setaffinity(2) from CPU 0 to every CPU.
+  allcpus=$(cat "$CG/cpuset.cpus.effective" 2>/dev/null)
+  if [ "${allcpus:-0}" = 0 ]; then
+    diag "SKIP caller in a cpuset: the VM has one CPU (${allcpus:-no cpuset})"
+  elif echo max >"$OUTER/memory.max" && echo max >"$OUTER/pids.max" &&
+    echo +cpuset >"$CG/cgroup.subtree_control" &&
+    echo 0 >"$OUTER/cpuset.cpus"; then
+    into "$OUTER"
+    run outer-cpuset "$BUNDLE" -- /bin/sh -c \
+      'taskset -p 3 $$ >/dev/null 2>&1; grep Cpus_allowed_list /proc/self/status'
+    into "$CG"
+    out=$WS/default/outer-cpuset/logs/stdout.log
+    leaf=$(leaf_of "$WS/outer-cpuset.audit")
+    diag "outer-cpuset: all CPUs $allcpus, leaf ${leaf:-none}; $(tr '\n' ' ' <"$out" 2>/dev/null)"
+    check "caller in a cgroup with cpuset.cpus 0: the skill cannot widen its affinity to $allcpus (exit $rc)" \
+      sh -c '[ "$1" = 0 ] && grep -q "^Cpus_allowed_list:[[:space:]]*0$" "$2"' - "$rc" "$out"
+    check "... no leaf outside the caller's cpuset: policy_resolved cgroup null" \
+      has_event "$WS/outer-cpuset.audit" policy_resolved '"cgroup": *null'
+    check "... a warning names $OUTER and its cpuset.cpus" \
+      has_event "$WS/outer-cpuset.audit" warning "$OUTER, the cgroup skillrun runs in, has cpuset.cpus 0"
+    # The same cpuset as the root's is no limit: the top-level leaf.
+    echo "$allcpus" >"$OUTER/cpuset.cpus"
+    into "$OUTER"
+    run outer-cpuset-all -p "$REQUIRE" "$BUNDLE" -- /bin/true
+    into "$CG"
+    leaf=$(leaf_of "$WS/outer-cpuset-all.audit")
+    check "caller in a cgroup with cpuset.cpus $allcpus (every CPU): exit 0 ($rc), leaf under $CG/skillrun (${leaf:-none})" \
+      sh -c '[ "$1" = 0 ] && [ "${2%/run-*}" = "$3" ]' - "$rc" "$leaf" "$CG/skillrun"
+    echo "" >"$OUTER/cpuset.cpus"
+    echo -cpuset >"$CG/cgroup.subtree_control"
+  else
+    not_ok "outer: enable cpuset and give $OUTER cpuset.cpus 0"
+  fi
   # The control: an outer cgroup without limits keeps the top-level leaf;
   # so does one whose only limit is a pids.max above the run's (systemd's
   # default TasksMax= on every unit and slice).
