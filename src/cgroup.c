@@ -841,6 +841,10 @@ static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
   cg->memory = cg->pids = true;
   cg->cpu = has_word(ctl, "cpu");
 
+  /* A cgroup above with less holds the run to that all the same: the
+   * leaf's own limit says so, and its OOM kill is the run's own. */
+  if (cg->outer_memory < mem)
+    mem = sr_cg_page_round(cg->outer_memory);
   if (mem == 0)
     return sr_error_layer(err, "cgroup", EINVAL, "memory limit below one page");
   if (pids == 0)
@@ -886,6 +890,7 @@ const char *sr_cg1_ctrl_name(enum sr_cg1_ctrl c) {
 void sr_cgroup_init(struct sr_cgroup *cg) {
   memset(cg, 0, sizeof(*cg));
   cg->leaf_fd = -1;
+  cg->outer_memory = UINT64_MAX;
   for (int i = 0; i < SR__CG1_MAX; i++)
     cg->v1_fd[i] = cg->v1_sub_fd[i] = -1;
 }
@@ -919,6 +924,44 @@ static int scope_not_asked(struct sr_cgroup_scope *scope, const char *override,
   return scope->why ? 0 : -ENOMEM;
 }
 
+/*
+ * The lowest memory.max of the cgroup v2 at `path` and of those above it,
+ * as far as the mount shows them (its root, or a cgroup namespace's, has
+ * none; above it is no cgroup2): *v, UINT64_MAX when none has one, and
+ * *at (malloc'd), the cgroup that has it.  A delegated subtree's, a user
+ * slice's MemoryMax=, --cgroup-parent's: the run's leaf below them cannot
+ * use more, whatever its own memory.max says.  A file that cannot be read
+ * counts as no limit.
+ */
+static int outer_memory_max(const char *path, uint64_t *v, char **at) {
+  _cleanup_free_ char *p = strdup(path);
+
+  *v = UINT64_MAX;
+  if (!p)
+    return -ENOMEM;
+  for (;;) {
+    _cleanup_close_ int fd = sr_cg_open_dir_at(AT_FDCWD, p);
+    uint64_t m;
+    char *slash;
+
+    if (fd < 0 || is_cgroup2_fd(fd) != 1)
+      break; /* above the mount */
+    if (sr_cg_read_u64_at(fd, "memory.max", &m) == 0 && m < *v) {
+      char *d = strdup(p);
+      if (!d)
+        return -ENOMEM;
+      free(*at);
+      *at = d;
+      *v = m;
+    }
+    slash = strrchr(p, '/');
+    if (!slash || slash == p)
+      break;
+    *slash = '\0';
+  }
+  return 0;
+}
+
 /* The v2 leaf below the subtree find_parent chose. */
 static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
                     char *parent_path, const char *leaf, struct sr_error *err) {
@@ -937,6 +980,11 @@ static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
   /* The lock marks the leaf live for --gc for as long as the run exists. */
   if (flock(cg->leaf_fd, LOCK_EX | LOCK_NB) < 0) {
     r = sr_error_layer(err, "cgroup", errno, "lock %s", cg->leaf_path);
+    goto fail;
+  }
+  r = outer_memory_max(parent_path, &cg->outer_memory, &cg->outer_memory_at);
+  if (r < 0) {
+    r = sr_error_layer(err, "cgroup", -r, "cgroup");
     goto fail;
   }
   r = write_limits(cg, p, err);
@@ -1245,6 +1293,9 @@ void sr_cgroup_done(struct sr_cgroup *cg) {
   free(cg->scope.controllers);
   free(cg->scope.why);
   memset(&cg->scope, 0, sizeof(cg->scope));
+  free(cg->outer_memory_at);
+  cg->outer_memory_at = NULL;
+  cg->outer_memory = UINT64_MAX;
 }
 
 /* Made less than SR_CG_GC_MIN_AGE_SEC ago (by its ctime). */

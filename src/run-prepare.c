@@ -247,6 +247,33 @@ static int raise_soft_nproc(struct sr_error *err) {
   return 0;
 }
 
+/* A cgroup above the run's v2 leaf with a lower memory.max (a delegated
+ * subtree's, a user slice's or a unit's MemoryMax=, --cgroup-parent's)
+ * holds the run below its own limit, and shares it with whatever else
+ * runs below it: the leaf got that limit (cgroup.c), the record gets it
+ * too, with a warning naming the cgroup, as for a caller's hard rlimit. */
+static int lower_to_outer_memory(struct sr_run *run, struct sr_error *err) {
+  const struct sr_cgroup *cg = &run->host.cgroup;
+  struct sr_limit *l = &run->policy.limits[SR_LIM_MEMORY];
+  char was[32], now[32], msg[512];
+
+  if (!cg->active || cg->version != SR_CGV_2 || !cg->outer_memory_at ||
+      cg->outer_memory >= l->value)
+    return 0;
+  sr_limit_format(sr_limit_defs[SR_LIM_MEMORY].kind, l->value, was,
+                  sizeof(was));
+  sr_limit_format(sr_limit_defs[SR_LIM_MEMORY].kind, cg->outer_memory, now,
+                  sizeof(now));
+  snprintf(msg, sizeof(msg),
+           "memory %s lowered to %s: the memory.max of %s, which holds the "
+           "run's cgroup (whatever else runs below it shares that limit)",
+           was, now, cg->outer_memory_at);
+  l->value = cg->outer_memory;
+  return sr_audit_emit(
+      &run->audit, "warning",
+      json_pack("{s:s, s:s}", "source", "policy", "message", msg), err);
+}
+
 /* The host ids and the cgroup leaf, and from them what enforces each
  * limit; a fallback is named in a warning.  Without a cgroup the
  * supervisor samples the tree, and the memory it cannot sample is refused
@@ -261,6 +288,8 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
                       &why, err);
   if (r >= 0 && run->enf.by[SR_LIM_MEMORY] == SR_ENF_SUPERVISOR)
     r = sr_seccomp_refuse_unsampled(run->seccomp, err);
+  if (r >= 0)
+    r = lower_to_outer_memory(run, err);
   /* pids is already within skillrun's own hard RLIMIT_NPROC (run.c,
    * clamp_to_own_rlimits). */
   /* The sandbox's user namespace keeps its maker's soft limit, taken when

@@ -434,6 +434,39 @@ fi
 rmdir "$OUTER/inner" "$OUTER" 2>/dev/null
 check "outer cgroups removed" [ ! -e "$OUTER" ]
 
+# ---------------------------------------------------------------- enclosing
+# A leaf below a cgroup with a lower memory.max (a delegated subtree's, a
+# user slice's MemoryMax=, here --cgroup-parent's): the kernel holds the
+# run to that one, so the leaf's memory.max and the record say it, with a
+# warning naming the cgroup.  Before the fix the record said 256 MiB
+# enforced_by cgroup2 and the run was OOM-killed at 64 MiB.
+ENCL=$CG/vm-encl
+if mkdir "$ENCL" "$ENCL/p" && echo "+memory +pids" >"$ENCL/cgroup.subtree_control" &&
+  echo 64M >"$ENCL/memory.max"; then
+  RUN_TIMEOUT=30s
+  run encl --cgroup-parent "$ENCL/p" --memory 256M "$BUNDLE" -- ./hog mem 1 200
+  RUN_TIMEOUT=
+  a=$WS/encl.audit
+  check "enclosing 64 MiB: the run's memory on the record is 64 MiB" \
+    has_event "$a" policy_resolved '"memory": *{[^}]*"value": *67108864'
+  check "... a warning names $ENCL and its memory.max" \
+    has_event "$a" warning "memory 256MiB lowered to 64MiB: the memory.max of $ENCL,"
+  check "... the hog is stopped: status oom ($(completed "$a" status))" \
+    [ "$(completed "$a" status)" = oom ]
+  check "... the leaf is gone" no_leaf "$a"
+  # The control: an enclosing limit above the run's changes nothing.
+  echo 1G >"$ENCL/memory.max"
+  run encl-free --cgroup-parent "$ENCL/p" --memory 256M "$BUNDLE" -- /bin/true
+  check "enclosing 1 GiB: exit 0 ($rc), memory on the record stays 256 MiB, no warning" \
+    sh -c '[ "$1" = 0 ] && grep "\"event\": *\"policy_resolved\"" "$2" |
+      grep -q "\"memory\": *{[^}]*\"value\": *268435456" &&
+      ! grep -q "lowered to" "$2"' - "$rc" "$WS/encl-free.audit"
+else
+  not_ok "enclosing: make $ENCL with memory.max 64M"
+fi
+rmdir "$ENCL/p" "$ENCL" 2>/dev/null
+check "enclosing cgroups removed" [ ! -e "$ENCL" ]
+
 # ---------------------------------------------------------------- gc
 check "--gc succeeds with nothing to collect" "$SKILLRUN" --gc
 check "no run-* leaf left under $CG" \
