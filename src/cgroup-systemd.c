@@ -122,15 +122,17 @@ static char *unix_address(const char *path) {
 /*
  * A connection to the caller's user manager: its private socket
  * ($XDG_RUNTIME_DIR/systemd/private, what `systemctl --user` uses; it
- * needs no session bus), else the session bus.  The runtime directory is
- * the caller's own (0700): only its manager listens there.
+ * needs no session bus), else the session bus (*session set).  The
+ * runtime directory is the caller's own (0700): only its manager listens
+ * there.
  */
-static int connect_user_manager(sd_bus **out, char **reason) {
+static int connect_user_manager(sd_bus **out, bool *session, char **reason) {
   const char *rt = getenv("XDG_RUNTIME_DIR");
   _cleanup_free_ char *dir = NULL, *sock = NULL, *addr = NULL;
   sd_bus *bus = NULL;
   int r, r2;
 
+  *session = false;
   if (rt && rt[0] == '/')
     dir = strdup(rt);
   else
@@ -153,6 +155,7 @@ static int connect_user_manager(sd_bus **out, char **reason) {
   r2 = sd.sd_bus_open_user(&bus);
   if (r2 >= 0) {
     *out = bus;
+    *session = true;
     return 0;
   }
   *reason = sr_cg_xasprintf("no systemd user manager reachable (%s: %s; "
@@ -231,6 +234,25 @@ static int manager_cgroup(sd_bus *bus, sd_bus_error *e, char **out) {
   return r;
 }
 
+/* Subscribe(): on the session bus the manager sends its signals, and so
+ * JobRemoved, only while some client is subscribed (the private socket
+ * gets them unasked); the subscription ends with the connection. */
+static int subscribe(sd_bus *bus, sd_bus_error *e) {
+  sd_bus_message *m = NULL, *reply = NULL;
+  int r;
+
+  r = sd.sd_bus_message_new_method_call(
+      bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+      "org.freedesktop.systemd1.Manager", "Subscribe");
+  if (r >= 0)
+    r = sd.sd_bus_call(bus, m, SCOPE_JOB_TIMEOUT_USEC, e, &reply);
+  if (m)
+    sd.sd_bus_message_unref(m);
+  if (reply)
+    sd.sd_bus_message_unref(reply);
+  return r;
+}
+
 int sr_cg_systemd_scope(const char *unit, const char *description,
                         int (*may_leave)(const char *, void *, char **),
                         void *arg, char **reason) {
@@ -243,6 +265,7 @@ int sr_cg_systemd_scope(const char *unit, const char *description,
   const char *job = NULL;
   _cleanup_free_ char *mcg = NULL;
   uint64_t deadline;
+  bool session = false;
   int r;
 
   *reason = NULL;
@@ -251,7 +274,7 @@ int sr_cg_systemd_scope(const char *unit, const char *description,
     *reason = sr_cg_xasprintf("%s", lerr.msg);
     return -ENOENT;
   }
-  r = connect_user_manager(&bus, reason);
+  r = connect_user_manager(&bus, &session, reason);
   if (r < 0)
     return r;
   /* Subscribed before the call, so that the job's end cannot be missed;
@@ -262,6 +285,11 @@ int sr_cg_systemd_scope(const char *unit, const char *description,
   if (r < 0) {
     *reason =
         sr_cg_xasprintf("cannot subscribe to JobRemoved: %s", strerror(-r));
+    goto out;
+  }
+  if (session && (r = subscribe(bus, &e)) < 0) {
+    *reason = sr_cg_xasprintf("Subscribe on the session bus: %s",
+                              e.message ? e.message : strerror(-r));
     goto out;
   }
   deadline = sr_now_mono_ms() + SCOPE_JOB_TIMEOUT_USEC / 1000;

@@ -7,8 +7,9 @@
  * manager that starts the job it returns 0, and the manager got the scope's
  * name, Delegate=yes, CollectMode=inactive-or-failed and the caller's pid.  The
  * manager here is a fake one on $XDG_RUNTIME_DIR/systemd/private (a forked
- * sd-bus server); cgroup.c's use of a real scope is the VM tier's
- * (tests/vm/systemd-tests.sh). */
+ * sd-bus server), or on the session bus, where (as systemd on its API
+ * bus) it sends JobRemoved only to a subscribed client; cgroup.c's use of
+ * a real scope is the VM tier's (tests/vm/systemd-tests.sh). */
 #include "config.h"
 
 #include <errno.h>
@@ -30,10 +31,13 @@
 #include <systemd/sd-id128.h>
 
 #include "cgroup-internal.h"
+#include "fdutil.h"
 
 static char rundir[] = "/tmp/skillrun-test-sdbus.XXXXXX";
 static char sockdir[sizeof(rundir) + 16];
 static char sockpath[sizeof(rundir) + 32];
+static char buspath[sizeof(rundir) + 16];
+static char busaddr[sizeof(buspath) + 16];
 
 /* What the fake manager does with StartTransientUnit (FAKE_NO_START: the
  * client is to ask only for the manager's ControlGroup). */
@@ -42,7 +46,11 @@ enum fake {
   FAKE_JOB_DONE,
   FAKE_JOB_FAILED,
   FAKE_REFUSE,
-  FAKE_NO_START
+  FAKE_NO_START,
+  /* A user manager on the session bus: the job is done, but the manager
+   * sends JobRemoved there only while a client is subscribed
+   * (Subscribe), as systemd does on its API bus. */
+  FAKE_SESSION_BUS
 };
 
 /* The fake manager's own cgroup, its ControlGroup property. */
@@ -64,6 +72,7 @@ struct call {
   enum fake mode;
   int bad;
   bool answered;
+  bool subscribed;
 };
 
 /* One (sv) of the properties: checks the ones the scope depends on. */
@@ -104,6 +113,25 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *e) {
   int r;
 
   (void)e;
+  /* The bus daemon's part, for a client of the session bus. */
+  if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "Hello")) {
+    if (sd_bus_reply_method_return(m, "s", ":1.7") < 0)
+      c->bad |= BAD_BUS;
+    return 1;
+  }
+  if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "AddMatch") ||
+      sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "RemoveMatch")) {
+    if (sd_bus_reply_method_return(m, NULL) < 0)
+      c->bad |= BAD_BUS;
+    return 1;
+  }
+  if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager",
+                                    "Subscribe")) {
+    c->subscribed = true;
+    if (sd_bus_reply_method_return(m, NULL) < 0)
+      c->bad |= BAD_BUS;
+    return 1;
+  }
   if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties",
                                     "Get")) {
     const char *iface = NULL, *prop = NULL;
@@ -145,11 +173,13 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *e) {
                                       "org.freedesktop.DBus.Error.AccessDenied",
                                       "the fake manager says no");
   r = sd_bus_reply_method_return(m, "o", job);
-  if (r >= 0)
+  if (r >= 0 && (c->mode != FAKE_SESSION_BUS || c->subscribed))
     r = sd_bus_emit_signal(
         sd_bus_message_get_bus(m), "/org/freedesktop/systemd1",
         "org.freedesktop.systemd1.Manager", "JobRemoved", "uoss", 42, job,
-        unit ? unit : "", c->mode == FAKE_JOB_DONE ? "done" : "failed");
+        unit ? unit : "",
+        c->mode == FAKE_JOB_DONE || c->mode == FAKE_SESSION_BUS ? "done"
+                                                                : "failed");
   if (r < 0)
     c->bad |= BAD_BUS;
   return 1;
@@ -206,11 +236,13 @@ static int may_leave(const char *manager, void *arg, char **reason) {
  * result, the reason in *reason and the manager's findings in *bad. */
 static int ask_fake(enum fake mode, char **reason, int *bad) {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  const char *path = mode == FAKE_SESSION_BUS ? buspath : sockpath;
   int lfd, status = 0, r;
   pid_t pid, self = getpid();
 
-  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sockpath);
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
   (void)unlink(sockpath);
+  (void)unlink(path);
   lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   assert_true(lfd >= 0);
   assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -227,7 +259,7 @@ static int ask_fake(enum fake mode, char **reason, int *bad) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
   *bad = WEXITSTATUS(status);
-  (void)unlink(sockpath);
+  (void)unlink(path);
   return r;
 }
 
@@ -301,6 +333,28 @@ static void test_job_done(void **state) {
   assert_string_equal(leave_seen, FAKE_CGROUP);
 }
 
+/* No private socket, the session bus: the job's end is heard (the client
+ * subscribed), at once.  Before, the client waited out its 10 s for a
+ * JobRemoved the manager never sent, and the run fell back. */
+static void test_session_bus(void **state) {
+  char *reason = NULL;
+  int bad = -1, r;
+  uint64_t t0;
+
+  (void)state;
+  setenv("DBUS_SESSION_BUS_ADDRESS", busaddr, 1);
+  t0 = sr_now_mono_ms();
+  r = ask_fake(FAKE_SESSION_BUS, &reason, &bad);
+  unsetenv("DBUS_SESSION_BUS_ADDRESS");
+  if (reason)
+    print_message("reason: %s\n", reason);
+  assert_int_equal(bad, 0);
+  assert_int_equal(r, 0);
+  assert_null(reason);
+  assert_true(sr_now_mono_ms() - t0 < 5000);
+  assert_string_equal(leave_seen, FAKE_CGROUP);
+}
+
 /* A limit the scope would leave behind (may_leave says no): the manager
  * is never asked to start the scope, and the reason is may_leave's. */
 static void test_may_not_leave(void **state) {
@@ -323,6 +377,8 @@ static int setup(void **state) {
     return -1;
   snprintf(sockdir, sizeof(sockdir), "%s/systemd", rundir);
   snprintf(sockpath, sizeof(sockpath), "%s/private", sockdir);
+  snprintf(buspath, sizeof(buspath), "%s/bus", rundir);
+  snprintf(busaddr, sizeof(busaddr), "unix:path=%s", buspath);
   if (mkdir(sockdir, 0700) < 0)
     return -1;
   /* The private socket first; the session bus (fallback) is absent. */
@@ -334,6 +390,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   (void)unlink(sockpath);
+  (void)unlink(buspath);
   (void)rmdir(sockdir);
   (void)rmdir(rundir);
   return 0;
@@ -347,6 +404,7 @@ int main(void) {
       cmocka_unit_test(test_job_fails),
       cmocka_unit_test(test_job_done),
       cmocka_unit_test(test_may_not_leave),
+      cmocka_unit_test(test_session_bus),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
