@@ -845,6 +845,8 @@ static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
    * leaf's own limit says so, and its OOM kill is the run's own. */
   if (cg->outer_memory < mem)
     mem = sr_cg_page_round(cg->outer_memory);
+  if (cg->outer_pids < pids)
+    pids = cg->outer_pids;
   if (mem == 0)
     return sr_error_layer(err, "cgroup", EINVAL, "memory limit below one page");
   if (pids == 0)
@@ -890,7 +892,7 @@ const char *sr_cg1_ctrl_name(enum sr_cg1_ctrl c) {
 void sr_cgroup_init(struct sr_cgroup *cg) {
   memset(cg, 0, sizeof(*cg));
   cg->leaf_fd = -1;
-  cg->outer_memory = UINT64_MAX;
+  cg->outer_memory = cg->outer_pids = UINT64_MAX;
   for (int i = 0; i < SR__CG1_MAX; i++)
     cg->v1_fd[i] = cg->v1_sub_fd[i] = -1;
 }
@@ -925,15 +927,16 @@ static int scope_not_asked(struct sr_cgroup_scope *scope, const char *override,
 }
 
 /*
- * The lowest memory.max of the cgroup v2 at `path` and of those above it,
- * as far as the mount shows them (its root, or a cgroup namespace's, has
- * none; above it is no cgroup2): *v, UINT64_MAX when none has one, and
- * *at (malloc'd), the cgroup that has it.  A delegated subtree's, a user
- * slice's MemoryMax=, --cgroup-parent's: the run's leaf below them cannot
- * use more, whatever its own memory.max says.  A file that cannot be read
- * counts as no limit.
+ * The lowest `file` (memory.max, pids.max) of the cgroup v2 at `path` and
+ * of those above it, as far as the mount shows them (its root, or a cgroup
+ * namespace's, has none; above it is no cgroup2): *v, UINT64_MAX when none
+ * has one, and *at (malloc'd), the cgroup that has it.  A delegated
+ * subtree's, a user slice's MemoryMax= or TasksMax=, --cgroup-parent's:
+ * the run's leaf below them cannot use more, whatever its own limit says.
+ * A file that cannot be read counts as no limit.
  */
-static int outer_memory_max(const char *path, uint64_t *v, char **at) {
+static int outer_limit(const char *path, const char *file, uint64_t *v,
+                       char **at) {
   _cleanup_free_ char *p = strdup(path);
 
   *v = UINT64_MAX;
@@ -946,7 +949,7 @@ static int outer_memory_max(const char *path, uint64_t *v, char **at) {
 
     if (fd < 0 || is_cgroup2_fd(fd) != 1)
       break; /* above the mount */
-    if (sr_cg_read_u64_at(fd, "memory.max", &m) == 0 && m < *v) {
+    if (sr_cg_read_u64_at(fd, file, &m) == 0 && m < *v) {
       char *d = strdup(p);
       if (!d)
         return -ENOMEM;
@@ -982,7 +985,11 @@ static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
     r = sr_error_layer(err, "cgroup", errno, "lock %s", cg->leaf_path);
     goto fail;
   }
-  r = outer_memory_max(parent_path, &cg->outer_memory, &cg->outer_memory_at);
+  r = outer_limit(parent_path, "memory.max", &cg->outer_memory,
+                  &cg->outer_memory_at);
+  if (r >= 0)
+    r = outer_limit(parent_path, "pids.max", &cg->outer_pids,
+                    &cg->outer_pids_at);
   if (r < 0) {
     r = sr_error_layer(err, "cgroup", -r, "cgroup");
     goto fail;
@@ -1294,8 +1301,9 @@ void sr_cgroup_done(struct sr_cgroup *cg) {
   free(cg->scope.why);
   memset(&cg->scope, 0, sizeof(cg->scope));
   free(cg->outer_memory_at);
-  cg->outer_memory_at = NULL;
-  cg->outer_memory = UINT64_MAX;
+  free(cg->outer_pids_at);
+  cg->outer_memory_at = cg->outer_pids_at = NULL;
+  cg->outer_memory = cg->outer_pids = UINT64_MAX;
 }
 
 /* Made less than SR_CG_GC_MIN_AGE_SEC ago (by its ctime). */

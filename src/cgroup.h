@@ -54,14 +54,14 @@ struct sr_cgroup {
   /* v1: memory.kmem.tcp.limit_in_bytes set (socket buffers counted). */
   bool sock;
   uint64_t v1_memory_limit; /* v1: memory.limit_in_bytes as written */
-  /* v2: the lowest memory.max of the cgroups that hold the leaf (the
-   * subtree it was made in and those above it, up to the mount's root),
-   * UINT64_MAX when none has one; outer_memory_at names that cgroup.  The
-   * leaf's memory.max is the run's limit or this, whichever is lower, and
-   * the run's record is lowered to it (run-prepare.c).  Kept until
+  /* v2: the lowest memory.max (pids.max) of the cgroups that hold the
+   * leaf (the subtree it was made in and those above it, up to the
+   * mount's root), UINT64_MAX when none has one; *_at names that cgroup.
+   * The leaf's limit is the run's or this, whichever is lower, and the
+   * run's record is lowered to it (run-prepare.c).  Kept until
    * sr_cgroup_done. */
-  uint64_t outer_memory;
-  char *outer_memory_at;
+  uint64_t outer_memory, outer_pids;
+  char *outer_memory_at, *outer_pids_at;
   struct sr_cgroup_scope scope; /* kept until sr_cgroup_done */
 };
 

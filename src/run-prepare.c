@@ -247,31 +247,45 @@ static int raise_soft_nproc(struct sr_error *err) {
   return 0;
 }
 
-/* A cgroup above the run's v2 leaf with a lower memory.max (a delegated
- * subtree's, a user slice's or a unit's MemoryMax=, --cgroup-parent's)
- * holds the run below its own limit, and shares it with whatever else
- * runs below it: the leaf got that limit (cgroup.c), the record gets it
- * too, with a warning naming the cgroup, as for a caller's hard rlimit. */
-static int lower_to_outer_memory(struct sr_run *run, struct sr_error *err) {
-  const struct sr_cgroup *cg = &run->host.cgroup;
-  struct sr_limit *l = &run->policy.limits[SR_LIM_MEMORY];
+/* A cgroup above the run's v2 leaf with a lower memory.max or pids.max
+ * (a delegated subtree's, a user slice's or a unit's MemoryMax= or
+ * TasksMax=, --cgroup-parent's) holds the run below its own limit, and
+ * shares it with whatever else runs below it: the leaf got that limit
+ * (cgroup.c), the record gets it too, with a warning naming the cgroup,
+ * as for a caller's hard rlimit. */
+static int lower_to_outer(struct sr_run *run, enum sr_limit_id id,
+                          const char *file, uint64_t outer, const char *at,
+                          struct sr_error *err) {
+  const struct sr_limit_def *d = &sr_limit_defs[id];
+  struct sr_limit *l = &run->policy.limits[id];
   char was[32], now[32], msg[512];
 
-  if (!cg->active || cg->version != SR_CGV_2 || !cg->outer_memory_at ||
-      cg->outer_memory >= l->value)
+  if (!at || outer >= l->value)
     return 0;
-  sr_limit_format(sr_limit_defs[SR_LIM_MEMORY].kind, l->value, was,
-                  sizeof(was));
-  sr_limit_format(sr_limit_defs[SR_LIM_MEMORY].kind, cg->outer_memory, now,
-                  sizeof(now));
+  sr_limit_format(d->kind, l->value, was, sizeof(was));
+  sr_limit_format(d->kind, outer, now, sizeof(now));
   snprintf(msg, sizeof(msg),
-           "memory %s lowered to %s: the memory.max of %s, which holds the "
-           "run's cgroup (whatever else runs below it shares that limit)",
-           was, now, cg->outer_memory_at);
-  l->value = cg->outer_memory;
+           "%s %s lowered to %s: the %s of %s, which holds the run's "
+           "cgroup (whatever else runs below it shares that limit)",
+           d->name, was, now, file, at);
+  l->value = outer;
   return sr_audit_emit(
       &run->audit, "warning",
       json_pack("{s:s, s:s}", "source", "policy", "message", msg), err);
+}
+
+static int lower_to_outer_limits(struct sr_run *run, struct sr_error *err) {
+  const struct sr_cgroup *cg = &run->host.cgroup;
+  int r;
+
+  if (!cg->active || cg->version != SR_CGV_2)
+    return 0;
+  r = lower_to_outer(run, SR_LIM_MEMORY, "memory.max", cg->outer_memory,
+                     cg->outer_memory_at, err);
+  if (r >= 0)
+    r = lower_to_outer(run, SR_LIM_PIDS, "pids.max", cg->outer_pids,
+                       cg->outer_pids_at, err);
+  return r;
 }
 
 /* The host ids and the cgroup leaf, and from them what enforces each
@@ -289,7 +303,7 @@ static int acquire_host(struct sr_run *run, struct sr_error *err) {
   if (r >= 0 && run->enf.by[SR_LIM_MEMORY] == SR_ENF_SUPERVISOR)
     r = sr_seccomp_refuse_unsampled(run->seccomp, err);
   if (r >= 0)
-    r = lower_to_outer_memory(run, err);
+    r = lower_to_outer_limits(run, err);
   /* pids is already within skillrun's own hard RLIMIT_NPROC (run.c,
    * clamp_to_own_rlimits). */
   /* The sandbox's user namespace keeps its maker's soft limit, taken when

@@ -435,8 +435,8 @@ rmdir "$OUTER/inner" "$OUTER" 2>/dev/null
 check "outer cgroups removed" [ ! -e "$OUTER" ]
 
 # ---------------------------------------------------------------- enclosing
-# A leaf below a cgroup with a lower memory.max (a delegated subtree's, a
-# user slice's MemoryMax=, here --cgroup-parent's): the kernel holds the
+# A leaf below a cgroup with a lower memory.max or pids.max (a delegated
+# subtree's, a user slice's MemoryMax=, here --cgroup-parent's): the kernel holds the
 # run to that one, so the leaf's memory.max and the record say it, with a
 # warning naming the cgroup.  Before the fix the record said 256 MiB
 # enforced_by cgroup2 and the run was OOM-killed at 64 MiB.
@@ -454,6 +454,16 @@ if mkdir "$ENCL" "$ENCL/p" && echo "+memory +pids" >"$ENCL/cgroup.subtree_contro
   check "... the hog is stopped: status oom ($(completed "$a" status))" \
     [ "$(completed "$a" status)" = oom ]
   check "... the leaf is gone" no_leaf "$a"
+  # The same for pids.max (a unit's or a slice's TasksMax=).
+  echo 16 >"$ENCL/pids.max"
+  run encl-pids --cgroup-parent "$ENCL/p" --pids 64 "$BUNDLE" -- /bin/true
+  a=$WS/encl-pids.audit
+  check "enclosing pids.max 16: exit 0 ($rc), the run's pids on the record is 16" \
+    sh -c '[ "$1" = 0 ] && grep "\"event\": *\"policy_resolved\"" "$2" |
+      grep -q "\"pids\": *{[^}]*\"value\": *16[,}]"' - "$rc" "$a"
+  check "... a warning names $ENCL and its pids.max" \
+    has_event "$a" warning "pids 64 lowered to 16: the pids.max of $ENCL,"
+  echo max >"$ENCL/pids.max"
   # The control: an enclosing limit above the run's changes nothing.
   echo 1G >"$ENCL/memory.max"
   run encl-free --cgroup-parent "$ENCL/p" --memory 256M "$BUNDLE" -- /bin/true
