@@ -789,6 +789,33 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
   json_decref(meta);
 }
 
+/* The run's cgroup leaves removed before its final records, so that one
+ * that cannot be removed (a process in it that does not die, a cgroup an
+ * administrator made below it) is on the record, not only left to --gc. */
+static void release_cgroup(struct sr_run *run) {
+  struct sr_cgroup *cg = &run->host.cgroup;
+  struct sr_error ignored = {0};
+  char leaf[PATH_MAX], msg[PATH_MAX + 256];
+  int r;
+
+  if (!cg->active)
+    return;
+  /* sr_cgroup_remove keeps cg when it fails; the path is copied anyway. */
+  snprintf(leaf, sizeof(leaf), "%s", cg->leaf_path ? cg->leaf_path : "?");
+  r = sr_cgroup_remove(cg);
+  if (r >= 0)
+    return;
+  snprintf(msg, sizeof(msg),
+           "the run's cgroup %s could not be removed (%s): a process that "
+           "did not die, or a cgroup made below it, is left there; "
+           "skillrun --gc removes it once it is empty",
+           leaf, strerror(-r));
+  (void)sr_audit_emit(
+      &run->audit, "warning",
+      json_pack("{s:s, s:s}", "reason", "cgroup_left", "message", msg),
+      &ignored);
+}
+
 int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   /* A run supervised to its end has its figures even when its harvest
    * then failed or was cancelled (report_cancelled records them). */
@@ -810,6 +837,7 @@ int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {
   sr_workspace_remove_staging(&run->ws);
   if (supervised)
     collect_usage(run);
+  release_cgroup(run);
   sr_host_done(&run->host);
   return r;
 }

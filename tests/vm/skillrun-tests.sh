@@ -477,6 +477,39 @@ fi
 rmdir "$ENCL/p" "$ENCL" 2>/dev/null
 check "enclosing cgroups removed" [ ! -e "$ENCL" ]
 
+# ---------------------------------------------------------------- left
+# A leaf that cannot be removed (here a cgroup an administrator made
+# below it while the run lived): nothing of the run is alive, the leaf is
+# left, and the record says so.  Before the fix the run ended with no
+# word of it.
+run_left() {
+  "$SKILLRUN" --workspace-root "$WS" --execution-id left \
+    --audit-file "$WS/left.audit" "$BUNDLE" -- /bin/sleep 3 \
+    >/dev/null 2>"$WS/left.err" &
+  lpid=$!
+  i=0
+  lleaf=
+  while [ $i -lt 100 ] && [ -z "$lleaf" ]; do
+    sleep 0.1
+    lleaf=$(find "$CG/skillrun" -maxdepth 1 -name 'run-default.left.*' 2>/dev/null | head -n 1)
+    i=$((i + 1))
+  done
+  [ -n "$lleaf" ] && mkdir "$lleaf/admin"
+  wait "$lpid"
+  rc=$?
+}
+run_left
+diag "left: exit $rc, leaf ${lleaf:-none}; $(grep cgroup_left "$WS/left.audit" | head -c 300)"
+check "left: exit 0 ($rc)" [ "$rc" = 0 ]
+check "... a warning cgroup_left names the leaf that could not be removed" \
+  has_event "$WS/left.audit" warning "cgroup_left.*${lleaf:-no leaf}"
+check "... the warning precedes execution_completed" \
+  sh -c 'grep -n "cgroup_left" "$1" | head -n 1 | cut -d: -f1 |
+    { read -r w; e=$(grep -n "\"event\": *\"execution_completed\"" "$1" | cut -d: -f1);
+      [ -n "$w" ] && [ -n "$e" ] && [ "$w" -lt "$e" ]; }' - "$WS/left.audit"
+[ -n "$lleaf" ] && rmdir "$lleaf/admin" "$lleaf" 2>/dev/null
+check "left: cleaned up" [ -z "$(find "$CG/skillrun" -maxdepth 1 -name 'run-default.left.*')" ]
+
 # ---------------------------------------------------------------- gc
 check "--gc succeeds with nothing to collect" "$SKILLRUN" --gc
 check "no run-* leaf left under $CG" \
