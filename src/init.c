@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -271,15 +273,20 @@ static int write_limit(int dir, const char *name, const char *value,
 }
 
 /* The namespace's /proc/sys/user: through the procfs init still sees (the
- * host's), or, where that is read-only (a container's /proc/sys), a procfs
- * of the sandbox's own, made and never attached.  -ENOENT: the kernel has
- * none; -EROFS: neither can be written here (err says why). */
+ * host's), or, where that is read-only (a container's /proc/sys) or hidden
+ * under another mount, a procfs of the sandbox's own, made and never
+ * attached.  -ENOENT: the kernel has none (as that procfs, not a mask, says);
+ * -EROFS: neither can be written here (err says why). */
 static int open_userns_sysctls(struct sr_error *err) {
+  struct statfs sfs;
   int fd, fs, mnt;
 
+  /* Not there, or not a procfs's: a /proc/sys masked with an empty tmpfs
+   * read as a kernel without the files, and the run went on with no limit
+   * and no warning, strict or not. */
   fd = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
-    return -ENOENT; /* this kernel has none of them */
+  if (fd >= 0 && (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC))
+    fd = safe_close(fd);
   if (fd >= 0 && faccessat(fd, "max_inotify_instances", W_OK, AT_EACCESS) == 0)
     return fd;
   if (fd >= 0 && errno == ENOENT)
@@ -299,7 +306,7 @@ static int open_userns_sysctls(struct sr_error *err) {
   if (fs < 0) {
     sr_error_layer(err, "userns", errno,
                    "the run's inotify and fanotify limits are not set: "
-                   "/proc/sys is read-only here and no procfs of the "
+                   "/proc/sys is read-only or hidden here and no procfs of the "
                    "sandbox's own can be made (a container's), so a skill "
                    "may hold its caller's inotify instances");
     return -EROFS;

@@ -87,6 +87,38 @@ if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; th
     is "$mode: ... and the run ends with execution_completed" \
       "$(field "$AUDIT" execution_completed .exit_code)" 125
   done
+  # /proc/sys, or /proc/sys/user, hidden under an empty tmpfs: not a
+  # kernel without the files (user namespaces have them since Linux 4.9).
+  # The run went on with no limit and no warning, strict or not.
+  for mask in 'mount -t tmpfs -o ro,mode=555 sr-mask /proc/sys' \
+    'mount -t tmpfs -o mode=755 sr-mask /proc/sys/user'; do
+    CALLER=(unshare -m --propagation private sh -c "$mask"' && exec "$@"' sh)
+    what=${mask##* }
+    for mode in $MODES; do
+      skill "$mode" -p "$T/ro-proc.profile" -- /bin/true
+      is "$mode: $what masked: the run goes on" "$rc" 0
+      is "$mode: ... with a warning saying the limits are not set" \
+        "$("$JQ" -r 'select(.event == "warning" and .reason == "userns") | .reason' "$AUDIT")" userns
+      [ "$mode" = root ] || continue
+      skill "$mode" -p "$T/ro-strict.profile" -- /bin/true
+      is "$mode: ... a strict profile refuses (125)" "$rc" 125
+      is "$mode: ... layer_failed, layer userns" "$(field "$AUDIT" layer_failed .layer)" userns
+    done
+  done
+  # A /proc with no /proc/sys at all: systemd's ProcSubset=pid, a service
+  # unit's hardening, mounts it with subset=pid.  The kernel has the
+  # files (a procfs of the sandbox's own shows them) and the limits hold;
+  # they were skipped as if it had none, and the skill held all 128.
+  if unshare -m --propagation private sh -c 'mount -t proc -o subset=pid proc /proc && [ ! -e /proc/sys ]' 2>/dev/null; then
+    CALLER=(unshare -m --propagation private sh -c 'mount -t proc -o subset=pid proc /proc && exec "$@"' sh)
+    for mode in $MODES; do
+      attack "$mode" -- inotifyhog:0
+      is "$mode: /proc with subset=pid: the run goes on" "$rc" 0
+      is "$mode: ... the skill gets 16 inotify instances, then EMFILE" "$(result inotify_held)" 16:EMFILE
+    done
+  else
+    pass "# SKIP /proc with subset=pid: this kernel has no such mount option (Linux 5.8)"
+  fi
   CALLER=()
   skill root -p "$T/ro-proc.profile" -- /bin/true
   is "with /proc/sys writable no such warning" "$rc:$(field "$AUDIT" warning .reason)" "0:"
