@@ -1289,12 +1289,21 @@ int sr_cgroup_remove(struct sr_cgroup *cg) {
   return 0;
 }
 
-void sr_cgroup_done(struct sr_cgroup *cg) {
+int sr_cgroup_release(struct sr_cgroup *cg) {
+  int r = sr_cgroup_remove(cg);
+
   /* A leaf that cannot be removed now is left to --gc (its lock goes with
-   * the fd), with its fds and paths released here.  The scope itself goes
-   * with the supervisor: its manager collects it once it is empty. */
-  (void)sr_cgroup_remove(cg);
+   * the fd), with its fds and paths released here: no second removal
+   * waits for it again (up to twice SR_CG_DESTROY_WAIT_MS and the rmdir
+   * retries) before the run's final records. */
   cgroup_reset(cg);
+  return r;
+}
+
+void sr_cgroup_done(struct sr_cgroup *cg) {
+  /* The scope itself goes with the supervisor: its manager collects it
+   * once it is empty. */
+  (void)sr_cgroup_release(cg);
   free(cg->scope.unit);
   free(cg->scope.path);
   free(cg->scope.controllers);

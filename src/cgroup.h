@@ -144,10 +144,13 @@ int sr_cgroup_kill(const struct sr_cgroup *cg);
  * later; on v1 the leaves found empty may be gone already).  Safe to
  * call when inactive. */
 int sr_cgroup_remove(struct sr_cgroup *cg);
+/* sr_cgroup_remove once, then cg reset whether or not it worked (a leaf
+ * still busy is left to --gc): 0 or its -errno.  Safe when inactive. */
+int sr_cgroup_release(struct sr_cgroup *cg);
 /* The leaf's name (the same in every v1 hierarchy), or NULL without one. */
 const char *sr_cgroup_leaf_name(const struct sr_cgroup *cg);
 
-/* sr_cgroup_remove (best effort: a leaf still busy is left to --gc), then
+/* sr_cgroup_release (best effort: a leaf still busy is left to --gc), then
  * closes and frees everything.  Safe on an empty record. */
 void sr_cgroup_done(struct sr_cgroup *cg);
 #define _cleanup_cgroup_ _cleanup_(sr_cgroup_done)

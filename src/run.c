@@ -800,9 +800,10 @@ static void release_cgroup(struct sr_run *run) {
 
   if (!cg->active)
     return;
-  /* sr_cgroup_remove keeps cg when it fails; the path is copied anyway. */
+  /* Copied first: sr_cgroup_release resets cg either way, so that
+   * sr_host_done does not wait for a leaf that cannot go a second time. */
   snprintf(leaf, sizeof(leaf), "%s", cg->leaf_path ? cg->leaf_path : "?");
-  r = sr_cgroup_remove(cg);
+  r = sr_cgroup_release(cg);
   if (r >= 0)
     return;
   snprintf(msg, sizeof(msg),
