@@ -933,15 +933,18 @@ static int scope_not_asked(struct sr_cgroup_scope *scope, const char *override,
  * has one, and *at (malloc'd), the cgroup that has it.  A delegated
  * subtree's, a user slice's MemoryMax= or TasksMax=, --cgroup-parent's:
  * the run's leaf below them cannot use more, whatever its own limit says.
- * A file that cannot be read counts as no limit.
+ * A file that cannot be read counts as no limit.  `path` is resolved
+ * first: through a symlink (--cgroup-parent /run/x -> a cgroup) the walk
+ * would stop at /run, short of the cgroups above, and through a ".." it
+ * would read cgroups that do not hold the leaf.
  */
 static int outer_limit(const char *path, const char *file, uint64_t *v,
                        char **at) {
-  _cleanup_free_ char *p = strdup(path);
+  _cleanup_free_ char *p = realpath(path, NULL);
 
   *v = UINT64_MAX;
   if (!p)
-    return -ENOMEM;
+    return -errno;
   for (;;) {
     _cleanup_close_ int fd = sr_cg_open_dir_at(AT_FDCWD, p);
     uint64_t m;
@@ -991,7 +994,7 @@ static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
     r = outer_limit(parent_path, "pids.max", &cg->outer_pids,
                     &cg->outer_pids_at);
   if (r < 0) {
-    r = sr_error_layer(err, "cgroup", -r, "cgroup");
+    r = sr_error_layer(err, "cgroup", -r, "the cgroups above %s", parent_path);
     goto fail;
   }
   r = write_limits(cg, p, err);

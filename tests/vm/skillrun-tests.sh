@@ -454,6 +454,17 @@ if mkdir "$ENCL" "$ENCL/p" && echo "+memory +pids" >"$ENCL/cgroup.subtree_contro
   check "... the hog is stopped: status oom ($(completed "$a" status))" \
     [ "$(completed "$a" status)" = oom ]
   check "... the leaf is gone" no_leaf "$a"
+  # The same through a symlink to the subtree (--cgroup-parent is the
+  # caller's path): before the fix the walk up stopped at /tmp, which is
+  # no cgroup2, and the record said 256 MiB again.
+  ln -s "$ENCL/p" /tmp/vm-encl-link
+  run encl-link --cgroup-parent /tmp/vm-encl-link --memory 256M "$BUNDLE" -- /bin/true
+  check "enclosing 64 MiB, --cgroup-parent a symlink to $ENCL/p: exit 0 ($rc), the record's memory is 64 MiB" \
+    sh -c '[ "$1" = 0 ] && grep "\"event\": *\"policy_resolved\"" "$2" |
+      grep -q "\"memory\": *{[^}]*\"value\": *67108864"' - "$rc" "$WS/encl-link.audit"
+  check "... a warning names $ENCL and its memory.max" \
+    has_event "$WS/encl-link.audit" warning "memory 256MiB lowered to 64MiB: the memory.max of $ENCL,"
+  rm -f /tmp/vm-encl-link
   # The same for pids.max (a unit's or a slice's TasksMax=).
   echo 16 >"$ENCL/pids.max"
   run encl-pids --cgroup-parent "$ENCL/p" --pids 64 "$BUNDLE" -- /bin/true
