@@ -791,26 +791,41 @@ static void write_final_metadata(struct sr_run *run, enum sr_status status,
 
 /* The run's cgroup leaves removed before its final records, so that one
  * that cannot be removed (a process in it that does not die, a cgroup an
- * administrator made below it) is on the record, not only left to --gc. */
+ * administrator made below it) is on the record, not only left to --gc.
+ * The record names the leaves still there: on v1 the busy one may be the
+ * pids or cpuacct leaf, the memory one gone. */
 static void release_cgroup(struct sr_run *run) {
   struct sr_cgroup *cg = &run->host.cgroup;
   struct sr_error ignored = {0};
-  char leaf[PATH_MAX], msg[PATH_MAX + 256];
+  char paths[SR__CG1_MAX][PATH_MAX], left[SR__CG1_MAX * (PATH_MAX + 2)];
+  char msg[sizeof(left) + 256];
+  size_t n = 0, len = 0;
   int r;
 
   if (!cg->active)
     return;
   /* Copied first: sr_cgroup_release resets cg either way, so that
    * sr_host_done does not wait for a leaf that cannot go a second time. */
-  snprintf(leaf, sizeof(leaf), "%s", cg->leaf_path ? cg->leaf_path : "?");
+  for (int c = 0; c < SR__CG1_MAX; c++) {
+    const char *p = cg->version == SR_CGV_1 ? cg->v1_path[c]
+                    : c == 0                ? cg->leaf_path
+                                            : NULL;
+    if (p)
+      snprintf(paths[n++], PATH_MAX, "%s", p);
+  }
   r = sr_cgroup_release(cg);
   if (r >= 0)
     return;
+  left[0] = '\0';
+  for (size_t i = 0; i < n; i++)
+    if (access(paths[i], F_OK) == 0)
+      len += (size_t)snprintf(left + len, sizeof(left) - len, "%s%s",
+                              len ? ", " : "", paths[i]);
   snprintf(msg, sizeof(msg),
            "the run's cgroup %s could not be removed (%s): a process that "
            "did not die, or a cgroup made below it, is left there; "
            "skillrun --gc removes it once it is empty",
-           leaf, strerror(-r));
+           len ? left : "leaf", strerror(-r));
   (void)sr_audit_emit(
       &run->audit, "warning",
       json_pack("{s:s, s:s}", "reason", "cgroup_left", "message", msg),

@@ -225,6 +225,33 @@ if [ "$(id -u)" -eq 0 ] && [ "$root_cg" = cgroup1 ]; then
   for d in "${own[@]}"; do [ -e "$d" ] && mine=$((mine + 1)); done
   is "cgroup1: ... and its own leaves are gone after it" "$mine" 0
   for d in "${stale[@]}"; do [ -e "$d" ] && rmdir "$d"; done
+
+  # A leaf that cannot be removed: a cgroup made below the run's pids leaf
+  # while it runs.  The record names that leaf (before the fix it named
+  # the memory leaf, which was gone), and execution_completed follows the
+  # warning at once (before the fix the same leaf was waited for a second
+  # time, 1 s of rmdir retries, between the two).
+  "$SKILLRUN" --workspace-root "$W" --execution-id left --audit-file "$W/left.a" \
+    "$B" -- /bin/sleep 2 >/dev/null 2>"$W/left.err" &
+  sr=$!
+  mapfile -t own < <(leaves_when_running "$W/left.a")
+  pl=$(printf '%s\n' "${own[@]}" | grep '^/sys/fs/cgroup/pids/')
+  [ -n "$pl" ] && mkdir "$pl/admin"
+  wait "$sr"
+  rc=$?
+  is "cgroup1: a pids leaf with a cgroup below it: the run exits 0 ($(head -n 1 "$W/left.err"))" "$rc" 0
+  msg=$("$JQ" -r 'select(.event == "warning" and .reason == "cgroup_left") | .message' "$W/left.a")
+  want=
+  [ -z "$pl" ] || want="the run's cgroup $pl could not be removed"
+  starts_with() { [ -n "$2" ] && [[ $1 == "$2"* ]]; }
+  check "cgroup1: ... the cgroup_left warning names that leaf alone (${msg:0:120})" \
+    starts_with "$msg" "$want"
+  gap=$("$JQ" -rs '[.[] | select((.event == "warning" and .reason == "cgroup_left") or
+      .event == "execution_completed") | .ts[11:-1] | split(":") | map(tonumber) |
+      .[0] * 3600 + .[1] * 60 + .[2]] | if length == 2 then .[1] - .[0] else "none" end' "$W/left.a")
+  check "cgroup1: ... execution_completed follows it within 0.5 s ($gap s), not after a second wait" \
+    awk -v g="$gap" 'BEGIN { exit !(g != "none" && g + 0 < 0.5) }'
+  [ -n "$pl" ] && rmdir "$pl/admin" "$pl"
 else
   diag "SKIP cgroup1 checks: not root, or root gets $root_cg here"
 fi
