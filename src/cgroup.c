@@ -928,9 +928,10 @@ static int scope_not_asked(struct sr_cgroup_scope *scope, const char *override,
 
 /*
  * The lowest `file` (memory.max, pids.max) of the cgroup v2 at `path` and
- * of those above it, as far as the mount shows them (its root, or a cgroup
- * namespace's, has none; above it is no cgroup2): *v, UINT64_MAX when none
- * has one, and *at (malloc'd), the cgroup that has it.  A delegated
+ * of those above it, as far as the mount shows them (the hierarchy's root
+ * has none; a cgroup namespace's root is a container's cgroup, whose limit
+ * counts: tests/vm/cgroup-test.c; above it is no cgroup2): *v, UINT64_MAX when
+ * none has one, and *at (malloc'd), the cgroup that has it.  A delegated
  * subtree's, a user slice's MemoryMax= or TasksMax=, --cgroup-parent's:
  * the run's leaf below them cannot use more, whatever its own limit says.
  * A file that cannot be read counts as no limit.  `path` is resolved

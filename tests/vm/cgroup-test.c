@@ -14,11 +14,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -408,6 +410,96 @@ static void test_cgroupns(void) {
   destroy_and_check(&cg, "cgns");
 }
 
+/* Writes s to path: 0 or -errno. */
+static int put(const char *path, const char *s) {
+  _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+  if (fd < 0)
+    return -errno;
+  return write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
+}
+
+#define CTR "/sys/fs/cgroup/vm-ctr"
+
+/* In CTR/init, in a cgroup namespace and a mount namespace of its own
+ * with cgroup2 mounted again at /sys/fs/cgroup, as a container runtime
+ * does: the mount's root is CTR, with its memory.max of 48 MiB.  The
+ * run's leaf goes below that root's skillrun subtree, and the walk up
+ * from it (outer_limit) reads the container's memory.max: 0 when the
+ * leaf's memory.max and cg.outer_memory are 48 MiB for a run of 256. */
+static int child_container(void *arg) {
+  struct sr_cgroup cg;
+  struct sr_policy p;
+  long long leaf_max;
+  int ret;
+
+  (void)arg;
+  /* The namespace's root is the cgroup it is made in, CTR; its processes
+   * then go below it (the no-internal-processes rule), as a runtime's. */
+  ret = put(CTR "/cgroup.procs", "0\n");
+  if (ret < 0 || unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
+      (ret = put(CTR "/init/cgroup.procs", "0\n")) < 0) {
+    printf("# container: enter %s: %s\n", CTR,
+           strerror(ret < 0 ? -ret : errno));
+    fflush(stdout);
+    return 2;
+  }
+  /* The new mount namespace's mounts private first (the initramfs's may
+   * be shared), so that the container's cgroup2 stays its own. */
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+      umount2("/sys/fs/cgroup", MNT_DETACH) < 0 ||
+      mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0) {
+    printf("# container: cgroup2 at /sys/fs/cgroup: %s\n", strerror(errno));
+    fflush(stdout);
+    return 2;
+  }
+  policy_init(&p, SR_CGROUP_REQUIRE, 256 * MIB, 16);
+  if (setup(&cg, &p, "container") < 0) {
+    fflush(stdout);
+    return 3;
+  }
+  leaf_max = read_ll(cg.leaf_path, "memory.max");
+  printf("# container: leaf %s, memory.max %lld, outer %llu at %s\n",
+         cg.leaf_path, leaf_max, (unsigned long long)cg.outer_memory,
+         cg.outer_memory_at ? cg.outer_memory_at : "-");
+  ret = 4;
+  if (leaf_max == (long long)(48 * MIB) && cg.outer_memory == 48 * MIB)
+    ret = 0;
+  if (sr_cgroup_remove(&cg) < 0)
+    ret = 5;
+  sr_cgroup_done(&cg);
+  fflush(stdout);
+  return ret;
+}
+
+static void test_container(void) {
+  pid_t pid;
+  int status;
+
+  /* Root finding its own subtree only: a container runtime's. */
+  if (geteuid() != 0 || parent_override)
+    return;
+  if (mkdir(CTR, 0755) < 0 || mkdir(CTR "/init", 0755) < 0 ||
+      put(CTR "/memory.max", "48M\n") < 0) {
+    tap(false, "container: make %s with memory.max 48M: %s", CTR,
+        strerror(errno));
+  } else {
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0)
+      _exit(child_container(NULL));
+    status = pid < 0 ? -1 : wait_status(pid);
+    tap(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "container: root in a cgroup namespace whose root has memory.max "
+        "48M: the leaf's and the run's memory are 48 MiB (status 0x%x)",
+        status);
+  }
+  (void)rmdir(CTR "/skillrun");
+  (void)rmdir(CTR "/init");
+  (void)rmdir(CTR);
+  tap(!exists(CTR), "container: %s removed", CTR);
+}
+
 static int child_sleeper(void *arg) {
   int leaf_fd = *(int *)arg;
 
@@ -600,6 +692,7 @@ int main(int argc, char **argv) {
   test_fork_bomb();
   test_cpu_budget();
   test_cgroupns();
+  test_container();
   test_destroy_populated();
   test_gc();
   test_bad_parent();
