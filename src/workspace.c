@@ -507,9 +507,16 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     r = link_ledger(ws, active_dir, &name, err);
   if (r < 0) {
     /* Nothing is on its record yet: the directory goes, the marker with
-     * it (sr_workspace_done), and the id may run again. */
-    if (!ws->ledger_linked)
+     * it (sr_workspace_done), and the id may run again.  The run has no
+     * directory then: no metadata.json is written into the removed one,
+     * and execution_started names none. */
+    if (!ws->ledger_linked) {
       (void)unlinkat(ws->tenant_fd, execution, AT_REMOVEDIR);
+      safe_close(ws->run_fd);
+      ws->run_fd = -1;
+      free(ws->run_path);
+      ws->run_path = NULL;
+    }
     return r;
   }
   *audit_fd = fcntl(ws->active_fd, F_DUPFD_CLOEXEC, 3);

@@ -101,6 +101,24 @@ for mode in $MODES; do
   is "$mode: a staging copy that cannot be removed keeps its marker, and --gc removes it" \
     "$rc:$left:$gone:$(tail -n1 "$W/ws/default/left/audit.jsonl" | $JQ -r .status):$("$SKILLRUN" --verify-audit "$W/ws/default/left/audit.jsonl" 2>&1 | cut -d: -f1)" \
     "0:staging marker::succeeded:ok"
+  # A run whose audit.jsonl cannot be linked into its new run directory
+  # (both ways fail: linkat(2) of the open file and of /proc/self/fd)
+  # has no run directory: it is removed, the error is the one line on
+  # stderr (no warning about a metadata.json written into the removed
+  # directory), and execution_started names no run_dir.
+  W=$T/$mode-unlinked
+  mkdir -p "$W/bundle/unlinked" "$W/ws"
+  printf -- '---\nname: unlinked\ndescription: t.\n---\n# unlinked\n' >"$W/bundle/unlinked/SKILL.md"
+  chmod -R a+rX "$W"
+  if [ "$mode" = user ]; then chown "$NOBODY" "$W/ws"; fi
+  cp "$FAULTINJECT" "$W/fi.so" && chmod 755 "$W/fi.so"
+  in_mode "$mode" env SKILLRUN_FI_FUNC=linkat SKILLRUN_FI_MATCH=audit.jsonl SKILLRUN_FI_N=1 \
+    SKILLRUN_FI_TIMES=2 LD_PRELOAD="$W/fi.so" "$SKILLRUN" --workspace-root "$W/ws" \
+    --execution-id unlinked "$W/bundle/unlinked" -- /bin/true >"$W/stream" 2>"$W/stderr"
+  rc=$?
+  is "$mode: a run whose audit.jsonl cannot be linked ends with one error and no run directory" \
+    "$rc:$(wc -l <"$W/stderr"):$(head -n1 "$W/stderr"):$([ -e "$W/ws/default/unlinked" ] && echo dir):$($JQ -r 'select(.event == "execution_started") | .run_dir' "$W/stream"):$(tail -n1 "$W/stream" | $JQ -r .status)" \
+    "125:1:skillrun: cannot create audit.jsonl: Input/output error::null:error"
   # A run that closed its record but could not write its metadata.json
   # (exit 0, a warning) keeps its marker for gc to write it.  Its
   # outputs/ is then its caller's: a file the caller put there, and an
