@@ -197,7 +197,9 @@ static int run_main(int argc, char *argv[], const bool closed[3]) {
 
   if (sr_cli_parse(argc, argv, &args, &err) < 0) {
     sr_log_error("%s", err.msg);
-    if (err.exit_code != SR_EXIT_REFUSED)
+    /* Not after an error of the system's (out of memory): the command
+     * line was not at fault, and the error is one line. */
+    if (err.exit_code != SR_EXIT_REFUSED && err.err == 0)
       fprintf(stderr, "Try 'skillrun --help' for more information.\n");
     sr_args_done(&args);
     return err.exit_code ? err.exit_code : SR_EXIT_FAILED;

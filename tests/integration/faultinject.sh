@@ -54,7 +54,19 @@ for mode in $MODES; do
   if grep -qa __asan_init "$SKILLRUN" || [ ! -f "${FAULTINJECT_MALLOC:-}" ]; then
     pass "# SKIP $mode: malloc failures (an ASan build, or no faultinject-malloc.so)"
     pass "# SKIP $mode: malloc failures at the end (an ASan build, or no faultinject-malloc.so)"
+    pass "# SKIP $mode: malloc failing on the command line (an ASan build, or no faultinject-malloc.so)"
   else
+    # Out of memory as the command line is read: the error is the one
+    # line, without the usage hint (the command line was not at fault).
+    E=$T/$mode-cli
+    mkdir -p "$E" && cp "$FAULTINJECT_MALLOC" "$E/fim.so" && chmod -R a+rX "$E"
+    in_mode "$mode" env SKILLRUN_FI_FUNC=malloc SKILLRUN_FI_N=1 LD_PRELOAD="$E/fim.so" \
+      "$SKILLRUN" --workspace-root "$E" --execution-id cli "$E" -- /bin/true >/dev/null 2>"$E/stderr"
+    rc=$?
+    is "$mode: malloc failing on the command line is one line of error, no usage hint" \
+      "$rc:$(wc -l <"$E/stderr"):$(cat "$E/stderr")" \
+      "125:1:skillrun: parsing the command line: Cannot allocate memory"
+
     out=$T/$mode-malloc.out
     SWEEP_MODE=$mode SWEEP_AFTER=/sys/fs/cgroup/cpuacct SWEEP_MAX=6 bash "$SWEEP" "$SKILLRUN" \
       "$FAULTINJECT_MALLOC" "$T/$mode-malloc" malloc >"$out" 2>&1
