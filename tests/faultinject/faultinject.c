@@ -7,7 +7,8 @@
  *   SKILLRUN_FI_FUNC   the function: write, pwrite, writev, read, openat
  *                      (open and openat), mkdirat (mkdir and mkdirat),
  *                      fstatfs, ftruncate, fallocate, linkat, renameat
- *                      (rename, renameat, renameat2), fsync, clone3
+ *                      (rename, renameat, renameat2), unlinkat (unlink,
+ *                      unlinkat, rmdir), fsync, clone3
  *                      (syscall() with SYS_clone3 or SYS_clone); malloc
  *                      (malloc, calloc, realloc: NULL) in the shim built
  *                      with -DFI_MALLOC only, faultinject-malloc.so
@@ -17,7 +18,8 @@
  *                      malloc)
  *   SKILLRUN_FI_MATCH  count only the calls whose path (the new name of
  *                      linkat and rename) contains this string: open*,
- *                      mkdir*, linkat, rename* (others are not counted)
+ *                      mkdir*, linkat, rename*, unlink*, rmdir (others are
+ *                      not counted)
  *   SKILLRUN_FI_AFTER  count nothing until a path containing this string
  *                      has been opened (open*): the calls of one phase
  *   SKILLRUN_FI_BT     set: print the failing call's backtrace on stderr
@@ -373,6 +375,24 @@ int renameat2(int od, const char *o, int nd, const char *n, unsigned flags) {
   REAL(renameat2, int, int, const char *, int, const char *, unsigned);
   FAIL_PATH("renameat", n, -1);
   return real_renameat2(od, o, nd, n, flags);
+}
+
+int unlinkat(int dfd, const char *path, int flags) {
+  REAL(unlinkat, int, int, const char *, int);
+  FAIL_PATH("unlinkat", path, -1);
+  return real_unlinkat(dfd, path, flags);
+}
+
+int unlink(const char *path) {
+  REAL(unlink, int, const char *);
+  FAIL_PATH("unlinkat", path, -1);
+  return real_unlink(path);
+}
+
+int rmdir(const char *path) {
+  REAL(rmdir, int, const char *);
+  FAIL_PATH("unlinkat", path, -1);
+  return real_rmdir(path);
 }
 
 int fsync(int fd) {

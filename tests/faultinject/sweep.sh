@@ -30,13 +30,16 @@
 # SKILLRUN_FI_MATCH: "default:fi-" for a run's own marker and staging),
 # SWEEP_AFTER (count only once a path containing it was opened, as
 # SKILLRUN_FI_AFTER), SWEEP_MAX with it for the calls of one phase,
-# SWEEP_LAST (only the last calls of a clean run's count).
+# SWEEP_LAST (only the last calls of a clean run's count), SWEEP_ARGS
+# (more options for every run, split on blanks: "--conf FILE", "-p FILE");
+# SKILLRUN_FI_TIMES passes through (a call that keeps failing from the Nth
+# on: expect what cannot be removed to be left, and on the record).
 # Prints "ok FUNC N" for a clean run with SWEEP_VERBOSE=1; exits 1 when any
 # run broke a promise.
 set -u
 SKILLRUN=$1 SO=$2 WORK=$3
 shift 3
-FUNCS=${*:-write pwrite read openat mkdirat fstatfs ftruncate fallocate linkat renameat clone3}
+FUNCS=${*:-write pwrite read openat mkdirat fstatfs ftruncate fallocate linkat renameat unlinkat clone3}
 MODE=${SWEEP_MODE:-root}
 SKILL=${SWEEP_SKILL:-true}
 ERRNO=${SWEEP_ERRNO:-5}
@@ -78,10 +81,11 @@ report() { # FUNC N TEXT
 run() { # FUNC N: one run, its id fi-FUNC-N
   local f=$1 n=$2 id=fi-$1-$2 rc lines d s p leaf
   rm -rf "${W:?}/default/$id"
+  # shellcheck disable=SC2086 # SWEEP_ARGS: options, split on blanks
   "${pre[@]}" SKILLRUN_FI_FUNC="$f" SKILLRUN_FI_N="$n" SKILLRUN_FI_ERRNO="$ERRNO" \
     SKILLRUN_FI_MATCH="${SWEEP_MATCH:-}" SKILLRUN_FI_AFTER="${SWEEP_AFTER:-}" SKILLRUN_FI_COUNT="$OUT/count" SKILLRUN_FI_MARK=$MARK LD_PRELOAD="$WORK/faultinject.so" \
     ASAN_OPTIONS=verify_asan_link_order=0 \
-    "$WORK/skillrun" --workspace-root "$W" --execution-id "$id" "$B" -- "${cmd[@]}" \
+    "$WORK/skillrun" --workspace-root "$W" --execution-id "$id" ${SWEEP_ARGS:-} "$B" -- "${cmd[@]}" \
     >"$OUT/stream" 2>"$OUT/stderr" </dev/null
   rc=$?
   [ "$n" = 0 ] && { od -An -tu8 -N8 "$OUT/count" | tr -d ' '; return 0; }

@@ -36,7 +36,7 @@ probe_count=$(SKILLRUN_FI_FUNC=read SKILLRUN_FI_N=0 SKILLRUN_FI_COUNT=$T/count \
 for mode in $MODES; do
   out=$T/$mode.out
   SWEEP_MODE=$mode SWEEP_SKILL=true bash "$SWEEP" "$SKILLRUN" "$FAULTINJECT" "$T/$mode" \
-    write pwrite read mkdirat fstatfs ftruncate fallocate renameat clone3 >"$out" 2>&1
+    write pwrite read mkdirat fstatfs ftruncate fallocate renameat unlinkat clone3 >"$out" 2>&1
   rc=$?
   grep '^#' "$out" | sed 's/^/# /'
   is "$mode: every failing call ends the run as promised" "$rc:$(grep VIOLATION "$out")" "0:"
@@ -163,4 +163,33 @@ for mode in $MODES; do
     "$gone:$($JQ -r .result.status "$R/metadata.json" 2>&1):$closes:$counted" \
     ':succeeded:succeeded :skillrun_runs_total{tenant="default",skill="kept",status="succeeded"} 2 '
 done
+# A cgroup leaf that cannot be removed (every rmdir of the run's leaves
+# fails) is on the record: a warning, reason cgroup_left, just before
+# execution_completed, and --gc removes the leaf once it is empty.  As
+# root, where the run has a cgroup of its own.
+W=$T/cgleft
+mkdir -p "$W/bundle/cgleft" "$W/ws"
+printf -- '---\nname: cgleft\ndescription: t.\n---\n# cgleft\n' >"$W/bundle/cgleft/SKILL.md"
+chmod -R a+rX "$W"
+if [ "$(id -u)" = 0 ]; then
+  env SKILLRUN_FI_FUNC=unlinkat SKILLRUN_FI_MATCH=run-default.cgleft SKILLRUN_FI_N=1 \
+    SKILLRUN_FI_TIMES=999 LD_PRELOAD="$FAULTINJECT" "$SKILLRUN" --workspace-root "$W/ws" \
+    --execution-id cgleft "$W/bundle/cgleft" -- /bin/true >"$W/stream" 2>"$W/stderr"
+  rc=$?
+  leaves=$($JQ -r 'select(.event == "policy_resolved") | .cgroup_leaves // [] | .[]' "$W/stream")
+fi
+if [ "$(id -u)" != 0 ] || [ -z "$leaves" ]; then
+  pass "# SKIP a cgroup leaf that cannot be removed: the run has no cgroup leaf (root, a writable cgroup)"
+  pass "# SKIP ... --gc removes it"
+else
+  left=$(for l in $leaves; do [ -d "$l" ] && echo left; done | sort -u)
+  is "a cgroup leaf that cannot be removed: a warning just before execution_completed" \
+    "$rc:$left:$(tail -n2 "$W/stream" | $JQ -r '.reason // .status' | tr '\n' ' ')" \
+    "0:left:cgroup_left succeeded "
+  sleep 2 # --gc leaves a leaf younger than 2 s to the run making it
+  "$SKILLRUN" --gc --workspace-root "$W/ws" >/dev/null 2>&1
+  left=$(for l in $leaves; do [ -d "$l" ] && echo "$l"; done)
+  for l in $left; do rmdir "$l"; done # not left behind by the test
+  is "... --gc removes it" "$left" ""
+fi
 finish
