@@ -180,12 +180,17 @@ if [ "$(id -u)" = 0 ]; then
 fi
 if [ "$(id -u)" != 0 ] || [ -z "$leaves" ]; then
   pass "# SKIP a cgroup leaf that cannot be removed: the run has no cgroup leaf (root, a writable cgroup)"
+  pass "# SKIP ... naming every leaf left"
   pass "# SKIP ... --gc removes it"
 else
   left=$(for l in $leaves; do [ -d "$l" ] && echo left; done | sort -u)
   is "a cgroup leaf that cannot be removed: a warning just before execution_completed" \
     "$rc:$left:$(tail -n2 "$W/stream" | $JQ -r '.reason // .status' | tr '\n' ' ')" \
     "0:left:cgroup_left succeeded "
+  # Which names every leaf left (cgroup v1: one in each hierarchy).
+  msg=$($JQ -r 'select(.reason == "cgroup_left") | .message' "$W/stream")
+  unnamed=$(for l in $leaves; do case $msg in *"$l"*) ;; *) echo "$l" ;; esac; done)
+  is "... naming every leaf left" "$unnamed" ""
   sleep 2 # --gc leaves a leaf younger than 2 s to the run making it
   "$SKILLRUN" --gc --workspace-root "$W/ws" >/dev/null 2>&1
   left=$(for l in $leaves; do [ -d "$l" ] && echo "$l"; done)
