@@ -159,7 +159,13 @@ struct sr_policy {
   enum sr_proc_mode proc;
   bool strict; /* `strict yes`: manifest lenience and fallbacks refused */
   bool memory_rlimit; /* `memory-rlimit yes`: RLIMIT_AS = memory as well */
-  char *hostname;     /* default "skillrun" */
+  /* Whether skillrun.conf bounds a profile's bind-ro, etc-file, env-keep
+   * and seccomp-allow (a line of that key: the lists below). */
+  bool binds_bounded;
+  bool etc_bounded;
+  bool env_bounded;
+  bool seccomp_bounded;
+  char *hostname; /* default "skillrun" */
   /* The bundle's directory in the sandbox, named after the skill: its
    * working directory (sr_view_skill_dir); set with the manifest. */
   char *skill_dir;
@@ -174,15 +180,12 @@ struct sr_policy {
    * host paths a profile's bind-ro(-try) sources and etc-file(-try) files
    * stay at or below, by path components; one outside is dropped with a
    * warning.  Without such a line (…_bounded false) not bounded. */
-  bool binds_bounded;
   struct sr_strv binds_permitted;
-  bool etc_bounded;
   struct sr_strv etc_permitted; /* absolute, below /etc */
   struct sr_strv env_keep;      /* names kept from the caller's environment */
   /* skillrun.conf `env-keep NAME...|none`: the names a profile's env-keep
    * may keep; one outside is dropped with a warning.  Without such a line
    * (env_bounded false) not bounded. */
-  bool env_bounded;
   struct sr_strv env_permitted;
   struct sr_setenv *setenv;
   size_t n_setenv;
@@ -199,7 +202,6 @@ struct sr_policy {
    * seccomp-allow may add; a name outside is dropped with a warning.
    * Without such a line (seccomp_bounded false) a profile's list is not
    * bounded (beyond the hard-denied groups, seccomp.c). */
-  bool seccomp_bounded;
   struct sr_strv seccomp_permitted;
 
   /* conf `workspace-root`, replaced by --workspace-root; may be NULL. */
