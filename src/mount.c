@@ -1503,7 +1503,7 @@ int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
                    struct sr_error *err) {
   _cleanup_close_ int outputs = -1;
   int proc;
-  _cleanup_(restore_umask) mode_t old_umask = umask(022);
+  _cleanup_(restore_umask) _unused_ mode_t old_umask = umask(022);
   _cleanup_(ctx_done) struct ctx c = {
       .plan = plan, .err = err, .host_fd = -1, .root_fd = -1};
   int r;
@@ -1521,7 +1521,7 @@ int sr_mount_build(struct sr_mount_plan *plan, int *ret_outputs_fd,
   r = build_view(&c);
   if (r < 0)
     return r;
-  outputs = openat(c.root_fd, SR_VIEW_OUTPUTS + 1,
+  outputs = openat(c.root_fd, &SR_VIEW_OUTPUTS[1],
                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (outputs < 0)
     return sr_error_layer(err, "mount", errno, "open %s", SR_VIEW_OUTPUTS);
