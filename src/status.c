@@ -40,7 +40,10 @@ enum sr_status sr_status_of_error(int exit_code) {
 }
 
 /* A limit stopped the run: the status names it, exit 137; the skill's own
- * exit status, if it still had one, stays on the record. */
+ * exit status, if it still had one, stays on the record, and so does the
+ * signal that ended it: the kernel's OOM kill, or the SIGKILL with which
+ * the supervisor took init and the tree (the record said null, as if
+ * nothing had ended the skill). */
 static void limit_kill(const struct sr_outcome *o, struct sr_verdict *v,
                        enum sr_status status) {
   v->status = status;
@@ -49,6 +52,10 @@ static void limit_kill(const struct sr_outcome *o, struct sr_verdict *v,
   v->cpu_exceeded = status == SR_STATUS_CPU_EXCEEDED;
   if (o->have_status && WIFEXITED(o->wait_status))
     v->skill_exit = WEXITSTATUS(o->wait_status);
+  else if (o->have_status && WIFSIGNALED(o->wait_status))
+    v->signal = WTERMSIG(o->wait_status);
+  else if (!o->have_status && !o->exec_errno)
+    v->signal = SIGKILL;
 }
 
 static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {

@@ -173,6 +173,12 @@ for mode in $MODES; do
       r --cpu-seconds 1 "$B" -- /bin/sh -c 'while :; do :; done'
       expect "$row" "the CPU-time budget" 137 cpu_exceeded
       on limit_exceeded .limit cpu
+      # The record names the kill that ended the skill: the supervisor's
+      # SIGKILL, or RLIMIT_CPU's SIGXCPU where that backstop came first
+      # (it said null, as if nothing had ended the skill).
+      sig=$(field "$W/a.$n" execution_completed .signal)
+      check "$mode: ... execution_completed .signal is the kill's ($sig)" \
+        test "$sig" = 9 -o "$sig" = 24
       # Every enforcer of memory stops the run (cgroup2, cgroup1, the
       # supervisor's sampler).  This row used to run only where
       # enforced_by said "cgroup", a name no run records: it never ran.
@@ -180,6 +186,7 @@ for mode in $MODES; do
       expect "$row" "the memory limit ($(field "$W/a.$n" policy_resolved \
         .policy.limits.memory.enforced_by))" 137 oom
       on limit_exceeded .limit memory
+      on execution_completed .signal 9
       ;;
     128+N)
       r "$B" -- /bin/sh -c 'kill -USR1 $$'
