@@ -90,11 +90,16 @@ over "/etc/subuid=$T/subids-clear" "/etc/subgid=$T/subids-clear" -- "$B" -- /bin
 is "subordinate ranges beside the pool: the run succeeds" "$rc" 0
 
 # Every id of the pool but one is a user's (or a group's): that one is
-# taken, whichever slot the run starts at.
+# taken, whichever slot the run starts at.  A pool of 64 ids of this
+# test's own (912400-912463): under make -j2 another test's root run may
+# hold any slot of the default pool for longer than a run waits (10 s),
+# and the one id left was then taken (CI's ASan distcheck failed so, all
+# three runs); the subordinate ranges are the test's too.
+printf 'uid-pool 912400 64\n' >"$T/pool64.conf"
 cp /etc/passwd "$T/passwd"
 cp /etc/group "$T/group"
-for i in $(seq 800000 800063); do
-  [ "$i" = 800040 ] && continue
+for i in $(seq 912400 912463); do
+  [ "$i" = 912440 ] && continue
   if [ $((i % 2)) = 0 ]; then
     echo "pool$i:x:$i:$i::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
   else
@@ -102,10 +107,13 @@ for i in $(seq 800000 800063); do
   fi
 done
 for k in 1 2 3; do
-  over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
+  over "/etc/passwd=$T/passwd" "/etc/group=$T/group" \
+    "/etc/subuid=$T/subids-clear" "/etc/subgid=$T/subids-clear" -- \
+    --conf "$T/pool64.conf" "$B" -- /bin/true
   is "ids of the pool that are users' or groups' are not taken ($k): the run succeeds" "$rc" 0
-  is "... with the one id nobody has" "$(host_uid)" 800040
+  is "... with the one id nobody has" "$(host_uid)" 912440
 done
+rm -f /run/skillrun/uid-pool/912440
 
 # While every slot is taken a run waits (10 s), passing over the pool
 # every 100 ms; whether an id is a user's or a group's is asked once per
@@ -148,7 +156,7 @@ fi
 # a process of the test's own under the pool's one id, which the next run
 # must wait for.  Before, that run took the slot at once.
 if command -v setpriv >/dev/null; then
-  ID=912350 # nobody else's: the case above takes 912340-3, pool-wait.sh 912360
+  ID=912350 # nobody else's: the cases above take 912340-3 and 912400-63, pool-wait.sh 912360
   SLOT=/run/skillrun/uid-pool/$ID
   printf 'uid-pool %s 1\n' "$ID" >"$T/pool1.conf"
   "$SKILLRUN" --conf "$T/pool1.conf" --workspace-root "$W" --execution-id k1 \
@@ -161,6 +169,12 @@ if command -v setpriv >/dev/null; then
   check "... a supervisor killed with SIGKILL leaves the mark" test -s "$SLOT"
   setpriv --reuid=$ID --regid=$ID --clear-groups sleep 60 &
   left=$!
+  # Until it runs as the id: a run that looked before setpriv's switch
+  # found no such process and, rightly, took the slot at once.
+  for _ in $(seq 100); do
+    [ "$(awk '$1 == "Uid:" { print $2 }' /proc/$left/status 2>/dev/null)" = "$ID" ] && break
+    sleep 0.05
+  done
   n=$((n + 1))
   AUDIT=$W/u$n.audit
   "$SKILLRUN" --conf "$T/pool1.conf" --workspace-root "$W" --execution-id "u$n" \
@@ -322,9 +336,11 @@ if command -v setpriv >/dev/null && command -v timeout >/dev/null; then
   wait "$left" 2>/dev/null
 fi
 
-echo "pool800040:x:800040:800040::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
-over "/etc/passwd=$T/passwd" "/etc/group=$T/group" -- "$B" -- /bin/true
+echo "pool912440:x:912440:912440::/nonexistent:/usr/sbin/nologin" >>"$T/passwd"
+over "/etc/passwd=$T/passwd" "/etc/group=$T/group" \
+  "/etc/subuid=$T/subids-clear" "/etc/subgid=$T/subids-clear" -- \
+  --conf "$T/pool64.conf" "$B" -- /bin/true
 is "every id of the pool a user's or a group's: the run stops (125)" "$rc" 125
-check "... saying so" grep -q "every id of the uid pool 800000-800063 is a user's or a group's" "$ERR"
+check "... saying so" grep -q "every id of the uid pool 912400-912463 is a user's or a group's" "$ERR"
 is "... with its terminal record" "$(field "$AUDIT" execution_completed .status)" error
 finish
