@@ -39,17 +39,12 @@ enum sr_status sr_status_of_error(int exit_code) {
   return exit_code == SR_EXIT_REFUSED ? SR_STATUS_REFUSED : SR_STATUS_ERROR;
 }
 
-/* A limit stopped the run: the status names it, exit 137; the skill's own
- * exit status, if it still had one, stays on the record, and so does the
- * signal that ended it: the kernel's OOM kill, or the SIGKILL with which
- * the supervisor took init and the tree (the record said null, as if
- * nothing had ended the skill). */
-static void limit_kill(const struct sr_outcome *o, struct sr_verdict *v,
-                       enum sr_status status) {
-  v->status = status;
-  v->exit_code = 128 + SIGKILL;
-  v->limit_hit = true;
-  v->cpu_exceeded = status == SR_STATUS_CPU_EXCEEDED;
+/* How the skill ended, as far as a kill from outside leaves it on the
+ * record: its own exit status if it had one, else the signal it died of;
+ * without a status the supervisor's SIGKILL took init and the tree along
+ * (the record said null there, as if nothing had ended the skill), unless
+ * its execve had failed and nothing of it ran. */
+static void skill_end(const struct sr_outcome *o, struct sr_verdict *v) {
   if (o->have_status && WIFEXITED(o->wait_status))
     v->skill_exit = WEXITSTATUS(o->wait_status);
   else if (o->have_status && WIFSIGNALED(o->wait_status))
@@ -58,22 +53,27 @@ static void limit_kill(const struct sr_outcome *o, struct sr_verdict *v,
     v->signal = SIGKILL;
 }
 
+/* A limit stopped the run: the status names it, exit 137, and the skill's
+ * end (the kernel's OOM kill, the supervisor's SIGKILL, or its own exit
+ * just before) stays on the record. */
+static void limit_kill(const struct sr_outcome *o, struct sr_verdict *v,
+                       enum sr_status status) {
+  v->status = status;
+  v->exit_code = 128 + SIGKILL;
+  v->limit_hit = true;
+  v->cpu_exceeded = status == SR_STATUS_CPU_EXCEEDED;
+  skill_end(o, v);
+}
+
 static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
   const int st = o->wait_status;
 
   if (o->timed_out) {
     v->status = SR_STATUS_TIMEOUT;
     v->exit_code = SR_EXIT_TIMEOUT;
-    /* What the skill made of the SIGTERM sent at the deadline.  No
-     * status: kill-grace ran out and the supervisor's SIGKILL took init
-     * and the tree along, as for a cancellation (below); the record used
-     * to say null there, as if nothing had ended the skill. */
-    if (o->have_status && WIFEXITED(st))
-      v->skill_exit = WEXITSTATUS(st);
-    else if (o->have_status && WIFSIGNALED(st))
-      v->signal = WTERMSIG(st);
-    else if (!o->have_status)
-      v->signal = SIGKILL;
+    /* What the skill made of the SIGTERM sent at the deadline; no
+     * status: kill-grace ran out, as for a cancellation (below). */
+    skill_end(o, v);
   } else if (o->cpu_exceeded) {
     limit_kill(o, v, SR_STATUS_CPU_EXCEEDED);
   } else if (o->memory_exceeded || o->oom_killed) {

@@ -93,8 +93,8 @@ is "subordinate ranges beside the pool: the run succeeds" "$rc" 0
 # taken, whichever slot the run starts at.  A pool of 64 ids of this
 # test's own (912400-912463): under make -j2 another test's root run may
 # hold any slot of the default pool for longer than a run waits (10 s),
-# and the one id left was then taken (CI's ASan distcheck failed so, all
-# three runs); the subordinate ranges are the test's too.
+# and the one id left was then taken (a CI rehearsal's ASan distcheck
+# failed so, all three runs); the subordinate ranges are the test's too.
 printf 'uid-pool 912400 64\n' >"$T/pool64.conf"
 cp /etc/passwd "$T/passwd"
 cp /etc/group "$T/group"
