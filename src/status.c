@@ -43,13 +43,15 @@ enum sr_status sr_status_of_error(int exit_code) {
  * record: its own exit status if it had one, else the signal it died of;
  * without a status the supervisor's SIGKILL took init and the tree along
  * (the record said null there, as if nothing had ended the skill), unless
- * its execve had failed and nothing of it ran. */
+ * nothing of the skill ran: its execve failed, or init was killed while
+ * it still built the sandbox (a deadline or a cancellation that came
+ * first), and no signal ended a skill that never started. */
 static void skill_end(const struct sr_outcome *o, struct sr_verdict *v) {
   if (o->have_status && WIFEXITED(o->wait_status))
     v->skill_exit = WEXITSTATUS(o->wait_status);
   else if (o->have_status && WIFSIGNALED(o->wait_status))
     v->signal = WTERMSIG(o->wait_status);
-  else if (!o->have_status && !o->exec_errno)
+  else if (!o->have_status && !o->exec_errno && o->started)
     v->signal = SIGKILL;
 }
 
@@ -106,8 +108,8 @@ static void by_cause(const struct sr_outcome *o, struct sr_verdict *v) {
   } else {
     /* init died without reporting: only our own kill does that. */
     v->status = o->cancel_sig ? SR_STATUS_CANCELLED : SR_STATUS_KILLED;
-    v->signal = SIGKILL;
     v->exit_code = 128 + SIGKILL;
+    skill_end(o, v);
   }
 }
 

@@ -27,6 +27,7 @@ const char *sr_status_name(enum sr_status s);
 
 /* What the supervisor saw of a run that was launched. */
 struct sr_outcome {
+  bool started;         /* init said the skill's process was started */
   bool have_status;     /* init reported the skill's wait status */
   int wait_status;      /* that status (waitpid(2) encoding) */
   int exec_errno;       /* execve failed with this errno, 0 if it did not */

@@ -1392,6 +1392,7 @@ int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err) {
 void sr_supervisor_outcome(const struct sr_supervisor *s,
                            struct sr_outcome *o) {
   memset(o, 0, sizeof(*o));
+  o->started = s->ready;
   o->have_status = s->have_status;
   o->wait_status = s->wait_status;
   o->exec_errno = s->exec_errno;

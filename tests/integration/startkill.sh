@@ -6,8 +6,13 @@
 # only moments at which the run has a directory or a marker and nothing on
 # its record.  Afterwards --gc (or the next run's own gc) leaves nothing
 # behind, and the execution id, which never ran, may run; a run of an id
-# that did run keeps its record whatever is killed beside it.  As root and
-# as an unprivileged user.
+# that did run keeps its record whatever is killed beside it.  And a run
+# stopped while its init builds the sandbox (strace holds init's
+# pivot_root(2)), by its deadline or by a cancellation: its record ends
+# with the status and exit status of what stopped it and says that
+# nothing ended the skill, which never started (signal and
+# skill_exit_code null; they said 9 before).  As root and as an
+# unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -19,6 +24,7 @@ skip_modes
 T=$(tmpdir)
 B=$T/startkill
 mkbundle "$B"
+printf 'include default\nkill-grace 200ms\n' >"$T/grace.profile"
 chmod -R a+rX "$T"
 
 # kill_at MODE W ID SYSCALL PATH: a run of ID killed on entry to SYSCALL
@@ -30,6 +36,27 @@ kill_at() {
     >"$2/s.$3" 2>"$2/e.$3"
 }
 markers() { ls -A "$1/.active" 2>/dev/null | tr '\n' ' '; }
+# held_at_pivot MODE W ID ARGS...: a run of ID whose init is held for 3 s
+# on entry to pivot_root(2), its one call of it, so that the sandbox is
+# still being built when the deadline or the cancellation comes.
+held_at_pivot() {
+  local mode=$1 w=$2 id=$3
+  shift 3
+  in_mode "$mode" "$STRACE" -f -qq -o /dev/null -e trace=pivot_root \
+    -e inject=pivot_root:delay_enter=3000000 \
+    "$SKILLRUN" --workspace-root "$w" --execution-id "$id" -p "$T/grace.profile" \
+    "$@" "$B" -- /bin/true >"$w/s.$id" 2>"$w/e.$id"
+}
+# not_started W ID STATUS: the record of a run stopped before its skill.
+not_started() {
+  local a=$1/default/$2/audit.jsonl
+  check "$mode: ... the record verifies" audit_ok "$a"
+  check "$mode: ... the skill never ran (no running state)" not grep -q '"state":"running"' "$a"
+  is "$mode: ... execution_completed: status, skill_exit_code, signal" \
+    "$(field "$a" execution_completed '[.status, (.skill_exit_code, .signal | tojson), (has("skill_exit_code") and has("signal"))] | @tsv')" \
+    "$3	null	null	true"
+  is "$mode: ... metadata.json's result" "$(meta_status "$1/default/$2")" "$3"
+}
 
 for mode in $MODES; do
   W=$(mode_workspace $mode)
@@ -73,5 +100,25 @@ for mode in $MODES; do
   is "$mode: ... nothing is left in .active" "$(markers "$W")" ""
   in_mode $mode "$SKILLRUN" --workspace-root "$W" --execution-id warm "$B" -- /bin/true >/dev/null 2>"$W/err.warm"
   is "$mode: ... and the id is still refused as run (123)" "$?" 123
+
+  # 4. The deadline (1 s, kill-grace 200 ms) while init builds the
+  #    sandbox.
+  held_at_pivot $mode "$W" t4 --timeout 1s
+  rc=$?
+  is "$mode: a deadline before the skill started: 124 ($(head -n 1 "$W/e.t4"))" "$rc" 124
+  not_started "$W" t4 timeout
+
+  # 5. A cancellation (SIGTERM to skillrun) while init builds it.
+  held_at_pivot $mode "$W" c5 &
+  job=$!
+  check "$mode: ... (the run's sandbox is being built)" wait_for "$W/s.c5" '"event":"policy_resolved"'
+  sleep 0.5
+  # The background job is a subshell; strace its child, skillrun strace's.
+  tracer=$(pgrep -x -P "$job" strace)
+  check "$mode: ... SIGTERM to skillrun" pkill -TERM -x -P "${tracer:-0}" skillrun
+  wait "$job"
+  rc=$?
+  is "$mode: a cancellation before the skill started: 143 ($(head -n 1 "$W/e.c5"))" "$rc" 143
+  not_started "$W" c5 cancelled
 done
 finish

@@ -21,12 +21,13 @@
 
 struct row {
   const char *what;
-  struct sr_outcome o;
+  struct sr_outcome o; /* .started is set for every row but ... */
   enum sr_status status;
   int exit_code;
   int skill_exit;
   int signal;
   bool cpu_exceeded;
+  bool before_start; /* ... these: init had not started the skill */
 };
 
 static const struct row rows[] = {
@@ -204,6 +205,49 @@ static const struct row rows[] = {
      SIGKILL,
      false},
     {"init died unreported", {0}, SR_STATUS_KILLED, 137, -1, SIGKILL, false},
+    /* Init killed while it built the sandbox: no signal ended a skill
+     * that never started (the exit status stays that of the kill). */
+    {"wall clock, before the skill started",
+     {.timed_out = true},
+     SR_STATUS_TIMEOUT,
+     124,
+     -1,
+     0,
+     false,
+     true},
+    {"cancelled before the skill started",
+     {.cancel_sig = SIGTERM},
+     SR_STATUS_CANCELLED,
+     128 + SIGTERM,
+     -1,
+     0,
+     false,
+     true},
+    {"init died unreported, before the skill started",
+     {0},
+     SR_STATUS_KILLED,
+     137,
+     -1,
+     0,
+     false,
+     true},
+    {"memory limit, before the skill started",
+     {.memory_exceeded = true},
+     SR_STATUS_OOM,
+     137,
+     -1,
+     0,
+     false,
+     true},
+    /* An exit status init reported is the skill's, started or not. */
+    {"exit 0 reported, start not seen",
+     {.have_status = true, .wait_status = EXITED(0)},
+     SR_STATUS_SUCCEEDED,
+     0,
+     0,
+     0,
+     false,
+     true},
     {"cancelled, skill exited on SIGTERM",
      {.cancel_sig = SIGTERM,
       .have_status = true,
@@ -296,9 +340,11 @@ static void test_table(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     const struct row *w = &rows[i];
+    struct sr_outcome o = w->o;
     struct sr_verdict v;
 
-    sr_verdict_of(&w->o, &v);
+    o.started = !w->before_start;
+    sr_verdict_of(&o, &v);
     print_message("# %s\n", w->what);
     assert_string_equal(sr_status_name(v.status), sr_status_name(w->status));
     assert_int_equal(v.exit_code, w->exit_code);
