@@ -10,6 +10,7 @@
 #include "audit.h"
 #include "fdutil.h"
 #include "sha256.h"
+#include "status.h"
 #include "trust.h"
 #include "util.h"
 
@@ -1017,16 +1018,27 @@ static int check_anchor(const struct chain *c, const char *name,
 }
 
 /* The ids the last line names (every line names the same, verify_line),
- * when they are ids: a ledger's text is anyone's who could write it. */
+ * when they are ids, and the status and exit status it ends the run with,
+ * when they are ones skillrun writes: a ledger's text is anyone's who
+ * could write it. */
 static void ids_of(const char *line, size_t len, struct sr_audit_check *out) {
   _cleanup_json_ json_t *obj = json_loadb(line, len, 0, NULL);
   const char *t = json_string_value(json_object_get(obj, "tenant_id"));
   const char *e = json_string_value(json_object_get(obj, "execution_id"));
+  const char *st = json_string_value(json_object_get(obj, "status"));
+  const json_t *x = json_object_get(obj, "exit_code");
 
   if (t && sr_valid_id(t))
     snprintf(out->tenant_id, sizeof(out->tenant_id), "%s", t);
   if (e && sr_valid_id(e))
     snprintf(out->execution_id, sizeof(out->execution_id), "%s", e);
+  for (int i = 0; st && i < SR__STATUS_MAX; i++)
+    if (!strcmp(st, sr_status_name((enum sr_status)i)))
+      snprintf(out->status, sizeof(out->status), "%s", st);
+  out->exit_code = -1;
+  if (json_is_integer(x) && json_integer_value(x) >= 0 &&
+      json_integer_value(x) <= 255)
+    out->exit_code = (int)json_integer_value(x);
 }
 
 int sr_audit_check_fd(int fd, const char *display_name,

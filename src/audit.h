@@ -197,6 +197,11 @@ struct sr_audit_check {
    * null or not an id (sr_valid_id). */
   char tenant_id[65];
   char execution_id[65];
+  /* How it ended, as its execution_completed says: the status ("" for
+   * one that is not a status skillrun writes) and the exit status, -1
+   * for null (abandoned) or one that is not 0 - 255. */
+  char status[16];
+  int exit_code;
 };
 /*
  * The whole check: the chain, then whether it is complete, then with key

@@ -87,10 +87,17 @@ int sr_cmd_verify_audit(const struct sr_args *a) {
   switch (c.verdict) {
   case SR_AUDIT_OK:
     /* Which run it is: a signed ledger of another run verifies too. */
-    printf("ok: %" PRIu64 " events, head sha256:%s, %s%s, run %s/%s\n", c.lines,
-           c.head, key ? "anchored by key " : "not anchored",
+    /* And how it ended, so that a caller need not read the last line
+     * again (what the chain alone leaves unproven: AUDIT ANCHORING). */
+    printf("ok: %" PRIu64 " events, head sha256:%s, %s%s, run %s/%s, status %s",
+           c.lines, c.head, key ? "anchored by key " : "not anchored",
            key ? sr_trust_key_id(key) : "", c.tenant_id[0] ? c.tenant_id : "-",
-           c.execution_id[0] ? c.execution_id : "-");
+           c.execution_id[0] ? c.execution_id : "-",
+           c.status[0] ? c.status : "-");
+    if (c.exit_code >= 0)
+      printf(", exit %d\n", c.exit_code);
+    else
+      printf(", exit -\n");
     return 0;
   case SR_AUDIT_INCOMPLETE:
     sr_log_error("incomplete: %s", err.msg);

@@ -49,7 +49,7 @@ verify() {
 
 nbad=$(grep -c '^bad-' "$D/bad.list")
 nshort=$(grep -c '^incomplete-' "$D/incomplete.list")
-echo "1..$((9 + nbad + nshort))"
+echo "1..$((13 + nbad + nshort))"
 
 # 1: the good file verifies and the head is the hash of its last line; the
 # output says the chain is not anchored (what that leaves unproven is in
@@ -57,11 +57,11 @@ echo "1..$((9 + nbad + nshort))"
 want=$(last_line_sha "$D/good.jsonl")
 verify "$D/good.jsonl"
 # It names the run, since another run's ledger verifies as well.
-good_ok="ok: 7 events, head sha256:$want, not anchored, run acme/0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+good_ok="ok: 7 events, head sha256:$want, not anchored, run acme/0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0, status succeeded, exit 0"
 if [ "$rc" -eq 0 ] && [ "$out" = "$good_ok" ]; then
-  ok "good.jsonl verifies, head sha256:$want, naming its run"
+  ok "good.jsonl verifies, head sha256:$want, naming its run and how it ended"
 else
-  not_ok "good.jsonl verifies, naming its run" "exit $rc" "stdout: $out" "stderr: $err" \
+  not_ok "good.jsonl verifies, naming its run and how it ended" "exit $rc" "stdout: $out" "stderr: $err" \
     "want: $good_ok"
 fi
 
@@ -111,6 +111,24 @@ if [ "$rc" -eq 1 ] && [ "${err#*last2.jsonl:7:}" != "$err" ]; then
 else
   not_ok "the last line broken" "exit $rc" "stdout: $out" "stderr: $err"
 fi
+
+# 6b: the ok line says how the run ended, as the last line says it (an
+# anchor proves that; without one, so does nothing): a status and exit
+# status skillrun does not write are "-", as is a null exit status (an
+# abandoned run's).
+for edit in '"failed","exit_code":3|status failed, exit 3' \
+  '"timeout","exit_code":null|status timeout, exit -' \
+  '"forged\\n","exit_code":256|status -, exit -' \
+  '"abandoned","exit_code":-1|status abandoned, exit -'; do
+  sed "7s/\"succeeded\",\"exit_code\":0/${edit%%|*}/" "$D/good.jsonl" >"$T/how.jsonl"
+  verify "$T/how.jsonl"
+  if [ "$rc" -eq 0 ] && [ "${out%, not anchored, run acme/*, ${edit#*|}}" != "$out" ] &&
+    [ "${out%, ${edit#*|}}" != "$out" ]; then
+    ok "the last line's ${edit%%|*}: ok, ${edit#*|}"
+  else
+    not_ok "the last line's ${edit%%|*}" "exit $rc" "stdout: $out" "stderr: $err"
+  fi
+done
 
 # 7: a file that cannot be read is none of the three: exit 125.
 verify "$T/does-not-exist.jsonl"
