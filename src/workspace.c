@@ -1759,7 +1759,12 @@ static int open_dir_here(const char *where) {
  * namespace (the note is the run's owner's to write: through /proc/PID/root
  * it could name a tmpfs of theirs in a namespace of their own, with
  * anything bound below it); for a marker without that note (an older
- * version's), in any base of the caller's.  Never creating one. */
+ * version's), in any base of the caller's, but only for a marker of the
+ * caller's own: another user's may name a run of the caller's, alive in
+ * a workspace root of the same path that they moved aside (the staging
+ * name derives from the path), and this version always notes a tmpfs
+ * base before making the staging directory in it.  Never creating
+ * one. */
 static void remove_tmpfs_staging(const char *root, const char *marker_name,
                                  int marker, uid_t owner) {
   struct tmpfs_base bases[3];
@@ -1784,6 +1789,8 @@ static void remove_tmpfs_staging(const char *root, const char *marker_name,
       (void)sr_rm_rf_at(base, name);
     return;
   }
+  if (owner != geteuid())
+    return;
   n = tmpfs_bases(bases);
   for (size_t i = 0; i < n; i++) {
     _cleanup_close_ int base = open_tmpfs_base(&bases[i], false, 0);

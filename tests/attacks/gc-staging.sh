@@ -17,7 +17,7 @@
 # And the staging names derive from the workspace root's resolved path:
 # --gc over a root reached through a path another user controls must not
 # match their markers with the staging of runs under another root (its
-# last case: a live run of root's lost its staging).
+# last two cases: a live run of root's lost its staging).
 . "$(dirname "$0")/../integration/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root: the victim is root's gc, the planter another user"
@@ -163,6 +163,36 @@ else
   wait "$flipper" 2>/dev/null
   check "$tries runs of root's --gc over $A/ws leave root's live run's staging alone" \
     [ -f "$staging/bundle/SKILL.md" ]
+fi
+kill -TERM "$victim" 2>/dev/null
+wait "$victim" 2>/dev/null
+
+# root's workspace root in a directory the other user may write, without
+# a race: they move it aside and make their own at its path, with a dead
+# run named after root's live one and no attribute (as an older version's
+# marker has none).  gc looked for such a marker's staging in its own
+# tmpfs bases, under the name the path and the marker give, and removed
+# the live run's verified bundle.
+R=$A/rootws
+mkdir "$R"
+"$SKILLRUN" --workspace-root "$R" --execution-id victim2 "$B" \
+  -- /bin/sh -c 'sleep 60' >"$T/victim2.audit" 2>/dev/null &
+victim=$!
+bg_pids+=("$victim")
+for _ in $(seq 200); do grep -q '"state":"running"' "$T/victim2.audit" 2>/dev/null && break; sleep 0.05; done
+staging=$(field "$T/victim2.audit" bundle_verified .staging)
+if [ "${staging#"$(realpath "$R")"/}" != "$staging" ]; then
+  pass "# SKIP root's live run is staged in its run directory, not on a tmpfs base"
+else
+  check "root's live run in $R is staged on a tmpfs base ($staging)" [ -f "$staging/bundle/SKILL.md" ]
+  "${AS_OTHER[@]}" sh -c 'umask 077 && mv "$1" "$1.old" && mkdir -p "$1/.active" "$1/default/victim2" &&
+    chmod 755 "$1" && : >"$1/default/victim2/audit.jsonl" &&
+    ln "$1/default/victim2/audit.jsonl" "$1/.active/default:victim2"' sh "$R"
+  check "the other user moved $R aside" [ -d "$R.old/default/victim2" ]
+  check "... and planted default:victim2 in its place" [ -f "$R/.active/default:victim2" ]
+  "$SKILLRUN" --gc --workspace-root "$R" >"$T/gc2.out" 2>&1
+  is "root's --gc over the planted root exits 0" "$?" 0
+  check "... and leaves root's live run's staging alone" [ -f "$staging/bundle/SKILL.md" ]
 fi
 kill -TERM "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
