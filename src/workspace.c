@@ -1901,6 +1901,16 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
              resolved, name, tenant_id, exec_id);
     return 0;
   }
+  /* Larger than any ledger skillrun writes: not a run's record, and not
+   * to be read (its owner may have made it a sparse file of a terabyte,
+   * free to them, read up to the cap by every gc of theirs). */
+  if ((uint64_t)mst.st_size > SR_AUDIT_MAX_FILE) {
+    if (verbose)
+      printf("left %s/.active/%s alone: its audit.jsonl is larger than "
+             "skillrun writes one (%jd bytes)\n",
+             resolved, name, (intmax_t)mst.st_size);
+    return 0;
+  }
   (void)sr_rm_rf_at(run, "staging"); /* reported by the test if it stays */
   (void)unlinkat(run, "metadata.json.tmp", 0);
   remove_tmpfs_staging(resolved, name, marker, mst.st_uid);

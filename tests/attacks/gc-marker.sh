@@ -62,6 +62,18 @@ for mode in $MODES; do
   "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc.ghost" 2>&1
   is "$mode: markers of no run: gc exits 0 and cleans nothing" "$?:$(tail -n 1 "$W/gc.ghost")" \
     "0:gc: 0 dead run(s) cleaned under $(realpath "$W")"
+  # A dead run whose ledger is larger than skillrun writes one: a sparse
+  # file of 1 GiB costs its maker nothing, and gc read 256 MiB of it at
+  # every pass, then failed (125) and kept it for the next.  Left alone,
+  # unread.
+  "${pre[@]}" sh -c 'mkdir "$1/default/huge" && truncate -s 1G "$1/default/huge/audit.jsonl" &&
+    ln "$1/default/huge/audit.jsonl" "$1/.active/default:huge"' sh "$W"
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >"$W/gc.huge" 2>&1
+  is "$mode: a 1 GiB sparse ledger: gc exits 0 and cleans nothing" "$?:$(tail -n 1 "$W/gc.huge")" \
+    "0:gc: 0 dead run(s) cleaned under $(realpath "$W")"
+  check "$mode: ... says why it left it alone" grep -q "default:huge alone: its audit.jsonl is larger" "$W/gc.huge"
+  is "$mode: ... and leaves it as it was" "$(stat -c %s "$W/default/huge/audit.jsonl")" 1073741824
+  rm -rf "$W/default/huge" "$W/.active/default:huge"
 done
 
 finish
