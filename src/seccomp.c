@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include <linux/audit.h>
-#include <linux/netlink.h>
 /* libseccomp's header.  AM_CPPFLAGS puts src/ on the -I path, where our own
  * seccomp.h shadows <seccomp.h>; going through linux/ (which exists in the
  * system include directory but not in src/) reaches the library's. */
@@ -617,12 +616,15 @@ static int add_filtered_rules(scmp_filter_ctx ctx, const struct sr_policy *p,
      * SOCK_NONBLOCK/SOCK_CLOEXEC.  The domain is compared on all 64 bits,
      * so junk in the upper half is refused rather than truncated. */
     const struct scmp_arg_cmp unix_any[] = {SCMP_A0(SCMP_CMP_EQ, AF_UNIX)};
-    const struct scmp_arg_cmp netlink_route[] = {
-        SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE)};
     /* TCP and UDP (protocol 0 is the family's default for the type), and
      * the unprivileged ICMP echo socket ping uses; never another protocol
      * of the same type (UDP-Lite, MPTCP, SCTP), each one more of the
-     * kernel's code reachable from the sandbox. */
+     * kernel's code reachable from the sandbox.  No netlink socket: the
+     * replies the kernel queues on one (rtnetlink's to RTM_GETLINK, say,
+     * up to its receive buffer each) are charged to no cgroup, so a
+     * skill that asks and never reads held gigabytes of the host's
+     * memory past its memory limit; the sandbox's lo is up before the
+     * filter, and glibc's getaddrinfo does without one. */
     static const struct {
       int family, type, protocol;
     } inet[] = {
@@ -650,9 +652,6 @@ static int add_filtered_rules(scmp_filter_ctx ctx, const struct sr_policy *p,
       if (r < 0)
         return r;
     }
-    r = add_rule(ctx, SCMP_ACT_ALLOW, "socket", 2, netlink_route, err);
-    if (r < 0)
-      return r;
   }
 
   if (!denied_by_profile(p, "prlimit64")) {

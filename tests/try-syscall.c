@@ -481,7 +481,7 @@ static int t_socket_netlink_audit(void) {
   return try_socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
 }
 
-/* OK, and allowed by the filter (the sandbox brings lo up with it). */
+/* OK; refused by the filter (queued replies are charged to no cgroup). */
 static int t_socket_netlink_route(void) {
   return try_socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 }

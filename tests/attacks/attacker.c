@@ -38,7 +38,6 @@
 #include <linux/seccomp.h>
 #include <mqueue.h>
 #include <pthread.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sched.h>
@@ -1288,7 +1287,11 @@ static void case_tcp(struct res *r, const char *arg) {
 /* Raw and packet sockets (CVE-2020-14386 AF_PACKET overflow, ARP/route
  * spoofing) need CAP_NET_RAW; only lo may exist. */
 static void case_raw(struct res *r, const char *arg) {
-  struct if_nameindex *ifs = if_nameindex(), *i;
+  /* The interfaces from /proc/net/dev: if_nameindex(3) asks over
+   * rtnetlink, which the filter refuses, and would find none. */
+  FILE *dev = fopen("/proc/net/dev", "re");
+  char line[256];
+  unsigned lines = 0;
   int fd;
 
   (void)arg;
@@ -1300,16 +1303,34 @@ static void case_raw(struct res *r, const char *arg) {
   must_fail(r, "SOCK_RAW", fd);
   if (fd >= 0)
     close(fd);
-  for (i = ifs; i && i->if_name; i++)
-    if (strcmp(i->if_name, "lo") != 0)
-      esc(r, "interface %s", i->if_name);
-  if (ifs)
-    if_freenameindex(ifs);
+  if (!dev) {
+    esc(r, "/proc/net/dev unreadable (%s): the interfaces are not checked",
+        ename(errno));
+    return;
+  }
+  /* Two header lines, then "NAME: counters..." an interface each. */
+  while (fgets(line, sizeof(line), dev))
+    if (++lines > 2) {
+      char *colon = strchr(line, ':'), *name = line;
+
+      if (!colon)
+        continue;
+      *colon = '\0';
+      name += strspn(name, " ");
+      if (strcmp(name, "lo") != 0)
+        esc(r, "interface %s", name);
+    }
+  if (lines < 3)
+    esc(r, "/proc/net/dev lists no interface: the interfaces are not checked");
+  fclose(dev);
 }
 
 /* Socket protocols beyond TCP and UDP (issue 14, item 8): the filter used
  * to look at the family and type only, so UDP-Lite, MPTCP and SCTP
- * sockets, each more kernel code, could be created.  The ordinary ones
+ * sockets, each more kernel code, could be created.  And rtnetlink's:
+ * a skill that sent RTM_GETLINK requests on hundreds of them and never
+ * read the replies held gigabytes of the host's memory (no cgroup is
+ * charged for them) in a run that ended succeeded.  The ordinary ones
  * must still work: a refused TCP or UDP socket is reported as an escape
  * too, since it means the filter is wrong. */
 static void case_sockproto(struct res *r, const char *arg) {
@@ -1328,6 +1349,11 @@ static void case_sockproto(struct res *r, const char *arg) {
       {"sctp4", AF_INET, SOCK_STREAM, 132 /* IPPROTO_SCTP */, false},
       {"sctp4-seq", AF_INET, SOCK_SEQPACKET, 132, false},
       {"tcp-as-dgram", AF_INET, SOCK_DGRAM, IPPROTO_TCP, false},
+      /* Replies queued on a netlink socket are charged to no cgroup. */
+      {"netlink-route", AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */, false},
+      {"netlink-route-dgram", AF_NETLINK, SOCK_DGRAM, 0, false},
+      {"netlink-sock-diag", AF_NETLINK, SOCK_DGRAM, 4 /* NETLINK_SOCK_DIAG */,
+       false},
   };
 
   (void)arg;

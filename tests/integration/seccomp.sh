@@ -115,6 +115,7 @@ personality-noaslr EPERM
 socket-packet EPERM
 socket-raw EPERM
 socket-netlink-audit EPERM
+socket-netlink-route EPERM
 tiocsti EPERM
 tiocsti-high EPERM
 tioclinux EPERM
@@ -127,7 +128,6 @@ spawn OK
 socketpair OK
 tcp-loopback OK
 socket-udp OK
-socket-netlink-route OK
 personality-query OK
 ioctl-other EBADF
 mmap-file OK
