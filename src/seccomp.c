@@ -15,6 +15,7 @@
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -130,17 +131,29 @@ static const char *const allow_signals[] = {"rt_sigaction",
                                             "restart_syscall",
                                             NULL};
 
-/* Memory: the allocator, the dynamic loader, numpy-sized mappings, memfd.
- * Locking is bounded by RLIMIT_MEMLOCK and the memory cgroup; NUMA policy
- * calls are used by BLAS/OpenMP runtimes and only affect the caller. */
-static const char *const allow_memory[] = {
-    "brk",           "mmap",          "munmap",
-    "mremap",        "mprotect",      "madvise",
-    "msync",         "mincore",       "mlock",
-    "mlock2",        "munlock",       "mlockall",
-    "munlockall",    "memfd_create",  "pkey_alloc",
-    "pkey_free",     "pkey_mprotect", "get_mempolicy",
-    "set_mempolicy", "mbind",         NULL};
+/* Memory: the allocator, the dynamic loader, numpy-sized mappings, memfd
+ * (mmap and memfd_create are argument-filtered: no huge pages).  Locking
+ * is bounded by RLIMIT_MEMLOCK and the memory cgroup; NUMA policy calls
+ * are used by BLAS/OpenMP runtimes and only affect the caller. */
+static const char *const allow_memory[] = {"brk",
+                                           "munmap",
+                                           "mremap",
+                                           "mprotect",
+                                           "madvise",
+                                           "msync",
+                                           "mincore",
+                                           "mlock",
+                                           "mlock2",
+                                           "munlock",
+                                           "mlockall",
+                                           "munlockall",
+                                           "pkey_alloc",
+                                           "pkey_free",
+                                           "pkey_mprotect",
+                                           "get_mempolicy",
+                                           "set_mempolicy",
+                                           "mbind",
+                                           NULL};
 
 /* Time: reading clocks, sleeping, per-process timers (never setting the
  * system clock: see the "clock" denied group). */
@@ -274,11 +287,12 @@ static const char *const allow_events[] = {"pipe",
                                            NULL};
 
 /* System V shared memory and semaphores: the IPC namespace is private to
- * the run, and some numeric and database libraries use them.  Message
- * queues (SysV and POSIX) are left out as exotic IPC. */
-static const char *const allow_sysv[] = {"shmget",     "shmat",  "shmdt",
-                                         "shmctl",     "semget", "semop",
-                                         "semtimedop", "semctl", NULL};
+ * the run, and some numeric and database libraries use them (shmget is
+ * argument-filtered: no huge pages).  Message queues (SysV and POSIX) are
+ * left out as exotic IPC. */
+static const char *const allow_sysv[] = {"shmat",  "shmdt", "shmctl",
+                                         "semget", "semop", "semtimedop",
+                                         "semctl", NULL};
 
 /* Sockets once created (socket itself is argument-filtered): loopback TCP
  * and UDP, Unix sockets, socketpair for subprocess plumbing.  Reach beyond
@@ -364,7 +378,8 @@ static const struct {
 } filtered_calls[] = {
     {"clone", "namespaces"},        {"socket", "sockets"},
     {"prlimit64", "process"},       {"ioctl", "tty"},
-    {"personality", "personality"},
+    {"personality", "personality"}, {"mmap", "memory"},
+    {"memfd_create", "memory"},     {"shmget", "sysv-ipc"},
 };
 
 /* clone(2) flags that create namespaces.  CLONE_NEWTIME (0x80) is left out:
@@ -591,9 +606,9 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name,
   return 0;
 }
 
-/* clone, socket, prlimit64, personality: allowed only for the argument
- * values ordinary programs use; ioctl is allowed here and narrowed by the
- * tty program. */
+/* clone, socket, prlimit64, personality, mmap, memfd_create, shmget:
+ * allowed only for the argument values ordinary programs use; ioctl is
+ * allowed here and narrowed by the tty program. */
 static int add_filtered_rules(scmp_filter_ctx ctx, const struct sr_policy *p,
                               struct sr_error *err) {
   int r;
@@ -649,6 +664,37 @@ static int add_filtered_rules(scmp_filter_ctx ctx, const struct sr_policy *p,
           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)inet[i].type),
           SCMP_A2(SCMP_CMP_EQ, (uint64_t)inet[i].protocol)};
       r = add_rule(ctx, SCMP_ACT_ALLOW, "socket", 3, c, err);
+      if (r < 0)
+        return r;
+    }
+  }
+
+  /* Huge pages (hugetlb) are charged to no memory cgroup (v1 has a
+   * controller of their own for them, v2 only with a mount option) nor
+   * seen by the sampler: on a host with a pool set aside, or allowed to
+   * overcommit it, a skill could take them past its memory limit.  Never
+   * asked for by ordinary programs (transparent huge pages, which
+   * madvise asks for, are charged as any other memory). */
+  {
+    static const struct {
+      const char *name;
+      unsigned arg;
+      uint64_t flag;
+    } no_huge[] = {
+        {"mmap", 3, MAP_HUGETLB},
+        {"memfd_create", 1, MFD_HUGETLB},
+        {"shmget", 2, SHM_HUGETLB},
+    };
+
+    for (size_t i = 0; i < SR_ARRAY_SIZE(no_huge); i++) {
+      const struct scmp_arg_cmp c = {.arg = no_huge[i].arg,
+                                     .op = SCMP_CMP_MASKED_EQ,
+                                     .datum_a = no_huge[i].flag,
+                                     .datum_b = 0};
+
+      if (denied_by_profile(p, no_huge[i].name))
+        continue;
+      r = add_rule(ctx, SCMP_ACT_ALLOW, no_huge[i].name, 1, &c, err);
       if (r < 0)
         return r;
     }

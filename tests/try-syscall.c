@@ -732,6 +732,30 @@ static int t_mmap_shared_anon_high(void) {
   return try_map(high | MAP_SHARED | MAP_ANONYMOUS, -1);
 }
 
+/* Huge pages (hugetlb), charged to no memory cgroup: refused by the
+ * filter, whatever the host's pool (without one the kernel says ENOMEM,
+ * or, for a memfd, makes it). */
+static int t_mmap_hugetlb(void) {
+  return try_map(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1);
+}
+
+static int t_memfd_hugetlb(void) {
+  int fd = memfd_create("try-syscall", MFD_CLOEXEC | MFD_HUGETLB);
+
+  if (fd < 0)
+    return errno;
+  close(fd);
+  return 0;
+}
+
+static int t_shmget_hugetlb(void) {
+  int id = shmget(IPC_PRIVATE, 2 << 20, IPC_CREAT | SHM_HUGETLB | 0600);
+
+  if (id < 0)
+    return errno;
+  return shmctl(id, IPC_RMID, NULL) < 0 ? errno : 0;
+}
+
 /* MAP_SHARED_VALIDATE: EINVAL for an anonymous mapping. */
 static int t_mmap_shared_validate_anon(void) {
   return try_map(MAP_SHARED_VALIDATE | MAP_ANONYMOUS, -1);
@@ -852,6 +876,9 @@ static const struct test_case cases[] = {
     {"memfd_create", t_memfd_create},
     {"shm", t_shm},
     {"shmget", t_shmget},
+    {"mmap-hugetlb", t_mmap_hugetlb},
+    {"memfd-hugetlb", t_memfd_hugetlb},
+    {"shmget-hugetlb", t_shmget_hugetlb},
 };
 
 static void report(const char *name, int e) {

@@ -1371,6 +1371,42 @@ static void case_sockproto(struct res *r, const char *arg) {
   }
 }
 
+/* Huge pages (hugetlb) are charged to no memory cgroup and not seen by
+ * the sampler: on a host with a pool, or allowed to overcommit one, a
+ * skill took them past its memory limit.  Each way to ask for them must
+ * be refused by the filter (EPERM, or ENOSYS where a sampled run refuses
+ * the call whole), not answered by the kernel, which says ENOMEM without
+ * a pool and makes a hugetlb memfd all the same. */
+static void hugetlb_refused(struct res *r, const char *what, long rc) {
+  int e = errno;
+
+  if (rc >= 0)
+    esc(r, "%s succeeded", what);
+  else if (e != EPERM && e != ENOSYS)
+    esc(r, "%s reached the kernel (%s)", what, ename(e));
+  else
+    how(r, "%s:%s", what, ename(e));
+}
+
+static void case_hugetlb(struct res *r, const char *arg) {
+  long m, fd, id;
+
+  (void)arg;
+  m = syscall(SYS_mmap, 0L, 2L << 20, (long)(PROT_READ | PROT_WRITE),
+              (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB), -1L, 0L);
+  hugetlb_refused(r, "mmap-hugetlb", m == -1 ? -1 : 0);
+  if (m != -1)
+    munmap((void *)m, 2 << 20);
+  fd = syscall(SYS_memfd_create, "attack", MFD_CLOEXEC | MFD_HUGETLB);
+  hugetlb_refused(r, "memfd-hugetlb", fd);
+  if (fd >= 0)
+    close((int)fd);
+  id = shmget(IPC_PRIVATE, 2 << 20, IPC_CREAT | SHM_HUGETLB | 0600);
+  hugetlb_refused(r, "shmget-hugetlb", id);
+  if (id >= 0)
+    shmctl((int)id, IPC_RMID, NULL);
+}
+
 /* Another process's resource limits (issue 14, item 8): prlimit64 on pid
  * 1, init, which runs as the same user, used to succeed.  ARG: unused.
  * The skill's own limits (pid 0) must still be readable and lowerable. */
@@ -2314,6 +2350,7 @@ static const struct {
     {"tcp", case_tcp},
     {"raw", case_raw},
     {"sockproto", case_sockproto},
+    {"hugetlb", case_hugetlb},
     {"prlimit", case_prlimit},
     {"sysv", case_sysv},
     {"mq", case_mq},

@@ -93,6 +93,9 @@ memfd_secret EPERM
 fanotify_init EPERM
 vhangup EPERM
 modify_ldt EPERM
+mmap-hugetlb EPERM
+memfd-hugetlb EPERM
+shmget-hugetlb EPERM
 prctl-seccomp EPERM
 mount EPERM
 umount2 EPERM
@@ -200,7 +203,7 @@ for who in $MODES; do
   while read -r name want; do
     case $sampled:$name in
     true:memfd_create | true:shmget | true:mmap-shared-anon | true:mmap-shared-anon-high | \
-      true:mmap-shared-validate-anon) want=ENOSYS ;;
+      true:mmap-shared-validate-anon | true:memfd-hugetlb | true:shmget-hugetlb) want=ENOSYS ;;
     esac
     [ "$name" = i386 ] && want=$i386_want
     got=$(sed -n "s/^$name=//p" "$out" | head -n 1)
@@ -270,6 +273,21 @@ for who in $MODES; do
     "$(field "$audit" execution_completed .syscalls_denied)" 9
   check "$who: the events come before the final records" sh -c \
     "$JQ -r .event '$audit' | grep -A100 syscall_denied | grep -q state_changed"
+done
+
+# Huge pages are refused by the filter, and reported with the flag that
+# decided (the kernel may refuse SHM_HUGETLB itself, with the same EPERM:
+# the report is what tells the filter's refusal apart).
+for who in $MODES; do
+  run "$who" hugetlb "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+    ./try-syscall mmap-hugetlb && ./try-syscall memfd-hugetlb && ./try-syscall shmget-hugetlb'
+  is "$who: the huge pages' run exits 0" "$rc" 0
+  is "$who: mmap of huge pages is reported, with its flags" \
+    "$(denied "$audit" mmap | "$JQ" -r '.args[3]')" 0x40022
+  is "$who: memfd_create of huge pages is reported, with its flags" \
+    "$(denied "$audit" memfd_create | "$JQ" -r '.args[1]')" 0x5
+  is "$who: shmget of huge pages is reported, with its flags" \
+    "$(denied "$audit" shmget | "$JQ" -r '.args[2]')" 0xb80
 done
 
 # A sampled run's memfd_create, shmget and shared anonymous mappings
