@@ -113,7 +113,7 @@ static bool is_common_key(const char *key) {
   return false;
 }
 
-static json_t *string_or_null(const char *s) {
+json_t *sr_json_text(const char *s) {
   return s ? sr_json_string_lossy(s, strlen(s)) : json_null();
 }
 
@@ -145,11 +145,11 @@ static int format_line(const struct sr_audit *a, const char *event,
       json_object_set_new(obj, "seq", json_integer((json_int_t)a->seq)) < 0 ||
       json_object_set_new(obj, "event",
                           sr_json_string_lossy(event, strlen(event))) < 0 ||
-      json_object_set_new(obj, "execution_id",
-                          string_or_null(a->execution_id)) < 0 ||
-      json_object_set_new(obj, "tenant_id", string_or_null(a->tenant_id)) < 0 ||
-      json_object_set_new(obj, "skill", string_or_null(a->skill)) < 0 ||
-      json_object_set_new(obj, "version", string_or_null(a->version)) < 0 ||
+      json_object_set_new(obj, "execution_id", sr_json_text(a->execution_id)) <
+          0 ||
+      json_object_set_new(obj, "tenant_id", sr_json_text(a->tenant_id)) < 0 ||
+      json_object_set_new(obj, "skill", sr_json_text(a->skill)) < 0 ||
+      json_object_set_new(obj, "version", sr_json_text(a->version)) < 0 ||
       json_object_set_new(obj, "prev", json_string(a->prev)) < 0)
     return -ENOMEM;
 

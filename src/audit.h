@@ -253,6 +253,10 @@ void sr_audit_done(struct sr_audit *a);
  * returns NULL only on ENOMEM.
  */
 json_t *sr_json_string_lossy(const char *s, size_t len);
+/* The same for a C string, or JSON null for NULL: every message that may
+ * quote what someone else wrote (a bundle's names, a manifest's text, a
+ * path), which json_pack's "s" would refuse when it is not UTF-8. */
+json_t *sr_json_text(const char *s);
 
 /*
  * json_dumps(j, flags) with room for `extra` more bytes after the text

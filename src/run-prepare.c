@@ -271,7 +271,8 @@ static int lower_to_outer(struct sr_run *run, enum sr_limit_id id,
   l->value = outer;
   return sr_audit_emit(
       &run->audit, "warning",
-      json_pack("{s:s, s:s}", "source", "policy", "message", msg), err);
+      json_pack("{s:s, s:o}", "source", "policy", "message", sr_json_text(msg)),
+      err);
 }
 
 static int lower_to_outer_limits(struct sr_run *run, struct sr_error *err) {

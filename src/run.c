@@ -431,9 +431,10 @@ int sr_run_check_cancel(struct sr_run *run, struct sr_error *err) {
 int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
                          const char *source, struct sr_error *err) {
   for (size_t i = 0; i < w->n; i++) {
-    int r = sr_audit_emit(
-        &run->audit, "warning",
-        json_pack("{s:s, s:s}", "source", source, "message", w->v[i]), err);
+    int r = sr_audit_emit(&run->audit, "warning",
+                          json_pack("{s:s, s:o}", "source", source, "message",
+                                    sr_json_text(w->v[i])),
+                          err);
     if (r < 0)
       return r;
   }
@@ -542,7 +543,7 @@ static json_t *explain_run_json(const struct sr_run *run) {
     (void)sr_workspace_default_root(&root, &ignored); /* null if none */
   return json_pack("{s:o, s:s, s:o, s:s}", "command", cmd ? cmd : json_null(),
                    "working_directory", run->policy.skill_dir, "workspace_root",
-                   root ? json_string(root) : json_null(), "stdin",
+                   sr_json_text(root), "stdin",
                    a->forward_stdin ? "forwarded" : "/dev/null");
 }
 
@@ -566,12 +567,12 @@ int sr_stage_explain(struct sr_run *run) {
    * would meet where verification found it. */
   w = json_array();
   for (size_t i = 0; w && i < run->manifest.warnings.n; i++)
-    json_array_append_new(w, json_string(run->manifest.warnings.v[i]));
+    json_array_append_new(w, sr_json_text(run->manifest.warnings.v[i]));
   for (size_t i = 0; w && i <= p->warnings.n; i++) {
     if (run->would_refuse && i == run->would_refuse_at)
-      json_array_append_new(w, json_string(run->would_refuse));
+      json_array_append_new(w, sr_json_text(run->would_refuse));
     if (i < p->warnings.n)
-      json_array_append_new(w, json_string(p->warnings.v[i]));
+      json_array_append_new(w, sr_json_text(p->warnings.v[i]));
   }
   json_object_set_new(j, "warnings", w ? w : json_array());
   r = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -826,10 +827,10 @@ static void release_cgroup(struct sr_run *run) {
            "did not die, or a cgroup made below it, is left there; "
            "skillrun --gc removes it once it is empty",
            len ? left : "leaf", strerror(-r));
-  (void)sr_audit_emit(
-      &run->audit, "warning",
-      json_pack("{s:s, s:s}", "reason", "cgroup_left", "message", msg),
-      &ignored);
+  (void)sr_audit_emit(&run->audit, "warning",
+                      json_pack("{s:s, s:o}", "reason", "cgroup_left",
+                                "message", sr_json_text(msg)),
+                      &ignored);
 }
 
 int sr_stage_collect(struct sr_run *run, int r, struct sr_error *err) {

@@ -520,9 +520,10 @@ static int open_sampler(struct sr_supervisor *s, struct sr_error *err) {
 /* A warning about the network (source "network"). */
 static int net_warning(struct sr_supervisor *s, const char *msg,
                        struct sr_error *err) {
-  return sr_audit_emit(
-      s->spec->audit, "warning",
-      json_pack("{s:s, s:s}", "source", "network", "message", msg), err);
+  return sr_audit_emit(s->spec->audit, "warning",
+                       json_pack("{s:s, s:o}", "source", "network", "message",
+                                 sr_json_text(msg)),
+                       err);
 }
 
 static int emit_connection(struct sr_supervisor *s,
@@ -834,9 +835,9 @@ static int sync_one(struct sr_supervisor *s, struct sr_error *err) {
     m.err.msg[sizeof(m.err.msg) - 1] = '\0';
     m.err.layer[sizeof(m.err.layer) - 1] = '\0';
     r = sr_audit_emit(s->spec->audit, "warning",
-                      json_pack("{s:s, s:s}", "reason",
+                      json_pack("{s:s, s:o}", "reason",
                                 m.err.layer[0] ? m.err.layer : "init",
-                                "message", m.err.msg),
+                                "message", sr_json_text(m.err.msg)),
                       err);
     if (r < 0)
       return r;
