@@ -52,6 +52,18 @@
  * sandbox user: 512 KiB a connection leaves room for 128 of them. */
 #define PIPE_SIZE (256 * 1024)
 #define COPY_BUF (64 * 1024)
+/* Each socket's buffers, fixed (the kernel doubles the figure, and caps it
+ * at net.core.rmem_max and wmem_max): the proxy's memory is not the run's
+ * cgroup's, and with the kernel's autotuning a skill that opened
+ * connections to a sender and never read held some 7.5 MiB of the host's
+ * a connection (up to tcp_rmem's and tcp_wmem's maximum each side, which
+ * a host may have raised).  The origin's are the TCP window to the
+ * outside world: 256 KiB (512 KiB with the kernel's share, of which the
+ * window is a half or more) moves some 3 - 5 MB/s at 100 ms of round
+ * trip.  The sandbox's end is loopback, where a small window costs
+ * nothing. */
+#define SOCKBUF_ORIGIN (256 * 1024)
+#define SOCKBUF_SANDBOX (64 * 1024)
 #define DRAIN_MS 1000
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 100
@@ -160,6 +172,11 @@ struct proxy {
   struct ep ep_listen[2], ep_sig, ep_rec, ep_res;
   struct conn **conns;
   size_t n_conns, cap_conns, n_listen;
+  /* Origins' sockets of the connections the egress budget cut, half
+   * closed: what the destination has not taken yet is the budget's and
+   * still goes, until the run ends (shutdown_all resets them). */
+  int *cut_fds;
+  size_t n_cut, cap_cut;
   struct conn *dead;
   uint64_t accept_resume;
   uint64_t egress_used;
@@ -272,6 +289,45 @@ static void set_nodelay(int fd) {
   int one = 1;
   /* Latency only: a failure leaves Nagle on, nothing worse. */
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* SOCKBUF_*: on an origin's socket before its connect, so that the window
+ * it offers is this one from the start.  A size the kernel refuses cannot
+ * be: below rmem_max and wmem_max it is taken, above them capped. */
+static int set_bufs(int fd, int size) {
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)
+    return -errno;
+  return 0;
+}
+
+/* Before the close of a relay that did not end in order (the run's end,
+ * an idle timeout, a reset or an error on either side): a reset, so that
+ * what the origin has not taken yet is dropped, and the connection does
+ * not outlive the run (a close with data queued lets the kernel go on
+ * sending it for minutes, to a peer that reads slowly). */
+static void set_reset_on_close(int fd) {
+  const struct linger now = {.l_onoff = 1, .l_linger = 0};
+  if (fd >= 0)
+    (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+}
+
+/* An origin's socket the egress budget cut: out of the epoll set, half
+ * closed, kept for shutdown_all.  False when it cannot be kept (the
+ * caller then closes it, as before). */
+static bool keep_cut(struct proxy *px, int fd) {
+  if (px->n_cut == px->cap_cut) {
+    size_t cap = px->cap_cut ? px->cap_cut * 2 : 16;
+    int *v = realloc(px->cut_fds, cap * sizeof(*v));
+    if (!v)
+      return false;
+    px->cut_fds = v;
+    px->cap_cut = cap;
+  }
+  (void)epoll_ctl(px->epfd, EPOLL_CTL_DEL, fd, NULL);
+  (void)shutdown(fd, SHUT_WR);
+  px->cut_fds[px->n_cut++] = fd;
+  return true;
 }
 
 /* ---------------------------------------------------------------- resolver
@@ -636,6 +692,15 @@ static void conn_close(struct conn *c, bool allowed,
   px->total_out += c->bytes_out;
   px->total_in += c->bytes_in;
 
+  if (reason == SR_PROXY_EGRESS_LIMIT && c->ofd >= 0 && keep_cut(px, c->ofd)) {
+    c->ofd = -1;
+  } else if (reason == SR_PROXY_SHUTDOWN ||
+             (c->st == C_RELAY && !(c->d[0].shut && c->d[1].shut))) {
+    /* Both directions shut (an end in order): the origin takes the rest
+     * of what was sent as TCP does. */
+    set_reset_on_close(c->ofd);
+    set_reset_on_close(c->cfd);
+  }
   /* close() removes the fds from the epoll set. */
   c->cfd = safe_close(c->cfd);
   c->ofd = safe_close(c->ofd);
@@ -747,6 +812,12 @@ static void conn_connect_next(struct conn *c) {
         return;
       }
       continue;
+    }
+    if (set_bufs(fd, SOCKBUF_ORIGIN) < 0) {
+      c->connect_errno = errno;
+      safe_close(fd);
+      conn_refuse(c, true, SR_PROXY_INTERNAL_ERROR);
+      return;
     }
     if (connect(fd, (struct sockaddr *)&ss, (socklen_t)len) < 0 &&
         errno != EINPROGRESS) {
@@ -1371,7 +1442,8 @@ static void accept_one(struct proxy *px, int lfd) {
     px->n_refusing++;
   px->conns[px->n_conns++] = c;
   set_nodelay(fd);
-  if (ep_add(px, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->ep_c) < 0) {
+  if (set_bufs(fd, SOCKBUF_SANDBOX) < 0 ||
+      ep_add(px, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->ep_c) < 0) {
     conn_close(c, false, SR_PROXY_INTERNAL_ERROR);
     return;
   }
@@ -1471,6 +1543,11 @@ static void shutdown_all(struct proxy *px) {
                                                        : SR_PROXY_SHUTDOWN);
   }
   reap_dead(px);
+  for (size_t i = 0; i < px->n_cut; i++) {
+    set_reset_on_close(px->cut_fds[i]);
+    safe_close(px->cut_fds[i]);
+  }
+  px->n_cut = 0;
   memset(&ev, 0, sizeof(ev));
   ev.type = SR_PROXY_REC_SUMMARY;
   ev.connections = px->n_total;
