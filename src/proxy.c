@@ -947,8 +947,11 @@ static void conn_decide(struct conn *c) {
    * answer: under an entry "*.example.com" the skill chooses all of it
    * but the suffix, and a lookup is a message to whoever serves the
    * zone.  Its bytes are sent for the skill and count like the ones it
-   * sends itself; one that does not fit is not looked up. */
-  uint64_t cost = c->to_o_len + strlen(c->host.name);
+   * sends itself, once for each question (getaddrinfo's AF_UNSPEC asks
+   * for A and AAAA: a resolver's retries, and the suffixes of a search
+   * list for a name it does not find, are not counted); one that does
+   * not fit is not looked up. */
+  uint64_t cost = c->to_o_len + 2 * (uint64_t)strlen(c->host.name);
   if (px->cfg->max_egress_bytes != UINT64_MAX &&
       cost > px->cfg->max_egress_bytes - px->egress_used) {
     conn_refuse(c, false, SR_PROXY_EGRESS_LIMIT);

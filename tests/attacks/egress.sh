@@ -111,11 +111,12 @@ EOF
   cat "$W/allow.profile"
   echo "net-egress 0"
 } >"$W/spent.profile"
-# Room for four lookups of the probe's 46-byte names (4 * 46 = 184).
+# Room for four lookups of the probe's 46-byte names, two questions each
+# (4 * 2 * 46 = 368).
 {
   cat "$W/allow.profile"
   echo "network-allow *.leak.test:8080"
-  echo "net-egress 200"
+  echo "net-egress 400"
 } >"$W/leak.profile"
 B=$W/egress-skill
 mkdir -p "$B/scripts"
@@ -268,14 +269,19 @@ for mode in $MODES; do
   # whoever serves the zone, answer or not: under *.leak.test every
   # label is the skill's.  Each lookup used to be free, without limit
   # (here all 50 reached the DNS server); the name's bytes now count
-  # against net-egress, and a name that does not fit is not looked up.
+  # against net-egress, once for each question (A and AAAA; the proxy
+  # charged one, and twice the bytes left), and a name that does not fit
+  # is not looked up.
   : >"$W/dns.log"
   PROFILE=leak run $mode "$mode-names" \
     python3 /workspace/inputs/bundle/scripts/egress-probe.py names 50
   is "$mode names: the run succeeds" "$rc" 0
   verdict $mode DONE names
-  is "$mode names: DNS heard four of the 50 names (net-egress 200, 46 bytes each)" \
+  is "$mode names: DNS heard four of the 50 names (net-egress 400, 46 bytes each)" \
     "$(grep -c '\.leak\.test$' <(sort -u "$W/dns.log"))" 4
+  asked=$(awk '/\.leak\.test$/ { n += length($0) } END { print n + 0 }' "$W/dns.log")
+  check "$mode names: ... and the names in its questions come to at most net-egress ($asked bytes)" \
+    [ "$asked" -le 400 ]
   is "$mode names: the rest are audited denied egress_limit, not looked up" \
     "$(conn '.host | endswith(".leak.test")' | "$JQ" -r '.decision + " " + .reason' | sort | uniq -c | awk '{print $1, $2, $3}' | tr '\n' ',')" \
     "4 allowed resolve_failed,46 denied egress_limit,"
