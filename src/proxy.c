@@ -692,12 +692,12 @@ static void conn_close(struct conn *c, bool allowed,
   px->total_out += c->bytes_out;
   px->total_in += c->bytes_in;
 
+  /* A relay both of whose directions are shut ended in order: its origin
+   * takes the rest of what was sent as TCP does.  Any other is reset. */
   if (reason == SR_PROXY_EGRESS_LIMIT && c->ofd >= 0 && keep_cut(px, c->ofd)) {
     c->ofd = -1;
   } else if (reason == SR_PROXY_SHUTDOWN ||
              (c->st == C_RELAY && !(c->d[0].shut && c->d[1].shut))) {
-    /* Both directions shut (an end in order): the origin takes the rest
-     * of what was sent as TCP does. */
     set_reset_on_close(c->ofd);
     set_reset_on_close(c->cfd);
   }

@@ -23,20 +23,9 @@
 # public-class IPv6 address of the host's own), the bait of
 # tests/attacks/listener.py, and a DNS server the proxy asks.
 set -u
-if [ "${SKILLRUN_EGRESS_NS:-}" != 1 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "1..0 # SKIP needs root: the test builds its own network in private namespaces"
-    exit 0
-  fi
-  for tool in unshare nsenter ip python3; do
-    command -v "$tool" >/dev/null 2>&1 || {
-      echo "1..0 # SKIP $tool is not installed"
-      exit 0
-    }
-  done
-  SKILLRUN_EGRESS_NS=1 exec unshare --net --mount --propagation private -- \
-    bash "$0" "$@"
-fi
+. "$(dirname "$0")/../integration/netns.sh"
+private_netns "the test builds its own network in private namespaces" \
+  unshare nsenter ip python3 -- "$@"
 . "$(dirname "$0")/../integration/lib.sh"
 sandbox_possible || skip_all "user namespaces are not available"
 

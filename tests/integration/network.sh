@@ -25,20 +25,9 @@
 # from a hosts file named by a test skillrun.conf (network-hosts), except
 # dns-only.test, which only the DNS server knows.
 set -u
-if [ "${SKILLRUN_NETWORK_NS:-}" != 1 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "1..0 # SKIP needs root: the test builds its own network (a veth, a DNS server on port 53) in private namespaces"
-    exit 0
-  fi
-  for tool in unshare nsenter ip curl python3 getent; do
-    command -v "$tool" >/dev/null 2>&1 || {
-      echo "1..0 # SKIP $tool is not installed"
-      exit 0
-    }
-  done
-  SKILLRUN_NETWORK_NS=1 exec unshare --net --mount --propagation private -- \
-    bash "$0" "$@"
-fi
+. "$(dirname "$0")/netns.sh"
+private_netns "the test builds its own network (a veth, a DNS server on port 53) in private namespaces" \
+  unshare nsenter ip curl python3 getent -- "$@"
 . "$(dirname "$0")/lib.sh"
 # The sandbox's python3 is the system's (the default profile binds /usr),
 # which may not be the $PYTHON3 of the tests.
