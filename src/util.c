@@ -255,6 +255,14 @@ static bool is_bidi_control(uint32_t cp) {
          (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* A character that reads as a control where it is shown: a bidirectional
+ * formatting character (it reorders what follows), or LINE SEPARATOR and
+ * PARAGRAPH SEPARATOR, which JavaScript before ES2019 and Python's
+ * str.splitlines() take for the end of a line (a JSON line, a listing). */
+static bool is_format_control(uint32_t cp) {
+  return is_bidi_control(cp) || cp == 0x2028 || cp == 0x2029;
+}
+
 /* How the character at p (its sequence n bytes, 0 when ill-formed) is
  * written in a name's display form: 0 as is, 'x' as \xHH per byte, 'u'
  * as \uHHHH. */
@@ -266,7 +274,7 @@ static char name_escape_kind(const unsigned char *p, size_t n) {
   cp = utf8_code_point(p, n);
   if (cp < 0x20 || cp == 0x7f)
     return 'x';
-  if ((cp >= 0x80 && cp <= 0x9f) || is_bidi_control(cp))
+  if ((cp >= 0x80 && cp <= 0x9f) || is_format_control(cp))
     return 'u';
   return 0;
 }
@@ -303,7 +311,7 @@ char *sr_name_escape(const char *s, size_t len) {
   char *out;
 
   /* Each input byte becomes at most 4 bytes (\xHH), a 2-byte C1 control
-   * 6 (\uHHHH), a 3-byte bidi control 6. */
+   * 6 (\uHHHH), a 3-byte bidi control or line separator 6. */
   if (len > (SIZE_MAX - 1) / 4)
     return NULL;
   out = malloc(4 * len + 1);
@@ -344,7 +352,7 @@ static size_t term_escape_one(const unsigned char *p, size_t n, char *out) {
     out[0] = (char)cp;
   else if (cp < 0x20 || cp == 0x7f)
     return (size_t)sprintf(out, "\\x%02x", (unsigned)cp);
-  else if (cp >= 0x80 && cp <= 0x9f)
+  else if ((cp >= 0x80 && cp <= 0x9f) || is_format_control(cp))
     return (size_t)sprintf(out, "\\u%04x", (unsigned)cp);
   else
     memcpy(out, p, n);
@@ -564,11 +572,13 @@ int sr_input_name_check(const char *name, const char **why) {
            !sr_valid_utf8_text(name, strlen(name)))
     *why = "a control character in the name";
   /* A bidirectional formatting character (U+202E...) makes the name read
-   * otherwise than it is wherever it is shown: refused, as the harvest
-   * skips an output so named.  An input's name may be an end user's
-   * upload's. */
+   * otherwise than it is wherever it is shown, a line separator (U+2028,
+   * U+2029) splits the line that shows it for some readers: refused, as
+   * the harvest skips an output so named.  An input's name may be an end
+   * user's upload's. */
   else if (sr_name_misleads(name, strlen(name)))
-    *why = "a bidirectional formatting character in the name";
+    *why = "a bidirectional formatting or line separator character in the "
+           "name";
   if (*why)
     return -EINVAL;
   /* Component by component: at most two, each a plain file name. */

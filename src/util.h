@@ -49,19 +49,21 @@ bool sr_utf8_valid(const char *s, size_t len);
 
 /*
  * A file name for the record: when it is not valid UTF-8, or holds a C0 or
- * C1 control, DEL or a bidirectional formatting character (U+061C,
+ * C1 control, DEL, a bidirectional formatting character (U+061C,
  * U+200E, U+200F, U+202A..U+202E, U+2066..U+2069: they reorder what a
- * terminal or a listing shows), it needs escaping (sr_name_escape).
+ * terminal or a listing shows) or a line separator (U+2028, U+2029: some
+ * readers end a line there), it needs escaping (sr_name_escape).
  */
 bool sr_name_needs_escape(const char *s, size_t len);
-/* Whether such a name holds a control or a bidirectional formatting
- * character (bytes that are not UTF-8 aside). */
+/* Whether such a name holds a control, a bidirectional formatting
+ * character or a line separator (bytes that are not UTF-8 aside). */
 bool sr_name_misleads(const char *s, size_t len);
 /*
  * The display form of such a name, NUL-terminated and malloc'd (NULL on
  * ENOMEM): each byte that is not part of well-formed UTF-8, each C0 control
- * and DEL as \xHH; each C1 control and bidirectional formatting character
- * as \uHHHH; everything else, backslash included, as is.  It is not
+ * and DEL as \xHH; each C1 control, bidirectional formatting character
+ * and line separator as \uHHHH; everything else, backslash included, as
+ * is.  It is not
  * reversible: the record carries the raw bytes beside it (base64).
  */
 char *sr_name_escape(const char *s, size_t len);
@@ -70,8 +72,9 @@ char *sr_name_escape(const char *s, size_t len);
  * Bytes written to a terminal (--log-passthrough), escaped as a stream:
  * '\n' and '\t' pass; every other C0 control (ESC, CR, BEL...), DEL and
  * each byte that is not part of well-formed UTF-8 become \xHH, each C1
- * control (U+0080..U+009F, which 8-bit terminals read as CSI, OSC...)
- * \uHHHH.  A sequence cut by the end of one chunk is held (at most 3
+ * control (U+0080..U+009F, which 8-bit terminals read as CSI, OSC...),
+ * bidirectional formatting character and line separator (as for a name,
+ * above) \uHHHH.  A sequence cut by the end of one chunk is held (at most 3
  * bytes) until the next; sr_term_escape_flush writes what is held.
  */
 struct sr_term_escape {

@@ -1133,7 +1133,7 @@ enum skip_kind {
   SKIP_FIFO,
   SKIP_SOCKET,
   SKIP_DEVICE,
-  SKIP_NAME,  /* a C0/C1 control or a bidi formatting character */
+  SKIP_NAME,  /* a C0/C1 control, bidi formatting or line separator */
   SKIP_DEPTH, /* a directory HARVEST_MAX_DEPTH levels down */
   SKIP_GONE,  /* could not be read (it vanished, or the skill's modes) */
   SKIP__MAX
@@ -1148,8 +1148,8 @@ static const char *const skip_messages[SKIP__MAX] = {
     [SKIP_FIFO] = "output skipped: a FIFO",
     [SKIP_SOCKET] = "output skipped: a socket",
     [SKIP_DEVICE] = "output skipped: a device node",
-    [SKIP_NAME] = "output skipped: its name holds a control or bidirectional "
-                  "formatting character",
+    [SKIP_NAME] = "output skipped: its name holds a control, bidirectional "
+                  "formatting or line separator character",
     [SKIP_DEPTH] = "output skipped: a directory deeper than 32 levels, with "
                    "everything below it",
     [SKIP_GONE] = "output skipped: it could not be read",

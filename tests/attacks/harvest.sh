@@ -69,6 +69,8 @@ for mode in root user; do
     printf "latin-1\n" >"$(printf "caf\351.txt")"
     printf "x\n" >"$(printf "\033[2Jclear")"
     printf "x\n" >"$(printf "evil\342\200\256txt.exe")"
+    printf "x\n" >"$(printf "line\342\200\250sep")"
+    printf "x\n" >"$(printf "para\342\200\251sep")"
     d=.; for i in $(seq 40); do d=$d/d$i; done; mkdir -p "$d" && : >"$d/deep"
   '
   run_ok $mode "names and depth"
@@ -82,10 +84,12 @@ for mode in root user; do
   check "$mode: ... and is on the host under its own name" \
     test -f "$(run_dir)/outputs/$(printf 'caf\351.txt')"
   skipped=$(warnings "$AUDIT" | "$JQ" -r 'select(.skipped == "name") | .path' | sort | tr '\n' ' ')
-  is "$mode: names with an escape sequence or a bidi override are skipped and named" \
-    "$skipped" '\x1b[2Jclear evil\u202etxt.exe '
+  is "$mode: names with an escape sequence, a bidi override or a line separator are skipped and named" \
+    "$skipped" '\x1b[2Jclear evil\u202etxt.exe line\u2028sep para\u2029sep '
   is "$mode: ... not created on the host" \
-    "$(find "$(run_dir)/outputs" -name '*clear' -o -name 'evil*' | wc -l)" 0
+    "$(find "$(run_dir)/outputs" -name '*clear' -o -name 'evil*' -o -name '*sep' | wc -l)" 0
+  check "$mode: ... and no line separator is in the record raw" \
+    not grep -q $'\342\200\250\|\342\200\251' "$AUDIT" "$(run_dir)/metadata.json"
   check "$mode: a directory below the depth limit is reported" \
     sh -c "warnings() { \"$JQ\" -r 'select(.event == \"warning\" and .skipped == \"depth\") | .path' \"\$1\"; }; warnings '$AUDIT' | grep -q '^d1/d2/.*/d33\$'"
 

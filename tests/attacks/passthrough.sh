@@ -65,6 +65,8 @@ for mode in root user; do
       printf "\033]52;c;cHduZWQ=\007clip\n"
       printf "\033[2J\033[1Acursor\rback\n"
       printf "\302\233""31mc1-csi\n" >&2
+      printf "ok \342\200\256fdp.exe done\n"
+      printf "A\342\200\250[skillrun] forged\342\200\251B\n" >&2
       printf "%s\n" "$1" >&2
       printf "%s" "no newline at the end"' - "$forged" >"$w/$id.stdout" 2>"$w/$id.err"
   is "$mode: the run exits 0" "$?" 0
@@ -74,6 +76,11 @@ for mode in root user; do
   check "$mode: no BEL, CR or C1 CSI either" not grep -q $'\007\|\r\|\302\233' "$err"
   check "$mode: ... they arrive escaped" grep -qF '[skill stdout] \x1b]52;c;cHduZWQ=\x07clip' "$err"
   check "$mode: ... the C1 control as \\u009b" grep -qF '[skill stderr] \u009b31mc1-csi' "$err"
+  check "$mode: no bidi override or line separator passes raw" \
+    not grep -q $'\342\200\256\|\342\200\250\|\342\200\251' "$err"
+  check "$mode: ... the override arrives as \\u202e" grep -qxF '[skill stdout] ok \u202efdp.exe done' "$err"
+  check "$mode: ... the separators as \\u2028 and \\u2029" \
+    grep -qxF '[skill stderr] A\u2028[skillrun] forged\u2029B' "$err"
   check "$mode: ordinary text passes, prefixed" grep -qxF '[skill stdout] plain line' "$err"
   check "$mode: a line without its newline is ended" grep -qxF '[skill stdout] no newline at the end' "$err"
   check "$mode: the forged event is prefixed" grep -qxF "[skill stderr] $forged" "$err"

@@ -590,6 +590,9 @@ static void test_input_name_check(void **state) {
        "fdp.exe",
        "bidirectional"},
       {"d/\xe2\x81\xa6x", "bidirectional"},
+      {"a\xe2\x80\xa8"
+       "b",
+       "line separator"},
       {"caf\xe9.txt", "not UTF-8"},
       {"d/\xff\xfe", "not UTF-8"},
   };
@@ -1103,6 +1106,8 @@ static void test_name_escape(void **state) {
        4, true, "\\u009b1m"},
       {"evil\xe2\x80\xaetxt.exe", 14, true, "evil\\u202etxt.exe"},
       {"\xe2\x81\xa6x", 4, true, "\\u2066x"},
+      {"line\xe2\x80\xa8sep", 10, true, "line\\u2028sep"},
+      {"para\xe2\x80\xa9sep", 10, true, "para\\u2029sep"},
       {"\xff\xfe", 2, true, "\\xff\\xfe"},
   };
   (void)state;
@@ -1122,9 +1127,11 @@ static void test_name_escape(void **state) {
 static void test_term_escape(void **state) {
   static const char in[] = "ok\tline\n\x1b]52;c;cHduZWQ=\x07\r"
                            "\xc2\x9b"
-                           "2J caf\xc3\xa9 \xe2\x82\xac \xff\xc3";
+                           "2J caf\xc3\xa9 \xe2\x82\xac \xe2\x80\xae"
+                           "x\xe2\x80\xa8y \xff\xc3";
   static const char want[] = "ok\tline\n\\x1b]52;c;cHduZWQ=\\x07\\x0d"
-                             "\\u009b2J caf\xc3\xa9 \xe2\x82\xac \\xff\\xc3";
+                             "\\u009b2J caf\xc3\xa9 \xe2\x82\xac \\u202e"
+                             "x\\u2028y \\xff\\xc3";
   const size_t n = sizeof(in) - 1;
   (void)state;
   /* Every way of cutting the input into two chunks gives the same text. */
