@@ -40,6 +40,11 @@
  * directory is in, when it is on one. */
 #define SR_STAGING_XATTR "user.skillrun.staging"
 #define HARVEST_MAX_DEPTH 32
+/* The longest path below outputs/ harvested: RUN_DIR/outputs/PATH then
+ * fits PATH_MAX (4096) for a run directory whose path is under 1 KiB, so
+ * the caller can open what it is told was committed by its path (cp -a,
+ * a script); 32 levels of 255-byte names would otherwise reach 8 KiB. */
+#define HARVEST_MAX_PATH 3072
 
 int sr_workspace_default_root(char **out, struct sr_error *err) {
   const char *base;
@@ -1133,15 +1138,17 @@ enum skip_kind {
   SKIP_FIFO,
   SKIP_SOCKET,
   SKIP_DEVICE,
-  SKIP_NAME,  /* a C0/C1 control, bidi formatting or line separator */
-  SKIP_DEPTH, /* a directory HARVEST_MAX_DEPTH levels down */
-  SKIP_GONE,  /* could not be read (it vanished, or the skill's modes) */
+  SKIP_NAME,   /* a C0/C1 control, bidi formatting or line separator */
+  SKIP_DEPTH,  /* a directory HARVEST_MAX_DEPTH levels down */
+  SKIP_LENGTH, /* a path below outputs/ longer than HARVEST_MAX_PATH */
+  SKIP_GONE,   /* could not be read (it vanished, or the skill's modes) */
   SKIP__MAX
 };
 static const char *const skip_names[SKIP__MAX] = {
-    [SKIP_SYMLINK] = "symlink", [SKIP_FIFO] = "fifo", [SKIP_SOCKET] = "socket",
-    [SKIP_DEVICE] = "device",   [SKIP_NAME] = "name", [SKIP_DEPTH] = "depth",
-    [SKIP_GONE] = "unreadable",
+    [SKIP_SYMLINK] = "symlink", [SKIP_FIFO] = "fifo",
+    [SKIP_SOCKET] = "socket",   [SKIP_DEVICE] = "device",
+    [SKIP_NAME] = "name",       [SKIP_DEPTH] = "depth",
+    [SKIP_LENGTH] = "length",   [SKIP_GONE] = "unreadable",
 };
 static const char *const skip_messages[SKIP__MAX] = {
     [SKIP_SYMLINK] = "output skipped: a symbolic link (never followed)",
@@ -1152,6 +1159,8 @@ static const char *const skip_messages[SKIP__MAX] = {
                   "formatting or line separator character",
     [SKIP_DEPTH] = "output skipped: a directory deeper than 32 levels, with "
                    "everything below it",
+    [SKIP_LENGTH] = "output skipped: its path below outputs/ is longer than "
+                    "3072 bytes (with everything below it, for a directory)",
     [SKIP_GONE] = "output skipped: it could not be read",
 };
 
@@ -1527,6 +1536,8 @@ static int harvest_entry(struct harvest *h, int src_dir, int dst_dir,
    * host at all. */
   if (sr_name_misleads(name, strlen(name)))
     return skip(h, SKIP_NAME, rel);
+  if (strlen(rel) > HARVEST_MAX_PATH)
+    return skip(h, SKIP_LENGTH, rel);
   switch (st.st_mode & S_IFMT) {
   case S_IFREG:
     return harvest_file(h, src_dir, dst_dir, name, rel, &st);

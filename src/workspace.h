@@ -218,7 +218,8 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a);
  * deep in a tree could pass what --verify-audit and --gc read of a
  * ledger); a file whose event would pass it is removed, not committed.
  * Skipped entries (links, FIFOs, sockets, devices, misleading names,
- * directories deeper than 32 levels) get a warning each for the first
+ * directories deeper than 32 levels, paths below outputs/ longer than
+ * 3072 bytes) get a warning each for the first
  * SR_HARVEST_MAX_WARNINGS, then one summary with counts.  A name that is
  * not plain UTF-8 text is recorded escaped, with its bytes in base64.
  * What was committed is added to *out.

@@ -93,6 +93,27 @@ for mode in root user; do
   check "$mode: a directory below the depth limit is reported" \
     sh -c "warnings() { \"$JQ\" -r 'select(.event == \"warning\" and .skipped == \"depth\") | .path' \"\$1\"; }; warnings '$AUDIT' | grep -q '^d1/d2/.*/d33\$'"
 
+  # Long names in a tree: a path below outputs/ over 3072 bytes is skipped
+  # (a directory with everything below it), so that every committed path
+  # can be opened as run_dir/outputs/PATH.  Twelve 255-byte levels make
+  # 3071 bytes; a file in the twelfth, or a thirteenth level, passes it.
+  skill $mode -- /bin/sh -c '
+    n=$(printf "%0255d" 0); d=/workspace/outputs
+    for i in $(seq 11); do d=$d/$n; done
+    mkdir -p "$d/$n/$n" && : >"$d/ok" && : >"$d/$n/toolong" && : >"$d/$n/$n/below"
+  '
+  run_ok $mode "paths longer than 3072 bytes"
+  n255=$(printf "%0255d" 0)
+  is "$mode: ... the file within the bound is committed" \
+    "$("$JQ" -r 'select(.event == "artifact_committed") | .path | length' "$AUDIT")" $((11 * 256 + 2))
+  is "$mode: ... the entries past it are skipped as too long" \
+    "$(warnings "$AUDIT" | "$JQ" -r 'select(.skipped == "length") | .path | "\(length) \(split("/") | last)"' | sort | tr '\n' ' ')" \
+    "3079 toolong 3327 $n255 "
+  is "$mode: ... and not created on the host" \
+    "$(find "$(run_dir)/outputs" -name toolong -o -name below | wc -l)" 0
+  is "$mode: ... no path the host got is longer than outputs/ and 3072 bytes" \
+    "$(cd "$(run_dir)" && find outputs | awk 'length > 8 + 3072' | wc -l)" 0
+
   # A sparse file over outputs-size: stopped at the cap, named, removed.
   skill $mode -p "$T/small.profile" -- /bin/sh -c \
     'printf "first\n" >/workspace/outputs/a.txt; truncate -s 1G /workspace/outputs/z-sparse'

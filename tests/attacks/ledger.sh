@@ -23,13 +23,13 @@
 . "$(dirname "$0")/common.sh"
 
 # A skill that leaves FILES empty files, named with 250 bytes that are not
-# UTF-8, 15 directories deep in outputs, each directory's name as long
-# (the shell's cd keeps the path under PATH_MAX): about 25 KB of
-# artifact_committed line for each.
+# UTF-8, 11 directories deep in outputs, each directory's name as long
+# (3,023 bytes below outputs/, within the 3,072 the harvest keeps of a
+# path): about 16 KB of artifact_committed line for each.
 deep_names='
   cd /workspace/outputs || exit 1
   long=$(head -c 248 /dev/zero | tr "\0" "\377")
-  for i in $(seq 10 24); do mkdir "$long$i" && cd "$long$i" || exit 1; done
+  for i in $(seq 10 20); do mkdir "$long$i" && cd "$long$i" || exit 1; done
   for i in $(seq 1000 $((999 + $1))); do : >"$long$i" || exit 1; done
   echo made $1
 '

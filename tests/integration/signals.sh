@@ -257,9 +257,10 @@ PY
   is "$mode: SIGTERM while the final record waits for a slow reader: the stream ends with it whole" \
     "$rc:$(last "$W/a.late-final")" "0:execution_completed	succeeded"
   closed_ok "$mode: ... the run" "$W/default/late-final" succeeded
-  # One artifact whose line (a 3.4 KB path) is longer than the pipe.
+  # One artifact whose line is longer than the pipe: a 2.8 KB path (within
+  # the 3,072 bytes harvested) not in UTF-8, some 15 KB once escaped.
   late_term '"artifact_committed"' late-artifact 4096 /bin/sh -c \
-    'p=/workspace/outputs; for i in $(seq 17); do p=$p/$(printf "d%.0s" $(seq 200)); done; mkdir -p $p && echo x >$p/f'
+    'p=/workspace/outputs; for i in $(seq 14); do p=$p/$(printf "\377%.0s" $(seq 200)); done; mkdir -p $p && echo x >$p/f'
   is "$mode: SIGTERM while an artifact's line waits, the harvest over: exit 143" "$rc" 143
   closed_ok "$mode: ... the run" "$W/default/late-artifact" cancelled
 done
