@@ -34,6 +34,18 @@ mkskill sleeper "sleep 30" "sandbox.timeout: 1s"
 mkskill hog "python3 scripts/hog.py" "sandbox.memory: 64M"
 printf 'chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))\n' >"$T/hog/scripts/hog.py"
 mkskill broken "scripts/missing.sh"
+# Enough long names that execution_completed's list is cut, and two files
+# whose escaped paths are the same text: a Latin-1 name and one spelled
+# with a backslash.  Only path_base64 tells them apart.
+mkskill latin "python3 scripts/many.py"
+cat >"$T/latin/scripts/many.py" <<'EOF'
+import os
+os.chdir("/workspace/outputs")
+for i in range(300):
+    open("%03d" % i + "n" * 250, "w").write("filler")
+open(b"caf\xe9", "w").write("the Latin-1 name")
+open(b"caf\\xe9", "w").write("the name with a backslash")
+EOF
 chmod -R a+rX "$T"
 digest() { "$SKILLRUN" --digest "$T/$1" | cut -d' ' -f1; }
 
@@ -100,6 +112,15 @@ for mode in $MODES; do
     is "$mode: $orch: memory ($by): exit 137" "$rc" 137
     is "$mode: $orch: memory ($by): status, reason" "$(j '[.status, .reason] | @tsv')" "oom	memory"
     kept memory
+
+    o latin "$(digest latin)"
+    is "$mode: $orch: a cut list: exit 0, every artifact" \
+      "$rc $(j '.artifacts | length')" "0 302"
+    is "$mode: $orch: ... the two names shown alike keep their raw bytes" \
+      "$(j '.artifacts[] | select(.path == "caf\\xe9") | "\(.path_base64 // "-") \(.size)"' | LC_ALL=C sort | tr '\n' ' ')" \
+      "- 25 $(printf 'caf\351' | base64) 16 "
+    check "$mode: $orch: ... and no other entry has a null path_base64" \
+      not grep -q '"path_base64":null' <<<"$out"
 
     o broken "$(digest broken)"
     is "$mode: $orch: missing program: exit 127" "$rc" 127

@@ -11,6 +11,7 @@
 #   {"execution_id":..., "status":..., "exit_code":..., "reason":...,
 #    "run_dir":..., "artifacts":[{"path":..., "size":..., "sha256":...,
 #    "mode":...}], "audit":...}
+# (and "path_base64", the name's raw bytes, where "path" is escaped).
 # Everything comes from the audit stream, nothing from the run directory's
 # layout: the run directory from execution_started, the status and the
 # artifacts from execution_completed (the artifact_committed events when
@@ -70,7 +71,8 @@ jq -cR 'fromjson? // empty' "$audit" | jq -cs \
      run_dir: ev("execution_started").run_dir,
      artifacts: (if $done.artifacts.truncated == false then $done.artifacts.list
                  else [.[] | select(.event == "artifact_committed")
-                       | {path, size, sha256, mode}] end),
+                       | {path, path_base64, size, sha256, mode}
+                       | with_entries(select(.value != null))] end),
      audit: $audit}' >"$audit.json"
 # A chain that does not verify is reported, whatever the run did.
 if ! "$SKILLRUN" --verify-audit "$audit" >/dev/null 2>&1; then

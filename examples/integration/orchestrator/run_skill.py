@@ -9,6 +9,7 @@ the audit stream from a pipe of its own as it comes (never from the run
 directory's layout), and print the outcome as one JSON line:
   {"execution_id", "status", "exit_code", "reason", "run_dir",
    "artifacts": [{"path", "size", "sha256", "mode"}], "audit"}
+(and "path_base64", the name's raw bytes, where "path" is escaped).
 The stream is kept, one event per line, in the file the line names;
 "audit_invalid" is added to the status when its chain does not verify.
 Exits with skillrun's exit status.  SKILLRUN and SKILLRUN_WORKSPACE_ROOT
@@ -80,7 +81,9 @@ def outcome(rc, events):
     if listed.get("truncated") is False:
         artifacts = listed["list"]
     else:
-        artifacts = [{k: e[k] for k in ("path", "size", "sha256", "mode")}
+        # As the list has them: path_base64 only where path is escaped.
+        keys = ("path", "path_base64", "size", "sha256", "mode")
+        artifacts = [{k: e[k] for k in keys if k in e}
                      for e in events if e.get("event") == "artifact_committed"]
     return status, reason, artifacts
 
