@@ -108,7 +108,8 @@ int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
                  const char *leaf, char **reason, struct sr_error *err);
 int sr_cg1_open_join(const struct sr_cgroup *cg, int *fds, const char **paths,
                      size_t max, struct sr_error *err);
-int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c);
+int sr_cg1_poll(const struct sr_cgroup *cg, uint64_t uncharged,
+                struct sr_cgroup_counters *c);
 int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
 int sr_cg1_kill(const struct sr_cgroup *cg);
 /* 0 once every leaf is removed; cg keeps what is left otherwise. */

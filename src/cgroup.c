@@ -855,6 +855,7 @@ static int write_limits(struct sr_cgroup *cg, const struct sr_policy *p,
   r = sr_cg_write_checked(cg->leaf_fd, cg->leaf_path, "memory.max", mem, err);
   if (r < 0)
     return r;
+  cg->v2_memory_limit = mem;
   /* Swap would let a run exceed memory.max; without swap accounting
    * (no memory.swap.max) that is only acceptable when there is no swap. */
   r = sr_write_file_at(cg->leaf_fd, "memory.swap.max", "0\n");
@@ -1078,14 +1079,37 @@ int sr_cgroup_open_join(const struct sr_cgroup *cg, int *fds,
   return sr_cg1_open_join(cg, fds, paths, max, err);
 }
 
-int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
+/* v2: memory.current less the page cache of files (which the kernel
+ * reclaims at memory.max) with the uncharged bytes, when that passes
+ * memory.max; else 0. */
+static int v2_memory_over(const struct sr_cgroup *cg, uint64_t uncharged,
+                          uint64_t *over) {
+  uint64_t current = 0, file = 0, held;
+  int r;
+
+  *over = 0;
+  if (uncharged == 0 || cg->v2_memory_limit == 0)
+    return 0;
+  r = sr_cg_read_u64_at(cg->leaf_fd, "memory.current", &current);
+  if (r >= 0)
+    r = sr_cg_read_key_u64_at(cg->leaf_fd, "memory.stat", "file", &file);
+  if (r < 0)
+    return r;
+  held = (current > file ? current - file : 0) + uncharged;
+  if (held > cg->v2_memory_limit)
+    *over = held;
+  return 0;
+}
+
+int sr_cgroup_poll(const struct sr_cgroup *cg, uint64_t uncharged,
+                   struct sr_cgroup_counters *c) {
   struct sr_cgroup_counters n = {0};
   int r;
 
   if (!cg->active)
     return -ENODEV;
   if (cg->version == SR_CGV_1)
-    return sr_cg1_poll(cg, c);
+    return sr_cg1_poll(cg, uncharged, c);
   r = sr_cg_read_key_u64_at(cg->leaf_fd, "cpu.stat", "usage_usec", &n.cpu_usec);
   if (r >= 0)
     r = sr_cg_read_key_u64_at(cg->leaf_fd, "memory.events", "oom_kill",
@@ -1095,6 +1119,8 @@ int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
                               &n.pids_max_hit);
   if (r >= 0)
     r = sr_cg_read_u64_at(cg->leaf_fd, "pids.current", &n.pids_current);
+  if (r >= 0)
+    r = v2_memory_over(cg, uncharged, &n.memory_over);
   if (r < 0)
     return r;
   *c = n;

@@ -54,6 +54,7 @@ struct sr_cgroup {
   /* v1: memory.kmem.tcp.limit_in_bytes set (socket buffers counted). */
   bool sock;
   uint64_t v1_memory_limit; /* v1: memory.limit_in_bytes as written */
+  uint64_t v2_memory_limit; /* v2: memory.max as written */
   /* v2: the lowest memory.max (pids.max) of the cgroups that hold the
    * leaf (the subtree it was made in and those above it, up to the
    * mount's root), UINT64_MAX when none has one; *_at names that cgroup.
@@ -71,8 +72,10 @@ struct sr_cgroup_counters {
   uint64_t oom_kill;     /* processes the kernel OOM-killed in the leaf */
   uint64_t pids_max_hit; /* forks refused at pids.max (pids.events max) */
   uint64_t pids_current; /* tasks now (pids.current) */
-  /* v1: the run's memory with its socket buffers, which v1 counts apart
-   * (memory.kmem.tcp), when that is above the memory limit; else 0. */
+  /* The run's memory, with what the kernel charges to no cgroup (the
+   * caller's `uncharged`) and under v1 its socket buffers, which v1
+   * counts apart (memory.kmem.tcp), when that is above the memory limit;
+   * else 0. */
   uint64_t memory_over;
 };
 
@@ -131,8 +134,11 @@ int sr_cgroup_clone_fd(const struct sr_cgroup *cg);
  */
 int sr_cgroup_open_join(const struct sr_cgroup *cg, int *fds,
                         const char **paths, size_t max, struct sr_error *err);
-/* The counters the supervisor polls (one read per file). */
-int sr_cgroup_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c);
+/* The counters the supervisor polls (one read per file).  uncharged:
+ * bytes the kernel holds for the run and charges to no cgroup (sockq.h),
+ * counted with its memory against the limit. */
+int sr_cgroup_poll(const struct sr_cgroup *cg, uint64_t uncharged,
+                   struct sr_cgroup_counters *c);
 /* The run's figures, once it has ended. */
 int sr_cgroup_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st);
 /* v2 cgroup.kill (or SIGKILL of every pid in cgroup.procs on old

@@ -684,19 +684,25 @@ static int sock_room(const struct sr_cgroup *cg, uint64_t sock) {
   return sr_write_file_at(mfd, "memory.limit_in_bytes", buf);
 }
 
-/* The run's socket buffers (memory.kmem.tcp.usage_in_bytes) and, when it
- * has some, its memory with them: memory.usage_in_bytes less the page
- * cache of files, which the kernel reclaims at the limit, plus sock. */
-static int read_held(const struct sr_cgroup *cg, uint64_t *sock,
-                     uint64_t *held) {
+/* The run's socket buffers (memory.kmem.tcp.usage_in_bytes) with what the
+ * kernel holds for it uncharged (sr_cgroup_poll), and when that is not 0,
+ * its memory with them: memory.usage_in_bytes less the page cache of
+ * files, which the kernel reclaims at the limit, plus sock. */
+static int read_held(const struct sr_cgroup *cg, uint64_t uncharged,
+                     uint64_t *sock, uint64_t *held) {
   const int mfd = cg->v1_fd[SR_CG1_MEMORY];
   uint64_t usage = 0, active = 0, inactive = 0;
   int r;
 
   *sock = *held = 0;
-  r = sr_cg_read_u64_at(mfd, "memory.kmem.tcp.usage_in_bytes", sock);
-  if (r < 0 || *sock == 0)
-    return r;
+  if (cg->sock) {
+    r = sr_cg_read_u64_at(mfd, "memory.kmem.tcp.usage_in_bytes", sock);
+    if (r < 0)
+      return r;
+  }
+  *sock += uncharged;
+  if (*sock == 0)
+    return 0;
   r = sr_cg_read_u64_at(mfd, "memory.usage_in_bytes", &usage);
   if (r >= 0)
     r = sr_cg_read_key_u64_at(mfd, "memory.stat", "total_active_file", &active);
@@ -711,7 +717,9 @@ static int read_held(const struct sr_cgroup *cg, uint64_t *sock,
 
 /*
  * The run's memory with its socket buffers (read_held), when that passes
- * the limit; else 0.  Read only while the run holds socket buffers.  The
+ * the limit; else 0.  Read only while the run holds socket buffers, or
+ * memory the kernel charges to no cgroup (uncharged), which is asked room
+ * for as they are.  The
  * usage also has what v1 does not break down, kernel objects the kernel
  * reclaims at the limit too (the dentries of names looked up: a run that
  * had looked up a million names, holding 4 MiB in a socket and a few of
@@ -720,15 +728,16 @@ static int read_held(const struct sr_cgroup *cg, uint64_t *sock,
  * only a run whose memory it cannot reclaim is over.
  */
 #define SOCK_ROOM_TRIES 3
-static int read_memory_over(const struct sr_cgroup *cg, uint64_t *over) {
+static int read_memory_over(const struct sr_cgroup *cg, uint64_t uncharged,
+                            uint64_t *over) {
   uint64_t sock, held;
   int r;
 
   *over = 0;
-  if (!cg->sock)
+  if (!cg->sock && uncharged == 0)
     return 0;
   for (int i = 0;; i++) {
-    r = read_held(cg, &sock, &held);
+    r = read_held(cg, uncharged, &sock, &held);
     if (r < 0 || held <= cg->v1_memory_limit)
       return r;
     if (i == SOCK_ROOM_TRIES)
@@ -744,7 +753,7 @@ static int read_memory_over(const struct sr_cgroup *cg, uint64_t *over) {
 /* The counters; pids.current and the memory with socket buffers only when
  * `current` (the final statistics have no use for them). */
 static int read_counters(const struct sr_cgroup *cg, bool current,
-                         struct sr_cgroup_counters *c) {
+                         uint64_t uncharged, struct sr_cgroup_counters *c) {
   struct sr_cgroup_counters n = {0};
   uint64_t ns = 0;
   int r;
@@ -759,7 +768,7 @@ static int read_counters(const struct sr_cgroup *cg, bool current,
     r = sr_cg_read_u64_at(cg->v1_fd[SR_CG1_PIDS], "pids.current",
                           &n.pids_current);
   if (r >= 0 && current)
-    r = read_memory_over(cg, &n.memory_over);
+    r = read_memory_over(cg, uncharged, &n.memory_over);
   if (r < 0)
     return r;
   n.cpu_usec = ns / 1000;
@@ -767,14 +776,15 @@ static int read_counters(const struct sr_cgroup *cg, bool current,
   return 0;
 }
 
-int sr_cg1_poll(const struct sr_cgroup *cg, struct sr_cgroup_counters *c) {
-  return read_counters(cg, true, c);
+int sr_cg1_poll(const struct sr_cgroup *cg, uint64_t uncharged,
+                struct sr_cgroup_counters *c) {
+  return read_counters(cg, true, uncharged, c);
 }
 
 int sr_cg1_stats(const struct sr_cgroup *cg, struct sr_cgroup_stats *st) {
   struct sr_cgroup_counters n;
   struct sr_cgroup_stats s = {0};
-  int r = read_counters(cg, false, &n);
+  int r = read_counters(cg, false, 0, &n);
 
   if (r < 0)
     return r;

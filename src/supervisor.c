@@ -51,6 +51,7 @@ void sr_supervisor_init(struct sr_supervisor *s) {
   s->sync_fd = s->signal_fd = s->timeout_fd = s->grace_fd = s->sample_fd = -1;
   s->outputs_fd = s->log_wake_fd = -1;
   sr_sampler_init(&s->sampler);
+  sr_sockq_init(&s->sockq);
   s->cpu_counter_fd = -1;
   s->proxy_listen[0] = s->proxy_listen[1] = -1;
   s->proxy = (struct sr_proxy)SR_PROXY_NULL;
@@ -220,6 +221,8 @@ void sr_supervisor_done(struct sr_supervisor *s) {
   s->log_wake_fd = safe_close(s->log_wake_fd);
   sr_sampler_close(&s->sampler);
   s->sampling = false;
+  sr_sockq_close(&s->sockq);
+  s->sockq_open = false;
   s->outputs_fd = safe_close(s->outputs_fd);
   sr_denials_done(&s->denials);
 }
@@ -1089,14 +1092,51 @@ static int limit_reached(struct sr_supervisor *s, enum sr_limit_id id,
       err);
 }
 
+/*
+ * The bytes queued on TCP connections of the run's network namespace that
+ * no process accepted (sockq.h) into *bytes: 0 before the skill started
+ * (init may not have joined the namespace yet) and in the host's network.
+ * Files that cannot be opened or read leave the run unlimited: an error,
+ * which stops it, unless init is on its way out.
+ */
+static int tick_sockq(struct sr_supervisor *s, uint64_t *bytes,
+                      struct sr_error *err) {
+  int r;
+
+  *bytes = 0;
+  if (!s->ready || s->spec->policy->network == SR_NET_HOST)
+    return 0;
+  if (!s->sockq_open) {
+    r = sr_sockq_open(&s->sockq, s->init.pid);
+    if (r >= 0)
+      s->sockq_open = true;
+  } else {
+    r = 0;
+  }
+  if (r >= 0)
+    r = sr_sockq_read(&s->sockq, bytes);
+  if (r < 0 && sr_sampler_exiting(s->init.pid))
+    return 0;
+  if (r < 0) {
+    kill_tree(s);
+    return sr_error_layer(err, "supervisor", -r,
+                          "cannot read the sandbox's TCP connections");
+  }
+  return 0;
+}
+
 /* The cgroup's counters: the CPU budget is the supervisor's to enforce;
  * an OOM kill or a fork refused at pids.max ends the run (cgroup v1 kills
  * one process on OOM, v2 the whole leaf; either way the rest goes). */
 static int tick_cgroup(struct sr_supervisor *s, struct sr_error *err) {
   const struct sr_policy *p = s->spec->policy;
   struct sr_cgroup_counters c;
+  uint64_t unheld;
+  int r = tick_sockq(s, &unheld, err);
 
-  if (sr_cgroup_poll(s->spec->cgroup, &c) < 0)
+  if (r < 0)
+    return r;
+  if (sr_cgroup_poll(s->spec->cgroup, unheld, &c) < 0)
     return 0; /* read again at the next tick; collect has the last word */
   if (c.pids_current > s->pids_seen)
     s->pids_seen = c.pids_current;
@@ -1143,6 +1183,7 @@ static int tick_sampler(struct sr_supervisor *s, struct sr_error *err) {
   const struct sr_policy *p = s->spec->policy;
   const uint64_t mem = p->limits[SR_LIM_MEMORY].value;
   struct sr_sample x;
+  uint64_t unheld;
   unsigned want;
   int r = sr_sampler_sample(&s->sampler, &x);
 
@@ -1161,6 +1202,10 @@ static int tick_sampler(struct sr_supervisor *s, struct sr_error *err) {
         counted > x.cpu_usec)
       x.cpu_usec = counted;
   }
+  r = tick_sockq(s, &unheld, err);
+  if (r < 0)
+    return r;
+  x.memory += unheld;
   if (x.cpu_usec >= p->limits[SR_LIM_CPU_SECONDS].value * 1000000ULL)
     return limit_reached(s, SR_LIM_CPU_SECONDS, x.cpu_usec / 1000000ULL, err);
   if (x.memory > mem)

@@ -13,6 +13,7 @@
 #include "proxy.h"
 #include "stdinpump.h"
 #include "sampler.h"
+#include "sockq.h"
 
 struct sr_outcome;
 
@@ -146,6 +147,11 @@ struct sr_supervisor {
   /* Refused system calls, from the seccomp filter's listener (handed over
    * by the skill's process before exec); reported when the loop ends. */
   struct sr_denials denials;
+  /* Bytes queued on connections no process accepted (sockq.h): counted
+   * with the run's memory at each tick once the skill has started, in a
+   * network namespace of the run's own. */
+  struct sr_sockq sockq;
+  bool sockq_open;
 };
 
 /* An empty supervisor (fds -1), safe to pass to sr_supervisor_done. */

@@ -1768,6 +1768,77 @@ static void case_sockhog(struct res *r, const char *arg) {
   close(l);
 }
 
+/* Memory held on connections no process accepted: ARG MiB sent into
+ * loopback TCP connections left in a listener's accept queue.  A
+ * connection is charged to a memory cgroup only when accept(2) takes it;
+ * before, what its peer sends is in the host's TCP memory alone (the
+ * listener's SO_RCVBUF, which the connections inherit, is the most each
+ * holds): 1 GiB went through the default 512 MiB limit with cgroup v1's
+ * usage and kmem.tcp at a few MB, the run succeeded.  The senders keep
+ * small buffers, so that what is charged stays small.  Escaped once the
+ * target was reached and held for 3 s; blocked when a call fails; no line
+ * when the run is stopped first. */
+static void case_acceptq(struct res *r, const char *arg) {
+  long mib = atol(arg), held = 0;
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof(a);
+  static char buf[65536];
+  int big = 8 << 20, small = 64 << 10, l;
+
+  if (mib <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  memset(buf, 0x5a, sizeof(buf));
+  l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l < 0 || setsockopt(l, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big)) < 0 ||
+      bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 4096) < 0 ||
+      getsockname(l, (struct sockaddr *)&a, &alen) < 0) {
+    how(r, "listen:%s", ename(errno));
+    if (l >= 0)
+      close(l);
+    return;
+  }
+  while (held < mib << 20) {
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    long before = held;
+
+    if (c < 0) {
+      how(r, "socket:%s after %ld MiB", ename(errno), held >> 20);
+      break;
+    }
+    setsockopt(c, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0) {
+      how(r, "connect:%s after %ld MiB", ename(errno), held >> 20);
+      close(c);
+      break;
+    }
+    fcntl(c, F_SETFL, O_NONBLOCK);
+    for (int tries = 0; held < mib << 20 && tries < 3;) {
+      ssize_t n = write(c, buf, sizeof(buf));
+      if (n > 0) {
+        held += n;
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN)
+        break;
+      /* let loopback move what it holds into the peer's queue */
+      tries++;
+      nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+    if (held == before) {
+      how(r, "a connection took nothing after %ld MiB", held >> 20);
+      break;
+    }
+  }
+  if (held >= mib << 20) {
+    sleep(3);
+    esc(r, "%ld MiB held on connections nobody accepted", held >> 20);
+  }
+  close(l);
+}
+
 /* Not an attack, a skill that must run: ARG NAMES:KIB.  It keeps KIB KiB
  * unread in one loopback TCP connection while it looks up NAMES names
  * that do not exist under /usr: each a negative dentry, kernel memory the
@@ -2363,6 +2434,7 @@ static const struct {
     {"sigqhog", case_sigqhog},
     {"zleader", case_zleader},
     {"sockhog", case_sockhog},
+    {"acceptq", case_acceptq},
     {"dentsock", case_dentsock},
     {"diskfill", case_diskfill},
     {"mkmany", case_mkmany},

@@ -13,7 +13,11 @@
 # loopback TCP connections that nobody read went through a 64 MiB limit
 # with memory.usage_in_bytes ~1 MB.  With a cgroup the run must be stopped
 # as oom; the supervisor does not count kernel memory (skillrun(1)
-# LIMITS), which is only reported.  Memory the kernel reclaims at the
+# LIMITS), which is only reported.  Connections a listener has not
+# accepted are charged to no cgroup at all (the kernel charges one when
+# accept(2) takes it): a skill that left 128 connections in its own
+# listener's queue, each sent 8 MiB, held 1 GiB in a run of 512 MiB that
+# succeeded.  The supervisor counts their queues in every mode.  Memory the kernel reclaims at the
 # limit is not held: dentries and socket buffers within the limit are a
 # normal run.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -65,6 +69,20 @@ for run in "${runs[@]}"; do
     check "$run: $by: ... the hog never held its 256 MiB (${line:-no report})" \
       [ "${line#ESCAPED}" = "$line" ]
   fi
+  check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+
+  # 256 MiB sent into connections a listener never accepts, against 64
+  # MiB: charged to no cgroup until accepted, so the supervisor counts
+  # their queues itself, in every mode (sockq.h).
+  attack "$mode" "${opts[@]}" --memory 64M --timeout 60s -- acceptq:256
+  by=$(field "$AUDIT" policy_resolved '.policy.limits.memory.enforced_by')
+  line=$(result acceptq:256)
+  is "$run: $by: the queue of connections nobody accepted ends the run (137)" "$rc" 137
+  is "$run: $by: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
+  is "$run: $by: ... limit_exceeded memory, past the limit" \
+    "$(field "$AUDIT" limit_exceeded '"\(.limit) \(.observed > .limit_value)"')" "memory true"
+  check "$run: $by: ... the skill never held its 256 MiB for long (${line:-no report})" \
+    [ "${line#ESCAPED}" = "$line" ]
   check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
 
   # Not an attack: 4 MiB kept in a socket while 1500000 names that do not

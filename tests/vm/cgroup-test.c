@@ -130,7 +130,7 @@ static int wait_status(pid_t pid) {
 /* The CPU time the supervisor polls (sr_cgroup_poll's counters). */
 static int cpu_usec_of(const struct sr_cgroup *cg, uint64_t *usec) {
   struct sr_cgroup_counters c;
-  int r = sr_cgroup_poll(cg, &c);
+  int r = sr_cgroup_poll(cg, 0, &c);
 
   if (r == 0)
     *usec = c.cpu_usec;
