@@ -491,6 +491,81 @@ static int t_socket_udp(void) {
   return try_socket(AF_INET6, SOCK_DGRAM, 0);
 }
 
+/* ---- setsockopt: the options that join a multicast group (a record on
+ * the socket and one on the device, charged to no cgroup) are refused;
+ * without the filter the kernel joins on lo (interface 1 in the sandbox's
+ * network namespace).  The raw call, so that the arguments reported are
+ * the ones passed. ---- */
+
+static int try_sockopt(int family, long level, long option, const void *v,
+                       size_t len) {
+  int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int r;
+
+  if (fd < 0)
+    return errno;
+  r = sys_result(syscall(SYS_setsockopt, fd, level, option, v, (long)len));
+  close(fd);
+  return r;
+}
+
+static int ipv6_join(long level) {
+  struct ipv6_mreq m = {.ipv6mr_interface = 1};
+
+  inet_pton(AF_INET6, "ff02::5eed:1", &m.ipv6mr_multiaddr);
+  return try_sockopt(AF_INET6, level, IPV6_ADD_MEMBERSHIP, &m, sizeof(m));
+}
+
+/* OK without the filter. */
+static int t_setsockopt_ipv6_join(void) {
+  return ipv6_join(IPPROTO_IPV6);
+}
+
+/* The kernel reads the level as an int: this is IPPROTO_IPV6 too. */
+static int t_setsockopt_ipv6_join_high(void) {
+  return ipv6_join(IPPROTO_IPV6 | (1L << 32));
+}
+
+/* OK without the filter. */
+static int t_setsockopt_ip_join(void) {
+  struct ip_mreqn m = {.imr_ifindex = 1};
+
+  inet_pton(AF_INET, "239.1.2.3", &m.imr_multiaddr);
+  return try_sockopt(AF_INET, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m));
+}
+
+/* OK without the filter. */
+static int t_setsockopt_mcast_join(void) {
+  struct group_req g = {.gr_interface = 1};
+  struct sockaddr_in6 *a = (struct sockaddr_in6 *)&g.gr_group;
+
+  a->sin6_family = AF_INET6;
+  inet_pton(AF_INET6, "ff02::5eed:2", &a->sin6_addr);
+  return try_sockopt(AF_INET6, IPPROTO_IPV6, MCAST_JOIN_GROUP, &g, sizeof(g));
+}
+
+/* EADDRNOTAVAIL: leaving a group holds nothing and reaches the kernel,
+ * which has no such membership. */
+static int t_setsockopt_ipv6_leave(void) {
+  struct ipv6_mreq m = {.ipv6mr_interface = 1};
+
+  inet_pton(AF_INET6, "ff02::5eed:1", &m.ipv6mr_multiaddr);
+  return try_sockopt(AF_INET6, IPPROTO_IPV6, IPV6_DROP_MEMBERSHIP, &m,
+                     sizeof(m));
+}
+
+/* OK, allowed. */
+static int t_setsockopt_reuseaddr(void) {
+  int one = 1;
+  return try_sockopt(AF_INET, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+}
+
+/* OK, allowed: a multicast sending option, which holds nothing. */
+static int t_setsockopt_mcast_loop(void) {
+  int one = 1;
+  return try_sockopt(AF_INET, IPPROTO_IP, IP_MULTICAST_LOOP, &one, sizeof(one));
+}
+
 /* ---- ioctl: fd -1 makes the kernel answer EBADF, so EPERM is the filter
  * (it matches the command, not the fd). ---- */
 
@@ -852,6 +927,10 @@ static const struct test_case cases[] = {
     {"tiocsti", t_tiocsti},
     {"tiocsti-high", t_tiocsti_high},
     {"tioclinux", t_tioclinux},
+    {"setsockopt-ipv6-join", t_setsockopt_ipv6_join},
+    {"setsockopt-ipv6-join-high", t_setsockopt_ipv6_join_high},
+    {"setsockopt-ip-join", t_setsockopt_ip_join},
+    {"setsockopt-mcast-join", t_setsockopt_mcast_join},
 #ifdef __x86_64__
     {"i386", t_i386},
     {"x32", t_x32},
@@ -865,6 +944,9 @@ static const struct test_case cases[] = {
     {"tcp-loopback", t_tcp_loopback},
     {"socket-udp", t_socket_udp},
     {"socket-netlink-route", t_socket_netlink_route},
+    {"setsockopt-ipv6-leave", t_setsockopt_ipv6_leave},
+    {"setsockopt-reuseaddr", t_setsockopt_reuseaddr},
+    {"setsockopt-mcast-loop", t_setsockopt_mcast_loop},
     {"personality-query", t_personality_query},
     {"ioctl-other", t_ioctl_other},
     {"mmap-file", t_mmap_file},

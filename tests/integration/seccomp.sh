@@ -122,6 +122,10 @@ socket-netlink-route EPERM
 tiocsti EPERM
 tiocsti-high EPERM
 tioclinux EPERM
+setsockopt-ipv6-join EPERM
+setsockopt-ipv6-join-high EPERM
+setsockopt-ip-join EPERM
+setsockopt-mcast-join EPERM
 i386 KILLED:SIGSYS
 x32 KILLED:SIGSYS
 getpid OK
@@ -132,6 +136,9 @@ socketpair OK
 tcp-loopback OK
 socket-udp OK
 personality-query OK
+setsockopt-ipv6-leave EADDRNOTAVAIL
+setsockopt-reuseaddr OK
+setsockopt-mcast-loop OK
 ioctl-other EBADF
 mmap-file OK
 mmap-private-anon OK
@@ -290,6 +297,31 @@ for who in $MODES; do
     "$(denied "$audit" shmget | "$JQ" -r '.args[2]')" 0xb80
 done
 
+# Multicast memberships are refused by the filter, and reported as
+# setsockopt with the level and the option that decided (args[1] and
+# args[2]: the first call's; the count is every refused one's); the
+# options that hold nothing reach the kernel.
+for who in $MODES; do
+  run "$who" mcast "$BUNDLE" -- sh -c 'cd /workspace/inputs/bundle &&
+    ./try-syscall setsockopt-ipv6-join && ./try-syscall setsockopt-ip-join &&
+    ./try-syscall setsockopt-mcast-join && ./try-syscall setsockopt-reuseaddr &&
+    ./try-syscall setsockopt-ipv6-leave'
+  is "$who: the multicast run exits 0" "$rc" 0
+  for c in ipv6-join ip-join mcast-join; do
+    check "$who: setsockopt-$c fails with EPERM" grep -qx "setsockopt-$c=EPERM" "$out"
+  done
+  check "$who: SO_REUSEADDR is set" grep -qx "setsockopt-reuseaddr=OK" "$out"
+  check "$who: leaving a group reaches the kernel" \
+    grep -qx "setsockopt-ipv6-leave=EADDRNOTAVAIL" "$out"
+  is "$who: IPV6_ADD_MEMBERSHIP is reported as setsockopt, with its level and option" \
+    "$(denied "$audit" setsockopt | "$JQ" -r '"\(.args[1]) \(.args[2])"')" "0x29 0x14"
+  is "$who: ... counting the three joins" \
+    "$(denied "$audit" setsockopt | "$JQ" -r .count)" 3
+  run "$who" mcast4 "$BUNDLE" -- ./try-syscall setsockopt-ip-join
+  is "$who: IP_ADD_MEMBERSHIP is reported as setsockopt, with its level and option" \
+    "$(denied "$audit" setsockopt | "$JQ" -r '"\(.args[1]) \(.args[2])"')" "0x0 0x23"
+done
+
 # A sampled run's memfd_create, shmget and shared anonymous mappings
 # (skillrun(1) LIMITS) are refused in the same filter, answered ENOSYS by
 # the supervisor, and reported like every other refusal; a private mapping
@@ -420,6 +452,11 @@ check "seccomp-allow of a denied group: says which group" \
 printf 'include default\nseccomp-allow clone\n' >"$T/clone.profile"
 run "$ANY" clone -p "$T/clone.profile" "$BUNDLE" -- true
 is "seccomp-allow of an argument-filtered call: exit 125" "$rc" 125
+printf 'include default\nseccomp-allow setsockopt\n' >"$T/setsockopt.profile"
+run "$ANY" setsockopt -p "$T/setsockopt.profile" "$BUNDLE" -- true
+is "seccomp-allow setsockopt: exit 125" "$rc" 125
+check "seccomp-allow setsockopt: says it is argument-filtered" \
+  grep -q "seccomp-allow of 'setsockopt' is forbidden (allowed only with argument rules, group 'sockets')" "$err"
 
 # libseccomp is opened only for a filter other than the compiled-in default
 # (src/dlib.h): a default run never maps it, and does not care whether it
