@@ -29,12 +29,15 @@
 #define SR_DEFAULT_PROFILE_NAME "default.profile (built-in)"
 #define SR_PLATFORM_CONF SR_SYSCONFDIR "/skillrun/skillrun.conf"
 
-/* A file being read, for include cycle detection. */
+/* A file being read, for include cycle detection and for what a relative
+ * include in it is relative to. */
 struct conf_frame {
   bool builtin; /* the embedded default profile */
   bool has_id;  /* dev/ino valid (false for a caller's buffer) */
   dev_t dev;
   ino_t ino;
+  int dir;          /* the directory it was opened in (O_PATH), or -1 */
+  const char *name; /* its name as shown */
 };
 
 struct conf_ctx {
@@ -307,10 +310,10 @@ static int parse_framed(struct conf_ctx *ctx, const struct conf_frame *f,
 }
 
 /* Reads an opened file (regular, size-capped) and parses it. */
-static int parse_fd(struct conf_ctx *ctx, int fd, const char *name,
+static int parse_fd(struct conf_ctx *ctx, int fd, int dir, const char *name,
                     const char *where) {
   _cleanup_free_ char *buf = NULL;
-  struct conf_frame f = {.has_id = true};
+  struct conf_frame f = {.has_id = true, .dir = dir, .name = name};
   struct stat st;
   size_t len;
   int r;
@@ -338,12 +341,12 @@ static int parse_fd(struct conf_ctx *ctx, int fd, const char *name,
   return parse_framed(ctx, &f, buf, len, name, where);
 }
 
-/* The one way a configuration file is opened (sr_open_regular): no
+/* The one way a configuration file is opened (sr_open_regular_in): no
  * symbolic link as its last component, a FIFO or a device refused before
  * it can block, at most SR_CONF_MAX_BYTES.  An fd or -errno (*st for the
- * message). */
-static int open_conf(const char *path, struct stat *st) {
-  return sr_open_regular(AT_FDCWD, path, SR_CONF_MAX_BYTES, st);
+ * message); the directory it is in to *dir. */
+static int open_conf(int at, const char *path, struct stat *st, int *dir) {
+  return sr_open_regular_in(at, path, SR_CONF_MAX_BYTES, st, dir);
 }
 
 static int open_error(struct conf_ctx *ctx, int r, const struct stat *st,
@@ -370,15 +373,17 @@ static int dir_error(struct sr_error *err, int r, const struct sr_dir_fault *f,
                       where, what, path, sr_dir_fault_why(f, why, sizeof(why)));
 }
 
+/* sr_conf_parse_file: the file as is, without the checks of a profile
+ * (its includes get them). */
 static int parse_path(struct conf_ctx *ctx, const char *path,
                       const char *where) {
-  _cleanup_close_ int fd = -1;
+  _cleanup_close_ int fd = -1, dir = -1;
   struct stat st;
 
-  fd = open_conf(path, &st);
+  fd = open_conf(AT_FDCWD, path, &st, &dir);
   if (fd < 0)
     return open_error(ctx, fd, &st, where, path);
-  return parse_fd(ctx, fd, path, where);
+  return parse_fd(ctx, fd, dir, path, where);
 }
 
 /* Whether the file's group is its owner's own: the owner's primary group,
@@ -417,14 +422,15 @@ static bool owners_private_group(const struct stat *st) {
 /*
  * A profile found by name comes from a directory the environment names
  * ($XDG_CONFIG_HOME, $HOME, SKILLRUN_PROFILE_PATH), which su and sudo -E
- * carry from one user to another, and it decides what the skill gets
- * (env-keep, network, seccomp-allow): the doas(1) rule, as for the
- * workspace, on the opened file.  It belongs to the caller or to root and
- * nobody else may write it.
+ * carry from one user to another; one named by a path (-p PATH, include
+ * PATH) may be anywhere, another user's file or one in a directory others
+ * share.  It decides what the skill gets (env-keep, network,
+ * seccomp-allow): the doas(1) rule, as for the workspace, on the opened
+ * file.  It belongs to the caller or to root and nobody else may write it.
  */
 static int check_found_profile(struct conf_ctx *ctx, int fd,
                                const struct stat *st, const char *where,
-                               const char *path) {
+                               const char *path, bool by_name) {
   uid_t me = geteuid();
   bool acl;
 
@@ -439,10 +445,12 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
                         "%sprofile %s belongs to uid %u%s%s%s, not to you "
                         "(uid %u) or root: refusing a profile another user "
-                        "controls (is $XDG_CONFIG_HOME or $HOME another "
-                        "user's?)",
+                        "controls (%s)",
                         where, path, (unsigned)st->st_uid, pw ? " (" : "",
-                        pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
+                        pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me,
+                        by_name ? "is $XDG_CONFIG_HOME or $HOME another "
+                                  "user's?"
+                                : "use a copy of your own, or chown root it");
   }
   /* The owner's private group is excepted for its write, not an access
    * ACL's named entries, whose mask those group bits then are. */
@@ -519,6 +527,78 @@ static int profile_search_dirs(struct sr_strv *dirs) {
   return sr_strv_push(dirs, SR_DATADIR "/skillrun/profiles");
 }
 
+/* A profile opened (fd, in directory dir): the owner and mode of the file
+ * and the directories above it are checked, then it is parsed. */
+static int use_profile(struct conf_ctx *ctx, int fd, int dir,
+                       const struct stat *st, const char *where,
+                       const char *path, bool by_name, char **resolved) {
+  struct sr_dir_fault fault;
+  int r;
+
+  r = check_found_profile(ctx, fd, st, where, path, by_name);
+  if (r < 0)
+    return r;
+  /* And the directories it is in: whoever can write one can put
+   * another profile under its name. */
+  r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, &fault);
+  if (r < 0)
+    return dir_error(ctx->err, r, &fault, where, "profile ", path);
+  if (resolved) {
+    *resolved = strdup(path);
+    if (!*resolved)
+      return -ENOMEM;
+  }
+  r = parse_fd(ctx, fd, dir, path, where);
+  if (r < 0 && resolved) {
+    free(*resolved);
+    *resolved = NULL;
+  }
+  return r;
+}
+
+/*
+ * A profile named by a path: -p PATH as the caller typed it (relative to
+ * the working directory), include PATH relative to the directory of the
+ * file that includes it, as ssh_config's Include, opened through that
+ * directory's fd (a buffer's include, with no file, is relative to the
+ * working directory).  Checked as one found by name: it could otherwise
+ * be another user's, in a directory others share where root happens to
+ * run, and reach the skill with what it says.
+ */
+static int load_path(struct conf_ctx *ctx, const char *path, const char *where,
+                     char **resolved) {
+  const struct conf_frame *in =
+      ctx->n_stack ? &ctx->stack[ctx->n_stack - 1] : NULL;
+  _cleanup_free_ char *shown = NULL;
+  _cleanup_close_ int fd = -1, dir = -1;
+  int at = AT_FDCWD;
+  struct stat st;
+
+  if (path[0] != '/' && in && in->builtin)
+    return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
+                        "%sinclude %s: a relative path in the built-in "
+                        "profile",
+                        where, path);
+  if (path[0] != '/' && in && in->dir >= 0) {
+    const char *slash = strrchr(in->name, '/');
+    const char *rel = path;
+
+    while (rel[0] == '.' && rel[1] == '/')
+      for (rel += 2; *rel == '/';)
+        rel++;
+    at = in->dir;
+    /* What it is shown as: the includer's directory and the path. */
+    if (slash &&
+        asprintf(&shown, "%.*s/%s", (int)(slash - in->name), in->name, rel) < 0)
+      return -ENOMEM;
+  }
+  fd = open_conf(at, path, &st, &dir);
+  if (fd < 0)
+    return open_error(ctx, fd, &st, where, shown ? shown : path);
+  return use_profile(ctx, fd, dir, &st, where, shown ? shown : path, false,
+                     resolved);
+}
+
 static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
                         const char *where, char **resolved) {
   _cleanup_(sr_strv_done) struct sr_strv dirs = {0};
@@ -527,7 +607,7 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
   int r;
 
   if (!name_or_path || !strcmp(name_or_path, "default")) {
-    struct conf_frame f = {.builtin = true};
+    struct conf_frame f = {.builtin = true, .dir = -1};
     if (resolved) {
       *resolved = strdup(SR_DEFAULT_PROFILE_NAME);
       if (!*resolved)
@@ -537,14 +617,8 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
                         SR_DEFAULT_PROFILE_NAME, where);
   }
 
-  if (strchr(name_or_path, '/')) {
-    if (resolved) {
-      *resolved = strdup(name_or_path);
-      if (!*resolved)
-        return -ENOMEM;
-    }
-    return parse_path(ctx, name_or_path, where);
-  }
+  if (strchr(name_or_path, '/'))
+    return load_path(ctx, name_or_path, where, resolved);
 
   if (!valid_profile_name(name_or_path))
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
@@ -557,7 +631,6 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
   for (size_t i = 0; i < dirs.n; i++) {
     _cleanup_free_ char *path = NULL;
     _cleanup_close_ int fd = -1, dir = -1;
-    struct sr_dir_fault fault;
     struct stat st;
     int n;
 
@@ -588,25 +661,7 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
      * reason to fall through to a later directory. */
     if (fd < 0)
       return open_error(ctx, fd, &st, where, path);
-    r = check_found_profile(ctx, fd, &st, where, path);
-    if (r < 0)
-      return r;
-    /* And the directories it is in: whoever can write one can put
-     * another profile under its name. */
-    r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, &fault);
-    if (r < 0)
-      return dir_error(ctx->err, r, &fault, where, "profile ", path);
-    if (resolved) {
-      *resolved = strdup(path);
-      if (!*resolved)
-        return -ENOMEM;
-    }
-    r = parse_fd(ctx, fd, path, where);
-    if (r < 0 && resolved) {
-      free(*resolved);
-      *resolved = NULL;
-    }
-    return r;
+    return use_profile(ctx, fd, dir, &st, where, path, true, resolved);
   }
   /* "-p wc.profile" for a file in the working directory, or "include
    * default.profile": the suffix is not part of a name, and the usual
@@ -659,8 +714,8 @@ int sr_conf_parse_buffer(const char *buf, size_t len, const char *display_name,
                          struct sr_conf *out, struct sr_error *err) {
   struct conf_ctx ctx;
   struct sr_conf tmp;
-  struct conf_frame f = {0};
   const char *name = display_name ? display_name : "(buffer)";
+  struct conf_frame f = {.dir = -1, .name = name};
   int r;
 
   ctx_init(&ctx, &tmp, true, err);
@@ -721,8 +776,8 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
   r = sr_check_dir_chain(dir, 0, NULL, &fault);
   if (r < 0)
     return dir_error(err, r, &fault, "", "", path);
-  /* No include: an included profile would not get the ownership check. */
-  r = parse_fd(&ctx, fd, path, "");
+  /* No include: skillrun.conf is root's alone, which no profile is. */
+  r = parse_fd(&ctx, fd, -1, path, "");
   return finish(&tmp, path, out, r, err);
 }
 

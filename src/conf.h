@@ -11,8 +11,9 @@
  * The line format shared by profiles and skillrun.conf (skillrun.profile(5)):
  *   key value...     words separated by blanks; "double quotes" group
  *   # comment        whole-line or after a word
- *   include NAME     another profile, resolved like -p NAME; cycles and
- *                    depth > 8 are errors
+ *   include NAME     another profile, resolved like -p NAME (a relative
+ *                    path from the including file's directory); cycles
+ *                    and depth > 8 are errors
  * conf.c knows the syntax only; policy.c knows the keys (the limit keys
  * come from the limit table, limit.h).
  */
@@ -34,11 +35,14 @@ struct sr_conf {
 #define SR_CONF_MAX_LINE 4096
 #define SR_CONF_MAX_INCLUDE_DEPTH 8
 
-/* Parses a buffer; `include` lines are resolved through sr_conf_find_profile
- * and expanded in place. Errors are "file:line: message" (exit 125). */
+/* Parses a buffer; `include` lines are resolved as in sr_conf_load_profile
+ * (a relative path, with no file to be relative to, from the working
+ * directory) and expanded in place. Errors are "file:line: message" (exit
+ * 125). */
 int sr_conf_parse_buffer(const char *buf, size_t len, const char *display_name,
                          struct sr_conf *out, struct sr_error *err);
-/* Opens and parses a file. */
+/* Opens and parses a file, not checked as a profile is (its includes
+ * are). */
 int sr_conf_parse_file(const char *path, struct sr_conf *out,
                        struct sr_error *err);
 
@@ -54,12 +58,15 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
 
 /*
  * Loads a profile by NAME or PATH.  A value containing '/' is a path used as
- * is; otherwise NAME.profile is searched in /etc/skillrun/profiles,
+ * is (an include's relative one from the including file's directory);
+ * otherwise NAME.profile is searched in /etc/skillrun/profiles,
  * $XDG_CONFIG_HOME/skillrun/profiles (~/.config when unset),
  * SR_DATADIR/skillrun/profiles, first match wins.  NULL and the name
  * "default" mean the embedded default profile (so it cannot drift from the
  * binary; administrators lower limits in skillrun.conf instead).
- * *resolved is set to the display name of what was loaded.
+ * *resolved is set to the display name of what was loaded.  Every profile
+ * read from a file, by name or by path, must be the caller's or root's,
+ * writable by nobody else, in directories nobody else may write.
  */
 /* For sr_check_dir_chain: a group-writable directory passes when its
  * group is its owner's private group (Debian's umask 002) and no access

@@ -78,7 +78,10 @@ run() {
 # find_cgroup2_mount() answers the two usual layouts with statfs(2) and
 # scans /proc/self/mountinfo for any other mount point.  The hierarchy, and
 # its root's subtree_control with it, is the same at every mount of cgroup2.
-REQUIRE=/tmp/vm-require.profile
+# In a directory of root's alone: a profile named by a path is checked as
+# one found by name is, and /tmp (1777) is one others may write.
+mkdir -p -m 0755 /tmp/vm-profiles
+REQUIRE=/tmp/vm-profiles/require.profile
 
 # The leaf policy_resolved names ("cgroup": its path, or null).
 leaf_of() { # leaf_of AUDIT
