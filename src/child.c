@@ -444,7 +444,9 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
   }
 
   /* A new session: no controlling terminal, so TIOCSTI cannot reach the
-   * caller's terminal. */
+   * caller's terminal.  (This process was forked in init's session, not
+   * the caller's: sr_init_main left it first, so no signal to the
+   * caller's process group reaches the skill, before this or after.) */
   if (setsid() < 0) {
     sr_error_layer(&err, "session", errno, "setsid");
     fail(sb, &err);

@@ -346,19 +346,22 @@ static int limit_userns(const struct sr_sandbox *sb, struct sr_error *err) {
   return 0;
 }
 
-static void forward(pid_t skill, int sig) {
-  /* SIGTERM (a timeout, a cancellation: kill-grace runs from now) goes to
-   * the whole tree, every process of the namespace but init, daemons in
-   * sessions of their own too, so that each may clean up before the
-   * SIGKILL. */
-  if (sig == SIGTERM) {
+/*
+ * init is in a session and process group of its own (sr_init_main), so a
+ * signal to the caller's process group (Ctrl-C, a hangup, timeout(1))
+ * reaches the supervisor alone, which cancels the run.  What init gets is
+ * the supervisor's SIGTERM (a timeout, a cancellation: kill-grace runs
+ * from now), or a signal sent to init itself (pkill -INT skillrun matches
+ * it: its comm is skillrun's; the skill may signal its pid 1).  SIGTERM
+ * goes to the whole tree, every process of the namespace but init,
+ * daemons in sessions of their own too, so that each may clean up before
+ * the SIGKILL.  Any other is dropped: passed on, a raw SIGINT or SIGHUP
+ * ended the skill before the supervisor's SIGTERM, and its cleanup with
+ * it (skillrun(1) EXIT STATUS: a cancellation is SIGTERM and kill-grace).
+ */
+static void forward(int sig) {
+  if (sig == SIGTERM)
     (void)kill(-1, sig);
-    return;
-  }
-  /* The skill leads its own session and process group: signal the group so
-   * a shell pipeline stops as a whole, and the pid in case it moved. */
-  (void)kill(-skill, sig);
-  (void)kill(skill, sig);
 }
 
 /*
@@ -462,7 +465,7 @@ static int wait_skill(const struct sr_sandbox *sb, int sigfd, pid_t skill,
     if (!(p[0].revents & POLLIN) || read(sigfd, &si, sizeof(si)) != sizeof(si))
       continue;
     if (si.ssi_signo != SIGCHLD) {
-      forward(skill, (int)si.ssi_signo);
+      forward((int)si.ssi_signo);
       continue;
     }
     for (;;) {
@@ -528,13 +531,27 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_error err, oom_err;
   struct sr_sync_msg m;
   sigset_t mask;
-  int outputs_fd = -1, oom;
+  int outputs_fd = -1, oom, sess;
   int go[2];
   pid_t skill;
   int status, sigfd;
   uint64_t reaped_ns = 0, cpu_usec = 0;
   struct rusage tree;
 
+  /* First of all, out of the caller's session and process group: a
+   * signal to that group (Ctrl-C at a terminal, a hangup, kill -INT -PGID,
+   * timeout(1)) must reach the supervisor alone, whose cancellation gives
+   * the skill SIGTERM and its kill-grace (skillrun(1) EXIT STATUS).  In the
+   * caller's group, init got it too and passed it on to the skill as it
+   * was, and the skill's process, forked from init, got it itself before
+   * its own setsid(2): blocked signals are unblocked there (child.c), and
+   * it died of it, the run an error of init's instead of cancelled.  A
+   * process forked from here is never in the caller's group.  Nothing in
+   * init needs the caller's session: its stdio is /dev/null below, and
+   * the caller's terminal is none of its.  A clone is no process group's
+   * leader, so this cannot fail but for a kernel's refusal, told after
+   * GO. */
+  sess = setsid() < 0 ? -errno : 0;
   memset(&err, 0, sizeof(err));
   memset(&oom_err, 0, sizeof(oom_err));
   /* Die with the supervisor.  If it died before this line, the GO message
@@ -545,6 +562,10 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   oom = raise_oom_score_adj(&oom_err);
   if (sr_sync_recv(sb->sync_fd, &m, NULL) < 0 || m.type != SR_SYNC_GO)
     _exit(SR_EXIT_FAILED);
+  if (sess < 0) {
+    sr_error_layer(&err, "session", -sess, "setsid");
+    fail(sb, &err);
+  }
   if (oom < 0)
     fail(sb, &oom_err);
   /* Before anything is forked; after GO, so that a failure reaches the
