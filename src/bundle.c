@@ -676,8 +676,16 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
                           "bundle: %s: chmod staging copy", e->relpath);
   }
   r = sr_sha256_copy_regular(in, out, e->size, keep, &total, hash, &step);
-  if (r == -EFBIG)
+  if (r == -EFBIG && step == SR_SHA256_COPY_READ)
     return changed(err, e->relpath); /* grew while being read */
+  /* EFBIG writing the copy is the caller's file-size limit (ulimit -f,
+   * SIGXFSZ ignored): a host write refused like a full disk's, not a
+   * bundle that changed. */
+  if (r == -EFBIG)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_copy",
+                        "bundle: %s: write staging copy (the file-size "
+                        "limit, ulimit -f)",
+                        e->relpath);
   if (r < 0 && step == SR_SHA256_COPY_WRITE)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_copy",
                         "bundle: %s: write staging copy", e->relpath);

@@ -940,8 +940,14 @@ static int stage_one(struct staging *st, int inputs_fd, uint64_t *budget,
                         "cannot stage input %s", in->name);
   cap = ru->file_max < *budget ? ru->file_max : *budget;
   r = sr_sha256_copy(src, dst, cap, NULL, &size, md, &step);
-  if (r == -EFBIG)
+  if (r == -EFBIG && step == SR_SHA256_COPY_READ)
     return reject_size(st, ru->file_max < *budget, 0);
+  /* EFBIG writing the copy is the caller's file-size limit (ulimit -f,
+   * SIGXFSZ ignored), refused like a full disk: not the input's size. */
+  if (r == -EFBIG)
+    return sr_error_set(st->err, SR_EXIT_FAILED, -r, "inputs",
+                        "cannot copy input %s (the file-size limit, ulimit -f)",
+                        sr_printable(in->path, (char[256]){0}, 256));
   /* A source that opens but cannot be read (EIO from a failing disk or
    * a FUSE file system, /proc/self/mem...) is the caller's file, not
    * skillrun's failure: refused like one that cannot be opened
@@ -1433,9 +1439,12 @@ static int harvest_file(struct harvest *h, int src_dir, int dst_dir,
       stop(h, "outputs-size", h->cap_bytes, rel);
       return 0;
     }
-    return sr_error_set(
-        h->err, SR_EXIT_FAILED, -q, "harvest", "cannot copy outputs/%s (%s)",
-        rel, step == SR_SHA256_COPY_WRITE ? "writing the copy" : "reading it");
+    return sr_error_set(h->err, SR_EXIT_FAILED, -q, "harvest",
+                        "cannot copy outputs/%s (%s)", rel,
+                        q == -EFBIG ? "writing the copy: the file-size limit, "
+                                      "ulimit -f"
+                        : step == SR_SHA256_COPY_WRITE ? "writing the copy"
+                                                       : "reading it");
   }
   if (fchmod(t.fd, harvested_mode(st->st_mode, false)) < 0) {
     q = -errno;

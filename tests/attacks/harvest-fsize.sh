@@ -9,7 +9,13 @@
 # of the harvest stopped.  Now only a source longer than outputs-size is
 # that cap; a copy the host refuses is a failed harvest, as on a full disk:
 # one line naming the file, exit 125, the run closed as an error, nothing
-# cut short left in outputs/.  As root and as an unprivileged user.
+# cut short left in outputs/.  The same for the copies made before the
+# run: a bundle holding a 5 MB file was refused as changed while it was
+# read (123, bundle_rejected bundle_changed: the integrity alarm, false),
+# and a 5 MB --input as over inputs-max-size (123, input_rejected
+# input_too_large), though neither was; each is now exit 125, status error,
+# its message naming the file-size limit.  As root and as an unprivileged
+# user.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
@@ -31,6 +37,35 @@ for mode in $MODES; do
   check "$mode: ... nothing cut short is left in outputs/" test ! -e "$r/outputs/big"
   is "$mode: ... the run is closed as an error" \
     "$(last "$AUDIT") $(meta_status "$r")" "$(printf 'execution_completed\terror') error"
+done
+
+# A bundle with a file past the limit, and an input past it.
+BIG=$T/big-bundle
+mkbundle "$BIG" "Carries a file larger than its caller's ulimit -f."
+mkdir -p "$BIG/scripts"
+head -c 5000000 /dev/zero >"$BIG/scripts/blob"
+head -c 5000000 /dev/zero >"$T/big-input"
+chmod -R a+rX "$BIG" "$T/big-input"
+# refused_as_error MODE WHAT REASON TEXT: the run's checks.
+refused_as_error() {
+  is "$1: $2 past the caller's ulimit -f: skillrun exits 125" "$rc" 125
+  check "$1: ... audit verifies" audit_ok "$AUDIT"
+  check "$1: ... one line names $2 and the file-size limit ($(head -n 1 "$ERR"))" \
+    sh -c "[ \"\$(wc -l <'$ERR')\" = 1 ] && grep -q '$4.*(the file-size limit, ulimit -f): File too large' '$ERR'"
+  is "$1: ... not refused as the caller's (bundle_rejected, input_rejected)" \
+    "$("$JQ" -r 'select(.event | test("rejected")) | .reason' "$AUDIT")" ""
+  is "$1: ... an error event, reason $3" "$(field "$AUDIT" error .reason)" "$3"
+  is "$1: ... the run is closed as an error" "$(last "$AUDIT")" \
+    "$(printf 'execution_completed\terror')"
+}
+for mode in $MODES; do
+  b=$B
+  B=$BIG
+  skill $mode -- /bin/true
+  B=$b
+  refused_as_error $mode "a bundle's file" bundle_copy "bundle: scripts/blob"
+  skill $mode -i "$T/big-input" -- /bin/true
+  refused_as_error $mode "an input" inputs "input $T/big-input"
 done
 CALLER=()
 finish
