@@ -213,8 +213,10 @@ static int set_string(char **slot, int val, const char *value,
 }
 
 /* --<name> VALUE of a limit, in its kind's syntax; 0 only where the limit's
- * minimum is 0 (--log-cap 0 keeps no output at all).  Values below the
- * minimum or above the cap are the policy's to refuse or clamp. */
+ * minimum is 0 (--log-cap 0 keeps no output at all).  A value below the
+ * minimum is a usage error here, like a malformed one (skillrun(1): one
+ * line and the hint, no audit stream, nothing staged); one above the cap
+ * is the policy's to clamp. */
 static int set_limit(struct sr_args *a, enum sr_limit_id id, const char *value,
                      struct sr_error *err) {
   const struct sr_limit_def *d = &sr_limit_defs[id];
@@ -252,6 +254,12 @@ static int set_limit(struct sr_args *a, enum sr_limit_id id, const char *value,
   if (v == 0 && d->min > 0)
     return usage_error(err, "invalid --%s value '%s': must be more than 0",
                        d->name, quote(value, q));
+  if (v < d->min) {
+    char min[32];
+    sr_limit_format(d->kind, d->min, min, sizeof(min));
+    return usage_error(err, "invalid --%s value '%s': below the minimum %s",
+                       d->name, quote(value, q), min);
+  }
   a->layer.limits[id].set = true;
   a->layer.limits[id].value = v;
   return 0;

@@ -81,6 +81,13 @@ usage_error "missing BUNDLE" "missing BUNDLE"
 usage_error "missing BUNDLE with options" "missing BUNDLE" --memory 64M
 usage_error "bad --memory value" "invalid --memory value 'lots'" \
   --memory lots bundle
+# Below a limit's minimum: a usage error like a malformed value, before
+# the bundle is read (it once wrote an audit stream, copied and hashed the
+# bundle, and counted an error run; the bundle named need not exist).
+usage_error "--memory below its minimum" \
+  "invalid --memory value '4M': below the minimum 8MiB" --memory 4M /no/such/bundle
+usage_error "--pids below its minimum" \
+  "invalid --pids value '2': below the minimum 4" --pids 2 /no/such/bundle
 usage_error "--memory without a value" \
   "option '--memory' requires an argument" bundle --memory
 usage_error "-- without a command" "-- must be followed by a command" \

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -241,7 +242,7 @@ static void test_options_after_bundle(void **state) {
 
   /* POSIXLY_CORRECT must not make getopt stop at BUNDLE. */
   assert_int_equal(setenv("POSIXLY_CORRECT", "1", 1), 0);
-  EXPECT_OK(&a, "b", "--memory", "1M");
+  EXPECT_OK(&a, "b", "--memory", "16M");
   assert_true(a.layer.limits[SR_LIM_MEMORY].set);
   sr_args_done(&a);
   assert_int_equal(unsetenv("POSIXLY_CORRECT"), 0);
@@ -290,7 +291,7 @@ static void test_duplicates(void **state) {
   struct sr_args a;
 
   (void)state;
-  EXPECT_ERROR("option '--memory' given twice", "--memory", "1M", "--memory",
+  EXPECT_ERROR("option '--memory' given twice", "--memory", "16M", "--memory",
                "2M", "b");
   EXPECT_ERROR("option '--profile' given twice", "-p", "a", "--profile", "b",
                "x");
@@ -321,9 +322,9 @@ static void test_limits(void **state) {
   assert_int_equal(a.layer.limits[SR_LIM_PIDS].value, 4194304);
   sr_args_done(&a);
 
-  EXPECT_OK(&a, "--timeout", "30s", "--memory", "65536", "b");
+  EXPECT_OK(&a, "--timeout", "30s", "--memory", "16777216", "b");
   assert_int_equal(a.layer.limits[SR_LIM_TIMEOUT].value, 30000);
-  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 65536);
+  assert_int_equal(a.layer.limits[SR_LIM_MEMORY].value, 16777216);
   sr_args_done(&a);
 
   EXPECT_ERROR("invalid --memory value 'lots'", "--memory", "lots", "b");
@@ -361,11 +362,16 @@ static void test_limit_table_options(void **state) {
     char opt[64], value[32], want[96];
     struct sr_args a;
 
+    /* A value at or above every minimum (memory's 8 MiB, nofile's 16). */
+    const uint64_t want_value = d->kind == SR_KIND_DURATION ? 1500
+                                : d->kind == SR_KIND_SIZE   ? 16u << 20
+                                                            : 17;
+
     snprintf(opt, sizeof(opt), "--%s", d->name);
     snprintf(value, sizeof(value), "%s",
              d->kind == SR_KIND_DURATION ? "1500ms"
-             : d->kind == SR_KIND_SIZE   ? "3M"
-                                         : "7");
+             : d->kind == SR_KIND_SIZE   ? "16M"
+                                         : "17");
     if (!sr_limit_settable(id, SR_SRC_FLAG)) {
       snprintf(want, sizeof(want), "unrecognized option '%s'", opt);
       EXPECT_ERROR(want, opt, value, "b");
@@ -375,11 +381,18 @@ static void test_limit_table_options(void **state) {
     EXPECT_OK(&a, opt, value, "b");
     for (int other = 0; other < SR__LIM_MAX; other++)
       assert_int_equal(a.layer.limits[other].set, other == id);
-    assert_int_equal(a.layer.limits[id].value,
-                     d->kind == SR_KIND_DURATION ? 1500
-                     : d->kind == SR_KIND_SIZE   ? 3u << 20
-                                                 : 7);
+    assert_int_equal(a.layer.limits[id].value, want_value);
     sr_args_done(&a);
+    /* Below the minimum: a usage error, as a malformed value is. */
+    if (d->min > 1) {
+      char below[32], min[32];
+      snprintf(below, sizeof(below), "%" PRIu64 "%s", d->min - 1,
+               d->kind == SR_KIND_DURATION ? "ms" : "");
+      sr_limit_format(d->kind, d->min, min, sizeof(min));
+      snprintf(want, sizeof(want),
+               "invalid %s value '%s': below the minimum %s", opt, below, min);
+      EXPECT_ERROR(want, opt, below, "b");
+    }
     snprintf(want, sizeof(want), "invalid %s value 'x'", opt);
     EXPECT_ERROR(want, opt, "x", "b");
     snprintf(want, sizeof(want), "option '%s' given twice", opt);
@@ -689,7 +702,7 @@ static void test_modes(void **state) {
   EXPECT_ERROR("cannot be combined", "-V", "--gc");
 
   /* BUNDLE required or forbidden. */
-  EXPECT_ERROR("missing BUNDLE", "--memory", "1M");
+  EXPECT_ERROR("missing BUNDLE", "--memory", "16M");
   EXPECT_ERROR("missing BUNDLE", "--digest");
   EXPECT_ERROR("missing BUNDLE", "--explain");
   EXPECT_ERROR("option '--gc' takes no BUNDLE (got 'b')", "--gc", "b");
@@ -863,7 +876,7 @@ static void test_mode_options(void **state) {
 static void test_positionals(void **state) {
   (void)state;
   EXPECT_ERROR("unexpected argument 'c'", "b", "c");
-  EXPECT_ERROR("unexpected argument 'sh'", "b", "--memory", "1M", "sh", "--",
+  EXPECT_ERROR("unexpected argument 'sh'", "b", "--memory", "16M", "sh", "--",
                "x");
   EXPECT_ERROR("BUNDLE must not be empty", "");
   EXPECT_ERROR("missing BUNDLE", "-v");
@@ -901,8 +914,8 @@ static void test_repeated_calls(void **state) {
 
   (void)state;
   /* Two live results at once: nothing is shared between them. */
-  EXPECT_OK(&a, "--memory", "1M", "one", "--", "x");
-  EXPECT_OK(&b, "--pids", "3", "two");
+  EXPECT_OK(&a, "--memory", "16M", "one", "--", "x");
+  EXPECT_OK(&b, "--pids", "5", "two");
   assert_string_equal(a.bundle, "one");
   assert_string_equal(b.bundle, "two");
   assert_true(a.layer.limits[SR_LIM_MEMORY].set);
