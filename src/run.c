@@ -441,6 +441,24 @@ int sr_run_emit_warnings(struct sr_run *run, const struct sr_strv *w,
   return 0;
 }
 
+/* A file the caller named relative to its working directory (--conf
+ * rel.conf, -p ./x.profile), made absolute for the record, which is read
+ * elsewhere and later.  A profile's value is a path only with a '/' (the
+ * built-in one's is a name); one that cannot be had from a working
+ * directory stays as it is. */
+static char *recorded_path(char *path, bool profile) {
+  _cleanup_free_ char *cwd = NULL;
+  char *abs;
+
+  if (!path || path[0] == '/' || (profile && !strchr(path, '/')) ||
+      !(cwd = getcwd(NULL, 0)) || cwd[0] != '/')
+    return path;
+  if (asprintf(&abs, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path) < 0)
+    return path;
+  free(path);
+  return abs;
+}
+
 int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
   const struct sr_args *a = run->args;
   _cleanup_free_ char *resolved = NULL;
@@ -479,10 +497,12 @@ int sr_stage_configure_platform(struct sr_run *run, struct sr_error *err) {
     r = sr_seccomp_check_names(&run->policy, err);
   if (r >= 0 && resolved && !run->policy.profile)
     run->policy.profile = TAKE_PTR(resolved);
+  if (r >= 0)
+    run->policy.profile = recorded_path(run->policy.profile, true);
   /* Which skillrun.conf, if any: a caller may name another with --conf,
    * and the record says so. */
   if (r >= 0 && conf.name)
-    run->policy.platform = TAKE_PTR(conf.name);
+    run->policy.platform = recorded_path(TAKE_PTR(conf.name), false);
   sr_conf_done(&conf);
   sr_conf_done(&prof);
   return r < 0 ? r : 0;

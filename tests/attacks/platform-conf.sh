@@ -87,6 +87,13 @@ for mode in root user; do
   [ "$mode" = user ] && asu=(setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups --)
   is "$mode: ... as --explain does" \
     "$("${asu[@]}" "$SKILLRUN" --explain --conf "$T/other.conf" "$B" | jq -r .platform)" "$T/other.conf"
+  # Named relative to the caller's directory, it is recorded absolute: the
+  # record is read elsewhere and later (so is a profile's -p ./PATH).
+  printf 'include default\n' >"$T/rel.profile"
+  chmod 644 "$T/rel.profile"
+  is "$mode: ... a relative --conf and -p, recorded absolute" \
+    "$(cd "$T" && "${asu[@]}" "$SKILLRUN" --explain --conf other.conf -p ./rel.profile "$B" |
+      jq -r '"\(.platform) \(.profile)"')" "$T/other.conf $T/./rel.profile"
 done
 host_unchanged platform-conf
 finish
