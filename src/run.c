@@ -1161,6 +1161,13 @@ int sr_stage_report(struct sr_run *run, int r, struct sr_error *err) {
     if (run->verdict.exec_errno)
       sr_log_error("%s", run->sup.exec_msg[0] ? run->sup.exec_msg
                                               : "cannot execute the command");
+    /* The line a cancellation at any other stage gets (report_cancelled),
+     * also for one the supervisor's loop took while the skill ran. */
+    if (run->verdict.status == SR_STATUS_CANCELLED && run->sup.cancel_sig)
+      sr_log_error("cancelled by signal %d (%s)", run->sup.cancel_sig,
+                   sigabbrev_np(run->sup.cancel_sig)
+                       ? sigabbrev_np(run->sup.cancel_sig)
+                       : "?");
     emit_completed(run, sr_status_name(run->verdict.status),
                    run->verdict.exit_code, true);
     /* After the ledger's last line, in the room it gave back: a watcher of

@@ -94,7 +94,7 @@ fi
 
 # A run in progress is counted while its supervisor lives.
 "$SKILLRUN" --workspace-root "$R" --execution-id live "$B" -- sleep 30 \
-  >"$T/live.audit" 2>&1 &
+  >"$T/live.audit" 2>"$T/live.err" &
 live=$!
 for _ in $(seq 100); do
   grep -q '"state":"running"' "$T/live.audit" 2>/dev/null && break

@@ -49,6 +49,9 @@ for mode in $MODES; do
     check "$mode: ... and verifies" audit_ok "$W/a.$id"
     is "$mode: ... state_changed cancelling names SIG$sig" \
       "$("$JQ" -r 'select(.state == "cancelling") | .signal' "$W/a.$id")" "$n"
+    # One line on stderr, as for a cancellation at any other stage.
+    is "$mode: ... stderr says so, once" "$(cat "$W/e.$id")" \
+      "skillrun: cancelled by signal $n ($sig)"
     closed_ok "$mode: SIG$sig" "$W/default/$id" cancelled
   done
 
