@@ -53,6 +53,9 @@ int sr_sockq_open(struct sr_sockq *q, pid_t pid) {
     return -errno;
   for (size_t i = 0; i < SR_ARRAY_SIZE(files); i++) {
     int fd = openat(dir, files[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* No table of that family in the kernel: nothing queued there. */
+    if (fd < 0 && errno == ENOENT && i != SNMP)
+      continue;
     if (fd < 0) {
       int r = -errno;
       sr_sockq_close(q);
@@ -142,6 +145,8 @@ static int sum_unheld(int fd, uint64_t *count, uint64_t *sum) {
   size_t have = 0;
   bool header = true;
 
+  if (fd < 0)
+    return 0; /* a family the kernel does not have */
   if (lseek(fd, 0, SEEK_SET) < 0)
     return -errno;
   for (;;) {
@@ -175,7 +180,7 @@ static int sum_unheld(int fd, uint64_t *count, uint64_t *sum) {
   }
 }
 
-int sr_sockq_read(struct sr_sockq *q, uint64_t *bytes) {
+int sr_sockq_read(struct sr_sockq *q, bool fresh, uint64_t *bytes) {
   uint64_t passive = 0, n = 0, sum = 0, start, took;
   int r;
 
@@ -183,7 +188,9 @@ int sr_sockq_read(struct sr_sockq *q, uint64_t *bytes) {
   if (r < 0)
     return r;
   start = sr_now_mono_ms();
-  if ((passive != q->passive || q->unheld > 0) && start >= q->next_ms) {
+  q->stale = false;
+  if ((passive != q->passive || q->unheld > 0 || q->again) &&
+      (fresh || start >= q->next_ms)) {
     r = sum_unheld(q->fd[TCP], &n, &sum);
     if (r >= 0)
       r = sum_unheld(q->fd[TCP6], &n, &sum);
@@ -191,11 +198,16 @@ int sr_sockq_read(struct sr_sockq *q, uint64_t *bytes) {
       return r;
     took = sr_now_mono_ms() - start;
     /* Read before the listing: a connection made during it moves the
-     * count past this again. */
+     * count past this again.  One counted before it may still have been
+     * a request in the table (SYN_RECV, no queue yet) when its line was
+     * read: after a listing for new connections, one more. */
+    q->again = passive != q->passive;
     q->passive = passive;
     q->unheld = n;
     q->bytes = sum;
     q->next_ms = start + (took + 1) * SOCKQ_BACKOFF;
+  } else {
+    q->stale = q->bytes > 0;
   }
   *bytes = q->bytes;
   return 0;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,11 +25,16 @@
  * host with 24 GiB), so it is read only when there may be something to
  * find: while the last reading found such a connection, or once the
  * namespace's count of connections made for a listener (PassiveOpens, in
- * net/snmp, a cheap read) has moved; and then at most once in 20 times
+ * net/snmp, a cheap read) has moved (and once more after that, for one
+ * not yet complete when its line was read); and then at most once in 20
+ * times
  * what the last reading took, at most 5 % of a CPU.  A run that makes no
  * connection to a listener of its own costs nothing.  The files are opened
  * once (a /proc/PID/net file keeps its namespace), after the skill has
- * started.
+ * started; a kernel without IPv6 (ipv6.disable=1) has no net/tcp6, and
+ * then no such connections to count.  The figure is the payload: the
+ * kernel's buffers for it are about as large for large writes, up to
+ * about twice as large for one-byte segments.
  */
 struct sr_sockq {
   int fd[3];        /* net/snmp, net/tcp, net/tcp6; -1 until opened */
@@ -36,12 +42,16 @@ struct sr_sockq {
   uint64_t next_ms; /* monotonic ms before which it is not read again */
   uint64_t unheld;  /* connections no process held, at the last reading */
   uint64_t bytes;   /* queued on them */
+  bool stale;       /* the last figure given is from an earlier reading */
+  bool again;       /* the last reading was for new connections: one more */
 };
 
 void sr_sockq_init(struct sr_sockq *q);
 /* Opens the files of pid's network namespace.  0 or -errno. */
 int sr_sockq_open(struct sr_sockq *q, pid_t pid);
 /* The bytes queued on connections no process holds, as of the last
- * reading (a new one when the backoff allows).  0 or -errno. */
-int sr_sockq_read(struct sr_sockq *q, uint64_t *bytes);
+ * reading: a new one when there may be something new to find and the
+ * backoff allows, or `fresh` (before a run is stopped on the figure: what
+ * was queued may have been accepted since, and charged).  0 or -errno. */
+int sr_sockq_read(struct sr_sockq *q, bool fresh, uint64_t *bytes);
 void sr_sockq_close(struct sr_sockq *q);

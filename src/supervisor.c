@@ -1095,11 +1095,12 @@ static int limit_reached(struct sr_supervisor *s, enum sr_limit_id id,
 /*
  * The bytes queued on TCP connections of the run's network namespace that
  * no process accepted (sockq.h) into *bytes: 0 before the skill started
- * (init may not have joined the namespace yet) and in the host's network.
- * Files that cannot be opened or read leave the run unlimited: an error,
- * which stops it, unless init is on its way out.
+ * (init may not have joined the namespace yet) and in the host's network;
+ * `fresh`: read now, whatever the backoff.  Files that cannot be opened or
+ * read leave the run unlimited: an error, which stops it, unless init is
+ * on its way out.
  */
-static int tick_sockq(struct sr_supervisor *s, uint64_t *bytes,
+static int tick_sockq(struct sr_supervisor *s, bool fresh, uint64_t *bytes,
                       struct sr_error *err) {
   int r;
 
@@ -1114,7 +1115,7 @@ static int tick_sockq(struct sr_supervisor *s, uint64_t *bytes,
     r = 0;
   }
   if (r >= 0)
-    r = sr_sockq_read(&s->sockq, bytes);
+    r = sr_sockq_read(&s->sockq, fresh, bytes);
   if (r < 0 && sr_sampler_exiting(s->init.pid))
     return 0;
   if (r < 0) {
@@ -1132,12 +1133,22 @@ static int tick_cgroup(struct sr_supervisor *s, struct sr_error *err) {
   const struct sr_policy *p = s->spec->policy;
   struct sr_cgroup_counters c;
   uint64_t unheld;
-  int r = tick_sockq(s, &unheld, err);
+  int r = tick_sockq(s, false, &unheld, err);
 
   if (r < 0)
     return r;
   if (sr_cgroup_poll(s->spec->cgroup, unheld, &c) < 0)
     return 0; /* read again at the next tick; collect has the last word */
+  /* Over with an earlier reading of the queues: the skill may have
+   * accepted them since, and the cgroup charged them; read them again
+   * before the run is stopped on the figure. */
+  if (c.memory_over > 0 && s->sockq.stale) {
+    r = tick_sockq(s, true, &unheld, err);
+    if (r < 0)
+      return r;
+    if (sr_cgroup_poll(s->spec->cgroup, unheld, &c) < 0)
+      return 0;
+  }
   if (c.pids_current > s->pids_seen)
     s->pids_seen = c.pids_current;
   if (c.cpu_usec >= p->limits[SR_LIM_CPU_SECONDS].value * 1000000ULL)
@@ -1202,7 +1213,9 @@ static int tick_sampler(struct sr_supervisor *s, struct sr_error *err) {
         counted > x.cpu_usec)
       x.cpu_usec = counted;
   }
-  r = tick_sockq(s, &unheld, err);
+  r = tick_sockq(s, false, &unheld, err);
+  if (r >= 0 && x.memory + unheld > mem && s->sockq.stale)
+    r = tick_sockq(s, true, &unheld, err); /* as in tick_cgroup */
   if (r < 0)
     return r;
   x.memory += unheld;

@@ -78,7 +78,7 @@ static void test_counts_unheld_connections(void **state) {
   q.fd[0] = snmp_with(4);
   q.fd[1] = file_with(tcp);
   q.fd[2] = file_with(tcp6);
-  assert_int_equal(sr_sockq_read(&q, &bytes), 0);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0x200000 + 0x10 + 0x1000);
   assert_int_equal(q.unheld, 3);
   sr_sockq_close(&q);
@@ -95,18 +95,97 @@ static void test_reads_listing_only_when_needed(void **state) {
   q.fd[0] = snmp_with(0);
   q.fd[1] = file_with(TCP_HEAD);
   q.fd[2] = file_with(TCP_HEAD);
-  assert_int_equal(sr_sockq_read(&q, &bytes), 0);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0);
   /* A directory's fd cannot be read: had it been, the error shows. */
   close(q.fd[1]);
   q.fd[1] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  assert_int_equal(sr_sockq_read(&q, &bytes), 0);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0);
   /* PassiveOpens moved: read it (past the backoff), and fail. */
   close(q.fd[0]);
   q.fd[0] = snmp_with(1);
   q.next_ms = 0;
-  assert_int_equal(sr_sockq_read(&q, &bytes), -EISDIR);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), -EISDIR);
+  sr_sockq_close(&q);
+}
+
+/* A kernel without IPv6 (ipv6.disable=1) has no net/tcp6: sr_sockq_open
+ * leaves its fd -1, and IPv4's connections still count. */
+static void test_no_ipv6_table(void **state) {
+  struct sr_sockq q;
+  uint64_t bytes = 1;
+
+  (void)state;
+  sr_sockq_init(&q);
+  q.fd[0] = snmp_with(4);
+  q.fd[1] = file_with(tcp);
+  assert_int_equal(q.fd[2], -1);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  assert_int_equal(bytes, 0x200000 + 0x10);
+  sr_sockq_close(&q);
+}
+
+/* Within the backoff the last figure is given again, said to be stale;
+ * `fresh` reads the listing at once (the connections were accepted). */
+static void test_stale_and_fresh(void **state) {
+  struct sr_sockq q;
+  uint64_t bytes = 1;
+
+  (void)state;
+  sr_sockq_init(&q);
+  q.fd[0] = snmp_with(4);
+  q.fd[1] = file_with(tcp);
+  q.fd[2] = file_with(TCP_HEAD);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  assert_int_equal(bytes, 0x200010);
+  assert_false(q.stale);
+  q.next_ms = UINT64_MAX; /* the backoff */
+  close(q.fd[1]);
+  q.fd[1] = file_with(TCP_HEAD);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  assert_int_equal(bytes, 0x200010);
+  assert_true(q.stale);
+  assert_int_equal(sr_sockq_read(&q, true, &bytes), 0);
+  assert_int_equal(bytes, 0);
+  assert_false(q.stale);
+  sr_sockq_close(&q);
+}
+
+/* A listing for new connections that found none is read once more: a
+ * connection counted may have been a request still (SYN_RECV) when its
+ * line was read; then no more until the count moves. */
+static void test_once_more_after_new(void **state) {
+  struct sr_sockq q;
+  uint64_t bytes = 1;
+
+  (void)state;
+  sr_sockq_init(&q);
+  q.fd[0] = snmp_with(5);
+  q.fd[1] = file_with(TCP_HEAD);
+  q.fd[2] = file_with(TCP_HEAD);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  assert_int_equal(bytes, 0);
+  close(q.fd[1]);
+  q.fd[1] = file_with(tcp);
+  q.next_ms = 0;
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  assert_int_equal(bytes, 0x200010);
+  sr_sockq_close(&q);
+
+  sr_sockq_init(&q);
+  q.fd[0] = snmp_with(5);
+  q.fd[1] = file_with(TCP_HEAD);
+  q.fd[2] = file_with(TCP_HEAD);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  q.next_ms = 0;
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  /* Two listings found nothing, the count has not moved: none now. */
+  close(q.fd[1]);
+  q.fd[1] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  q.next_ms = 0;
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
+  assert_int_equal(bytes, 0);
   sr_sockq_close(&q);
 }
 
@@ -124,10 +203,10 @@ static void test_refuses_garbage(void **state) {
   q.fd[0] = snmp_with(3);
   q.fd[1] = file_with(junk);
   q.fd[2] = file_with(TCP_HEAD);
-  assert_int_equal(sr_sockq_read(&q, &bytes), -EBADMSG);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), -EBADMSG);
   close(q.fd[0]);
   q.fd[0] = file_with("Tcp: RtoAlgorithm\nTcp: 1\n");
-  assert_int_equal(sr_sockq_read(&q, &bytes), -EBADMSG);
+  assert_int_equal(sr_sockq_read(&q, false, &bytes), -EBADMSG);
   sr_sockq_close(&q);
   free(junk);
 }
@@ -136,6 +215,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_unheld_connections),
       cmocka_unit_test(test_reads_listing_only_when_needed),
+      cmocka_unit_test(test_no_ipv6_table),
+      cmocka_unit_test(test_stale_and_fresh),
+      cmocka_unit_test(test_once_more_after_new),
       cmocka_unit_test(test_refuses_garbage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
