@@ -17,12 +17,18 @@
 #include <sys/prctl.h>
 #include <sys/shm.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <linux/audit.h>
+
+/* Linux 6.7's TCP-AO (linux/tcp.h), past the headers of older systems. */
+#ifndef TCP_AO_ADD_KEY
+#define TCP_AO_ADD_KEY 38
+#endif
 /* libseccomp's header.  AM_CPPFLAGS puts src/ on the -I path, where our own
  * seccomp.h shadows <seccomp.h>; going through linux/ (which exists in the
  * system include directory but not in src/) reaches the library's. */
@@ -816,6 +822,12 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
  * group has no use.  Leaving a
  * group, unblocking a source and the multicast sending options
  * (IP_MULTICAST_LOOP, IPV6_MULTICAST_HOPS) hold nothing and stay allowed.
+ * The same kind of memory (sock_kmalloc, uncharged, up to optmem_max a
+ * socket) holds a socket's TCP-MD5 and TCP-AO keys (RFC 2385, 5925:
+ * routers' BGP sessions; 900 sockets with 963 keys each held 163 MiB
+ * under a 64 MiB limit, the run's memory peak 3.9 MB) and its IPv6
+ * extension headers (hop-by-hop, destination and routing options, which
+ * lo forwards nowhere): refused as well.
  * The level and the option are ints: the low 32 bits.  libseccomp refuses
  * a rule whose action equals the default action, so these live in their
  * own default-allow program; the kernel applies the stricter of the two. */
@@ -827,7 +839,7 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   /* The MCAST_* options (RFC 3678) are the same numbers at both levels. */
   static const struct {
     int level, option;
-  } joins[] = {
+  } uncharged[] = {
       {IPPROTO_IP, IP_ADD_MEMBERSHIP},
       {IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP},
       {IPPROTO_IP, IP_BLOCK_SOURCE},
@@ -842,6 +854,17 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
       {IPPROTO_IPV6, MCAST_JOIN_SOURCE_GROUP},
       {IPPROTO_IPV6, MCAST_BLOCK_SOURCE},
       {IPPROTO_IPV6, MCAST_MSFILTER},
+      {IPPROTO_IPV6, IPV6_HOPOPTS},
+      {IPPROTO_IPV6, IPV6_RTHDRDSTOPTS},
+      {IPPROTO_IPV6, IPV6_RTHDR},
+      {IPPROTO_IPV6, IPV6_DSTOPTS},
+      {IPPROTO_IPV6, IPV6_2292HOPOPTS},
+      {IPPROTO_IPV6, IPV6_2292DSTOPTS},
+      {IPPROTO_IPV6, IPV6_2292RTHDR},
+      {IPPROTO_IPV6, IPV6_2292PKTOPTIONS},
+      {IPPROTO_TCP, TCP_MD5SIG},
+      {IPPROTO_TCP, TCP_MD5SIG_EXT},
+      {IPPROTO_TCP, TCP_AO_ADD_KEY},
   };
   int r;
 
@@ -857,10 +880,11 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "prctl", 1, &set_seccomp, err);
   if (r < 0)
     return r;
-  for (size_t i = 0; i < SR_ARRAY_SIZE(joins); i++) {
+  for (size_t i = 0; i < SR_ARRAY_SIZE(uncharged); i++) {
     const struct scmp_arg_cmp c[] = {
-        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)joins[i].level),
-        SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)joins[i].option)};
+        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)uncharged[i].level),
+        SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+                (uint32_t)uncharged[i].option)};
     r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "setsockopt", 2, c, err);
     if (r < 0)
       return r;

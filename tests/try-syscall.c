@@ -26,6 +26,7 @@
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -544,6 +545,26 @@ static int t_setsockopt_mcast_join(void) {
   return try_sockopt(AF_INET6, IPPROTO_IPV6, MCAST_JOIN_GROUP, &g, sizeof(g));
 }
 
+/* OK without the filter: an IPv6 routing header (a segment routing one,
+ * type 4, of one segment) kept on the socket, memory charged to no cgroup
+ * as a membership is (the kernel itself refuses hop-by-hop and destination
+ * options without CAP_NET_RAW, not a routing header). */
+static int t_setsockopt_ipv6_rthdr(void) {
+  unsigned char rt[24] = {0, 2, 4, 0};
+
+  rt[8 + 15] = 1; /* ::1 */
+  return try_sockopt(AF_INET6, IPPROTO_IPV6, IPV6_RTHDR, rt, sizeof(rt));
+}
+
+/* ENOPROTOOPT without the filter (a UDP socket has no TCP options): the
+ * filter refuses the option whatever the socket, before the kernel. */
+static int t_setsockopt_tcp_md5(void) {
+  struct tcp_md5sig m = {.tcpm_keylen = 16};
+
+  ((struct sockaddr_in *)&m.tcpm_addr)->sin_family = AF_INET;
+  return try_sockopt(AF_INET, IPPROTO_TCP, TCP_MD5SIG, &m, sizeof(m));
+}
+
 /* EADDRNOTAVAIL: leaving a group holds nothing and reaches the kernel,
  * which has no such membership. */
 static int t_setsockopt_ipv6_leave(void) {
@@ -931,6 +952,8 @@ static const struct test_case cases[] = {
     {"setsockopt-ipv6-join-high", t_setsockopt_ipv6_join_high},
     {"setsockopt-ip-join", t_setsockopt_ip_join},
     {"setsockopt-mcast-join", t_setsockopt_mcast_join},
+    {"setsockopt-ipv6-rthdr", t_setsockopt_ipv6_rthdr},
+    {"setsockopt-tcp-md5", t_setsockopt_tcp_md5},
 #ifdef __x86_64__
     {"i386", t_i386},
     {"x32", t_x32},

@@ -126,6 +126,8 @@ setsockopt-ipv6-join EPERM
 setsockopt-ipv6-join-high EPERM
 setsockopt-ip-join EPERM
 setsockopt-mcast-join EPERM
+setsockopt-ipv6-rthdr EPERM
+setsockopt-tcp-md5 EPERM
 i386 KILLED:SIGSYS
 x32 KILLED:SIGSYS
 getpid OK
@@ -320,6 +322,9 @@ for who in $MODES; do
   run "$who" mcast4 "$BUNDLE" -- ./try-syscall setsockopt-ip-join
   is "$who: IP_ADD_MEMBERSHIP is reported as setsockopt, with its level and option" \
     "$(denied "$audit" setsockopt | "$JQ" -r '"\(.args[1]) \(.args[2])"')" "0x0 0x23"
+  run "$who" md5 "$BUNDLE" -- ./try-syscall setsockopt-tcp-md5
+  is "$who: TCP_MD5SIG is reported as setsockopt, with its level and option" \
+    "$(denied "$audit" setsockopt | "$JQ" -r '"\(.args[1]) \(.args[2])"')" "0x6 0xe"
 done
 
 # A sampled run's memfd_create, shmget and shared anonymous mappings
