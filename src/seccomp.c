@@ -827,7 +827,12 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
  * routers' BGP sessions; 900 sockets with 963 keys each held 163 MiB
  * under a 64 MiB limit, the run's memory peak 3.9 MB) and its IPv6
  * extension headers (hop-by-hop, destination and routing options, which
- * lo forwards nowhere): refused as well.
+ * lo forwards nowhere): refused as well.  So is a classic socket filter
+ * (SO_ATTACH_FILTER, SO_ATTACH_REUSEPORT_CBPF): the kernel's copy of the
+ * program is uncharged too (1000 filters of 4000 instructions held 34 MB
+ * past what the run was charged), and its JIT code counts against the
+ * host's bpf_jit_limit, which every unprivileged filter shares, the
+ * seccomp filters of later runs among them.
  * The level and the option are ints: the low 32 bits.  libseccomp refuses
  * a rule whose action equals the default action, so these live in their
  * own default-allow program; the kernel applies the stricter of the two. */
@@ -865,6 +870,8 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
       {IPPROTO_TCP, TCP_MD5SIG},
       {IPPROTO_TCP, TCP_MD5SIG_EXT},
       {IPPROTO_TCP, TCP_AO_ADD_KEY},
+      {SOL_SOCKET, SO_ATTACH_FILTER},
+      {SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF},
   };
   int r;
 

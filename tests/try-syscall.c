@@ -565,6 +565,14 @@ static int t_setsockopt_tcp_md5(void) {
   return try_sockopt(AF_INET, IPPROTO_TCP, TCP_MD5SIG, &m, sizeof(m));
 }
 
+/* OK without the filter: a classic socket filter of one instruction. */
+static int t_setsockopt_attach_filter(void) {
+  struct sock_filter accept_all = BPF_STMT(BPF_RET | BPF_K, 0xffff);
+  struct sock_fprog prog = {.len = 1, .filter = &accept_all};
+  return try_sockopt(AF_INET, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+                     sizeof(prog));
+}
+
 /* EADDRNOTAVAIL: leaving a group holds nothing and reaches the kernel,
  * which has no such membership. */
 static int t_setsockopt_ipv6_leave(void) {
@@ -954,6 +962,7 @@ static const struct test_case cases[] = {
     {"setsockopt-mcast-join", t_setsockopt_mcast_join},
     {"setsockopt-ipv6-rthdr", t_setsockopt_ipv6_rthdr},
     {"setsockopt-tcp-md5", t_setsockopt_tcp_md5},
+    {"setsockopt-attach-filter", t_setsockopt_attach_filter},
 #ifdef __x86_64__
     {"i386", t_i386},
     {"x32", t_x32},

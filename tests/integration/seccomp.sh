@@ -128,6 +128,7 @@ setsockopt-ip-join EPERM
 setsockopt-mcast-join EPERM
 setsockopt-ipv6-rthdr EPERM
 setsockopt-tcp-md5 EPERM
+setsockopt-attach-filter EPERM
 i386 KILLED:SIGSYS
 x32 KILLED:SIGSYS
 getpid OK
