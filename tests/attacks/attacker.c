@@ -1801,6 +1801,27 @@ static void case_zleader(struct res *r, const char *arg) {
     how(r, "%s", line[0] ? line : "the holder died without a word");
 }
 
+/* Writes into connection c (made non-blocking) until `held`, the bytes
+ * written so far, reaches `target` or loopback takes no more; returns the
+ * new total. */
+static long fill_connection(int c, const char *buf, size_t len, long held,
+                            long target) {
+  fcntl(c, F_SETFL, O_NONBLOCK);
+  for (int tries = 0; held < target && tries < 3;) {
+    ssize_t n = write(c, buf, len);
+    if (n > 0) {
+      held += n;
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN)
+      break;
+    /* let loopback move what it holds into the peer's queue */
+    tries++;
+    nanosleep(&(struct timespec){0, 2000000}, NULL);
+  }
+  return held;
+}
+
 /* Memory held in socket buffers: ARG MiB written into loopback TCP
  * connections that nobody reads, each with the largest buffers the host
  * allows.  cgroup v1 counts socket buffers apart from the run's memory,
@@ -1845,19 +1866,7 @@ static void case_sockhog(struct res *r, const char *arg) {
       break;
     }
     setsockopt(p, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-    fcntl(c, F_SETFL, O_NONBLOCK);
-    for (int tries = 0; held < mib << 20 && tries < 3;) {
-      ssize_t n = write(c, buf, sizeof(buf));
-      if (n > 0) {
-        held += n;
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN)
-        break;
-      /* let loopback move what it holds into the peer's queue */
-      tries++;
-      nanosleep(&(struct timespec){0, 2000000}, NULL);
-    }
+    held = fill_connection(c, buf, sizeof(buf), held, mib << 20);
     if (held == before) {
       how(r, "a connection took nothing after %ld MiB", held >> 20);
       break;
@@ -1915,19 +1924,7 @@ static void case_acceptq(struct res *r, const char *arg) {
       close(c);
       break;
     }
-    fcntl(c, F_SETFL, O_NONBLOCK);
-    for (int tries = 0; held < mib << 20 && tries < 3;) {
-      ssize_t n = write(c, buf, sizeof(buf));
-      if (n > 0) {
-        held += n;
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN)
-        break;
-      /* let loopback move what it holds into the peer's queue */
-      tries++;
-      nanosleep(&(struct timespec){0, 2000000}, NULL);
-    }
+    held = fill_connection(c, buf, sizeof(buf), held, mib << 20);
     if (held == before) {
       how(r, "a connection took nothing after %ld MiB", held >> 20);
       break;

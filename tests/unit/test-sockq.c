@@ -69,15 +69,23 @@ static int snmp_with(unsigned passive) {
   return file_with(text);
 }
 
+/* A reader over files: net/snmp with `passive`, net/tcp, and net/tcp6
+ * unless NULL (a kernel without IPv6). */
+static void q_over(struct sr_sockq *q, unsigned passive, const char *t4,
+                   const char *t6) {
+  sr_sockq_init(q);
+  q->fd[0] = snmp_with(passive);
+  q->fd[1] = file_with(t4);
+  if (t6)
+    q->fd[2] = file_with(t6);
+}
+
 static void test_counts_unheld_connections(void **state) {
   struct sr_sockq q;
   uint64_t bytes = 1;
 
   (void)state;
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(4);
-  q.fd[1] = file_with(tcp);
-  q.fd[2] = file_with(tcp6);
+  q_over(&q, 4, tcp, tcp6);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0x200000 + 0x10 + 0x1000);
   assert_int_equal(q.unheld, 3);
@@ -91,10 +99,7 @@ static void test_reads_listing_only_when_needed(void **state) {
   uint64_t bytes = 1;
 
   (void)state;
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(0);
-  q.fd[1] = file_with(TCP_HEAD);
-  q.fd[2] = file_with(TCP_HEAD);
+  q_over(&q, 0, TCP_HEAD, TCP_HEAD);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0);
   /* A directory's fd cannot be read: had it been, the error shows. */
@@ -117,9 +122,7 @@ static void test_no_ipv6_table(void **state) {
   uint64_t bytes = 1;
 
   (void)state;
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(4);
-  q.fd[1] = file_with(tcp);
+  q_over(&q, 4, tcp, NULL);
   assert_int_equal(q.fd[2], -1);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0x200000 + 0x10);
@@ -133,10 +136,7 @@ static void test_stale_and_fresh(void **state) {
   uint64_t bytes = 1;
 
   (void)state;
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(4);
-  q.fd[1] = file_with(tcp);
-  q.fd[2] = file_with(TCP_HEAD);
+  q_over(&q, 4, tcp, TCP_HEAD);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0x200010);
   assert_false(q.stale);
@@ -160,10 +160,7 @@ static void test_once_more_after_new(void **state) {
   uint64_t bytes = 1;
 
   (void)state;
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(5);
-  q.fd[1] = file_with(TCP_HEAD);
-  q.fd[2] = file_with(TCP_HEAD);
+  q_over(&q, 5, TCP_HEAD, TCP_HEAD);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   assert_int_equal(bytes, 0);
   close(q.fd[1]);
@@ -173,10 +170,7 @@ static void test_once_more_after_new(void **state) {
   assert_int_equal(bytes, 0x200010);
   sr_sockq_close(&q);
 
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(5);
-  q.fd[1] = file_with(TCP_HEAD);
-  q.fd[2] = file_with(TCP_HEAD);
+  q_over(&q, 5, TCP_HEAD, TCP_HEAD);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
   q.next_ms = 0;
   assert_int_equal(sr_sockq_read(&q, false, &bytes), 0);
@@ -199,10 +193,7 @@ static void test_refuses_garbage(void **state) {
   assert_non_null(junk);
   memset(junk, 'x', 69999);
   junk[69999] = '\0';
-  sr_sockq_init(&q);
-  q.fd[0] = snmp_with(3);
-  q.fd[1] = file_with(junk);
-  q.fd[2] = file_with(TCP_HEAD);
+  q_over(&q, 3, junk, TCP_HEAD);
   assert_int_equal(sr_sockq_read(&q, false, &bytes), -EBADMSG);
   close(q.fd[0]);
   q.fd[0] = file_with("Tcp: RtoAlgorithm\nTcp: 1\n");
