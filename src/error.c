@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "util.h"
 
 static int vset(struct sr_error *e, int exit_code, int err, const char *layer,
                 const char *reason, const char *fmt, va_list ap) {
@@ -53,17 +54,28 @@ void sr_error_clear(struct sr_error *e) {
 }
 
 void sr_error_for_terminal(char *s) {
-  char *out = s;
+  const unsigned char *in = (const unsigned char *)s;
+  size_t len = strlen(s), skip, o = 0;
 
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-      *out++ = '?';
-      c++;
+  for (size_t i = 0; i < len;) {
+    size_t n = sr_utf8_seq(in + i, len - i, &skip);
+
+    if (n == 0) {
+      /* A byte that is not UTF-8: one of 0x80 - 0x9f is a C1 control on
+       * a terminal of 8-bit characters (0x9b starts an escape sequence
+       * there, as ESC [ does). */
+      s[o++] = (char)(in[i] >= 0x80 && in[i] <= 0x9f ? '?' : in[i]);
+      i++;
+    } else if (sr_name_misleads(s + i, n)) {
+      s[o++] = '?';
+      i += n;
     } else {
-      *out++ = (char)(*c < 0x20 || *c == 0x7f ? '?' : *c);
+      memmove(s + o, in + i, n);
+      o += n;
+      i += n;
     }
   }
-  *out = '\0';
+  s[o] = '\0';
 }
 
 static void vlog(const char *prefix, const char *fmt, va_list ap) {

@@ -101,18 +101,28 @@ static void test_unicode(void **state) {
 }
 
 /* Diagnostics quote what callers and skills wrote: nothing of it may act
- * on a terminal or start a line of its own. */
+ * on a terminal, reorder the line or start a line of its own. */
 static void test_for_terminal(void **state) {
   char s[] = "a\nb\033[2J\rc\x7f"
              "d\xc2\x9b"
              "31me\xc2\xa0"
              "f\tg\xc2";
+  /* A raw CSI byte (an 8-bit terminal's ESC [), RLO, LRI, LINE
+   * SEPARATOR; kept: Latin-1 e-acute (not UTF-8, printable), its UTF-8
+   * form, ZERO WIDTH JOINER (not a control), a cut-off E2 80. */
+  char t[] = "h\x9b"
+             "31mi\xe2\x80\xae"
+             "j\xe2\x81\xa6"
+             "k\xe2\x80\xa8"
+             "l\xe9m\xc3\xa9n\xe2\x80\x8do\xe2\x80";
 
   (void)state;
   sr_error_for_terminal(s);
   /* One '?' for each control; NBSP (C2 A0) and a cut-off C2 are kept. */
   assert_string_equal(s, "a?b?[2J?c?d?31me\xc2\xa0"
                          "f?g\xc2");
+  sr_error_for_terminal(t);
+  assert_string_equal(t, "h?31mi?j?k?l\xe9m\xc3\xa9n\xe2\x80\x8do\xe2?");
 }
 
 int main(void) {
