@@ -59,7 +59,7 @@ void sr_log_warning(const char *fmt, ...) _printf_(1, 2);
  * (newline too), DEL, C1 control (in its UTF-8 form, C2 80 - C2 9F, or
  * as a byte 0x80 - 0x9f that is not UTF-8, which a terminal of 8-bit
  * characters reads as one), bidirectional formatting character and line
- * separator (sr_name_needs_escape) becomes one '?', so that no text
+ * separator (sr_name_misleads) becomes one '?', so that no text
  * quoted in a diagnostic can move the cursor, start an escape sequence,
  * reorder what follows it or begin a line of its own.  Other bytes that
  * are not UTF-8 are left as they are. */

@@ -109,7 +109,8 @@ static void test_for_terminal(void **state) {
              "f\tg\xc2";
   /* A raw CSI byte (an 8-bit terminal's ESC [), RLO, LRI, LINE
    * SEPARATOR; kept: Latin-1 e-acute (not UTF-8, printable), its UTF-8
-   * form, ZERO WIDTH JOINER (not a control), a cut-off E2 80. */
+   * form, ZERO WIDTH JOINER (not a control); of a cut-off E2 80 the E2
+   * (the 80 alone is a C1 byte). */
   char t[] = "h\x9b"
              "31mi\xe2\x80\xae"
              "j\xe2\x81\xa6"
