@@ -145,9 +145,10 @@ static int write_statement(const char *path, const char *bundle,
     d = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
   dir = d ? sr_open_dir_path(AT_FDCWD, d, false, 0, &fl) : -ENOMEM;
   if (dir == -SR_EFOREIGNLINK) {
-    sr_log_error("cannot create %s: the symbolic link %s belongs to uid %u, "
-                 "not to you or root: not followed",
-                 path, fl.path, (unsigned)fl.uid);
+    char why[PATH_MAX + 160];
+
+    sr_log_error("cannot create %s: %s", path,
+                 sr_foreign_link_why(&fl, why, sizeof(why)));
     return SR_EXIT_FAILED;
   }
   /* A statement inside the bundle it signs would change the bundle's

@@ -642,9 +642,11 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
      * nor does one reached through another user's symbolic link (a link
      * of theirs in their $HOME), which is not followed. */
     if (fd == -SR_EFOREIGNLINK) {
-      n = snprintf(looked + used, sizeof(looked) - used,
-                   "%s%s (through a symbolic link of uid %u, not followed)",
-                   used ? ", " : "", path, (unsigned)st.st_uid);
+      n = snprintf(
+          looked + used, sizeof(looked) - used,
+          "%s%s (through %s of uid %u, not %s)", used ? ", " : "", path,
+          S_ISDIR(st.st_mode) ? "\"..\" out of a directory" : "a symbolic link",
+          (unsigned)st.st_uid, S_ISDIR(st.st_mode) ? "walked" : "followed");
       if (n > 0 && (size_t)n < sizeof(looked) - used)
         used += (size_t)n;
       continue;

@@ -482,6 +482,7 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
   if (fl) {
     fl->path[0] = '\0';
     fl->uid = (uid_t)-1;
+    fl->dotdot = false;
   }
   cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
                        : openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -508,6 +509,20 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
       *rest++ = '\0';
     if (!strcmp(comp, "."))
       continue;
+    /* ".." is the parent the directory has now: whoever may move the
+     * directory (its owner, who may write it) picks where the rest of the
+     * path goes from, between two steps of the walk, as with a link. */
+    if (!strcmp(comp, "..")) {
+      if (fstat(cur, &st) < 0)
+        return -errno;
+      if (st.st_uid != me && st.st_uid != 0) {
+        if (fl) {
+          fl->uid = st.st_uid;
+          fl->dotdot = true;
+        }
+        return -SR_EFOREIGNLINK;
+      }
+    }
     walked_add(fl, &wlen, comp);
     fd = open_component(cur, comp);
     if (fd == -ENOENT && create && strcmp(comp, "..") != 0) {
@@ -565,6 +580,23 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
     buf = rest = joined;
   }
   return TAKE_FD(cur);
+}
+
+char *sr_foreign_link_why(const struct sr_foreign_link *fl, char *buf,
+                          size_t len) {
+  if (fl->dotdot)
+    snprintf(buf, len,
+             "\"..\" out of %s, a directory of uid %u, not yours or "
+             "root's, which its owner can move: not walked (name the path "
+             "without \"..\")",
+             fl->path[0] ? fl->path : "the working directory",
+             (unsigned)fl->uid);
+  else
+    snprintf(buf, len,
+             "the symbolic link %s belongs to uid %u, not to you or root: "
+             "not followed",
+             fl->path, (unsigned)fl->uid);
+  return buf;
 }
 
 /* sr_open_path, keeping the directory the file was opened in (an O_PATH
@@ -632,7 +664,7 @@ int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
   if (fd == -SR_EFOREIGNLINK) {
     memset(st, 0, sizeof(*st));
     st->st_uid = fl.uid;
-    st->st_mode = S_IFLNK;
+    st->st_mode = fl.dotdot ? S_IFDIR : S_IFLNK;
   }
   if (fd < 0)
     return fd;
@@ -970,6 +1002,11 @@ char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
   if (r == -ELOOP)
     snprintf(buf, len,
              "is a symbolic link (not accepted: name the file itself)");
+  else if (r == -SR_EFOREIGNLINK && st && S_ISDIR(st->st_mode))
+    snprintf(buf, len,
+             "is reached through \"..\" out of a directory of uid %u, "
+             "who can move it (not walked: name the file without \"..\")",
+             (unsigned)st->st_uid);
   else if (r == -SR_EFOREIGNLINK && st)
     snprintf(buf, len,
              "is reached through a symbolic link of uid %u, not yours or "

@@ -154,14 +154,23 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max, struct stat *st);
  * whose files pass every ownership check.  With `create`, a missing
  * directory is made with mode (mkdir -p).  Returns the fd, or -errno:
  * -SR_EFOREIGNLINK for such a link, whose path as walked and owner go to
- * *fl (may be NULL).  sr_open_regular walks its directories this way.
+ * *fl (may be NULL).  A ".." is taken only out of a directory of the
+ * caller's or root's: another user may move a directory of theirs between
+ * two steps, and ".." is then wherever they put it, with the same effect
+ * as a link (-SR_EFOREIGNLINK, fl->dotdot, fl->path that directory).
+ * sr_open_regular walks its directories this way.
  */
 struct sr_foreign_link {
   char path[PATH_MAX];
   uid_t uid;
+  /* Not a link: a ".." out of path, a directory of uid's (below). */
+  bool dotdot;
 };
 int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
                      struct sr_foreign_link *fl);
+/* The refusal *fl describes, for a message after "cannot ... PATH: ". */
+char *sr_foreign_link_why(const struct sr_foreign_link *fl, char *buf,
+                          size_t len);
 /* openat(2) of path with flags | O_NOFOLLOW | O_CLOEXEC (and mode, for
  * O_CREAT), its directories walked by sr_open_dir_path: the fd, or -errno
  * (-SR_EFOREIGNLINK with *fl set). */

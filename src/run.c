@@ -133,6 +133,7 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
     (void)sr_fd_cloexec(fd, true); /* the sandbox must never inherit it */
   } else if (a->audit_file) {
     struct sr_foreign_link fl;
+    char why[PATH_MAX + 160];
 
     /* Not through another user's link: it could have a file made in any
      * directory of the caller's (root's /etc/sudoers.d, say). */
@@ -140,10 +141,8 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
                       0640, &fl);
     if (fd == -SR_EFOREIGNLINK)
       return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
-                          "cannot create audit file %s: the symbolic link %s "
-                          "belongs to uid %u, not to you or root: not "
-                          "followed",
-                          a->audit_file, fl.path, (unsigned)fl.uid);
+                          "cannot create audit file %s: %s", a->audit_file,
+                          sr_foreign_link_why(&fl, why, sizeof(why)));
     if (fd < 0)
       return sr_error_set(err, SR_EXIT_FAILED, -fd, "usage",
                           "cannot create audit file %s", a->audit_file);

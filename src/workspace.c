@@ -92,15 +92,11 @@ int sr_workspace_open_root(const char *root, bool create,
 
   cur = sr_open_dir_path(AT_FDCWD, root, create, 0711, &fl);
   if (cur == -SR_EFOREIGNLINK) {
-    const struct passwd *pw = getpwuid(fl.uid);
+    char why[PATH_MAX + 160];
 
-    return sr_error_set(
-        err, SR_EXIT_FAILED, 0, "workspace",
-        "workspace root %s: the symbolic link %s belongs to uid %u%s%s%s, "
-        "not to you (uid %u) or root: refusing to follow a link another "
-        "user controls",
-        root, fl.path, (unsigned)fl.uid, pw ? " (" : "", pw ? pw->pw_name : "",
-        pw ? ")" : "", (unsigned)geteuid());
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                        "workspace root %s: %s", root,
+                        sr_foreign_link_why(&fl, why, sizeof(why)));
   }
   r = cur < 0 ? cur : openat(cur, ".", OPEN_DIR_FLAGS);
   if (r < 0 && cur >= 0)
