@@ -219,6 +219,40 @@ char *sr_lookalike_form(const char *s, size_t len) {
   return out;
 }
 
+/* Punctuation outside ASCII, by the blocks that hold it (letters, digits
+ * and marks left out): the dots, stops and middle dots of other scripts
+ * and of CJK input methods, which confusables.txt does not all give as
+ * look-alikes of '.', and their like.  Sorted. */
+static const struct {
+  uint32_t lo, hi;
+} punctuation[] = {
+    {0x00a1, 0x00a9}, {0x00ab, 0x00b1}, {0x00b4, 0x00b4}, {0x00b6, 0x00b8},
+    {0x00bb, 0x00bb}, {0x00bf, 0x00bf}, {0x00d7, 0x00d7}, {0x00f7, 0x00f7},
+    {0x0387, 0x0387}, {0x055c, 0x055f}, {0x0589, 0x0589}, {0x060c, 0x060c},
+    {0x061b, 0x061b}, {0x061f, 0x061f}, {0x066a, 0x066d}, {0x06d4, 0x06d4},
+    {0x0700, 0x070d}, {0x0964, 0x0965}, {0x0e4f, 0x0e4f}, {0x0e5a, 0x0e5b},
+    {0x1360, 0x1368}, {0x166e, 0x166e}, {0x1800, 0x180a}, {0x2010, 0x2027},
+    {0x2030, 0x205e}, {0x2200, 0x22ff}, {0x2e00, 0x2e5d}, {0x3001, 0x3003},
+    {0x3008, 0x3011}, {0x3014, 0x301f}, {0x3030, 0x3030}, {0x303d, 0x303d},
+    {0x30fb, 0x30fb}, {0xa4fe, 0xa4ff}, {0xa60d, 0xa60f}, {0xa6f2, 0xa6f7},
+    {0xfe10, 0xfe19}, {0xfe30, 0xfe52}, {0xfe54, 0xfe66}, {0xfe68, 0xfe6b},
+    {0xff01, 0xff0f}, {0xff1a, 0xff20}, {0xff3b, 0xff40}, {0xff5b, 0xff65},
+};
+
+size_t sr_lookalike_punctuation(const char *s) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n;
+  uint32_t c;
+
+  if (u[0] < 0x80)
+    return 0;
+  c = decode(u, strlen(s), &n);
+  for (size_t i = 0; n && i < sizeof(punctuation) / sizeof(punctuation[0]); i++)
+    if (c >= punctuation[i].lo && c <= punctuation[i].hi)
+      return n;
+  return 0;
+}
+
 uint32_t sr_lookalike_first_non_ascii(const char *s) {
   const unsigned char *u = (const unsigned char *)s;
   size_t len = strlen(s);

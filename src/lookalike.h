@@ -20,6 +20,12 @@
  */
 char *sr_lookalike_form(const char *s, size_t len);
 
+/* The length in bytes of the character s starts with when it is
+ * punctuation outside ASCII (a dot, stop or middle dot of another script
+ * or of a CJK input method: U+3002, U+FF61, U+00B7, U+2027, U+066B,
+ * U+1803...), else 0. */
+size_t sr_lookalike_punctuation(const char *s);
+
 /* The first code point of s (NUL-terminated UTF-8) that is not ASCII, for
  * a message to name ("U+200B"); 0 when there is none. */
 uint32_t sr_lookalike_first_non_ascii(const char *s);

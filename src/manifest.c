@@ -810,9 +810,27 @@ static char *key_form(const char *key) {
   return sr_lookalike_form(s, len);
 }
 
+/* What follows "sandbox" and its dot in a key_form read as skillrun's
+ * (is_sandbox_form), or NULL: the dot may be punctuation outside ASCII,
+ * for the dots UTS #39 does not give as look-alikes of '.' (an
+ * ideographic full stop, a middle dot, a hyphenation point): a key
+ * "sandbox\u3002memory" reads as skillrun's, and is refused as an unknown
+ * one rather than kept as metadata, its limit lost.  A letter there
+ * ("sandbox\u74b0\u5883", a word of another script) is metadata. */
+static const char *sandbox_form_rest(const char *form) {
+  size_t n;
+
+  if (strncmp(form, "sandbox", 7) != 0)
+    return NULL;
+  if (form[7] == '.')
+    return form + 8;
+  n = sr_lookalike_punctuation(form + 7);
+  return n ? form + 7 + n : NULL;
+}
+
 /* "sandbox" and "sandbox.*" (in the form of key_form): skillrun's. */
 static bool is_sandbox_form(const char *form) {
-  return !strcmp(form, "sandbox") || !strncmp(form, "sandbox.", 8);
+  return !strcmp(form, "sandbox") || sandbox_form_rest(form) != NULL;
 }
 
 /* One of the keys apply_sandbox_key reads. */
@@ -833,17 +851,20 @@ static bool is_known_sandbox_key(const char *key) {
 static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
                              const char *form, const struct node *v,
                              struct sr_error *err) {
-  const char *key = k->str, *s = v->str;
+  const char *key = k->str, *s = v->str, *rest = sandbox_form_rest(form);
+  _cleanup_free_ char *dotted = NULL;
   char known[512];
   int id;
 
   /* Another spelling of a key skillrun reads: said so.  Another spelling
    * of one it does not read is an unknown key, below. */
-  if (strcmp(key, form) != 0 && is_known_sandbox_key(form))
+  if (rest && asprintf(&dotted, "sandbox.%s", rest) < 0)
+    return oom(err);
+  if (dotted && strcmp(key, dotted) != 0 && is_known_sandbox_key(dotted))
     return INVALID(err, k->line,
                    "metadata key '%s'%s: skillrun's sandbox keys are "
                    "lowercase ASCII without blanks (write '%s')",
-                   SHOWN(key), NON_ASCII_NOTE(key), SHOWN(form));
+                   SHOWN(key), NON_ASCII_NOTE(key), SHOWN(dotted));
   if (!strcmp(key, "sandbox.entrypoint")) {
     bool too_many;
 
@@ -909,10 +930,10 @@ static int apply_sandbox_key(struct sr_manifest *m, const struct node *k,
   if (id >= 0 && sr_limit_settable(id, SR_SRC_MANIFEST))
     return set_limit(m, id, v, err);
   /* A typo must not silently drop a limit. */
-  if (!strncmp(form, "sandbox.", strlen("sandbox."))) {
+  if (sandbox_form_rest(form)) {
     struct sr_nearest near;
 
-    sr_nearest_init(&near, form + strlen("sandbox."));
+    sr_nearest_init(&near, sandbox_form_rest(form));
     for (size_t i = 0; i < SR_ARRAY_SIZE(sandbox_own_keys); i++)
       sr_nearest_offer(&near, sandbox_own_keys[i]);
     for (id = 0; id < SR__LIM_MAX; id++)

@@ -77,6 +77,26 @@ check "... and names the character" grep -q "U+200B" "$T/err.$n"
 lost "a soft hyphen in 'sandbox.memory'" 5 "metadata:" $'  sand\xc2\xadbox.memory: 64M'
 lost "a Cyrillic 'a' in 'sandbox.memory'" 5 "metadata:" $'  s\xd0\xb0ndbox.memory: 64M'
 lost "a Greek omicron in a top-level 'sandbox.memory'" 4 $'sandb\xce\xbfx.memory: 64M'
+# ... or with a dot that is not '.' nor one of its look-alikes in UTS #39
+# (an ideographic full stop, what a Chinese or Japanese input method
+# types; a middle dot; a hyphenation point; an Arabic decimal separator).
+lost "an ideographic full stop in 'sandbox.memory'" 5 "metadata:" $'  sandbox\xe3\x80\x82memory: 64M'
+check "... stderr says which key to write" grep -q "(write 'sandbox.memory')" "$T/err.$n"
+check "... and names the character" grep -q "U+3002" "$T/err.$n"
+lost "a middle dot in 'sandbox.timeout'" 5 "metadata:" $'  sandbox\xc2\xb7timeout: 5s'
+lost "a hyphenation point in a top-level 'sandbox.memory'" 4 $'sandbox\xe2\x80\xa7memory: 64M'
+lost "a half-width ideographic full stop and a typo" 5 "metadata:" $'  sandbox\xef\xbd\xa1memroy: 64M'
+check "... stderr offers the key" grep -q "did you mean 'sandbox.memory'" "$T/err.$n"
+lost "an Arabic decimal separator in 'sandbox.pids'" 5 "metadata:" $'  sandbox\xd9\xabpids: 8'
+# A letter or a symbol that is not punctuation after "sandbox" (a word of
+# another script, an emoji) is a metadata key like "sandboxish", kept.
+B=$T/sandbox-word
+mkbundle "$B"
+printf -- '---\nname: sandbox-word\ndescription: d\nmetadata:\n  %s: x\n  %s: y\n---\n' \
+  $'sandbox\xe7\x92\xb0\xe5\xa2\x83' $'sandbox\xf0\x9f\x94\x92' >"$B/SKILL.md"
+"$SKILLRUN" --workspace-root "$W" --audit-file "$T/word.audit" "$B" -- /bin/true 2>"$T/word.err"
+is "'sandbox' and a CJK word, or an emoji, in metadata: kept, the run succeeds" "$?" 0
+is "... with nothing on stderr" "$(cat "$T/word.err")" ""
 # YAML 1.1 ends a line, and so a comment, at a LINE SEPARATOR; an editor,
 # grep and the reference validator do not: what follows it on the line
 # would be read as a key nobody sees as one.
