@@ -793,6 +793,7 @@ struct sr_bundle_walk {
   size_t skill;     /* SKILL.md's index in w.v */
   size_t max_depth; /* of any entry */
   unsigned walkers; /* threads that walked it (walk_root) */
+  char *src;        /* the path the caller named it by */
 };
 
 void sr_bundle_walk_free(struct sr_bundle_walk *bw) {
@@ -800,6 +801,7 @@ void sr_bundle_walk_free(struct sr_bundle_walk *bw) {
     return;
   walk_done(&bw->w);
   safe_close(bw->root);
+  free(bw->src);
   free(bw);
 }
 
@@ -811,8 +813,57 @@ unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw) {
   return bw->walkers;
 }
 
-int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
-                   struct sr_bundle_walk **out, struct sr_error *err) {
+/* At most max of the len bytes of s, cut back to a character's start. */
+static size_t utf8_cut(const char *s, size_t len, size_t max) {
+  if (len <= max)
+    return len;
+  while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+    max--;
+  return max;
+}
+
+/* The walk's and the copy's messages say "bundle: " and the file within
+ * the bundle; a caller that runs many bundles (an orchestrator's log)
+ * needs the bundle too: "bundle SRC: FILE: ...".  A long SRC is shown
+ * by its start and its end, so that what went wrong still fits.  Returns
+ * r. */
+static int name_bundle(struct sr_error *err, const char *src, int r) {
+  static const char pre[] = "bundle: ";
+  enum { HEAD = 120, TAIL = 240 };
+  char out[sizeof(err->msg)];
+  const char *rest;
+  size_t len, o, k, t;
+
+  if (r >= 0 || !err || !src || strncmp(err->msg, pre, strlen(pre)) != 0)
+    return r;
+  rest = err->msg + strlen(pre);
+  len = strlen(src);
+  memcpy(out, "bundle ", 7);
+  o = 7;
+  if (len <= HEAD + 3 + TAIL) {
+    memcpy(out + o, src, len);
+    o += len;
+  } else {
+    k = utf8_cut(src, len, HEAD);
+    memcpy(out + o, src, k);
+    memcpy(out + o + k, "...", 3);
+    o += k + 3;
+    for (t = len - TAIL; t < len && ((unsigned char)src[t] & 0xc0) == 0x80;)
+      t++;
+    memcpy(out + o, src + t, len - t);
+    o += len - t;
+  }
+  memcpy(out + o, ": ", 2);
+  o += 2;
+  k = utf8_cut(rest, strlen(rest), sizeof(out) - 1 - o);
+  memcpy(out + o, rest, k);
+  out[o + k] = '\0';
+  memcpy(err->msg, out, sizeof(out));
+  return r;
+}
+
+static int walk_bundle(const char *src, const struct sr_bundle_caps *caps,
+                       struct sr_bundle_walk **out, struct sr_error *err) {
   _cleanup_bundle_walk_ struct sr_bundle_walk *bw = NULL;
   bool have_skill = false;
   int r;
@@ -823,6 +874,9 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
   if (!bw)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
   bw->root = -1;
+  bw->src = strdup(src);
+  if (!bw->src)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle");
   if (caps)
     bw->caps = *caps;
   else
@@ -846,7 +900,7 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
                         "bundle %s", src);
   if (bw->root < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: open %s", src);
+                        "bundle: open");
 
   /* Pass 1: the whole shape, and every cap, before any content is read. */
   r = walk_root(&bw->w, bw->root, &bw->walkers);
@@ -866,6 +920,11 @@ int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
                         "bundle %s: no SKILL.md at the bundle root", src);
   *out = TAKE_PTR(bw);
   return 0;
+}
+
+int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
+                   struct sr_bundle_walk **out, struct sr_error *err) {
+  return name_bundle(err, src, walk_bundle(src, caps, out, err));
 }
 
 int sr_bundle_stage(const char *src, int dst_dirfd,
@@ -1011,8 +1070,9 @@ static size_t hash_split(const struct walk *w) {
   return 0;
 }
 
-int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
-                   struct sr_bundle *out, struct sr_error *err) {
+static int copy_bundle(struct sr_bundle_walk *bw, int dst_dirfd,
+                       bool keep_records, struct sr_bundle *out,
+                       struct sr_error *err) {
   struct walk *wp;
   const struct entry *skill;
   _cleanup_sha256_ struct sr_sha256 rctx = {0};
@@ -1160,4 +1220,10 @@ int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
   res.skill_md_len = skill->size;
   *out = res;
   return 0;
+}
+
+int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
+                   struct sr_bundle *out, struct sr_error *err) {
+  return name_bundle(err, bw ? bw->src : NULL,
+                     copy_bundle(bw, dst_dirfd, keep_records, out, err));
 }

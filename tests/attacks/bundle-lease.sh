@@ -102,8 +102,8 @@ for mode in $MODES; do
   is "$mode: ... bundle_rejected reason bundle_invalid" \
     "$(field "$A" bundle_rejected .reason)" bundle_invalid
   is "$mode: ... no error event" "$(field "$A" error .reason)" ""
-  check "$mode: ... the message names the file and the lease" \
-    grep -q "bundle: held: open (another process holds a lease on it)" "$E"
+  check "$mode: ... the message names the bundle, the file and the lease" \
+    grep -q "bundle $L: held: open (another process holds a lease on it)" "$E"
   is "$mode: ... execution_completed refused" \
     "$(field "$A" execution_completed .status)" refused
   check "$mode: ... the stream verifies" audit_ok "$A"

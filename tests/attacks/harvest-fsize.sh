@@ -63,7 +63,7 @@ for mode in $MODES; do
   B=$BIG
   skill $mode -- /bin/true
   B=$b
-  refused_as_error $mode "a bundle's file" bundle_copy "bundle: scripts/blob"
+  refused_as_error $mode "a bundle's file" bundle_copy "bundle $BIG: scripts/blob"
   skill $mode -i "$T/big-input" -- /bin/true
   refused_as_error $mode "an input" inputs "input $T/big-input"
 done

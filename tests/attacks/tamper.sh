@@ -179,7 +179,7 @@ timeout 60 "$SKILLRUN" --workspace-root "$w" --execution-id wide-over-cap \
   "$W" -- /bin/true >/dev/null 2>"$T/wide.err"
 is "a wide bundle over the file cap is refused" "$?" 123
 check "... at the entry one walker reaches the cap at (d/)" \
-  grep -q 'bundle: d/f[0-9]*: too many files' "$T/wide.err"
+  grep -q "bundle $W: d/f[0-9]*: too many files" "$T/wide.err"
 is "... and the directory past the cap was not read" "$(stat -c %X "$W/e")" 1
 ls "$W/e" >/dev/null
 [ "$(stat -c %X "$W/e")" != 1 ] ||

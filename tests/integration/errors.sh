@@ -119,6 +119,31 @@ for mode in $MODES; do
   is "$mode: a directory without SKILL.md: exit 123" "$?" 123
   is "$mode: ... one line on stderr naming the directory" "$(cat "$W/err.$n")" \
     "skillrun: bundle $T/no-manifest: no SKILL.md at the bundle root"
+  # A file within the bundle refused: the line names the bundle too (an
+  # orchestrator's log holds many runs' lines), then the file.
+  F=$T/fifo-$mode
+  mkbundle "$F"
+  mkfifo "$F/pipe"
+  chmod -R a+rX "$F"
+  r "$F" -- /bin/true
+  is "$mode: a FIFO in the bundle: exit 123" "$?" 123
+  is "$mode: ... one line on stderr naming the bundle and the file" "$(cat "$W/err.$n")" \
+    "skillrun: bundle $F: pipe: FIFOs are not allowed"
+  "${pre[@]}" "$SKILLRUN" --digest "$F" >/dev/null 2>"$W/err.digest"
+  is "$mode: ... --digest refuses it with the same line" "$(cat "$W/err.digest")" "$(cat "$W/err.$n")"
+  # A bundle path longer than the line: its start and end, then the
+  # file and what is wrong, every character whole.
+  e=$(printf '\303\251%.0s' $(seq 100)) # 100 e-acute, 200 bytes
+  F=$T/$e/$e/$e/$e/$e/fifo-$mode-end
+  mkdir -p "$F"
+  cp "$T/fifo-$mode/SKILL.md" "$F/"
+  mkfifo "$F/pipe"
+  chmod -R a+rX "$T/$e"
+  r "$F" -- /bin/true
+  rc=$?
+  is "$mode: ... at a path of $(printf %s "$F" | wc -c) bytes: exit 123" "$rc" 123
+  check "$mode: ... the line still ends with the file and why" grep -q "fifo-$mode-end: pipe: FIFOs are not allowed\$" "$W/err.$n"
+  check "$mode: ... and is whole UTF-8 text" iconv -f UTF-8 -t UTF-8 "$W/err.$n"
 
   # Warnings: on the record always, on stderr with --verbose (stderr here
   # is a file, not a terminal).
