@@ -386,39 +386,6 @@ static int parse_path(struct conf_ctx *ctx, const char *path,
   return parse_fd(ctx, fd, dir, path, where);
 }
 
-/* Whether the file's group is its owner's own: the owner's primary group,
- * named after the owner, listing nobody else and nobody else's primary
- * group, and not what a group the user namespace does not map shows as.  Debian
- * and Ubuntu give each user such a group and a umask of 002, so a profile a
- * user writes or checks out is group-writable, and writable by that user alone.
- */
-static bool owners_private_group(const struct stat *st) {
-  const struct passwd *pw = getpwuid(st->st_uid);
-  const struct group *gr;
-  bool alone = true;
-
-  /* In a user namespace a group it does not map shows as the overflow
-   * gid (65534, "nobody" on Fedora): the file's real group may be any,
-   * shared with other users. */
-  if (sr_gid_may_be_unmapped(st->st_gid))
-    return false;
-  if (!pw || pw->pw_gid != st->st_gid)
-    return false;
-  gr = getgrgid(st->st_gid);
-  if (!gr || strcmp(gr->gr_name, pw->pw_name) != 0)
-    return false;
-  for (char **m = gr->gr_mem; *m; m++)
-    if (strcmp(*m, pw->pw_name) != 0)
-      return false;
-  /* Nor is it anybody else's primary group: such a user is in it without
-   * being listed (Debian's OpenSSH looks for them the same way). */
-  setpwent();
-  for (const struct passwd *o; alone && (o = getpwent());)
-    alone = o->pw_gid != st->st_gid || o->pw_uid == st->st_uid;
-  endpwent();
-  return alone;
-}
-
 /*
  * A profile found by name comes from a directory the environment names
  * ($XDG_CONFIG_HOME, $HOME, SKILLRUN_PROFILE_PATH), which su and sudo -E
@@ -456,7 +423,7 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
    * ACL's named entries, whose mask those group bits then are. */
   acl = (st->st_mode & S_IWGRP) && sr_fd_acl_grants_others(fd, 2, me);
   if ((st->st_mode & S_IWOTH) ||
-      ((st->st_mode & S_IWGRP) && (acl || !owners_private_group(st))))
+      ((st->st_mode & S_IWGRP) && (acl || !sr_owners_private_group(st))))
     return sr_error_set(ctx->err, SR_EXIT_FAILED, 0, "config_invalid",
                         "%sprofile %s is writable by %s (mode %04o): "
                         "refusing a profile others can change (chmod go-w "
@@ -467,19 +434,6 @@ static int check_found_profile(struct conf_ctx *ctx, int fd,
                               : "its group",
                         (unsigned)(st->st_mode & 07777));
   return 0;
-}
-
-/* A directory of a profile found by name may be group-writable as the
- * profile may: its owner's private group, without an access ACL that lets
- * another user or group write it (read through a descriptor that can read
- * it, which an O_PATH one cannot). */
-bool sr_dir_group_is_owners(int fd, const struct stat *st) {
-  _cleanup_close_ int rd = -1;
-
-  if (!owners_private_group(st))
-    return false;
-  rd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return rd >= 0 && !sr_fd_acl_grants_others(rd, 2, geteuid());
 }
 
 static bool valid_profile_name(const char *s) {
@@ -642,11 +596,15 @@ static int load_profile(struct conf_ctx *ctx, const char *name_or_path,
      * nor does one reached through another user's symbolic link (a link
      * of theirs in their $HOME), which is not followed. */
     if (fd == -SR_EFOREIGNLINK) {
-      n = snprintf(
-          looked + used, sizeof(looked) - used,
-          "%s%s (through %s of uid %u, not %s)", used ? ", " : "", path,
-          S_ISDIR(st.st_mode) ? "\"..\" out of a directory" : "a symbolic link",
-          (unsigned)st.st_uid, S_ISDIR(st.st_mode) ? "walked" : "followed");
+      if (!S_ISDIR(st.st_mode))
+        n = snprintf(looked + used, sizeof(looked) - used,
+                     "%s%s (through a symbolic link of uid %u, not followed)",
+                     used ? ", " : "", path, (unsigned)st.st_uid);
+      else
+        n = snprintf(looked + used, sizeof(looked) - used,
+                     "%s%s (through \"..\" out of a directory another user "
+                     "may move, not walked)",
+                     used ? ", " : "", path);
       if (n > 0 && (size_t)n < sizeof(looked) - used)
         used += (size_t)n;
       continue;

@@ -68,10 +68,6 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
  * read from a file, by name or by path, must be the caller's or root's,
  * writable by nobody else, in directories nobody else may write.
  */
-/* For sr_check_dir_chain: a group-writable directory passes when its
- * group is its owner's private group (Debian's umask 002) and no access
- * ACL lets another user or group write it. */
-bool sr_dir_group_is_owners(int fd, const struct stat *st);
 int sr_conf_load_profile(const char *name_or_path, struct sr_conf *out,
                          char **resolved, struct sr_error *err);
 

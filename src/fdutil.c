@@ -5,10 +5,12 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -438,6 +440,96 @@ int sr_read_pseudo_file_at(int dirfd, const char *path, size_t max,
   return *out ? 0 : -ENOMEM;
 }
 
+/* Debian and Ubuntu give each user such a group and a umask of 002, so a
+ * profile a user writes or checks out is group-writable, and writable by
+ * that user alone. */
+bool sr_owners_private_group(const struct stat *st) {
+  const struct passwd *pw = getpwuid(st->st_uid);
+  const struct group *gr;
+  bool alone = true;
+
+  /* In a user namespace a group it does not map shows as the overflow
+   * gid (65534, "nobody" on Fedora): the file's real group may be any,
+   * shared with other users. */
+  if (sr_gid_may_be_unmapped(st->st_gid))
+    return false;
+  if (!pw || pw->pw_gid != st->st_gid)
+    return false;
+  gr = getgrgid(st->st_gid);
+  if (!gr || strcmp(gr->gr_name, pw->pw_name) != 0)
+    return false;
+  for (char **m = gr->gr_mem; *m; m++)
+    if (strcmp(*m, pw->pw_name) != 0)
+      return false;
+  /* Nor is it anybody else's primary group: such a user is in it without
+   * being listed (Debian's OpenSSH looks for them the same way). */
+  setpwent();
+  for (const struct passwd *o; alone && (o = getpwent());)
+    alone = o->pw_gid != st->st_gid || o->pw_uid == st->st_uid;
+  endpwent();
+  return alone;
+}
+
+/* The access ACL is read through a descriptor that can read it, which an
+ * O_PATH one cannot. */
+bool sr_dir_group_is_owners(int fd, const struct stat *st) {
+  _cleanup_close_ int rd = -1;
+
+  if (!sr_owners_private_group(st))
+    return false;
+  rd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return rd >= 0 && !sr_fd_acl_grants_others(rd, 2, geteuid());
+}
+
+/* Whether a user other than the directory's owner may write it, and so
+ * (with write access to its parent) move it: writable by others, or by a
+ * group that is not its owner's alone. */
+static bool others_may_write(int fd, const struct stat *st) {
+  return (st->st_mode & S_IWOTH) ||
+         ((st->st_mode & S_IWGRP) && !sr_dir_group_is_owners(fd, st));
+}
+
+/* Whether a user other than me and root may move the directory fd (st):
+ * its owner, or another who may write it. */
+static bool others_may_move(int fd, const struct stat *st, uid_t me) {
+  return (st->st_uid != me && st->st_uid != 0) || others_may_write(fd, st);
+}
+
+/*
+ * A ".." out of cur, opened at *up: 0, or -SR_EFOREIGNLINK (*fl set) when
+ * it may not be where the path says.  ".." is the parent a directory has
+ * at that step of the walk: whoever may move the directory (another
+ * owner, or another user who may write it and its parent) may put it,
+ * between two steps, under a directory of theirs, whose ".." chain leads
+ * where they like.  Safe when nobody else may move cur, or when the
+ * directory reached is one nobody else may write or own: they could not
+ * have moved cur there.
+ */
+static int open_dotdot(int cur, uid_t me, struct sr_foreign_link *fl, int *up) {
+  _cleanup_close_ int fd = -1;
+  struct stat st, pst;
+
+  if (fstat(cur, &st) < 0)
+    return -errno;
+  fd = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (others_may_move(cur, &st, me)) {
+    if (fstat(fd, &pst) < 0)
+      return -errno;
+    if (others_may_move(fd, &pst, me)) {
+      if (fl) {
+        fl->uid = st.st_uid;
+        fl->mode = st.st_mode;
+        fl->dotdot = true;
+      }
+      return -SR_EFOREIGNLINK;
+    }
+  }
+  *up = TAKE_FD(fd);
+  return 0;
+}
+
 /* Symbolic links followed on a path, at most (the kernel's MAXSYMLINKS). */
 #define PATH_MAX_LINKS 40
 
@@ -509,19 +601,15 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
       *rest++ = '\0';
     if (!strcmp(comp, "."))
       continue;
-    /* ".." is the parent the directory has now: whoever may move the
-     * directory (its owner, who may write it) picks where the rest of the
-     * path goes from, between two steps of the walk, as with a link. */
     if (!strcmp(comp, "..")) {
-      if (fstat(cur, &st) < 0)
-        return -errno;
-      if (st.st_uid != me && st.st_uid != 0) {
-        if (fl) {
-          fl->uid = st.st_uid;
-          fl->dotdot = true;
-        }
-        return -SR_EFOREIGNLINK;
-      }
+      int r = open_dotdot(cur, me, fl, &fd);
+
+      if (r < 0)
+        return r;
+      walked_add(fl, &wlen, comp);
+      safe_close(cur);
+      cur = TAKE_FD(fd);
+      continue;
     }
     walked_add(fl, &wlen, comp);
     fd = open_component(cur, comp);
@@ -584,13 +672,19 @@ int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
 
 char *sr_foreign_link_why(const struct sr_foreign_link *fl, char *buf,
                           size_t len) {
-  if (fl->dotdot)
+  const char *dir = fl->path[0] ? fl->path : "the working directory";
+
+  if (fl->dotdot && fl->uid != geteuid() && fl->uid != 0)
     snprintf(buf, len,
              "\"..\" out of %s, a directory of uid %u, not yours or "
              "root's, which its owner can move: not walked (name the path "
              "without \"..\")",
-             fl->path[0] ? fl->path : "the working directory",
-             (unsigned)fl->uid);
+             dir, (unsigned)fl->uid);
+  else if (fl->dotdot)
+    snprintf(buf, len,
+             "\"..\" out of %s, a directory others may write (mode %04o) "
+             "and so move: not walked (name the path without \"..\")",
+             dir, (unsigned)(fl->mode & 07777));
   else
     snprintf(buf, len,
              "the symbolic link %s belongs to uid %u, not to you or root: "
@@ -664,7 +758,7 @@ int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
   if (fd == -SR_EFOREIGNLINK) {
     memset(st, 0, sizeof(*st));
     st->st_uid = fl.uid;
-    st->st_mode = fl.dotdot ? S_IFDIR : S_IFLNK;
+    st->st_mode = fl.dotdot ? S_IFDIR | (fl.mode & 07777) : S_IFLNK;
   }
   if (fd < 0)
     return fd;
@@ -1002,6 +1096,13 @@ char *sr_open_regular_why(int r, const struct stat *st, uint64_t max, char *buf,
   if (r == -ELOOP)
     snprintf(buf, len,
              "is a symbolic link (not accepted: name the file itself)");
+  else if (r == -SR_EFOREIGNLINK && st && S_ISDIR(st->st_mode) &&
+           (st->st_uid == geteuid() || st->st_uid == 0))
+    snprintf(buf, len,
+             "is reached through \"..\" out of a directory others may "
+             "write (mode %04o) and so move (not walked: name the file "
+             "without \"..\")",
+             (unsigned)(st->st_mode & 07777));
   else if (r == -SR_EFOREIGNLINK && st && S_ISDIR(st->st_mode))
     snprintf(buf, len,
              "is reached through \"..\" out of a directory of uid %u, "

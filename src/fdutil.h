@@ -163,8 +163,10 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max, struct stat *st);
 struct sr_foreign_link {
   char path[PATH_MAX];
   uid_t uid;
-  /* Not a link: a ".." out of path, a directory of uid's (below). */
+  /* Not a link: a ".." out of path, a directory of uid's (mode) that
+   * another user may move (below). */
   bool dotdot;
+  mode_t mode;
 };
 int sr_open_dir_path(int dirfd, const char *path, bool create, mode_t mode,
                      struct sr_foreign_link *fl);
@@ -236,6 +238,15 @@ struct sr_dir_fault {
 int sr_check_dir_chain(int dirfd, uid_t owner,
                        bool (*group_ok)(int fd, const struct stat *st),
                        struct sr_dir_fault *fault);
+/* Whether st's group is its owner's private one (Debian's and Ubuntu's
+ * user groups, with a umask of 002): the owner's primary group, named
+ * after the owner, listing nobody else and nobody else's primary group,
+ * and not what a group the user namespace does not map shows as. */
+bool sr_owners_private_group(const struct stat *st);
+/* For sr_check_dir_chain: a group-writable directory passes when its
+ * group is its owner's private group and no access ACL lets another user
+ * or group write it. */
+bool sr_dir_group_is_owners(int fd, const struct stat *st);
 /* For a message "<what> <path> <why>": "is in directory D of uid U, who
  * can rename or replace it (...)", or "..., writable by others (mode M),
  * ...": buf. */

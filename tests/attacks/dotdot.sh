@@ -13,12 +13,18 @@
 # user's symbolic link on the path does, which the walk already refuses
 # (ownership.sh).  So a ".." is taken only out of a directory of the
 # caller's or root's, like systemd's chase() with CHASE_SAFE: refused
-# with the same exit status as such a link, naming the directory and its
-# owner.  The race itself is not run (one step of a walk is not a
-# window a test can hit every time): what is asserted is that no path
-# with such a ".." is walked, for each kind of path the walker serves,
-# and that a ".." out of a directory of the caller's or root's still is.
-# As root and as an unprivileged user.
+# with the same exit status as such a link, naming its owner.  Owning
+# it is not needed to move it: writing it and its parent is (a shared
+# drop directory, mode 0777, of the caller's own); so a ".." is also
+# refused out of a directory others may write, unless the directory it
+# reaches is one nobody else owns or may write (they could not have put
+# it there).  The race itself is not run (one step of a walk is not a
+# window a test can hit every time), but its relative-path form needs
+# none: a caller whose shell sits in a directory another user moves
+# walks "../.." from wherever it now is.  What is asserted is that no
+# path with such a ".." is walked, for each kind of path the walker
+# serves, and that a ".." that cannot have been moved still is.  As root
+# and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 # It plays the caller against another local user (files chowned,
 # setpriv): only root can set that up.
@@ -75,19 +81,52 @@ for mode in root user; do
   is "$mode: ... while one out of the caller's own directory is copied" "$rc" 0
   try $mode "$W" --input "/usr/..$S/data"
   is "$mode: ... and one out of a directory of root's" "$rc" 0
+  # Out of another user's directory that cannot have been moved: its
+  # parent is the caller's, and nobody else may write it.
+  mkdir "$S/theirs"
+  chown "$other" "$S/theirs"
+  try $mode "$W" --input "$S/theirs/../data"
+  is "$mode: ... and one out of uid $other's directory in one nobody else may write" "$rc" 0
+
+  # The caller's own drop directory D, mode 0777 in a shared 0777 one,
+  # with F beside it: the other user may move both (they may write them
+  # and their parent) and does, F under a directory of theirs and D under
+  # F, while the caller's shell sits in D.  "../../data" from D then
+  # reads their file, not the caller's $H/data.
+  H=$P/home
+  mkdir -p "$H/shared/D" "$H/shared/F" "$P/att"
+  echo "the caller's data" >"$H/data"
+  echo "the other user's data" >"$P/att/data"
+  chown -R "$me" "$H"
+  chmod 755 "$H"
+  chmod 777 "$H/shared" "$H/shared/D" "$H/shared/F"
+  chown -R "$other" "$P/att"
+  chmod 755 "$P/att"
+  chmod 644 "$H/data" "$P/att/data"
+  (cd "$H/shared/D" && try $mode "$W" --input ../../data && echo "$rc" >"$T/rel.rc")
+  n=$((n + 1)) ERR=$T/o$((n)).err
+  is "$mode: from the caller's shared 0777 directory, ../../data is refused (123)" "$(cat "$T/rel.rc")" 123
+  check "$mode: ... saying why" \
+    grep -q "is reached through \"..\" out of a directory others may write (mode 0777) and so move" "$ERR"
+  ( cd "$H/shared/D" &&
+    setpriv --reuid="$other" --regid="$other" --clear-groups -- \
+      sh -c 'mv "$1/shared/F" "$2/F" && mv "$1/shared/D" "$2/F/D"' sh "$H" "$P/att" &&
+    try $mode "$W" --input ../../data && echo "$rc" >"$T/rel.rc" )
+  n=$((n + 1))
+  is "$mode: ... and after uid $other moved it (123)" "$(cat "$T/rel.rc")" 123
 
   try $mode "$through/ws" --tenant acme
   is "$mode: a workspace root through that \"..\" is refused (125)" "$rc" 125
   check "$mode: ... naming the directory and its owner" \
     grep -q "workspace root $through/ws: \"..\" out of $A/sub, a directory of uid $other" "$ERR"
-  is "$mode: ... and nothing was made" "$(ls "$S")" "$(printf 'data\nprofiles\nsub')"
+  is "$mode: ... and nothing was made" "$(ls "$S")" "$(printf 'data\nprofiles\nsub\ntheirs')"
 
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --audit-file "$through/made.audit" \
     "$B" -- /bin/true >/dev/null 2>"$T/af-$mode.err"
   is "$mode: an --audit-file through that \"..\" is refused (125)" "$?" 125
   check "$mode: ... naming the directory" \
     grep -q "cannot create audit file $through/made.audit: \"..\" out of $A/sub" "$T/af-$mode.err"
-  is "$mode: ... and no file was made" "$(ls "$S")" "$(printf 'data\nprofiles\nsub')"
+  is "$mode: ... and no file was made" "$(ls "$S")" "$(printf 'data\nprofiles\nsub\ntheirs')"
 
   try $mode "$W" -p "$through/profiles/dd.profile"
   is "$mode: a profile through that \"..\" is refused (125)" "$rc" 125
@@ -99,7 +138,7 @@ for mode in root user; do
   SKILLRUN_PROFILE_PATH="$through/profiles" try $mode "$W" -p dd
   is "$mode: -p NAME with the search directory through that \"..\" is not found (125)" "$rc" 125
   check "$mode: ... whose message says it was not walked" \
-    grep -q "$through/profiles/dd.profile (through \"..\" out of a directory of uid $other, not walked)" "$ERR"
+    grep -q "$through/profiles/dd.profile (through \"..\" out of a directory another user may move, not walked)" "$ERR"
 
   K=$(tmpdir)
   openssl genpkey -algorithm ed25519 -out "$K/sign.key" 2>/dev/null
@@ -112,7 +151,7 @@ for mode in root user; do
     "$K/signed" >/dev/null 2>"$T/sg-$mode.err"
   is "$mode: --sign's --signature through that \"..\" is refused (125)" "$?" 125
   check "$mode: ... naming the directory" grep -q "\"..\" out of $A/sub, a directory of uid $other" "$T/sg-$mode.err"
-  is "$mode: ... and no statement was made" "$(ls "$S")" "$(printf 'data\nprofiles\nsub')"
+  is "$mode: ... and no statement was made" "$(ls "$S")" "$(printf 'data\nprofiles\nsub\ntheirs')"
 done
 host_unchanged dotdot
 finish
