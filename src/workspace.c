@@ -139,9 +139,12 @@ static int open_or_make_dir_at(int dirfd, const char *name, mode_t mode) {
 /*
  * The doas(1) rule for a directory of the workspace, on the opened fd: it
  * belongs to the caller (or to root) and nobody else may write it, so no
- * other user can rename, replace or plant anything in it.  The workspace
- * root may be shared (writable by others) only with the sticky bit, as
- * /tmp is: then nobody can rename or remove what another user made there.
+ * other user can rename, replace or plant anything in it.  Its group may
+ * write it when that group is its owner's private one, with no access ACL
+ * granting more (Debian's umask 002, as for a profile:
+ * sr_dir_group_is_owners).  The workspace root may be shared (writable by
+ * others) only with the sticky bit, as /tmp is: then nobody can rename or
+ * remove what another user made there.
  */
 static int check_owned_dir(int fd, const char *path, const char *what,
                            bool sticky_ok, struct sr_error *err) {
@@ -167,7 +170,8 @@ static int check_owned_dir(int fd, const char *path, const char *what,
                         what, path, (unsigned)st.st_uid, pw ? " (" : "",
                         pw ? pw->pw_name : "", pw ? ")" : "", (unsigned)me);
   }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+  if (((st.st_mode & S_IWOTH) ||
+       ((st.st_mode & S_IWGRP) && !sr_dir_group_is_owners(fd, &st))) &&
       !(sticky_ok && (st.st_mode & S_ISVTX)))
     return sr_error_set(
         err, SR_EXIT_FAILED, 0, "workspace",

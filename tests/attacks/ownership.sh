@@ -65,9 +65,28 @@ for mode in root user; do
   try $mode "$W" --tenant open
   is "$mode: a tenant directory writable by others is refused (125)" "$rc" 125
   check "$mode: ... saying so" grep -q "tenant directory $W/open is writable by others (mode 0777)" "$ERR"
+  # A group others are in ("nogroup", not uid $NOBODY's own: its name
+  # differs).
   chmod 770 "$W/open"
+  chgrp "$NOBODY" "$W/open"
   try $mode "$W" --tenant open
-  check "$mode: ... and by its group" grep -q "is writable by its group (mode 0770)" "$ERR"
+  is "$mode: ... and one its group may write, a group others are in (125)" "$rc" 125
+  check "$mode: ... saying so" grep -q "is writable by its group (mode 0770)" "$ERR"
+  # Its owner's private group (Debian's umask 002), as for a profile:
+  # root's group 0 where nobody else is in it.
+  if [ $mode = root ] && [ -z "$(getent group 0 | cut -d: -f4)" ] &&
+    [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]; then
+    chgrp 0 "$W/open"
+    try $mode "$W" --tenant open
+    is "$mode: ... while one its owner's private group may write is used" "$rc" 0
+    G=$(tmpdir)
+    chmod 2775 "$G"
+    try $mode "$G"
+    is "$mode: ... and so is such a workspace root (mode 2775)" "$rc" 0
+  elif [ $mode = root ]; then
+    pass "# SKIP $mode: group 0 has members here, so it is no private group"
+    pass "# SKIP $mode: group 0 has members here, so it is no private group"
+  fi
 
   # A workspace root of another user's.
   W=$(tmpdir)
