@@ -154,11 +154,13 @@ int sr_open_regular(int dirfd, const char *path, uint64_t max, struct stat *st);
  * whose files pass every ownership check.  With `create`, a missing
  * directory is made with mode (mkdir -p).  Returns the fd, or -errno:
  * -SR_EFOREIGNLINK for such a link, whose path as walked and owner go to
- * *fl (may be NULL).  A ".." is taken only out of a directory of the
- * caller's or root's: another user may move a directory of theirs between
- * two steps, and ".." is then wherever they put it, with the same effect
- * as a link (-SR_EFOREIGNLINK, fl->dotdot, fl->path that directory).
- * sr_open_regular walks its directories this way.
+ * *fl (may be NULL).  A ".." is taken only where no other user may have
+ * moved the directory it leaves (open_dotdot): whoever may move it (its
+ * owner, or another who may write it and its parent) may put it between
+ * two steps under a directory of theirs, and ".." is then wherever they
+ * like, with the same effect as a link (-SR_EFOREIGNLINK, fl->dotdot,
+ * fl->path that directory).  sr_open_regular walks its directories this
+ * way.
  */
 struct sr_foreign_link {
   char path[PATH_MAX];
