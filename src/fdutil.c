@@ -753,6 +753,8 @@ int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
   if (!st)
     st = &own;
   fl.uid = (uid_t)-1;
+  fl.dotdot = false;
+  fl.mode = 0;
   fd = open_path_in(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fl,
                     dir_out ? &dir : NULL);
   if (fd == -SR_EFOREIGNLINK) {
