@@ -813,15 +813,6 @@ unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw) {
   return bw->walkers;
 }
 
-/* At most max of the len bytes of s, cut back to a character's start. */
-static size_t utf8_cut(const char *s, size_t len, size_t max) {
-  if (len <= max)
-    return len;
-  while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-    max--;
-  return max;
-}
-
 /* The walk's and the copy's messages say "bundle: " and the file within
  * the bundle; a caller that runs many bundles (an orchestrator's log)
  * needs the bundle too: "bundle SRC: FILE: ...".  A long SRC is shown
@@ -844,7 +835,7 @@ static int name_bundle(struct sr_error *err, const char *src, int r) {
     memcpy(out + o, src, len);
     o += len;
   } else {
-    k = utf8_cut(src, len, HEAD);
+    k = sr_utf8_cut(src, len, HEAD);
     memcpy(out + o, src, k);
     memcpy(out + o + k, "...", 3);
     o += k + 3;
@@ -855,7 +846,7 @@ static int name_bundle(struct sr_error *err, const char *src, int r) {
   }
   memcpy(out + o, ": ", 2);
   o += 2;
-  k = utf8_cut(rest, strlen(rest), sizeof(out) - 1 - o);
+  k = sr_utf8_cut(rest, strlen(rest), sizeof(out) - 1 - o);
   memcpy(out + o, rest, k);
   out[o + k] = '\0';
   memcpy(err->msg, out, sizeof(out));

@@ -90,8 +90,7 @@ static const char *shown(const char *s, char *buf, size_t size) {
   }
   if (s[i] && size >= 4) {
     /* Do not cut a UTF-8 sequence in half. */
-    while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
-      i--;
+    i = sr_utf8_cut(s, i + 1, i);
     memcpy(buf + i, "...", 3);
     i += 3;
   }

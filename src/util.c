@@ -209,6 +209,14 @@ size_t sr_utf8_seq(const unsigned char *p, size_t n, size_t *skip) {
   return need + 1;
 }
 
+size_t sr_utf8_cut(const char *s, size_t len, size_t max) {
+  if (len <= max)
+    return len;
+  while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+    max--;
+  return max;
+}
+
 bool sr_utf8_valid(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s;
   size_t skip;

@@ -46,6 +46,9 @@ bool sr_has_control_chars(const char *s);
 size_t sr_utf8_seq(const unsigned char *p, size_t n, size_t *skip);
 /* Whether s[0..len) is well-formed UTF-8. */
 bool sr_utf8_valid(const char *s, size_t len);
+/* How many of the len bytes of s to keep for at most max: len, or max
+ * moved back to the start of the UTF-8 sequence it falls in. */
+size_t sr_utf8_cut(const char *s, size_t len, size_t max);
 
 /*
  * A file name for the record: when it is not valid UTF-8, or holds a C0 or

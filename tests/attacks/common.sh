@@ -111,6 +111,13 @@ run_ok() {
   check "$1: $2: the audit stream verifies" audit_ok "$AUDIT"
 }
 
+# Whether group 0 is root's private group here: no member, nobody else's
+# primary group.
+root_group_private() {
+  [ -z "$(getent group 0 | cut -d: -f4)" ] &&
+    [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]
+}
+
 # host_unchanged TEXT: the marker and host /tmp, /dev/shm are untouched.
 host_unchanged() {
   is "$1: the host marker is unchanged" "$(marker_stamp)" "$MARKER_STAMP"

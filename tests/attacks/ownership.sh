@@ -74,8 +74,7 @@ for mode in root user; do
   check "$mode: ... saying so" grep -q "is writable by its group (mode 0770)" "$ERR"
   # Its owner's private group (Debian's umask 002), as for a profile:
   # root's group 0 where nobody else is in it.
-  if [ $mode = root ] && [ -z "$(getent group 0 | cut -d: -f4)" ] &&
-    [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]; then
+  if [ $mode = root ] && root_group_private; then
     chgrp 0 "$W/open"
     try $mode "$W" --tenant open
     is "$mode: ... while one its owner's private group may write is used" "$rc" 0

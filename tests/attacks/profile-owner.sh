@@ -66,13 +66,6 @@ try() {
   [ -e "$w/default/p$n/outputs/ran" ] && RAN=$(cat "$w/default/p$n/outputs/ran")
 }
 
-# Whether group 0 is root's private group here: no member, nobody else's
-# primary group.
-root_group_private() {
-  [ -z "$(getent group 0 | cut -d: -f4)" ] &&
-    [ "$(getent passwd | awk -F: '$4 == 0 && $3 != 0' | wc -l)" -eq 0 ]
-}
-
 for mode in root user; do
   if [ "$mode" = user ]; then me=$NOBODY other=$OTHER; else me=0 other=$NOBODY; fi
 
