@@ -136,9 +136,12 @@ static int open_audit(struct sr_run *run, struct sr_error *err) {
     char why[PATH_MAX + 160];
 
     /* Not through another user's link: it could have a file made in any
-     * directory of the caller's (root's /etc/sudoers.d, say). */
+     * directory of the caller's (root's /etc/sudoers.d, say).  0600, as
+     * the run directory's audit.jsonl: the record names the labels,
+     * inputs and outputs, which the caller's group (a shared "users")
+     * must not read. */
     fd = sr_open_path(AT_FDCWD, a->audit_file, O_WRONLY | O_CREAT | O_EXCL,
-                      0640, &fl);
+                      0600, &fl);
     if (fd == -SR_EFOREIGNLINK)
       return sr_error_set(err, SR_EXIT_FAILED, 0, "usage",
                           "cannot create audit file %s: %s", a->audit_file,

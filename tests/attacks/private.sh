@@ -4,7 +4,8 @@
 # bundle and inputs, outputs, logs, metadata.json and audit.jsonl of a run
 # are readable by its caller and by the sandbox's own uid, by no other
 # local user, by any path: the run directory, the tmpfs staging base, a
-# path learnt from mountinfo.  Copies keep the source's restriction (a 0600
+# path learnt from mountinfo; nor is --audit-file's copy of the record,
+# even by a user of the caller's group.  Copies keep the source's restriction (a 0600
 # input stays 0600; it used to become 0644), and a root run gives the pool
 # uid access by ownership, not by world permissions.  Another user tries,
 # during the run and after it; the skill itself reads its 0600 input.  A
@@ -27,10 +28,12 @@ chmod a+rx "$T" "$P"
 nap="7.$$"
 
 # snoop AS PATH...: as uid AS, read each PATH; prints the ones it could.
+# AS may be UID:GID, another user of the caller's group (a shared
+# "users" group).
 snoop() {
-  local as=$1
+  local as=${1%%:*} group=${1#*:}
   shift
-  setpriv --reuid="$as" --regid="$as" --clear-groups -- sh -c \
+  setpriv --reuid="$as" --regid="$group" --clear-groups -- sh -c \
     'for f; do [ -f "$f" ] && cat "$f" >/dev/null 2>&1 && echo "$f"; done; exit 0' - "$@"
 }
 
@@ -86,6 +89,13 @@ for mode in root user; do
     after=$(snoop "$spy" "$run/outputs/copy.txt" "$run/logs/stdout.log" "$run/metadata.json" \
       "$run/audit.jsonl")
     is "$mode, staging in $staging: ... nor after it" "$after" ""
+    # --audit-file's copy is the same record: 0600 as audit.jsonl, which
+    # another user of the caller's group reads no more than a stranger
+    # (it was made 0640).
+    is "$mode, staging in $staging: --audit-file's copy is 0600" "$(stat -c %a "$w/$id.audit")" 600
+    group=$("${pre[@]}" id -g)
+    after=$(snoop "$spy:$group" "$w/$id.audit" "$run/audit.jsonl" "$run/metadata.json")
+    is "$mode, staging in $staging: ... uid $spy of the caller's group $group reads no record" "$after" ""
     check "$mode, staging in $staging: the skill had its bundle file" \
       grep -q "bundle secret $$" "$run/outputs/copy.txt"
     if [ $staging = run ]; then
