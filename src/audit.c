@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -611,6 +612,21 @@ static int write_line(struct sr_audit *a, const char *name, const char *line,
   memcpy(a->prev, next_prev, sizeof(a->prev));
   a->seq++;
   return failed;
+}
+
+bool sr_audit_reader_gone(struct sr_audit *a, short revents) {
+  if (a->fd_failed || !(revents & (POLLERR | POLLHUP | POLLNVAL)))
+    return false;
+  a->fd_failed = true;
+  return true;
+}
+
+int sr_audit_stream_lost(const struct sr_audit *a, struct sr_error *err) {
+  if (a->cancelling)
+    return 0;
+  return sr_error_set(err, SR_EXIT_FAILED, EPIPE, "audit_write",
+                      "audit: the audit stream's reader is gone: the run "
+                      "cannot go on writing to the audit stream");
 }
 
 int sr_audit_emit(struct sr_audit *a, const char *event, json_t *fields,

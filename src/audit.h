@@ -135,6 +135,25 @@ void sr_audit_release_room(struct sr_audit *a);
 static inline void sr_audit_cancelling(struct sr_audit *a) {
   a->cancelling = true;
 }
+/* While the run waits on other things, the primary sink's reader may go
+ * (an orchestrator's worker that died): poll(2) the fd this returns with
+ * no events asked, and a pipe whose readers are all gone reports
+ * POLLERR, a socket whose peer closed or a terminal hung up POLLHUP; a
+ * file reports neither.  -1 once the sink has failed. */
+static inline int sr_audit_watch_fd(const struct sr_audit *a) {
+  return a->fd_failed ? -1 : a->fd;
+}
+/* That poll said revents: true when they say the reader is gone (POLLERR,
+ * POLLHUP), and the stream is then given up (written no more).  Whether
+ * that stops the run is sr_audit_stream_lost's to say. */
+bool sr_audit_reader_gone(struct sr_audit *a, short revents);
+/* The stream's reader went (sr_audit_reader_gone) a moment ago: 0 when the
+ * run is being cancelled (an orchestrator shutting down closes its end,
+ * then sends its signal: SR_AUDIT_GONE_GRACE_MS are given to that signal),
+ * else the run must stop, with the audit_write error a write that failed
+ * would have set at the next event. */
+#define SR_AUDIT_GONE_GRACE_MS 1000
+int sr_audit_stream_lost(const struct sr_audit *a, struct sr_error *err);
 /* Whether the line of the last event reached the primary sink / the run's
  * copy (or its backlog). */
 static inline bool sr_audit_primary_ok(const struct sr_audit *a) {

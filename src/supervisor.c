@@ -1283,6 +1283,7 @@ enum {
   EV_DENIALS,
   EV_DENIALS_WAKE,
   EV_PIDFD,
+  EV_AUDIT,
   EV__MAX
 };
 
@@ -1325,6 +1326,13 @@ static int poll_set(const struct sr_supervisor *s, struct pollfd *pfd,
     ADD(EV_DENIALS_WAKE, sr_denials_wake_fd(&s->denials));
   if (!s->init.exited && s->init.pidfd >= 0)
     ADD(EV_PIDFD, s->init.pidfd);
+  /* No events: only its reader's departure (POLLERR, POLLHUP), which
+   * stops the run now (audit_gone_due) rather than at its next event,
+   * perhaps the last. */
+  if (sr_audit_watch_fd(s->spec->audit) >= 0) {
+    pfd[n] = (struct pollfd){.fd = sr_audit_watch_fd(s->spec->audit)};
+    kind[n++] = EV_AUDIT;
+  }
 #undef ADD
   return n;
 }
@@ -1370,31 +1378,63 @@ static int on_event(struct sr_supervisor *s, int kind, short revents,
   case EV_DENIALS_WAKE:
     sr_denials_wake(&s->denials);
     return 0;
+  case EV_AUDIT:
+    if (sr_audit_reader_gone(s->spec->audit, revents))
+      s->audit_gone_ms = sr_now_mono_ms() + SR_AUDIT_GONE_GRACE_MS;
+    return 0;
   default:
     return 0;
   }
+}
+
+/*
+ * The audit stream's reader went: a cancellation that comes within
+ * SR_AUDIT_GONE_GRACE_MS (an orchestrator shutting down closes its end,
+ * then signals) makes it the caller's, the run cancelled; otherwise, once
+ * that time is up (or the loop ends: `now`), the run stops for the stream
+ * it lost.  The milliseconds left to wait in *wait_ms (-1: none).
+ */
+static int audit_gone_due(struct sr_supervisor *s, bool now, int *wait_ms,
+                          struct sr_error *err) {
+  uint64_t t = sr_now_mono_ms();
+
+  *wait_ms = -1;
+  if (!s->audit_gone_ms)
+    return 0;
+  if (s->spec->audit->cancelling) {
+    s->audit_gone_ms = 0;
+    return 0;
+  }
+  if (!now && t < s->audit_gone_ms) {
+    *wait_ms = (int)(s->audit_gone_ms - t);
+    return 0;
+  }
+  s->audit_gone_ms = 0;
+  return sr_audit_stream_lost(s->spec->audit, err);
 }
 
 static int event_loop(struct sr_supervisor *s, struct sr_error *err) {
   while (!loop_done(s)) {
     struct pollfd pfd[EV__MAX];
     int kind[EV__MAX];
-    int n;
+    int n, wait_ms, r;
 
     if (s->strangers_due)
       reap_strangers(s);
     /* init drains the handed log pipes no more: the rest is read here. */
     if (s->init.exited || s->have_status)
       sr_logpump_take_back(&s->logs);
+    r = audit_gone_due(s, false, &wait_ms, err);
+    if (r < 0)
+      return r;
     n = poll_set(s, pfd, kind);
 
-    if (poll(pfd, (nfds_t)n, -1) < 0) {
+    if (poll(pfd, (nfds_t)n, wait_ms) < 0) {
       if (errno == EINTR)
         continue;
       return sr_error_set(err, SR_EXIT_FAILED, errno, "poll", "poll");
     }
     for (int i = 0; i < n; i++) {
-      int r;
       if (!pfd[i].revents)
         continue;
       r = on_event(s, kind[i], pfd[i].revents, err);
@@ -1402,7 +1442,8 @@ static int event_loop(struct sr_supervisor *s, struct sr_error *err) {
         return r;
     }
   }
-  return 0;
+  /* The skill ended within the grace: the stream is lost all the same. */
+  return audit_gone_due(s, true, &(int){0}, err);
 }
 
 int sr_supervisor_run(struct sr_supervisor *s, struct sr_error *err) {

@@ -152,6 +152,9 @@ struct sr_supervisor {
    * network namespace of the run's own. */
   struct sr_sockq sockq;
   bool sockq_open;
+  /* The audit stream's reader went: when the run stops for it, unless a
+   * cancellation comes first (monotonic ms; 0: it has not gone). */
+  uint64_t audit_gone_ms;
 };
 
 /* An empty supervisor (fds -1), safe to pass to sr_supervisor_done. */

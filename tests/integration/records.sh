@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Every run ends in a record, whatever happens to it (issue 15): refused
 # and failed runs get metadata.json; a broken stdout stops the run but not
-# its run directory's record; a closed stdout is refused up front, a closed
+# its run directory's record, at once when the reader goes while the
+# skill runs; a closed stdout is refused up front, a closed
 # stdin or stderr is harmless; SIGTERM, SIGINT and SIGHUP before the
 # launch (between stages, during the copy of a 200 MiB bundle or input)
 # cancel the run with its record and 128 + N; a supervisor stopped across
@@ -73,6 +74,46 @@ for mode in $MODES; do
   is "$mode: ... recording the failure (error audit_write)" \
     "$(field "$W/default/pipe/audit.jsonl" error .reason)" audit_write
   check "$mode: ... and saying so on stderr" grep -q "audit stream: Broken pipe" "$W/err.pipe"
+  # A reader that goes away while the skill runs (an orchestrator's worker
+  # that died): the run used to go on to the skill's end, or its timeout,
+  # with nobody reading, and stop only at its next event.  Now the stream's
+  # breaking stops it within a second (the time a cancellation is given
+  # to arrive, below).  The skill would sleep 37 s.
+  t0=$SECONDS
+  { sr --execution-id gone "$B" -- /bin/sleep 37 2>"$W/err.gone"; echo $? >"$W/rc.gone"; } |
+    sed -n '/"state":"running"/q'
+  took=$((SECONDS - t0))
+  is "$mode: the stream's reader gone while the skill runs: 125" "$(cat "$W/rc.gone")" 125
+  check "$mode: ... at once, not at the skill's end ($took s)" test "$took" -lt 20
+  closed_ok "$mode: reader gone" "$W/default/gone" error
+  is "$mode: ... recording the failure (error audit_write)" \
+    "$(field "$W/default/gone/audit.jsonl" error .reason)" audit_write
+  check "$mode: ... and saying so on stderr" grep -q "audit stream's reader is gone" "$W/err.gone"
+  is "$mode: ... the skill is not left running" "$(test_pids 'sleep 37' | wc -l)" 0
+  # One that closes its end and then sends SIGTERM, as an orchestrator
+  # shutting down does: the caller's cancellation (143), not the stream's
+  # error, if the signal comes within a second (it came 0.3 s later).
+  rc=$("$PYTHON3" - "${SR[@]}" --execution-id gone-term "$B" -- /bin/sleep 37 \
+    2>"$W/err.gone-term" <<'PY'
+import os, signal, subprocess, sys, time
+r, w = os.pipe()
+p = subprocess.Popen(sys.argv[1:], stdout=w, stdin=subprocess.DEVNULL)
+os.close(w)
+got = b""
+while b'"state":"running"' not in got:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    got += b
+os.close(r)
+time.sleep(0.3)
+p.send_signal(signal.SIGTERM)
+print(p.wait())
+PY
+  )
+  is "$mode: the reader closes, SIGTERM 0.3 s later: 143" "$rc" 143
+  closed_ok "$mode: reader gone, then SIGTERM" "$W/default/gone-term" cancelled
+  is "$mode: ... the skill is not left running" "$(test_pids 'sleep 37' | wc -l)" 0
   sr --execution-id closed "$B" -- /bin/true >&- 2>"$W/err.closed"
   is "$mode: a closed stdout: 125" "$?" 125
   check "$mode: ... with a message" grep -q "standard output is closed" "$W/err.closed"

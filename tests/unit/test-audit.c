@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -599,6 +600,56 @@ static void test_primary_stall_budget(void **state) {
   assert_int_equal(a.copy_len, (uint64_t)lseek(copy, 0, SEEK_END));
   close(pipefd[0]);
   sr_audit_done(&a);
+}
+
+/* A pipe whose reader is gone says so to poll(2) with no events asked: the
+ * stream is given up, and losing it is the run's error (audit_write),
+ * unless the run is being cancelled; a file never says so; the copy goes
+ * on. */
+static void test_reader_gone(void **state) {
+  _cleanup_close_ int copy = new_memfd(), file = new_memfd();
+  struct sr_error err = {0};
+  struct sr_audit a, f;
+  struct pollfd p;
+  int pipefd[2];
+
+  (void)state;
+  for (int cancelling = 0; cancelling < 2; cancelling++) {
+    assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+    assert_int_equal(sr_audit_init(&a, pipefd[1], true, EID, "acme"), 0);
+    assert_int_equal(
+        sr_audit_attach_copy(&a, fcntl(copy, F_DUPFD_CLOEXEC, 3), &err), 0);
+    emit_ok(&a, "execution_started", json_object());
+    p = (struct pollfd){.fd = sr_audit_watch_fd(&a)};
+    assert_int_equal(p.fd, pipefd[1]);
+    assert_int_equal(poll(&p, 1, 0), 0); /* a reader: nothing to say */
+    assert_false(sr_audit_reader_gone(&a, p.revents));
+    close(pipefd[0]);
+    assert_int_equal(poll(&p, 1, 0), 1);
+    assert_true(p.revents & POLLERR);
+    assert_true(sr_audit_reader_gone(&a, p.revents));
+    assert_false(sr_audit_primary_ok(&a));
+    assert_int_equal(sr_audit_watch_fd(&a), -1);
+    /* Said once: the stream is no longer watched nor written. */
+    assert_false(sr_audit_reader_gone(&a, p.revents));
+    if (cancelling)
+      sr_audit_cancelling(&a);
+    memset(&err, 0, sizeof(err));
+    if (cancelling) {
+      assert_int_equal(sr_audit_stream_lost(&a, &err), 0);
+    } else {
+      assert_int_equal(sr_audit_stream_lost(&a, &err), -EPIPE);
+      assert_string_equal(err.reason, "audit_write");
+      assert_non_null(strstr(err.msg, "reader is gone"));
+    }
+    emit_ok(&a, "execution_completed", json_object());
+    sr_audit_done(&a);
+    assert_int_equal(ftruncate(copy, 0), 0);
+  }
+  audit_on(&f, file);
+  p = (struct pollfd){.fd = sr_audit_watch_fd(&f)};
+  assert_int_equal(poll(&p, 1, 0), 0);
+  sr_audit_done(&f);
 }
 
 /* Room is reserved in the copy ahead of its end (a full file system still
@@ -1195,6 +1246,7 @@ int main(void) {
       cmocka_unit_test(test_write_failures),
       cmocka_unit_test(test_copy_outlives_primary),
       cmocka_unit_test(test_primary_stall_budget),
+      cmocka_unit_test(test_reader_gone),
       cmocka_unit_test(test_copy_reserve),
       cmocka_unit_test(test_copy_reserve_skill),
       cmocka_unit_test(test_verify_good_and_bad),
