@@ -452,8 +452,9 @@ check "unknown syscall name: error names file:line" \
 printf 'include default\nseccomp-allow ptrace\n' >"$T/ptrace.profile"
 run "$ANY" ptrace -p "$T/ptrace.profile" "$BUNDLE" -- true
 is "seccomp-allow of a denied group: exit 125" "$rc" 125
-check "seccomp-allow of a denied group: says which group" \
-  grep -q "seccomp-allow of 'ptrace' is forbidden (denied group 'debug')" "$err"
+check "seccomp-allow of a denied group: says which group, on its file:line" \
+  grep -q "ptrace.profile:2: seccomp-allow of 'ptrace' is forbidden (denied group 'debug')" "$err"
+is "... reason config_invalid, the profile's error" "$(field "$audit" error .reason)" config_invalid
 
 printf 'include default\nseccomp-allow clone\n' >"$T/clone.profile"
 run "$ANY" clone -p "$T/clone.profile" "$BUNDLE" -- true
@@ -461,8 +462,15 @@ is "seccomp-allow of an argument-filtered call: exit 125" "$rc" 125
 printf 'include default\nseccomp-allow setsockopt\n' >"$T/setsockopt.profile"
 run "$ANY" setsockopt -p "$T/setsockopt.profile" "$BUNDLE" -- true
 is "seccomp-allow setsockopt: exit 125" "$rc" 125
-check "seccomp-allow setsockopt: says it is argument-filtered" \
-  grep -q "seccomp-allow of 'setsockopt' is forbidden (allowed only with argument rules, group 'sockets')" "$err"
+check "seccomp-allow setsockopt: says it is argument-filtered, on its file:line" \
+  grep -q "setsockopt.profile:2: seccomp-allow of 'setsockopt' is forbidden (allowed only with argument rules, group 'sockets')" "$err"
+# --explain, which an author checks a profile with, refuses it too (it
+# used to print the policy and exit 0, every run then failing).
+for name in ptrace clone setsockopt; do
+  "$T/bin/skillrun" --explain -p "$T/$name.profile" "$BUNDLE" >/dev/null 2>"$T/explain.err"
+  is "--explain of seccomp-allow $name: exit 125" "$?" 125
+  check "... naming $name.profile:2" grep -q "$name.profile:2: seccomp-allow of '$name' is forbidden" "$T/explain.err"
+done
 
 # libseccomp is opened only for a filter other than the compiled-in default
 # (src/dlib.h): a default run never maps it, and does not care whether it

@@ -848,16 +848,29 @@ static void test_seccomp_names(void **state) {
   struct sr_error err = {0};
   (void)state;
 
-  build(&p, NULL, "seccomp-allow ptrace personality\nseccomp-deny mount\n");
+  build(&p, NULL, "seccomp-allow msgget semget\nseccomp-deny mount\n");
   assert_int_equal(p.seccomp_allow.n, 2);
-  assert_string_equal(p.seccomp_allow.v[0].name, "ptrace");
+  assert_string_equal(p.seccomp_allow.v[0].name, "msgget");
   assert_string_equal(p.seccomp_allow.v[1].file, "t.profile");
   assert_int_equal(p.seccomp_allow.v[1].line, 1);
   assert_int_equal(p.seccomp_deny.n, 1);
   assert_string_equal(p.seccomp_deny.v[0].name, "mount");
   assert_int_equal(p.seccomp_deny.v[0].line, 2);
   assert_true(sr_syscall_list_contains(&p.seccomp_deny, "mount"));
-  assert_false(sr_syscall_list_contains(&p.seccomp_deny, "ptrace"));
+  assert_false(sr_syscall_list_contains(&p.seccomp_deny, "msgget"));
+  assert_int_equal(sr_seccomp_check_names(&p, &err), 0);
+  sr_policy_done(&p);
+
+  /* A call the filter never allows outright, on the first line that
+   * allows one: a hard-denied group's, or one allowed only with argument
+   * rules. */
+  expect_names_error("seccomp-allow read\nseccomp-allow ptrace\n",
+                     "t.profile:2: seccomp-allow of 'ptrace' is forbidden "
+                     "(denied group 'debug')");
+  expect_names_error("seccomp-allow setsockopt\nseccomp-allow ptrace\n",
+                     "t.profile:1: seccomp-allow of 'setsockopt' is forbidden "
+                     "(allowed only with argument rules, group 'sockets')");
+  build(&p, NULL, "seccomp-deny ptrace setsockopt\n");
   assert_int_equal(sr_seccomp_check_names(&p, &err), 0);
   sr_policy_done(&p);
 
