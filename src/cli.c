@@ -238,7 +238,7 @@ static int set_limit(struct sr_args *a, enum sr_limit_id id, const char *value,
     case SR_KIND_SIZE:
       return usage_error(err,
                          "invalid --%s value '%s': expected a size such as "
-                         "256M, 1G or 65536",
+                         "256M, 1G or 268435456",
                          d->name, quote(value, q));
     case SR_KIND_DURATION:
       return usage_error(err,

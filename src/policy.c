@@ -78,7 +78,7 @@ static int name_index(const char *const *names, size_t n, const char *s) {
 static const char *kind_expected(enum sr_limit_kind kind) {
   switch (kind) {
   case SR_KIND_SIZE:
-    return "a size such as 256M, 1GiB or 65536";
+    return "a size such as 256M, 1GiB or 268435456";
   case SR_KIND_DURATION:
     return "a duration such as 250ms, 30s, 5m or 1h";
   case SR_KIND_COUNT:

@@ -366,7 +366,7 @@ static void test_limit_errors(void **state) {
                "t.profile:1: nofile 15 is below the minimum 16");
   expect_error(false, "memory lots\n",
                "t.profile:1: memory: invalid value 'lots' (expected a size "
-               "such as 256M, 1GiB or 65536)");
+               "such as 256M, 1GiB or 268435456)");
   expect_error(false, "timeout 99999999999999999999h\n",
                "t.profile:1: timeout: '99999999999999999999h' is too large "
                "(the largest cap is 168h)");
@@ -379,10 +379,10 @@ static void test_limit_errors(void **state) {
                "number)");
   expect_error(false, "memory\n",
                "t.profile:1: memory: expected one value, a size such as "
-               "256M, 1GiB or 65536");
+               "256M, 1GiB or 268435456");
   expect_error(false, "memory 1G 2G\n",
                "t.profile:1: memory: expected one value, a size such as "
-               "256M, 1GiB or 65536");
+               "256M, 1GiB or 268435456");
   /* log-cap and kill-grace accept 0. */
   expect_profile_ok("log-cap 0\nkill-grace 0\ninputs-size 0\n");
 }
