@@ -4,10 +4,11 @@
 # examples/integration/orchestrator/run-skill.sh (sh and jq) and
 # run_skill.py (Python, standard library only), against a run that
 # succeeds, one refused, one that times out, one that hits its memory
-# limit and one whose program is missing.  Each reads everything from the
-# audit stream: the test checks what they report against the run
-# directory, which they never look into.  As root and as an unprivileged
-# user.
+# limit, one whose program is missing, a usage error (no stream at all)
+# and a worker stopped with SIGTERM (passed on: the run is cancelled).
+# Each reads everything from the audit stream: the test checks what they
+# report against the run directory, which they never look into.  As root
+# and as an unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
 sandbox_possible || skip_all "user namespaces are not available"
@@ -31,6 +32,7 @@ mkskill() {
   } >"$dir/SKILL.md"
 }
 mkskill sleeper "sleep 30" "sandbox.timeout: 1s"
+mkskill napper "sleep 60"
 mkskill hog "python3 scripts/hog.py" "sandbox.memory: 64M"
 printf 'chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))\n' >"$T/hog/scripts/hog.py"
 mkskill broken "scripts/missing.sh"
@@ -126,6 +128,46 @@ for mode in $MODES; do
     is "$mode: $orch: missing program: exit 127" "$rc" 127
     is "$mode: $orch: missing program: status, reason" "$(j '[.status, .reason] | @tsv')" "failed	ENOENT"
     kept "missing program"
+
+    # A malformed digest is a usage error, which writes no stream at all
+    # (skillrun(1), EXIT STATUS 125): no stream to verify, not one that
+    # fails to, and no file to ship.
+    before=$(find "$W" -maxdepth 1 -name 'skillrun-audit.*' | wc -l)
+    o hello "sha256:0000"
+    is "$mode: $orch: usage error: exit 125, status error, reason usage, no audit" \
+      "$rc $(j '[.status, .reason, .audit] | tojson')" '125 ["error","usage",null]'
+    is "$mode: $orch: ... and it leaves no file behind" \
+      "$(find "$W" -maxdepth 1 -name 'skillrun-audit.*' | wc -l)" "$before"
+
+    # The worker stopped with SIGTERM, sent to its own pid (as
+    # Popen.terminate() or a supervisor's KillMode=process does) while the
+    # skill runs: it passes the signal on, skillrun cancels the run with
+    # its record, and the worker reports that and exits with its status.
+    k=$((k + 1))
+    id=${orch%%.*}-$k
+    "${pre[@]}" env SKILLRUN="$SKILLRUN" SKILLRUN_WORKSPACE_ROOT="$W" \
+      TMPDIR="$W" "$T/$orch" "$T/napper" "$(digest napper)" acme "$id" \
+      >"$T/$id.out" 2>/dev/null &
+    worker=$!
+    wait_running "$W/acme/$id/audit.jsonl"
+    # skillrun's own pid, from its stream: /proc says whether it is left.
+    spid=$(field "$W/acme/$id/audit.jsonl" execution_started .pid)
+    kill -TERM "$worker"
+    wait "$worker"
+    rc=$?
+    out=$(cat "$T/$id.out")
+    is "$mode: $orch: SIGTERM: exit 143, the cancelled run reported" \
+      "$rc $(j '[.status, .exit_code] | @tsv')" "143 cancelled	143"
+    check "$mode: $orch: ... no skillrun of the run is left" \
+      test -n "$spid" -a ! -e "/proc/$spid"
+    is "$mode: $orch: ... audit.jsonl ends with execution_completed cancelled" \
+      "$(last "$W/acme/$id/audit.jsonl")" "execution_completed	cancelled"
+    kept SIGTERM
+    # A worker that did not pass it on left the run going: stop it here.
+    if [ -n "$spid" ] && [ -e "/proc/$spid" ]; then
+      kill -TERM "$spid"
+      for _ in $(seq 100); do [ -e "/proc/$spid" ] || break; sleep 0.1; done
+    fi
   done
 done
 

@@ -19,10 +19,16 @@
 # of the bundle or of an input, the failure, the limit, the command that
 # could not be executed).
 # Without execution_completed (skillrun could not even start) the status
-# comes from the exit status.  A stream whose chain does not verify is
-# reported as such.  The audit file stays where the JSON line says: the
-# worker ships it to its collector, then removes it.  Exits with
-# skillrun's exit status.  Needs jq.
+# comes from the exit status.  A usage error (exit status 125) writes no
+# stream at all: status error, reason usage, "audit" null.  A stream whose
+# chain does not verify is reported as such.  The audit file stays where
+# the JSON line says: the worker ships it to its collector, then removes
+# it.  SIGTERM, SIGINT or SIGHUP sent to this worker is passed on to
+# skillrun, which cancels the run with its record (status cancelled, exit
+# status 128+N); the worker waits for it and reports that outcome.  One
+# that comes before skillrun is started stops the worker: nothing runs,
+# and the line says cancelled, with no run.  Exits with skillrun's exit
+# status.  Needs jq and setsid(1) (util-linux).
 # SKILLRUN (default skillrun) and SKILLRUN_WORKSPACE_ROOT (default:
 # skillrun's, skillrun(1) FILES) may be set.
 set -u
@@ -47,11 +53,58 @@ case $bundle in
 *) bundle=./$bundle ;;
 esac
 
+# A worker stopped with SIGTERM, SIGINT or SIGHUP (Popen.terminate(), a
+# supervisor's stop) passes the signal on to skillrun, which cancels the
+# run and records it, and reports that like any outcome: stopping only
+# the worker would leave the run going on, unreported.  skillrun runs in
+# the background so that a trap can run while the worker waits for it,
+# and in a session of its own (setsid(1), which execs it: $! stays its
+# pid) so that a signal sent to the worker's process group (Ctrl-C,
+# timeout(1)) reaches it once, from the worker: the same signal twice
+# would cut the skill's kill-grace short (skillrun(1), EXIT STATUS).
+child='' pending='' trapped=''
+# shellcheck disable=SC2317 # run by the traps below
+forward() {
+  trapped=1
+  if [ -n "$child" ]; then
+    kill -s "$1" "$child" 2>/dev/null
+  else
+    pending=$1 pending_n=$2
+  fi
+}
+trap 'forward TERM 15' TERM
+trap 'forward INT 2' INT
+trap 'forward HUP 1' HUP
+
 audit=$(mktemp "${TMPDIR:-/tmp}/skillrun-audit.XXXXXX") || exit 125
+# Stopped before skillrun started: nothing runs.
+if [ -n "$pending" ]; then
+  rm -f "$audit"
+  rc=$((128 + pending_n))
+  jq -nc --arg id "$id" --argjson rc "$rc" '{execution_id: $id,
+    status: "cancelled", exit_code: $rc, reason: null, run_dir: null,
+    artifacts: [], audit: null}'
+  exit "$rc"
+fi
 # No -- COMMAND: the manifest's entrypoint runs.
-"$SKILLRUN" --expect-sha256 "$digest" --tenant "$tenant" --execution-id "$id" \
-  --audit-fd 3 "$@" "$bundle" 3>"$audit" </dev/null >/dev/null
-rc=$?
+setsid "$SKILLRUN" --expect-sha256 "$digest" --tenant "$tenant" \
+  --execution-id "$id" --audit-fd 3 "$@" "$bundle" \
+  3>"$audit" </dev/null >/dev/null &
+child=$!
+# A signal that came while skillrun was being started.
+[ -z "$pending" ] || kill -s "$pending" "$child" 2>/dev/null
+# A trapped signal cuts wait short (status above 128): wait again for
+# skillrun's own status, which the shell keeps for a second wait when the
+# first one did see it.
+while :; do
+  trapped=''
+  wait "$child"
+  rc=$?
+  [ -n "$trapped" ] || break
+done
+# Its pid is not to be signalled any more: a signal from here on only
+# finds the report under way.
+child=''
 
 # Lines that do not parse (a stream cut short) are left out here; the
 # chain check below reports them.
@@ -74,8 +127,13 @@ jq -cR 'fromjson? // empty' "$audit" | jq -cs \
                        | {path, path_base64, size, sha256, mode}
                        | with_entries(select(.value != null))] end),
      audit: $audit}' >"$audit.json"
-# A chain that does not verify is reported, whatever the run did.
-if ! "$SKILLRUN" --verify-audit "$audit" >/dev/null 2>&1; then
+# A usage error writes no stream at all (skillrun(1), EXIT STATUS 125):
+# nothing to verify or to keep.  A chain that does not verify is
+# reported, whatever the run did.
+if [ "$rc" -eq 125 ] && [ ! -s "$audit" ]; then
+  rm -f "$audit"
+  jq -c '.reason = "usage" | .audit = null' "$audit.json"
+elif ! "$SKILLRUN" --verify-audit "$audit" >/dev/null 2>&1; then
   jq -c '.status += ",audit_invalid"' "$audit.json"
 else
   cat "$audit.json"
