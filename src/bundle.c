@@ -814,20 +814,25 @@ unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw) {
 }
 
 /* The walk's and the copy's messages say "bundle: " and the file within
- * the bundle; a caller that runs many bundles (an orchestrator's log)
- * needs the bundle too: "bundle SRC: FILE: ...".  A long SRC is shown
- * by its start and its end, so that what went wrong still fits.  Returns
- * r. */
-static int name_bundle(struct sr_error *err, const char *src, int r) {
-  static const char pre[] = "bundle: ";
+ * the bundle, the manifest's "SKILL.md:LINE: "; a caller that runs many
+ * bundles (an orchestrator's log) needs the bundle too (bundle.h).  A
+ * long SRC is shown by its start and its end, so that what went wrong
+ * still fits. */
+int sr_bundle_error_named(struct sr_error *err, const char *src, int r) {
+  static const char pre[] = "bundle: ", manifest[] = "SKILL.md";
   enum { HEAD = 120, TAIL = 240 };
   char out[sizeof(err->msg)];
   const char *rest;
   size_t len, o, k, t;
 
-  if (r >= 0 || !err || !src || strncmp(err->msg, pre, strlen(pre)) != 0)
+  if (r >= 0 || !err || !src)
     return r;
-  rest = err->msg + strlen(pre);
+  if (!strncmp(err->msg, pre, strlen(pre)))
+    rest = err->msg + strlen(pre);
+  else if (!strncmp(err->msg, manifest, strlen(manifest)))
+    rest = err->msg;
+  else
+    return r;
   len = strlen(src);
   memcpy(out, "bundle ", 7);
   o = 7;
@@ -915,7 +920,7 @@ static int walk_bundle(const char *src, const struct sr_bundle_caps *caps,
 
 int sr_bundle_walk(const char *src, const struct sr_bundle_caps *caps,
                    struct sr_bundle_walk **out, struct sr_error *err) {
-  return name_bundle(err, src, walk_bundle(src, caps, out, err));
+  return sr_bundle_error_named(err, src, walk_bundle(src, caps, out, err));
 }
 
 int sr_bundle_stage(const char *src, int dst_dirfd,
@@ -1215,6 +1220,7 @@ static int copy_bundle(struct sr_bundle_walk *bw, int dst_dirfd,
 
 int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
                    struct sr_bundle *out, struct sr_error *err) {
-  return name_bundle(err, bw ? bw->src : NULL,
-                     copy_bundle(bw, dst_dirfd, keep_records, out, err));
+  return sr_bundle_error_named(
+      err, bw ? bw->src : NULL,
+      copy_bundle(bw, dst_dirfd, keep_records, out, err));
 }

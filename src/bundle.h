@@ -74,6 +74,12 @@ unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw);
 int sr_bundle_copy(struct sr_bundle_walk *bw, int dst_dirfd, bool keep_records,
                    struct sr_bundle *out, struct sr_error *err);
 void sr_bundle_walk_free(struct sr_bundle_walk *bw);
+/* An error about the bundle src names it, for a caller that runs many:
+ * "bundle: FILE: ..." (the walk's and the copy's messages) becomes
+ * "bundle SRC: FILE: ...", and one of its manifest's, "SKILL.md:LINE:
+ * ...", "bundle SRC: SKILL.md:LINE: ..."; others stay as they are.
+ * Returns r (only r < 0 names it). */
+int sr_bundle_error_named(struct sr_error *err, const char *src, int r);
 SR_DEFINE_CLEANUP(struct sr_bundle_walk *, sr_bundle_walk_free)
 #define _cleanup_bundle_walk_ _cleanup_(sr_bundle_walk_freep)
 

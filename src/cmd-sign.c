@@ -35,7 +35,7 @@ static int make_statement(const struct sr_args *a, const char *real,
   r = sr_manifest_parse(b->skill_md, b->skill_md_len, basename((char *)real), m,
                         err);
   if (r < 0)
-    return r;
+    return sr_bundle_error_named(err, real, r);
   *have_manifest = true;
   r = sr_trust_key_load(a->sign_key, true, key, err);
   if (r < 0)

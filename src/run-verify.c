@@ -425,13 +425,16 @@ int sr_stage_verify(struct sr_run *run, struct sr_error *err) {
     r = sr_capability_check_digest(&run->capability, run->bundle.digest, err);
   if (r < 0)
     return r;
+  /* A manifest's error names the bundle, as the walk's do. */
   if (!run->bundle.skill_md)
-    return sr_error_set(err, SR_EXIT_REFUSED, 0, "manifest_invalid",
-                        "SKILL.md missing or too large");
+    return sr_bundle_error_named(err, run->bundle_path,
+                                 sr_error_set(err, SR_EXIT_REFUSED, 0,
+                                              "manifest_invalid",
+                                              "SKILL.md missing or too large"));
   r = sr_manifest_parse(run->bundle.skill_md, run->bundle.skill_md_len,
                         basename(run->bundle_path), &run->manifest, err);
   if (r < 0)
-    return r;
+    return sr_bundle_error_named(err, run->bundle_path, r);
   run->have_manifest = true;
   /* From here on every event names the skill, a refusal too. */
   if (run->audit_open) {

@@ -540,7 +540,9 @@ int sr_stage_configure_skill(struct sr_run *run, struct sr_error *err) {
     r = sr_run_emit_warnings(run, &p->warnings, "policy", err);
   if (r >= 0)
     run->policy_final = true;
-  return r;
+  /* One of SKILL.md's values refused ("SKILL.md:LINE: ..."): which
+   * bundle's. */
+  return sr_bundle_error_named(err, run->bundle_path, r);
 }
 
 /* ------------------------------------------------------------ explain */

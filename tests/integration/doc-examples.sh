@@ -341,12 +341,13 @@ for l in real:
     printf -- '---\nname: typo-skill\ndescription: d\nmetadata:\n  a: b\n  c: d\n  sandbox.memroy: 64M\n---\n' \
       >"$F/typo-skill/SKILL.md"
     chmod -R a+rX "$F/my-bad" "$F/typo-skill"
+    # The page's bundles are under /srv/skills.
     is "$id: line 1 as skillrun says it" \
       "$("$SKILLRUN" --explain "$F/my-bad" 2>&1 >/dev/null | sed 's/^skillrun: //')" \
-      "$(sed -n 1p "$BLOCKS/$id")"
+      "$(sed -n 1p "$BLOCKS/$id" | sed "s|/srv/skills|$(realpath "$F")|")"
     is "$id: line 2 as skillrun says it" \
       "$("$SKILLRUN" --explain "$F/typo-skill" 2>&1 >/dev/null | sed 's/^skillrun: //')" \
-      "$(sed -n 2p "$BLOCKS/$id")"
+      "$(sed -n 2p "$BLOCKS/$id" | sed "s|/srv/skills|$(realpath "$F")|")"
     ;;
   skill-md-example)
     mkdir -p "$F/pdf-summary/scripts"

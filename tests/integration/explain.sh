@@ -86,7 +86,7 @@ is "allowlist: --network deny empties it" "$(jq -c '[.network.mode, .network.all
 "$SKILLRUN" --explain -p "$T/allow-strict.profile" "$AB" >/dev/null 2>"$T/strict.err"
 is "allowlist: under a strict profile an entry outside is a refusal (exit 123)" "$?" 123
 is "... naming the entry and where it was asked" "$(cat "$T/strict.err")" \
-  "skillrun: SKILL.md:7: sandbox.network-allow evil.test:443 is not permitted by the profile or skillrun.conf (refused by strict profile)"
+  "skillrun: bundle $(realpath "$AB"): SKILL.md:7: sandbox.network-allow evil.test:443 is not permitted by the profile or skillrun.conf (refused by strict profile)"
 
 C=$T/skillrun.conf
 printf 'memory 32M\n' >"$C"

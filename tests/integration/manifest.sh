@@ -27,6 +27,11 @@ mkbundle "$B"
 sed -i 's/^name: .*/name: Bad-Name/' "$B/SKILL.md"
 refuse "uppercase name" "$B"
 check "uppercase name: stderr names SKILL.md:2" grep -q "SKILL.md:2:" "$T/err.$n"
+# In an orchestrator's log of many runs: which bundle's SKILL.md.
+check "uppercase name: ... of the bundle, on stderr" \
+  grep -qF "skillrun: bundle $(realpath "$B"): SKILL.md:2: name 'Bad-Name'" "$T/err.$n"
+check "uppercase name: ... and in the audit" \
+  test "$(field "$T/a.$n" bundle_rejected .message)" = "$(sed 's/^skillrun: //' "$T/err.$n")"
 
 B=$T/typo-skill
 mkbundle "$B"
