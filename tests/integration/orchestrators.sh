@@ -4,8 +4,9 @@
 # examples/integration/orchestrator/run-skill.sh (sh and jq) and
 # run_skill.py (Python, standard library only), against a run that
 # succeeds, one refused, one that times out, one that hits its memory
-# limit, one whose program is missing, a usage error (no stream at all)
-# and a worker stopped with SIGTERM (passed on: the run is cancelled).
+# limit, one whose program is missing, a usage error (no stream at all),
+# a worker stopped with SIGTERM (passed on: the run is cancelled) and one
+# killed with its process group (the run stops for its lost stream).
 # Each reads everything from the audit stream: the test checks what they
 # report against the run directory, which they never look into.  As root
 # and as an unprivileged user.
@@ -164,6 +165,33 @@ for mode in $MODES; do
       "$(last "$W/acme/$id/audit.jsonl")" "execution_completed	cancelled"
     kept SIGTERM
     # A worker that did not pass it on left the run going: stop it here.
+    if [ -n "$spid" ] && [ -e "/proc/$spid" ]; then
+      kill -TERM "$spid"
+      for _ in $(seq 100); do [ -e "/proc/$spid" ] || break; sleep 0.1; done
+    fi
+
+    # The worker killed outright with its process group (timeout -s KILL,
+    # supervisord's killasgroup): skillrun, in a session of its own, is
+    # not in that group, but the stream's reader is, and the run stops for
+    # the stream it lost, within a second or so, its record whole; it used
+    # to run to the skill's end (60 s), unreported.
+    k=$((k + 1))
+    id=${orch%%.*}-$k
+    setsid "${pre[@]}" env SKILLRUN="$SKILLRUN" SKILLRUN_WORKSPACE_ROOT="$W" \
+      TMPDIR="$W" "$T/$orch" "$T/napper" "$(digest napper)" acme "$id" \
+      >/dev/null 2>&1 &
+    worker=$!
+    wait_running "$W/acme/$id/audit.jsonl"
+    spid=$(field "$W/acme/$id/audit.jsonl" execution_started .pid)
+    kill -KILL -- "-$worker"
+    wait "$worker"
+    for _ in $(seq 100); do [ -e "/proc/$spid" ] || break; sleep 0.1; done
+    check "$mode: $orch: SIGKILL to the worker's group: skillrun is gone within 10 s" \
+      test -n "$spid" -a ! -e "/proc/$spid"
+    is "$mode: $orch: ... audit.jsonl ends with execution_completed error" \
+      "$(last "$W/acme/$id/audit.jsonl")" "execution_completed	error"
+    is "$mode: $orch: ... for the stream it lost (audit_write)" \
+      "$(field "$W/acme/$id/audit.jsonl" error .reason)" audit_write
     if [ -n "$spid" ] && [ -e "/proc/$spid" ]; then
       kill -TERM "$spid"
       for _ in $(seq 100); do [ -e "/proc/$spid" ] || break; sleep 0.1; done

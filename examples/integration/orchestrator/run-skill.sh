@@ -27,12 +27,21 @@
 # skillrun, which cancels the run with its record (status cancelled, exit
 # status 128+N); the worker waits for it and reports that outcome.  One
 # that comes before skillrun is started stops the worker: nothing runs,
-# and the line says cancelled, with no run.  Exits with skillrun's exit
+# and the line says cancelled, with no run.  A worker killed outright
+# (SIGKILL to its process group) takes the stream's reader with it, and
+# skillrun stops the run for its lost stream.  Exits with skillrun's exit
 # status.  Needs jq and setsid(1) (util-linux).
 # SKILLRUN (default skillrun) and SKILLRUN_WORKSPACE_ROOT (default:
 # skillrun's, skillrun(1) FILES) may be set.
 set -u
 [ $# -ge 4 ] || { echo "usage: $0 BUNDLE DIGEST TENANT EXECUTION-ID [INPUT]..." >&2; exit 2; }
+for tool in jq setsid; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "$0: needs $tool" >&2; exit 2; }
+done
+# No job control, even when started with sh -m or from an interactive
+# shell: a background job would then lead a process group of its own,
+# and setsid(1) would fork instead of exec, its pid not skillrun's.
+set +m
 SKILLRUN=${SKILLRUN:-skillrun}
 bundle=$1 digest=$2 tenant=$3 id=$4
 shift 4
@@ -77,19 +86,26 @@ trap 'forward INT 2' INT
 trap 'forward HUP 1' HUP
 
 audit=$(mktemp "${TMPDIR:-/tmp}/skillrun-audit.XXXXXX") || exit 125
+# The stream reaches the file through a FIFO read by a process of this
+# worker's group: skillrun, in a session of its own, is not killed with
+# the group, but loses the stream's reader with it and stops the run.
+pipe=$(mktemp -d "${TMPDIR:-/tmp}/skillrun-stream.XXXXXX") || { rm -f "$audit"; exit 125; }
+mkfifo -m 600 "$pipe/stream" || { rm -rf "$audit" "$pipe"; exit 125; }
 # Stopped before skillrun started: nothing runs.
 if [ -n "$pending" ]; then
-  rm -f "$audit"
+  rm -rf "$audit" "$pipe"
   rc=$((128 + pending_n))
   jq -nc --arg id "$id" --argjson rc "$rc" '{execution_id: $id,
     status: "cancelled", exit_code: $rc, reason: null, run_dir: null,
     artifacts: [], audit: null}'
   exit "$rc"
 fi
+cat "$pipe/stream" >"$audit" &
+reader=$!
 # No -- COMMAND: the manifest's entrypoint runs.
 setsid "$SKILLRUN" --expect-sha256 "$digest" --tenant "$tenant" \
   --execution-id "$id" --audit-fd 3 "$@" "$bundle" \
-  3>"$audit" </dev/null >/dev/null &
+  3>"$pipe/stream" </dev/null >/dev/null &
 child=$!
 # A signal that came while skillrun was being started.
 [ -z "$pending" ] || kill -s "$pending" "$child" 2>/dev/null
@@ -105,6 +121,9 @@ done
 # Its pid is not to be signalled any more: a signal from here on only
 # finds the report under way.
 child=''
+# The reader has the stream once skillrun's end of it is closed.
+while ! wait "$reader"; do [ -n "$trapped" ] || break; trapped=''; done
+rm -rf "$pipe"
 
 # Lines that do not parse (a stream cut short) are left out here; the
 # chain check below reports them.
