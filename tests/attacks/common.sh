@@ -144,3 +144,22 @@ try_conf() {
   RAN=no
   [ -e "$w/default/$id/outputs/ran" ] && RAN=yes
 }
+
+# memory_runs: $runs, the runs of an attack on a run's memory: each of
+# $MODES, and root-off, root with `cgroup off` (the supervisor's sampler,
+# as root), whose profile is $T/off.profile.  run_mode RUN [PROFILE]: $mode
+# and $opts for one (-p PROFILE, $T/off.profile by default, for root-off).
+memory_runs() {
+  local m
+  printf 'include default\ncgroup off\n' >"$T/off.profile"
+  chmod 644 "$T/off.profile"
+  runs=()
+  for m in $MODES; do
+    runs+=("$m")
+    [ "$m" = root ] && runs+=(root-off)
+  done
+}
+run_mode() {
+  mode=${1%-off} opts=()
+  [ "$1" = root-off ] && opts=(-p "${2:-$T/off.profile}")
+}

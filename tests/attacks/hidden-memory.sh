@@ -25,18 +25,10 @@
 
 no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
 
-printf 'include default\ncgroup off\n' >"$T/off.profile"
-chmod 644 "$T/off.profile"
-
-runs=()
-for mode in $MODES; do
-  runs+=("$mode")
-  [ "$mode" = root ] && runs+=(root-off)
-done
+memory_runs
 
 for run in "${runs[@]}"; do
-  mode=${run%-off} opts=()
-  [ "$run" = root-off ] && opts=(-p "$T/off.profile")
+  run_mode "$run"
 
   # 1 GiB, 1 MiB every 2 ms, against 128 MiB.
   attack "$mode" "${opts[@]}" --memory 128M --timeout 30s -- zleader:1024

@@ -18,19 +18,10 @@
 
 no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
 
-printf 'include default\ncgroup off\n' >"$T/off.profile"
-chmod 644 "$T/off.profile"
-
-# The modes: each of $MODES, and root with `cgroup off` (sampled as root).
-runs=()
-for mode in $MODES; do
-  runs+=("$mode")
-  [ "$mode" = root ] && runs+=(root-off)
-done
+memory_runs
 
 for run in "${runs[@]}"; do
-  mode=${run%-off} opts=()
-  [ "$run" = root-off ] && opts=(-p "$T/off.profile")
+  run_mode "$run"
 
   # Shared anonymous memory: 2 GiB against 256 MiB.
   attack "$mode" "${opts[@]}" --memory 256M --timeout 60s -- shmhog:anon:2048

@@ -9,26 +9,19 @@
 # supervisor samples the run (an unprivileged user here, or root with
 # `cgroup off`) semget is refused with ENOSYS, as shmget is; with a cgroup
 # the kernel charges the arrays and the run is stopped as oom.
-# The modes: each of $MODES, and root with `cgroup off` (sampled as root).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
 
 no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
 
-printf 'include default\ncgroup off\n' >"$T/off.profile"
 printf 'include default\nseccomp-allow msgget msgsnd\n' >"$T/msg.profile"
 printf 'include default\ncgroup off\nseccomp-allow msgget msgsnd\n' >"$T/msg-off.profile"
-chmod 644 "$T/off.profile" "$T/msg.profile" "$T/msg-off.profile"
+chmod 644 "$T/msg.profile" "$T/msg-off.profile"
 
-runs=()
-for mode in $MODES; do
-  runs+=("$mode")
-  [ "$mode" = root ] && runs+=(root-off)
-done
+memory_runs
 
 for run in "${runs[@]}"; do
-  mode=${run%-off} opts=()
-  [ "$run" = root-off ] && opts=(-p "$T/off.profile")
+  run_mode "$run"
 
   # 256 MiB of semaphores against 64 MiB.
   attack "$mode" "${opts[@]}" --memory 64M --timeout 30s -- semhog:256
