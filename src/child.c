@@ -406,7 +406,8 @@ static int wait_for_init(int go_fd, int netns_fd) {
   return m.type == SR_SYNC_GO ? 0 : -1;
 }
 
-_Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
+_Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd,
+                             const struct sr_net_sysctl *sysctl) {
   const struct sr_policy *p = sb->policy;
   const char *bundle = p->skill_dir ? p->skill_dir : SR_VIEW_SKILLS "/bundle";
   struct sr_error err;
@@ -471,7 +472,8 @@ _Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd) {
    * use of the capabilities this process inherited.  (With the egress
    * proxy, clone made it, and init brings lo up before making the proxy's
    * listeners.) */
-  if (sr_sandbox_child_netns(sb) && sr_net_unshare_sandbox(&netns_fd, &err) < 0)
+  if (sr_sandbox_child_netns(sb) &&
+      sr_net_unshare_sandbox(sysctl, &netns_fd, &err) < 0)
     fail(sb, &err);
   if (sr_caps_drop_all(&err) < 0)
     fail(sb, &err);

@@ -2,6 +2,7 @@
 #pragma once
 
 struct sr_error;
+struct sr_net_sysctl;
 struct sr_sandbox;
 
 /*
@@ -13,6 +14,9 @@ struct sr_sandbox;
  * for init's byte there (the root, /dev, /proc, network and hostname are
  * in place; EOF means init failed and has reported it), and
  * finishes inside the sandbox's root: stdin, cwd, seccomp, exec.  Any
- * failure is sent to the supervisor over the sync socket.
+ * failure is sent to the supervisor over the sync socket.  sysctl: how
+ * the network namespace it makes gets its sysctls (net.h; fd -1: no
+ * /proc/sys could be written, init has warned).
  */
-_Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd);
+_Noreturn void sr_child_exec(const struct sr_sandbox *sb, int go_fd,
+                             const struct sr_net_sysctl *sysctl);

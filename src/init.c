@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -272,25 +273,52 @@ static int write_limit(int dir, const char *name, const char *value,
   return 0;
 }
 
-/* The namespace's /proc/sys/user: through the procfs init still sees (the
- * host's), or, where that is read-only (a container's /proc/sys) or hidden
- * under another mount, a procfs of the sandbox's own, made and never
- * attached.  -ENOENT: the kernel has none (as that procfs, not a mask, says);
+/* The namespace's /proc/sys, for the user namespace's limits below and
+ * the network namespace's net.core.tstamp_allow_data (net.c): through the
+ * procfs init still sees (the host's), or, where that is read-only (a
+ * container's /proc/sys) or hidden under another mount, a procfs of the
+ * sandbox's own, made and never attached (an open descriptor keeps it).
  * -EROFS: neither can be written here (err says why). */
-static int open_userns_sysctls(struct sr_error *err) {
+static bool is_procfs(int fd) {
   struct statfs sfs;
+
+  return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/* Whether the host's /proc/sys (fd) will do: procfs's, and so is its
+ * user directory, whose files init may write; with a network namespace of
+ * the sandbox's, so is net/core, on a mount not read-only (whether init
+ * may write the namespace's file can only be asked in the namespace). */
+static bool host_sysctls_usable(const struct sr_sandbox *sb, int fd) {
+  _cleanup_close_ int user = -1, core = -1;
+  struct statvfs vfs;
+
+  if (!is_procfs(fd))
+    return false;
+  if (sb->new_netns) {
+    core =
+        openat(fd, "net/core", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (core < 0 || !is_procfs(core) || fstatvfs(core, &vfs) < 0 ||
+        (vfs.f_flag & ST_RDONLY))
+      return false;
+  }
+  user = openat(fd, "user", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (user < 0 || !is_procfs(user))
+    return false;
+  if (faccessat(user, "max_inotify_instances", W_OK, AT_EACCESS) == 0)
+    return true;
+  return errno == ENOENT; /* not this one: each is looked for */
+}
+
+static int open_sysctls(const struct sr_sandbox *sb, struct sr_error *err) {
   int fd, fs, mnt;
 
   /* Not there, or not a procfs's: a /proc/sys masked with an empty tmpfs
    * read as a kernel without the files, and the run went on with no limit
    * and no warning, strict or not. */
-  fd = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0 && (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC))
-    fd = safe_close(fd);
-  if (fd >= 0 && faccessat(fd, "max_inotify_instances", W_OK, AT_EACCESS) == 0)
+  fd = open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 && host_sysctls_usable(sb, fd))
     return fd;
-  if (fd >= 0 && errno == ENOENT)
-    return fd; /* not this one: each is looked for */
   safe_close(fd);
   fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
   if (fs >= 0 &&
@@ -305,38 +333,46 @@ static int open_userns_sysctls(struct sr_error *err) {
   }
   if (fs < 0) {
     sr_error_layer(err, "userns", errno,
-                   "the run's inotify and fanotify limits are not set: "
-                   "/proc/sys is read-only or hidden here and no procfs of the "
-                   "sandbox's own can be made (a container's), so a skill "
-                   "may hold its caller's inotify instances");
+                   "the run's inotify and fanotify limits are not set%s: "
+                   "/proc/sys is read-only or hidden here and no procfs of "
+                   "the sandbox's own can be made (a container's), so a "
+                   "skill may hold its caller's inotify instances%s",
+                   sb->new_netns ? ", nor net.core.tstamp_allow_data" : "",
+                   sb->new_netns ? ", and memory past its limit on sockets' "
+                                   "error queues"
+                                 : "");
     return -EROFS;
   }
   safe_close(fs);
-  fd = openat(mnt, "sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
-    fd = -ENOENT;
-  else if (fd < 0)
-    fd = sr_error_layer(err, "userns", errno, "open /proc/sys/user");
+  fd = openat(mnt, "sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    fd = sr_error_layer(err, "userns", errno, "open /proc/sys");
   safe_close(mnt);
   return fd;
 }
 
-/* The limits above, before the mounts.  Where they cannot be set at all
- * (a container's read-only /proc/sys), the run goes on with a warning, as
- * it does without Landlock, unless the profile says strict. */
-static int limit_userns(const struct sr_sandbox *sb, struct sr_error *err) {
+/* The limits above, through sysctls (open_sysctls).  Where they cannot be
+ * set at all (-EROFS: a container's read-only /proc/sys), the run goes on
+ * with a warning, as it does without Landlock, unless the profile says
+ * strict. */
+static int limit_userns(const struct sr_sandbox *sb, int sysctls,
+                        struct sr_error *err) {
   _cleanup_close_ int dir = -1;
 
-  dir = open_userns_sysctls(err);
-  if (dir == -ENOENT)
-    return 0;
-  if (dir == -EROFS && !sb->policy->strict) {
+  if (sysctls == -EROFS && !sb->policy->strict) {
     (void)sr_sync_send(sb->sync_fd, SR_SYNC_WARNING, 0, err, -1);
     sr_error_clear(err);
     return 0;
   }
+  if (sysctls < 0)
+    return sysctls;
+  /* None in the kernel (as a procfs of the sandbox's own, not a mask,
+   * says where the host's had none). */
+  dir = openat(sysctls, "user", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0 && errno == ENOENT)
+    return 0;
   if (dir < 0)
-    return dir;
+    return sr_error_layer(err, "userns", errno, "open /proc/sys/user");
   for (size_t i = 0; i < SR_ARRAY_SIZE(userns_limits); i++) {
     int r =
         write_limit(dir, userns_limits[i].name, userns_limits[i].value, err);
@@ -532,6 +568,7 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   struct sr_sync_msg m;
   sigset_t mask;
   int outputs_fd = -1, oom, sess;
+  struct sr_net_sysctl sysctl;
   int go[2];
   pid_t skill;
   int status, sigfd;
@@ -637,6 +674,12 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
     sr_error_layer(&err, "init", errno, "socketpair");
     fail(sb, &err);
   }
+  /* Before the mounts, while the host's /proc is init's; before the fork,
+   * for the skill's process makes the network namespace and sets its
+   * sysctl (net.c; it closes the descriptor with the rest before exec).
+   * An error is told by limit_userns, after the fork. */
+  sysctl.fd = open_sysctls(sb, &err);
+  sysctl.tstamp_required = sb->tstamp_required;
   skill = fork();
   if (skill < 0) {
     sr_error_layer(&err, "init", errno, "fork");
@@ -644,13 +687,10 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
   }
   if (skill == 0) {
     safe_close(go[1]);
-    sr_child_exec(sb, go[0]);
+    sr_child_exec(sb, go[0], &sysctl);
   }
   safe_close(go[0]);
-  /* After the fork, so that the skill's process holds no handle on them
-   * (it could not write one once it has dropped its capabilities, but
-   * needs none); before the mounts, while the host's /proc is init's. */
-  if (limit_userns(sb, &err) < 0)
+  if (limit_userns(sb, sysctl.fd, &err) < 0)
     fail(sb, &err);
   safe_close(sb->stdout_w);
   safe_close(sb->stderr_w);
@@ -669,8 +709,9 @@ _Noreturn void sr_init_main(const struct sr_sandbox *sb) {
    * brings its lo up while the mounts are built (child.c; init joins it
    * below); with it, clone made it, and the listeners need lo up first. */
   if (sb->new_netns && sb->proxy_port &&
-      (sr_net_sandbox_up(&err) < 0 || start_proxy(sb, &err) < 0))
+      (sr_net_sandbox_up(&sysctl, &err) < 0 || start_proxy(sb, &err) < 0))
     fail(sb, &err);
+  safe_close(sysctl.fd); /* the skill's process has its copy */
   if (sethostname(sb->policy->hostname, strlen(sb->policy->hostname)) < 0) {
     sr_error_layer(&err, "uts", errno, "sethostname");
     fail(sb, &err);

@@ -9,7 +9,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libmnl/libmnl.h>
+#include <linux/magic.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
@@ -22,7 +24,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "fdutil.h"
@@ -236,10 +240,82 @@ static int lo_up_and_list(struct nl *nl, struct links *st,
   return 0;
 }
 
-/* lo up (lo_up_and_list); with only_lo, no other link; with ret_nsfd, the
- * namespace's descriptor, taken from the same socket (SIOCGSKNS works on
- * any socket). */
-static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
+/*
+ * net.core.tstamp_allow_data=0 in the current network namespace: the
+ * kernel then drops a transmit timestamp that would carry the data sent
+ * (a clone of it, put on the socket's error queue and charged to no
+ * cgroup) for a socket whose opener lacks CAP_NET_RAW over the host's
+ * user namespace, which is every skill's.  seccomp refuses SO_TIMESTAMPING
+ * (seccomp.c), but a timestamp asked for in a message's control data is
+ * out of a filter's sight: 40 UDP sockets that asked so for every datagram
+ * held 275 MB under a 64 MiB limit.  sysctl_fd: a writable /proc/sys init
+ * opened (the host's, or a procfs of the sandbox's own), through which a
+ * net sysctl is the opener's network namespace's; by path it would race
+ * init's pivot_root to the sandbox's read-only /proc/sys.  -1: there is
+ * none here, and init has said so in a warning.  The sysctl is a
+ * namespace's own since Linux 6.13; before, it is the host's alone and
+ * missing here (ENOENT), and there is nothing to set (skillrun(1)
+ * SECURITY says what a host can do).  With `required` (strict, where the
+ * host's is not 0 already) either is an error; anything else is one in
+ * every mode: the run would go without the guard.
+ */
+static int refuse_timestamp_data(int sysctl_fd, bool required,
+                                 struct sr_error *err) {
+  _cleanup_close_ int core = -1, fd = -1;
+  struct statfs sfs;
+
+  if (sysctl_fd < 0)
+    return required ? sr_error_layer(err, "network", EROFS,
+                                     "strict requires transmit timestamps "
+                                     "with data refused in the sandbox, and "
+                                     "no /proc/sys can be written here")
+                    : 0;
+  /* Every kernel has net/core (somaxconn): missing, or another file
+   * system's, it is hidden under a mask, which must not pass for a kernel
+   * without the sysctl. */
+  core = openat(sysctl_fd, "net/core",
+                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (core < 0 || fstatfs(core, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+    return sr_error_layer(err, "network", core < 0 ? errno : EXDEV,
+                          "/proc/sys/net/core is hidden or not procfs's");
+  fd = openat(core, "tstamp_allow_data", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && required)
+    return sr_error_layer(
+        err, "network", 0,
+        "strict requires transmit timestamps with data refused in the "
+        "sandbox: this kernel has net.core.tstamp_allow_data for the host "
+        "alone (before Linux 6.13), where it is 1; set it to 0 there, or "
+        "run without strict");
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0)
+    return sr_error_layer(err, "network", errno,
+                          "open /proc/sys/net/core/tstamp_allow_data");
+  if (write(fd, "0\n", 2) != 2)
+    return sr_error_layer(err, "network", errno,
+                          "write 0 to /proc/sys/net/core/tstamp_allow_data");
+  return 0;
+}
+
+int sr_net_host_tstamp_allow_data(void) {
+  char buf[8] = "";
+  _cleanup_close_ int fd = -1;
+  ssize_t n;
+
+  fd = open("/proc/sys/net/core/tstamp_allow_data",
+            O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return 1;
+  n = read(fd, buf, sizeof(buf) - 1);
+  return n > 0 && buf[0] == '0' && (n == 1 || buf[1] == '\n') ? 0 : 1;
+}
+
+/* lo up (lo_up_and_list); with only_lo (the sandbox's namespace), no other
+ * link, and transmit timestamps with data dropped (refuse_timestamp_data);
+ * with ret_nsfd, the namespace's descriptor, taken from the same socket
+ * (SIOCGSKNS works on any socket). */
+static int net_up(bool only_lo, const struct sr_net_sysctl *sysctl,
+                  int *ret_nsfd, struct sr_error *err) {
   _cleanup_(nl_close) struct nl nl = {.buf = MAP_FAILED};
   struct links st = {0};
   int r;
@@ -253,6 +329,11 @@ static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
   if (only_lo && st.others != 0)
     return sr_error_layer(err, "network", 0,
                           "unexpected network interfaces in the sandbox");
+  if (only_lo) {
+    r = refuse_timestamp_data(sysctl->fd, sysctl->tstamp_required, err);
+    if (r < 0)
+      return r;
+  }
   if (ret_nsfd) {
     /* The namespace by descriptor, not by a /proc path: /proc is being
      * replaced while this runs (init mounts the sandbox's view). */
@@ -266,17 +347,19 @@ static int net_up(bool only_lo, int *ret_nsfd, struct sr_error *err) {
 }
 
 int sr_net_loopback_up(struct sr_error *err) {
-  return net_up(false, NULL, err);
+  return net_up(false, NULL, NULL, err);
 }
 
-int sr_net_sandbox_up(struct sr_error *err) {
-  return net_up(true, NULL, err);
+int sr_net_sandbox_up(const struct sr_net_sysctl *sysctl,
+                      struct sr_error *err) {
+  return net_up(true, sysctl, NULL, err);
 }
 
-int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err) {
+int sr_net_unshare_sandbox(const struct sr_net_sysctl *sysctl, int *ret_nsfd,
+                           struct sr_error *err) {
   if (unshare(CLONE_NEWNET) < 0)
     return sr_error_layer(err, "network", errno, "unshare(CLONE_NEWNET)");
-  return net_up(true, ret_nsfd, err);
+  return net_up(true, sysctl, ret_nsfd, err);
 }
 
 int sr_net_listen_loopback(int family, uint16_t port, int *ret_fd,

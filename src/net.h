@@ -1,9 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct sr_error;
+
+/* How the sandbox's network namespace gets its sysctls: fd, a writable
+ * /proc/sys (O_PATH; init's, the host's or a procfs of the sandbox's
+ * own), through which a net sysctl is the namespace's of the process that
+ * opens it, -1 for none; tstamp_required: a kernel that has
+ * net.core.tstamp_allow_data for the host alone (before Linux 6.13), or
+ * no fd, is an error (strict, where the host's is not 0). */
+struct sr_net_sysctl {
+  int fd;
+  bool tstamp_required;
+};
 
 /*
  * Brings `lo` up in the current (new) network namespace over rtnetlink,
@@ -12,10 +24,17 @@ struct sr_error;
  */
 int sr_net_loopback_up(struct sr_error *err);
 
-/* The sandbox's network namespace made ready: lo up, and no interface
- * other than lo in the same listing (sr_error_layer("network", ...)
- * otherwise). */
-int sr_net_sandbox_up(struct sr_error *err);
+/* The sandbox's network namespace made ready: lo up, no interface other
+ * than lo in the same listing, and net.core.tstamp_allow_data 0 where the
+ * kernel has it per namespace (since Linux 6.13), set through sysctl->fd:
+ * a transmit timestamp that carries the data sent is then dropped, for
+ * every socket a skill opens.  0, or -errno with
+ * sr_error_layer("network", ...). */
+int sr_net_sandbox_up(const struct sr_net_sysctl *sysctl, struct sr_error *err);
+
+/* net.core.tstamp_allow_data as the caller's network namespace has it
+ * (/proc/sys): 0, or 1 (also when it cannot be read). */
+int sr_net_host_tstamp_allow_data(void);
 
 /*
  * A new network namespace for the calling process (unshare(2)), made ready
@@ -24,7 +43,8 @@ int sr_net_sandbox_up(struct sr_error *err);
  * user namespace can setns(2) into.  Needs CAP_SYS_ADMIN and CAP_NET_ADMIN in
  * the current user namespace.  0, or -errno with sr_error_layer("network").
  */
-int sr_net_unshare_sandbox(int *ret_nsfd, struct sr_error *err);
+int sr_net_unshare_sandbox(const struct sr_net_sysctl *sysctl, int *ret_nsfd,
+                           struct sr_error *err);
 
 /*
  * A listening TCP socket on the loopback address of the current network

@@ -33,6 +33,9 @@ struct sr_sandbox {
   int stderr_w;
   int stdin_r; /* --stdin: the pipe's read end, else -1 (/dev/null) */
   bool new_netns;
+  /* strict, and the host's net.core.tstamp_allow_data is not 0: a kernel
+   * that cannot set it in the namespace is an error (net.h). */
+  bool tstamp_required;
   /* cgroup v1: each leaf's `tasks` file, opened by the supervisor, which
    * init writes itself into before it forks anything (sr_cgroup_open_join),
    * and the leaf's path for messages; n_cg_join 0 otherwise. */

@@ -854,18 +854,53 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
  * past what the run was charged), and its JIT code counts against the
  * host's bpf_jit_limit, which every unprivileged filter shares, the
  * seccomp filters of later runs among them.
+ * What the kernel puts on a socket's error queue is charged to no cgroup
+ * either (sock_queue_err_skb: the socket's receive buffer alone): the
+ * transmit timestamps SO_TIMESTAMPING asks for (a clone of every datagram
+ * or segment sent, or with OPT_TSONLY a fresh buffer): refused, both
+ * spellings of the option; a timestamp asked for in a message's control
+ * data, which no filter sees, is the sandbox's network namespace's to drop
+ * (net.c, net.core.tstamp_allow_data).  MSG_ZEROCOPY's completion notices
+ * (option memory, optmem_max a socket, uncharged: notices kept from
+ * merging by a failed send raced against good ones held 446 MiB on 3600
+ * UDP sockets under a 64 MiB limit): SO_ZEROCOPY, without which the kernel
+ * ignores the flag, is refused.  And the local and ICMP errors
+ * IP_RECVERR and IPV6_RECVERR ask for (240 UDP sockets whose every too
+ * large datagram queued one held 2 GB under a 64 MiB limit): those are
+ * answered 0 and not set (SCMP_ACT_ERRNO(0), which is no refusal for the
+ * listener either), since glibc's resolver gives up on a lookup whose
+ * socket refuses them; a program that reads the error queue finds it
+ * empty.
  * The level and the option are ints: the low 32 bits.  libseccomp refuses
  * a rule whose action equals the default action, so these live in their
  * own default-allow program; the kernel applies the stricter of the two. */
+struct sockopt {
+  int level, option;
+};
+
+/* setsockopt of each of the n (level, option) pairs answered by action. */
+static int add_sockopt_rules(scmp_filter_ctx ctx, uint32_t action,
+                             const struct sockopt *opts, size_t n,
+                             struct sr_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    const struct scmp_arg_cmp c[] = {
+        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)opts[i].level),
+        SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)opts[i].option)};
+    int r = add_rule(ctx, action, "setsockopt", 2, c, err);
+
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
 static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   _cleanup_ctx_ scmp_filter_ctx ctx = NULL;
   const unsigned long cmds[] = {TIOCSTI, TIOCLINUX, TIOCSETD};
   struct scmp_arg_cmp set_seccomp =
       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_SECCOMP);
   /* The MCAST_* options (RFC 3678) are the same numbers at both levels. */
-  static const struct {
-    int level, option;
-  } uncharged[] = {
+  static const struct sockopt uncharged[] = {
       {IPPROTO_IP, IP_ADD_MEMBERSHIP},
       {IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP},
       {IPPROTO_IP, IP_BLOCK_SOURCE},
@@ -893,6 +928,13 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
       {IPPROTO_TCP, TCP_AO_ADD_KEY},
       {SOL_SOCKET, SO_ATTACH_FILTER},
       {SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF},
+      {SOL_SOCKET, SO_TIMESTAMPING_OLD},
+      {SOL_SOCKET, SO_TIMESTAMPING_NEW},
+      {SOL_SOCKET, SO_ZEROCOPY},
+  };
+  static const struct sockopt ignored[] = {
+      {IPPROTO_IP, IP_RECVERR},
+      {IPPROTO_IPV6, IPV6_RECVERR},
   };
   int r;
 
@@ -908,15 +950,13 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "prctl", 1, &set_seccomp, err);
   if (r < 0)
     return r;
-  for (size_t i = 0; i < SR_ARRAY_SIZE(uncharged); i++) {
-    const struct scmp_arg_cmp c[] = {
-        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)uncharged[i].level),
-        SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu,
-                (uint32_t)uncharged[i].option)};
-    r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "setsockopt", 2, c, err);
-    if (r < 0)
-      return r;
-  }
+  r = add_sockopt_rules(ctx, SCMP_ACT_ERRNO(EPERM), uncharged,
+                        SR_ARRAY_SIZE(uncharged), err);
+  if (r >= 0)
+    r = add_sockopt_rules(ctx, SCMP_ACT_ERRNO(0), ignored,
+                          SR_ARRAY_SIZE(ignored), err);
+  if (r < 0)
+    return r;
   return export_bpf(ctx, &pp->prog[SR_PROG_TTY], &pp->len[SR_PROG_TTY], err);
 }
 

@@ -26,6 +26,7 @@
 #include "cgroup.h"
 #include "fdutil.h"
 #include "init.h"
+#include "net.h"
 #include "netallow.h"
 #include "ns.h"
 #include "policy.h"
@@ -289,6 +290,10 @@ static int fill_sandbox(struct sr_sandbox *sb, const struct sr_launch *spec,
   sb->stdin_r = stdin_r;
   sb->new_netns = p->network != SR_NET_HOST;
   sb->proxy_port = spec->net_allow ? SR_PROXY_PORT : 0;
+  /* strict: a kernel that cannot drop them in the namespace will do
+   * where the host drops them everywhere (net.c). */
+  sb->tstamp_required =
+      sb->new_netns && p->strict && sr_net_host_tstamp_allow_data() != 0;
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <linux/kcmp.h>
+#include <linux/net_tstamp.h>
 #include <linux/keyctl.h>
 #include <linux/netlink.h>
 #include <linux/perf_event.h>
@@ -573,6 +574,66 @@ static int t_setsockopt_attach_filter(void) {
                      sizeof(prog));
 }
 
+/* An int option set to 1 and read back: 0 (OK) when it was set,
+ * SR_IGNORED when setsockopt said 0 and the option is still 0, else the
+ * errno. */
+#define SR_IGNORED 4096
+static int try_sockopt_kept(int family, int level, int option) {
+  int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int one = 1, v = 0, r;
+  socklen_t len = sizeof(v);
+
+  if (fd < 0)
+    return errno;
+  r = sys_result(
+      syscall(SYS_setsockopt, fd, level, option, &one, (long)sizeof(one)));
+  if (r == 0 && getsockopt(fd, level, option, &v, &len) < 0)
+    r = errno;
+  else if (r == 0 && v == 0)
+    r = SR_IGNORED;
+  close(fd);
+  return r;
+}
+
+/* OK without the filter: local errors (a datagram too large) and ICMP
+ * errors queued on the socket's error queue, charged to no cgroup. */
+static int t_setsockopt_ip_recverr(void) {
+  return try_sockopt_kept(AF_INET, IPPROTO_IP, IP_RECVERR);
+}
+
+/* OK without the filter: the same for IPv6. */
+static int t_setsockopt_ipv6_recverr(void) {
+  return try_sockopt_kept(AF_INET6, IPPROTO_IPV6, IPV6_RECVERR);
+}
+
+/* OK without the filter: a transmit timestamp (a clone of what is sent)
+ * queued on the error queue for every datagram; both spellings of the
+ * option (the _NEW one is for 64-bit time on 32-bit systems). */
+static int t_setsockopt_timestamping(void) {
+  int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+  return try_sockopt(AF_INET, SOL_SOCKET, SO_TIMESTAMPING_OLD, &flags,
+                     sizeof(flags));
+}
+
+static int t_setsockopt_timestamping_new(void) {
+  int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+  return try_sockopt(AF_INET, SOL_SOCKET, SO_TIMESTAMPING_NEW, &flags,
+                     sizeof(flags));
+}
+
+/* OK without the filter: MSG_ZEROCOPY's completion notices, option
+ * memory charged to no cgroup, on the error queue. */
+static int t_setsockopt_zerocopy(void) {
+  int one = 1;
+  return try_sockopt(AF_INET, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one));
+}
+
+/* OK, allowed: receive timestamps, which queue nothing. */
+static int t_setsockopt_timestamp(void) {
+  int one = 1;
+  return try_sockopt(AF_INET, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one));
+}
+
 /* EADDRNOTAVAIL: leaving a group holds nothing and reaches the kernel,
  * which has no such membership. */
 static int t_setsockopt_ipv6_leave(void) {
@@ -963,6 +1024,11 @@ static const struct test_case cases[] = {
     {"setsockopt-ipv6-rthdr", t_setsockopt_ipv6_rthdr},
     {"setsockopt-tcp-md5", t_setsockopt_tcp_md5},
     {"setsockopt-attach-filter", t_setsockopt_attach_filter},
+    {"setsockopt-ip-recverr", t_setsockopt_ip_recverr},
+    {"setsockopt-ipv6-recverr", t_setsockopt_ipv6_recverr},
+    {"setsockopt-timestamping", t_setsockopt_timestamping},
+    {"setsockopt-timestamping-new", t_setsockopt_timestamping_new},
+    {"setsockopt-zerocopy", t_setsockopt_zerocopy},
 #ifdef __x86_64__
     {"i386", t_i386},
     {"x32", t_x32},
@@ -979,6 +1045,7 @@ static const struct test_case cases[] = {
     {"setsockopt-ipv6-leave", t_setsockopt_ipv6_leave},
     {"setsockopt-reuseaddr", t_setsockopt_reuseaddr},
     {"setsockopt-mcast-loop", t_setsockopt_mcast_loop},
+    {"setsockopt-timestamp", t_setsockopt_timestamp},
     {"personality-query", t_personality_query},
     {"ioctl-other", t_ioctl_other},
     {"mmap-file", t_mmap_file},
@@ -996,7 +1063,7 @@ static const struct test_case cases[] = {
 };
 
 static void report(const char *name, int e) {
-  const char *en = e ? strerrorname_np(e) : "OK";
+  const char *en = e == SR_IGNORED ? "IGNORED" : e ? strerrorname_np(e) : "OK";
 
   if (en)
     printf("%s=%s\n", name, en);

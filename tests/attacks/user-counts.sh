@@ -79,6 +79,8 @@ if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; th
     is "$mode: ... with a warning saying the limits are not set" \
       "$(field "$AUDIT" warning .reason)" userns
     check "$mode: ... which says why" grep -q "inotify and fanotify limits are not set" "$AUDIT"
+    check "$mode: ... and that the network namespace keeps tstamp_allow_data" \
+      grep -q "nor net.core.tstamp_allow_data" "$AUDIT"
     # A strict run as uid 65534 stops earlier here: no cgroup.
     [ "$mode" = root ] || continue
     skill "$mode" -p "$T/ro-strict.profile" -- /bin/true
@@ -89,9 +91,12 @@ if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; th
   done
   # /proc/sys, or /proc/sys/user, hidden under an empty tmpfs: not a
   # kernel without the files (user namespaces have them since Linux 4.9).
-  # The run went on with no limit and no warning, strict or not.
+  # The run went on with no limit and no warning, strict or not.  So is
+  # /proc/sys/net, where the network namespace's tstamp_allow_data is set
+  # (and read-only, below): that failed every run, strict or not.
   for mask in 'mount -t tmpfs -o ro,mode=555 sr-mask /proc/sys' \
-    'mount -t tmpfs -o mode=755 sr-mask /proc/sys/user'; do
+    'mount -t tmpfs -o mode=755 sr-mask /proc/sys/user' \
+    'mount -t tmpfs -o mode=755 sr-mask /proc/sys/net'; do
     CALLER=(unshare -m --propagation private sh -c "$mask"' && exec "$@"' sh)
     what=${mask##* }
     for mode in $MODES; do
@@ -104,6 +109,14 @@ if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; th
       is "$mode: ... a strict profile refuses (125)" "$rc" 125
       is "$mode: ... layer_failed, layer userns" "$(field "$AUDIT" layer_failed .layer)" userns
     done
+  done
+  CALLER=(unshare -m --propagation private sh -c
+    'mount --bind /proc/sys/net /proc/sys/net && mount -o remount,bind,ro /proc/sys/net && exec "$@"' sh)
+  for mode in $MODES; do
+    skill "$mode" -p "$T/ro-proc.profile" -- /bin/true
+    is "$mode: read-only /proc/sys/net: the run goes on" "$rc" 0
+    check "$mode: ... with a warning that names tstamp_allow_data" \
+      grep -q "nor net.core.tstamp_allow_data" "$AUDIT"
   done
   # A /proc with no /proc/sys at all: systemd's ProcSubset=pid, a service
   # unit's hardening, mounts it with subset=pid.  The kernel has the

@@ -2,8 +2,10 @@
 /*
  * The sandbox's network namespace made ready (src/net.c), in namespaces of
  * a child process's own: lo up and read back, the namespace's descriptor,
- * and a refusal from the kernel reported as its errno (the control
- * messages' handling, which net.c gives libmnl itself).  Needs user
+ * transmit timestamps with data refused in it (net.core.tstamp_allow_data
+ * 0, where the kernel has it per namespace), and a refusal from the
+ * kernel reported as its errno (the control messages' handling, which
+ * net.c gives libmnl itself).  Needs user
  * namespaces (root or not); skipped, saying why, without them.
  */
 #include "config.h"
@@ -79,18 +81,57 @@ static bool lo_is_up(void) {
   return up;
 }
 
+/* The current network namespace's net.core.tstamp_allow_data: 0 or 1,
+ * -1 where the kernel has it for the host's namespace alone (before Linux
+ * 6.13), -2 on another error. */
+static int tstamp_allow_data(void) {
+  char buf[8] = "";
+  int fd = open("/proc/sys/net/core/tstamp_allow_data", O_RDONLY | O_CLOEXEC);
+  ssize_t n;
+
+  if (fd < 0)
+    return errno == ENOENT ? -1 : -2;
+  n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n == 2 && buf[1] == '\n' && (buf[0] == '0' || buf[0] == '1'))
+    return buf[0] - '0';
+  return -2;
+}
+
+/* What a namespace made ready must have: lo up, and transmit timestamps
+ * with data refused (where the kernel can). */
+static int made_ready(int allow_before) {
+  int allow = tstamp_allow_data();
+
+  if (!lo_is_up())
+    return CHILD_FAILED;
+  if (allow_before == -1 && allow == -1) {
+    printf("# tstamp_allow_data is not per namespace here: not checked\n");
+    return CHILD_OK;
+  }
+  if (allow_before != 1 || allow != 0) {
+    fprintf(stderr, "tstamp_allow_data %d, then %d\n", allow_before, allow);
+    return CHILD_FAILED;
+  }
+  return CHILD_OK;
+}
+
 /* A fresh namespace: lo comes up, and nothing else is there. */
 static int ready_fresh(void) {
   struct sr_error err;
+  int sysctl_fd, allow_before = tstamp_allow_data();
 
   memset(&err, 0, sizeof(err));
   if (lo_is_up())
     return CHILD_FAILED; /* a fresh namespace's lo starts down */
-  if (sr_net_sandbox_up(&err) < 0) {
+  sysctl_fd = open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (sysctl_fd < 0 ||
+      sr_net_sandbox_up(&(struct sr_net_sysctl){.fd = sysctl_fd}, &err) < 0) {
     fprintf(stderr, "sr_net_sandbox_up: %s\n", err.msg);
     return CHILD_FAILED;
   }
-  return lo_is_up() ? CHILD_OK : CHILD_FAILED;
+  close(sysctl_fd);
+  return made_ready(allow_before);
 }
 
 static void test_sandbox_up(void **state) {
@@ -103,12 +144,17 @@ static void test_sandbox_up(void **state) {
 static int unshare_and_name(void) {
   struct sr_error err;
   struct stat before, now, got;
-  int nsfd = -1;
+  int nsfd = -1, oldfd, sysctl_fd, r, allow_before = tstamp_allow_data();
 
   memset(&err, 0, sizeof(err));
-  if (stat("/proc/self/ns/net", &before) < 0)
+  oldfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (oldfd < 0 || fstat(oldfd, &before) < 0)
     return CHILD_FAILED;
-  if (sr_net_unshare_sandbox(&nsfd, &err) < 0) {
+  /* Opened in the namespace it is called in, as init does. */
+  sysctl_fd = open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (sysctl_fd < 0 ||
+      sr_net_unshare_sandbox(&(struct sr_net_sysctl){.fd = sysctl_fd}, &nsfd,
+                             &err) < 0) {
     fprintf(stderr, "sr_net_unshare_sandbox: %s\n", err.msg);
     return CHILD_FAILED;
   }
@@ -117,7 +163,13 @@ static int unshare_and_name(void) {
   if (now.st_ino == before.st_ino || got.st_ino != now.st_ino ||
       got.st_dev != now.st_dev)
     return CHILD_FAILED;
-  return lo_is_up() ? CHILD_OK : CHILD_FAILED;
+  close(sysctl_fd);
+  r = made_ready(allow_before);
+  /* The namespace it was called in keeps its own value. */
+  if (r == CHILD_OK &&
+      (setns(oldfd, CLONE_NEWNET) < 0 || tstamp_allow_data() != allow_before))
+    return CHILD_FAILED;
+  return r;
 }
 
 static void test_unshare_sandbox(void **state) {
@@ -135,7 +187,7 @@ static int refused(void) {
   memset(&err, 0, sizeof(err));
   if (unshare(CLONE_NEWUSER) < 0)
     return CHILD_NO_USERNS;
-  r = sr_net_sandbox_up(&err);
+  r = sr_net_sandbox_up(&(struct sr_net_sysctl){.fd = -1}, &err);
   if (r >= 0 || !strstr(err.msg, "set lo up") ||
       !strstr(err.msg, strerror(EPERM))) {
     fprintf(stderr, "sr_net_sandbox_up: %d, '%s'\n", r, err.msg);
@@ -149,11 +201,54 @@ static void test_refusal_reported(void **state) {
   run("refusal", refused);
 }
 
+/* A /proc/sys whose net/core is hidden (here: an empty directory, not
+ * procfs) must not pass for a kernel without the sysctl (before Linux
+ * 6.13, which a kernel this new cannot show): an error.  No writable
+ * /proc/sys at all (-1; init has warned): nothing set, unless strict
+ * requires it, which fails saying why. */
+static int no_sysctl(void) {
+  char dir[] = "/tmp/test-net.XXXXXX";
+  struct sr_error err;
+  int fd, ok = CHILD_FAILED;
+
+  memset(&err, 0, sizeof(err));
+  if (!mkdtemp(dir))
+    return CHILD_FAILED;
+  fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 &&
+      sr_net_sandbox_up(&(struct sr_net_sysctl){.fd = fd}, &err) < 0 &&
+      strstr(err.msg, "/proc/sys/net/core is hidden"))
+    ok = CHILD_OK;
+  else
+    fprintf(stderr, "masked: '%s'\n", err.msg);
+  memset(&err, 0, sizeof(err));
+  if (ok == CHILD_OK &&
+      (sr_net_sandbox_up(&(struct sr_net_sysctl){.fd = -1}, &err) < 0 ||
+       !lo_is_up() ||
+       sr_net_sandbox_up(
+           &(struct sr_net_sysctl){.fd = -1, .tstamp_required = true}, &err) >=
+           0 ||
+       !strstr(err.msg, "strict requires"))) {
+    fprintf(stderr, "no /proc/sys: '%s'\n", err.msg);
+    ok = CHILD_FAILED;
+  }
+  if (fd >= 0)
+    close(fd);
+  rmdir(dir);
+  return ok;
+}
+
+static void test_no_sysctl(void **state) {
+  (void)state;
+  run("no_sysctl", no_sysctl);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sandbox_up),
       cmocka_unit_test(test_unshare_sandbox),
       cmocka_unit_test(test_refusal_reported),
+      cmocka_unit_test(test_no_sysctl),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
