@@ -35,9 +35,12 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/magic.h>
+#include <linux/net_tstamp.h>
 #include <linux/seccomp.h>
+#include <linux/sock_diag.h>
 #include <mqueue.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -1937,6 +1940,398 @@ static void case_acceptq(struct res *r, const char *arg) {
   close(l);
 }
 
+/* Error queues (the cases errq, errq6, tsopt, tscmsg, tcpts): what the
+ * kernel puts on a socket's error queue (sock_queue_err_skb) is charged to
+ * the socket's receive buffer alone, to no memory cgroup, so that a skill
+ * holds the host's memory there past its limit.  Each case takes a socket
+ * at a time (the largest receive buffer the host allows), fills its error
+ * queue until SO_MEMINFO's rmem_alloc stops growing and keeps it, and
+ * stops once the sockets together hold ARG MiB.  Escaped once the target
+ * was reached and held for 3 s; blocked when a call fails or a socket
+ * queues nothing (the kernel dropped the timestamps); no line when the run
+ * is stopped first. */
+struct errq_kind {
+  int family;     /* AF_INET or AF_INET6 */
+  bool tcp;       /* a loopback connection whose reader reads all */
+  int level, opt; /* setsockopt(level, opt, val) asking for it; opt 0: none */
+  int val;
+  const char *optname;
+  int tsflags; /* a TX timestamp asked per message (cmsg); 0: none */
+  size_t len;  /* bytes per send */
+  int want;    /* the errno every send ends in (0: none) */
+};
+
+/* Socket s's rmem_alloc (SO_MEMINFO): its receive and error queues. */
+static long rmem_alloc(int s) {
+  uint32_t mi[SK_MEMINFO_VARS];
+  socklen_t len = sizeof(mi);
+
+  if (getsockopt(s, SOL_SOCKET, SO_MEMINFO, mi, &len) < 0)
+    return -1;
+  return mi[SK_MEMINFO_RMEM_ALLOC];
+}
+
+/* One send of kind k on s (the peer p of a connection drained after it);
+ * 0 or the errno it failed with. */
+static int errq_send(const struct errq_kind *k, int s, int p,
+                     const struct sockaddr *to, socklen_t tolen) {
+  static char buf[65535], sink[65536];
+  char cbuf[CMSG_SPACE(sizeof(int))];
+  struct iovec iov = {buf, k->len};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  int e = 0;
+
+  if (!k->tcp) {
+    m.msg_name = (void *)to;
+    m.msg_namelen = tolen;
+  }
+  if (k->tsflags) {
+    struct cmsghdr *c;
+
+    memset(cbuf, 0, sizeof(cbuf));
+    m.msg_control = cbuf;
+    m.msg_controllen = sizeof(cbuf);
+    c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SO_TIMESTAMPING;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &k->tsflags, sizeof(int));
+  }
+  if (sendmsg(s, &m, MSG_DONTWAIT) < 0)
+    e = errno;
+  if (k->tcp)
+    while (recv(p, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+      ;
+  return e;
+}
+
+/* A socket of kind k bound to loopback (a connection's sending end, its
+ * peer in *p), its error queue asked for; -1 with r told why. */
+static int errq_socket(struct res *r, const struct errq_kind *k, int l,
+                       const struct sockaddr *lo, socklen_t lolen, int *p) {
+  int big = 4 << 20;
+  int s =
+      socket(k->family, (k->tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+
+  *p = -1;
+  if (s < 0) {
+    how(r, "socket:%s", ename(errno));
+    return -1;
+  }
+  setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+  if (k->opt && setsockopt(s, k->level, k->opt, &k->val, sizeof(k->val)) < 0) {
+    how(r, "%s:%s", k->optname, ename(errno));
+    close(s);
+    return -1;
+  }
+  if (!k->tcp) {
+    if (bind(s, lo, lolen) < 0) {
+      how(r, "bind loopback:%s", ename(errno));
+      close(s);
+      return -1;
+    }
+    return s;
+  }
+  if (connect(s, lo, lolen) < 0 ||
+      (*p = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+    how(r, "connect/accept:%s", ename(errno));
+    close(s);
+    return -1;
+  }
+  return s;
+}
+
+/* The cases' common part (above): ARG MiB on error queues of kind k,
+ * within 4096 sockets and 30 s. */
+static void errq_fill(struct res *r, const char *arg,
+                      const struct errq_kind *k) {
+  enum { MAX_SOCKETS = 4096, MAX_SENDS = 1 << 16, CHECK = 16 };
+  static int fds[2 * MAX_SOCKETS];
+  struct sockaddr_storage lo = {0}, to;
+  socklen_t lolen, alen;
+  long mib = atol(arg), held = 0;
+  time_t end = time(NULL) + 30;
+  int n = 0, l = -1;
+
+  if (mib <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  if (k->family == AF_INET6) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&lo;
+    a->sin6_family = AF_INET6;
+    a->sin6_addr = in6addr_loopback;
+    lolen = sizeof(*a);
+  } else {
+    struct sockaddr_in *a = (struct sockaddr_in *)&lo;
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    lolen = sizeof(*a);
+  }
+  /* UDP to port 9 (discard: nobody listens); TCP to a listener of ours */
+  to = lo;
+  if (k->family == AF_INET6)
+    ((struct sockaddr_in6 *)&to)->sin6_port = htons(9);
+  else
+    ((struct sockaddr_in *)&to)->sin_port = htons(9);
+  if (k->tcp) {
+    alen = lolen;
+    l = socket(k->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&lo, lolen) < 0 ||
+        listen(l, 64) < 0 ||
+        getsockname(l, (struct sockaddr *)&lo, &alen) < 0) {
+      how(r, "listen:%s", ename(errno));
+      if (l >= 0)
+        close(l);
+      return;
+    }
+  }
+  while (held < mib << 20) {
+    long last = 0, now = 0;
+    int p, s, e = 0, sends;
+
+    if (n == MAX_SOCKETS || time(NULL) >= end) {
+      how(r, "%ld MiB on %d sockets, then gave up", held >> 20, n);
+      break;
+    }
+    s = errq_socket(r, k, l, (struct sockaddr *)&lo, lolen, &p);
+    if (s < 0) {
+      if (n > 0)
+        how(r, "after %ld MiB on %d sockets", held >> 20, n);
+      break;
+    }
+    fds[2 * n] = s;
+    fds[2 * n + 1] = p;
+    n++;
+    for (sends = 1; sends <= MAX_SENDS; sends++) {
+      e = errq_send(k, s, p, (struct sockaddr *)&to, lolen);
+      if (e != 0 && e != k->want && e != EAGAIN && e != ECONNREFUSED)
+        break;
+      e = 0;
+      if (sends % CHECK)
+        continue;
+      now = rmem_alloc(s);
+      if (now < 0 || (now == last && sends >= 64) || held + now >= mib << 20)
+        break;
+      last = now;
+    }
+    if (e != 0) {
+      how(r, "send:%s", ename(e));
+      break;
+    }
+    if (now < 0) {
+      how(r, "SO_MEMINFO:%s", ename(errno));
+      break;
+    }
+    if (now == 0) {
+      how(r, "nothing queued in %d sends", sends);
+      break;
+    }
+    held += now;
+  }
+  if (held >= mib << 20) {
+    sleep(3);
+    held = 0;
+    for (int i = 0; i < n; i++)
+      held += rmem_alloc(fds[2 * i]);
+    esc(r, "%ld MiB held on sockets' error queues (%d sockets)", held >> 20, n);
+  }
+  for (int i = 0; i < 2 * n; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  if (l >= 0)
+    close(l);
+}
+
+/* IP_RECVERR: each sendto of a datagram too large for UDP (65535 bytes)
+ * to 127.0.0.1:9 fails EMSGSIZE and queues a local error on the socket's
+ * error queue, never read: 240 sockets held 2 GB under --memory 64M and
+ * the run succeeded. */
+static void case_errq(struct res *r, const char *arg) {
+  errq_fill(r, arg,
+            &(struct errq_kind){.family = AF_INET,
+                                .level = IPPROTO_IP,
+                                .opt = IP_RECVERR,
+                                .val = 1,
+                                .optname = "IP_RECVERR",
+                                .len = 65535,
+                                .want = EMSGSIZE});
+}
+
+/* The same over IPv6 (IPV6_RECVERR, to [::1]:9); blocked too when the
+ * sandbox's lo has no ::1. */
+static void case_errq6(struct res *r, const char *arg) {
+  errq_fill(r, arg,
+            &(struct errq_kind){.family = AF_INET6,
+                                .level = IPPROTO_IPV6,
+                                .opt = IPV6_RECVERR,
+                                .val = 1,
+                                .optname = "IPV6_RECVERR",
+                                .len = 65535,
+                                .want = EMSGSIZE});
+}
+
+/* SO_TIMESTAMPING with TX software timestamps: each 60000-byte datagram
+ * sent over lo (to 127.0.0.1:9) leaves a clone of itself, data and all,
+ * on the error queue. */
+static void case_tsopt(struct res *r, const char *arg) {
+  errq_fill(r, arg,
+            &(struct errq_kind){.family = AF_INET,
+                                .level = SOL_SOCKET,
+                                .opt = SO_TIMESTAMPING,
+                                .val = SOF_TIMESTAMPING_TX_SOFTWARE |
+                                       SOF_TIMESTAMPING_SOFTWARE,
+                                .optname = "SO_TIMESTAMPING",
+                                .len = 60000});
+}
+
+/* As tsopt with no setsockopt: the TX timestamp is asked per message, in
+ * a control message (SOL_SOCKET, SO_TIMESTAMPING): 40 sockets held 275
+ * MB.  Only the network namespace's net.core.tstamp_allow_data=0 stops it
+ * (per namespace since Linux 6.13). */
+static void case_tscmsg(struct res *r, const char *arg) {
+  errq_fill(r, arg,
+            &(struct errq_kind){.family = AF_INET,
+                                .tsflags = SOF_TIMESTAMPING_TX_SOFTWARE,
+                                .len = 60000});
+}
+
+/* The per-message TX timestamp on loopback TCP connections (a listener of
+ * the skill's own): the receiver reads everything, the sender's error
+ * queue keeps a clone of each 60000-byte write. */
+static void case_tcpts(struct res *r, const char *arg) {
+  errq_fill(r, arg,
+            &(struct errq_kind){.family = AF_INET,
+                                .tcp = true,
+                                .tsflags = SOF_TIMESTAMPING_TX_SOFTWARE,
+                                .len = 60000});
+}
+
+/* zerocopy: MSG_ZEROCOPY's completion notices (SO_ZEROCOPY) go on the
+ * error queue, allocated against the socket's option memory
+ * (sock_omalloc, up to net.core.optmem_max, 128 KiB), charged to no
+ * cgroup.  They merge into one while their ids follow each other; a send
+ * that fails (from an unmapped buffer, EFAULT) takes its id back, and
+ * raced against good sends by a second thread it makes them repeat, so
+ * that every notice stays.  The sockets fill one after another, each
+ * until its option memory stops growing; ARG MiB in all.  Before
+ * SO_ZEROCOPY was refused, 3600 UDP sockets held 446 MiB under --memory
+ * 64M and the run succeeded.  Escaped once the target was reached and
+ * held for 3 s; blocked when a call fails or a socket holds nothing. */
+struct zc_race {
+  int fd;
+  const char *bad;
+  atomic_bool stop;
+};
+
+static void *zc_bad_sends(void *arg) {
+  struct zc_race *z = arg;
+
+  while (!atomic_load(&z->stop))
+    send(z->fd, z->bad, 1000, MSG_ZEROCOPY | MSG_DONTWAIT);
+  return NULL;
+}
+
+static long optmem(int s) {
+  uint32_t mi[SK_MEMINFO_VARS];
+  socklen_t len = sizeof(mi);
+
+  if (getsockopt(s, SOL_SOCKET, SO_MEMINFO, mi, &len) < 0)
+    return -1;
+  return mi[SK_MEMINFO_OPTMEM];
+}
+
+static void case_zerocopy(struct res *r, const char *arg) {
+  enum { MAX_SOCKETS = 900, SENDS = 20000 };
+  static int fds[MAX_SOCKETS];
+  static char buf[1000], sink[65536];
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof(a);
+  long mib = atol(arg), held = 0;
+  time_t end = time(NULL) + 30;
+  int n = 0, one = 1, rcv = 1 << 20, sink_fd;
+  struct zc_race z = {.fd = -1};
+
+  if (mib <= 0) {
+    esc(r, "bad argument");
+    return;
+  }
+  z.bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  sink_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (z.bad == MAP_FAILED || sink_fd < 0 ||
+      bind(sink_fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      getsockname(sink_fd, (struct sockaddr *)&a, &alen) < 0) {
+    how(r, "receiver:%s", ename(errno));
+    if (sink_fd >= 0)
+      close(sink_fd);
+    return;
+  }
+  setsockopt(sink_fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+  while (held < mib << 20) {
+    pthread_t t;
+    long now = 0, last = -1;
+    int s;
+
+    if (n == MAX_SOCKETS || time(NULL) >= end) {
+      how(r, "%ld MiB on %d sockets, then gave up", held >> 20, n);
+      break;
+    }
+    s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) {
+      how(r, "socket:%s after %ld MiB", ename(errno), held >> 20);
+      break;
+    }
+    fds[n++] = s;
+    if (setsockopt(s, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0) {
+      how(r, "SO_ZEROCOPY:%s", ename(errno));
+      break;
+    }
+    if (connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+      how(r, "connect:%s", ename(errno));
+      break;
+    }
+    z.fd = s;
+    atomic_store(&z.stop, false);
+    if (pthread_create(&t, NULL, zc_bad_sends, &z) != 0) {
+      how(r, "pthread_create failed");
+      break;
+    }
+    for (int i = 1; i <= SENDS; i++) {
+      if (send(s, buf, sizeof(buf), MSG_ZEROCOPY | MSG_DONTWAIT) < 0 &&
+          errno == ENOBUFS)
+        break; /* the option memory is full */
+      if (i % 256)
+        continue;
+      while (recv(sink_fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+        ;
+      now = optmem(s);
+      if (now <= last)
+        break;
+      last = now;
+    }
+    atomic_store(&z.stop, true);
+    pthread_join(t, NULL);
+    now = optmem(s);
+    if (now <= 0) {
+      how(r, "nothing held after %d sockets", n);
+      break;
+    }
+    held += now;
+  }
+  if (held >= mib << 20) {
+    sleep(3);
+    held = 0;
+    for (int i = 0; i < n; i++)
+      held += optmem(fds[i]);
+    esc(r, "%ld MiB of zerocopy notices held (%d sockets)", held >> 20, n);
+  }
+  for (int i = 0; i < n; i++)
+    close(fds[i]);
+  close(sink_fd);
+  munmap((void *)z.bad, 4096);
+}
+
 /* Not an attack, a skill that must run: ARG NAMES:KIB.  It keeps KIB KiB
  * unread in one loopback TCP connection while it looks up NAMES names
  * that do not exist under /usr: each a negative dentry, kernel memory the
@@ -2534,6 +2929,12 @@ static const struct {
     {"zleader", case_zleader},
     {"sockhog", case_sockhog},
     {"acceptq", case_acceptq},
+    {"errq", case_errq},
+    {"errq6", case_errq6},
+    {"tsopt", case_tsopt},
+    {"tscmsg", case_tscmsg},
+    {"tcpts", case_tcpts},
+    {"zerocopy", case_zerocopy},
     {"dentsock", case_dentsock},
     {"diskfill", case_diskfill},
     {"mkmany", case_mkmany},
