@@ -66,34 +66,37 @@ done
 # /proc entries), the limits cannot be set: the run goes on, as without
 # Landlock, saying so in a warning; a strict profile refuses to run.
 # Played with a mount namespace whose /proc/sys is bound read-only and a
-# profile with `proc tmpfs` (as containers need).
+# profile with `proc tmpfs` (as containers need).  So is a read-only
+# /proc/sys/net alone, where the network namespace's tstamp_allow_data is
+# set: that failed every run, strict or not.
 if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
   printf 'include default\nproc tmpfs\n' >"$T/ro-proc.profile"
   printf 'include default\nproc tmpfs\nstrict yes\n' >"$T/ro-strict.profile"
   chmod 644 "$T/ro-proc.profile" "$T/ro-strict.profile"
-  CALLER=(unshare -m --propagation private sh -c
-    'mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && exec "$@"' sh)
-  for mode in $MODES; do
-    skill "$mode" -p "$T/ro-proc.profile" -- /bin/true
-    is "$mode: read-only /proc/sys: the run goes on" "$rc" 0
-    is "$mode: ... with a warning saying the limits are not set" \
-      "$(field "$AUDIT" warning .reason)" userns
-    check "$mode: ... which says why" grep -q "inotify and fanotify limits are not set" "$AUDIT"
-    check "$mode: ... and that the network namespace keeps tstamp_allow_data" \
-      grep -q "nor net.core.tstamp_allow_data" "$AUDIT"
-    # A strict run as uid 65534 stops earlier here: no cgroup.
-    [ "$mode" = root ] || continue
-    skill "$mode" -p "$T/ro-strict.profile" -- /bin/true
-    is "$mode: ... a strict profile refuses (125)" "$rc" 125
-    is "$mode: ... layer_failed, layer userns" "$(field "$AUDIT" layer_failed .layer)" userns
-    is "$mode: ... and the run ends with execution_completed" \
-      "$(field "$AUDIT" execution_completed .exit_code)" 125
+  for ro in /proc/sys /proc/sys/net; do
+    CALLER=(unshare -m --propagation private sh -c
+      "mount --bind $ro $ro && mount -o remount,bind,ro $ro"' && exec "$@"' sh)
+    for mode in $MODES; do
+      skill "$mode" -p "$T/ro-proc.profile" -- /bin/true
+      is "$mode: read-only $ro: the run goes on" "$rc" 0
+      is "$mode: ... with a warning saying the limits are not set" \
+        "$(field "$AUDIT" warning .reason)" userns
+      check "$mode: ... which says why" grep -q "inotify and fanotify limits are not set" "$AUDIT"
+      check "$mode: ... and that the network namespace keeps tstamp_allow_data" \
+        grep -q "nor net.core.tstamp_allow_data" "$AUDIT"
+      # A strict run as uid 65534 stops earlier here: no cgroup.
+      [ "$mode" = root ] || continue
+      skill "$mode" -p "$T/ro-strict.profile" -- /bin/true
+      is "$mode: ... a strict profile refuses (125)" "$rc" 125
+      is "$mode: ... layer_failed, layer userns" "$(field "$AUDIT" layer_failed .layer)" userns
+      is "$mode: ... and the run ends with execution_completed" \
+        "$(field "$AUDIT" execution_completed .exit_code)" 125
+    done
   done
   # /proc/sys, or /proc/sys/user, hidden under an empty tmpfs: not a
   # kernel without the files (user namespaces have them since Linux 4.9).
   # The run went on with no limit and no warning, strict or not.  So is
-  # /proc/sys/net, where the network namespace's tstamp_allow_data is set
-  # (and read-only, below): that failed every run, strict or not.
+  # /proc/sys/net hidden, which failed every run.
   for mask in 'mount -t tmpfs -o ro,mode=555 sr-mask /proc/sys' \
     'mount -t tmpfs -o mode=755 sr-mask /proc/sys/user' \
     'mount -t tmpfs -o mode=755 sr-mask /proc/sys/net'; do
@@ -109,14 +112,6 @@ if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; th
       is "$mode: ... a strict profile refuses (125)" "$rc" 125
       is "$mode: ... layer_failed, layer userns" "$(field "$AUDIT" layer_failed .layer)" userns
     done
-  done
-  CALLER=(unshare -m --propagation private sh -c
-    'mount --bind /proc/sys/net /proc/sys/net && mount -o remount,bind,ro /proc/sys/net && exec "$@"' sh)
-  for mode in $MODES; do
-    skill "$mode" -p "$T/ro-proc.profile" -- /bin/true
-    is "$mode: read-only /proc/sys/net: the run goes on" "$rc" 0
-    check "$mode: ... with a warning that names tstamp_allow_data" \
-      grep -q "nor net.core.tstamp_allow_data" "$AUDIT"
   done
   # A /proc with no /proc/sys at all: systemd's ProcSubset=pid, a service
   # unit's hardening, mounts it with subset=pid.  The kernel has the
