@@ -20,6 +20,11 @@ struct sr_error;
 struct sr_policy;
 
 #define SR_CG_LEAF_PREFIX "run-"
+/* A run's leaf is made so: no other user may open it, and so none may
+ * take its lock (the mark --gc reads as a live run's) between its mkdir
+ * and the run's own flock, failing the run, or hold a dead run's lock for
+ * good, keeping it from --gc (tests/attacks/leaf-lock.sh). */
+#define SR_CG_LEAF_MODE 0700
 /* A leaf younger than this is never collected by --gc: its run may be
  * between mkdir and flock. */
 #define SR_CG_GC_MIN_AGE_SEC 2
@@ -40,6 +45,10 @@ int sr_cg_write_checked(int lfd, const char *leaf_path, const char *file,
                         uint64_t value, struct sr_error *err);
 /* O_DIRECTORY|O_CLOEXEC open relative to dfd: the fd or -errno. */
 int sr_cg_open_dir_at(int dfd, const char *path);
+/* 0 when the skillrun subtree at fd (path for messages) is the caller's
+ * and writable by no one else; otherwise -errno with *reason (malloc'd):
+ * whoever may write it sets the limits of every run made below it. */
+int sr_cg_subtree_private(int fd, const char *path, char **reason);
 /* SIGKILLs every pid cgroup.procs of lfd lists until it lists none: 0,
  * or -EBUSY when it still lists some after 100 rounds (10 ms apart). */
 int sr_cg_kill_listed(int lfd);

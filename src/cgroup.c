@@ -246,6 +246,25 @@ int sr_cg_open_dir_at(int dfd, const char *path) {
   return fd < 0 ? -errno : fd;
 }
 
+int sr_cg_subtree_private(int fd, const char *path, char **reason) {
+  struct stat st;
+
+  if (fstat(fd, &st) < 0) {
+    int r = -errno;
+    *reason = sr_cg_xasprintf("stat %s: %s", path, strerror(-r));
+    return r;
+  }
+  if (st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+    return 0;
+  *reason =
+      sr_cg_xasprintf("%s is uid %u's, mode %04o: it must be uid %u's "
+                      "and writable by it alone (whoever else may "
+                      "write it sets the limits of the runs below it)",
+                      path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+                      (unsigned)geteuid());
+  return -EPERM;
+}
+
 static int is_cgroup2_fd(int fd) {
   struct statfs sfs;
 
@@ -282,7 +301,7 @@ static int move_self_to_supervisor_leaf(int dfd) {
   for (int attempt = 0; attempt < 3; attempt++) {
     _cleanup_close_ int sfd = -1;
 
-    if (mkdirat(dfd, SUPERVISOR_LEAF, 0755) < 0 && errno != EEXIST)
+    if (mkdirat(dfd, SUPERVISOR_LEAF, SR_CG_LEAF_MODE) < 0 && errno != EEXIST)
       return -errno;
     sfd = sr_cg_open_dir_at(dfd, SUPERVISOR_LEAF);
     if (sfd == -ENOENT) {
@@ -730,6 +749,10 @@ static int find_parent(const char *override, bool prepare, uint64_t run_pids,
       return fd;
     }
     if (prepare) {
+      /* --gc still collects a dead run's leaves there. */
+      r = sr_cg_subtree_private(fd, path, reason);
+      if (r < 0)
+        return r;
       r = enable_controllers(fd, path, false, cpu, reason);
       if (r < 0)
         return r;
@@ -975,7 +998,7 @@ static int setup_v2(struct sr_cgroup *cg, const struct sr_policy *p, int pfd,
                     char *parent_path, const char *leaf, struct sr_error *err) {
   int r;
 
-  if (mkdirat(pfd, leaf, 0755) < 0)
+  if (mkdirat(pfd, leaf, SR_CG_LEAF_MODE) < 0)
     return sr_error_layer(err, "cgroup", errno, "mkdir %s/%s", parent_path,
                           leaf);
   cg->leaf_fd = sr_cg_open_dir_at(pfd, leaf);

@@ -432,7 +432,8 @@ static int open_subtree_fd(const char *mnt) {
 /* Opens (root: creates, the first time) <mnt>/skillrun: the fd, or -errno
  * with *reason. */
 static int open_subtree(const char *mnt, char **reason) {
-  int fd;
+  _cleanup_free_ char *path = NULL;
+  int fd, r;
 
   fd = open_subtree_fd(mnt);
   if (fd == -ENOENT && sr_root_mode()) {
@@ -443,7 +444,7 @@ static int open_subtree(const char *mnt, char **reason) {
       return mfd;
     }
     if (mkdirat(mfd, SUBTREE, 0755) < 0 && errno != EEXIST) {
-      int r = -errno;
+      r = -errno;
       *reason = sr_cg_xasprintf("mkdir %s/" SUBTREE ": %s", mnt, strerror(-r));
       return r;
     }
@@ -453,8 +454,7 @@ static int open_subtree(const char *mnt, char **reason) {
       fd = -errno;
   }
   if (fd < 0) {
-    int r = fd;
-
+    r = fd;
     *reason =
         r == -ENOENT
             ? sr_cg_xasprintf("%s/" SUBTREE " does not exist (root "
@@ -464,11 +464,20 @@ static int open_subtree(const char *mnt, char **reason) {
             : sr_cg_xasprintf("open %s/" SUBTREE ": %s", mnt, strerror(-r));
     return r;
   }
-  /* A leaf is made in it and our pids written to the leaf's files. */
-  if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
-    int r = -errno;
-    *reason = sr_cg_xasprintf("%s/" SUBTREE " is not writable by uid %u", mnt,
+  /* Whoever else may write it sets the limits of the runs below it: root
+   * must not use one an administrator gave a user, nor a user one shared
+   * with others.  A leaf is made in it and our pids written to the leaf's
+   * files. */
+  path = sr_cg_xasprintf("%s/" SUBTREE, mnt);
+  r = path ? sr_cg_subtree_private(fd, path, reason) : -ENOMEM;
+  if (r == 0 && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+    r = -errno;
+    *reason = sr_cg_xasprintf("%s is not writable by uid %u", path,
                               (unsigned)geteuid());
+  }
+  if (r < 0) {
+    if (!path)
+      *reason = sr_cg_xasprintf("out of memory");
     safe_close(fd);
     return r;
   }
@@ -584,7 +593,7 @@ int sr_cg1_setup(struct sr_cgroup *cg, const struct sr_policy *p,
       r = sr_error_layer(err, "cgroup", ENOMEM, "cgroup");
       goto fail;
     }
-    if (mkdirat(sub[c], leaf, 0755) < 0) {
+    if (mkdirat(sub[c], leaf, SR_CG_LEAF_MODE) < 0) {
       r = sr_error_layer(err, "cgroup", errno, "mkdir %s", cg->v1_path[c]);
       goto fail;
     }
