@@ -60,9 +60,13 @@ int sr_write_all(int fd, const void *buf, size_t len) {
   return 0;
 }
 
-/* The longest a stalled write waits between two looks for a pending
- * cancellation signal (sr_write_bounded_cancellable). */
-#define WRITE_CANCEL_SLICE_MS 100
+/* The longest a stalled write waits at once: between two looks for a
+ * pending cancellation signal (sr_write_bounded_cancellable), and the most
+ * one wait is charged.  The monotonic clock runs on while skillrun is
+ * stopped (Ctrl-Z, a scheduler's suspend: SIGSTOP, then SIGCONT), and a
+ * stop of 5 s inside one wait spent the whole budget: the next full pipe
+ * then failed the run (audit_write) while its reader had read on. */
+#define WRITE_WAIT_SLICE_MS 100
 
 /* Waits until fd takes a write, charging the wait to *budget_ms; when
  * cancellable, a pending cancellation signal ends the wait too. */
@@ -73,14 +77,16 @@ static int wait_writable(int fd, uint64_t *budget_ms, bool cancellable) {
     uint64_t t0 = sr_now_mono_ms(), spent, slice = *budget_ms;
     int n;
 
-    if (cancellable && slice > WRITE_CANCEL_SLICE_MS)
-      slice = WRITE_CANCEL_SLICE_MS;
+    if (slice > WRITE_WAIT_SLICE_MS)
+      slice = WRITE_WAIT_SLICE_MS;
     do
-      n = poll(&p, 1, slice > INT_MAX ? INT_MAX : (int)slice);
+      n = poll(&p, 1, (int)slice);
     while (n < 0 && errno == EINTR);
     if (n < 0)
       return -errno;
     spent = sr_now_mono_ms() - t0;
+    if (spent > slice)
+      spent = slice; /* stopped meanwhile, or not scheduled */
     *budget_ms = spent >= *budget_ms ? 0 : *budget_ms - spent;
     /* A reader that went away: the write below says EPIPE. */
     if (n > 0)

@@ -246,6 +246,45 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SKILLRUN" --workspace-root "$W" \
   closed_ok "$mode: stalled reader" "$W/default/slow" error
   check "$mode: ... which says why" grep -q "untaken for 5 s" "$W/default/slow/audit.jsonl"
 
+  # A supervisor stopped (Ctrl-Z, a scheduler's suspend) for 6 s while its
+  # stream's reader (half a MB/s, so that the 2,000 outputs' events keep
+  # the pipe full, and about 1.5 s of the 5 s budget waited for it in all)
+  # is behind: the reader reads on, and the
+  # stop is no stall of the reader's.  It was charged to the stream's 5 s
+  # budget, and the next full pipe failed the run (125, audit_write).
+  mkfifo "$W/susp.fifo"
+  "$PYTHON3" -c 'import os, sys, time
+out = open(sys.argv[1], "wb")
+while True:
+    b = os.read(0, 1024)
+    if not b:
+        break
+    out.write(b)
+    out.flush()
+    time.sleep(0.002)' "$W/a.susp" <"$W/susp.fifo" &
+  reader=$!
+  "${SR[@]}" --execution-id susp "$B" -- /bin/sh -c \
+    'i=0; while [ $i -lt 2000 ]; do echo $i >/workspace/outputs/f$i; i=$((i + 1)); done' \
+    >"$W/susp.fifo" 2>/dev/null &
+  pid=$!
+  wait_for "$W/a.susp" '"state":"collecting"'
+  # Stopped while it waits for the reader (a stop elsewhere was charged
+  # nothing before either).
+  for _ in $(seq 200); do
+    case $(cat "/proc/$pid/wchan" 2>/dev/null) in *poll*) break ;; esac
+    sleep 0.01
+  done
+  kill -STOP $pid
+  sleep 6
+  kill -CONT $pid
+  wait $pid
+  rc=$?
+  wait $reader
+  is "$mode: stopped for 6 s while its stream's reader is behind: exit 0" "$rc" 0
+  closed_ok "$mode: stopped with a slow reader" "$W/default/susp" succeeded
+  is "$mode: ... every output harvested" \
+    "$(grep -c '"event":"artifact_committed"' "$W/a.susp")" 2000
+
   # ------------------------------------------------ a killed supervisor
   # Killed while running, its staging on a tmpfs: gc as root, whatever the
   # run's owner and without the run's XDG_RUNTIME_DIR, finds the staging
