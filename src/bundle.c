@@ -180,6 +180,28 @@ int sr_bundle_path_cmp(const char *a, const char *b) {
   return (c > 0) - (c < 0);
 }
 
+/* A path in a message: a bundle's relative paths reach 1024 bytes (the
+ * path cap), as long as err->msg, which must also hold the reason and,
+ * once named (sr_bundle_error_named), "bundle SRC: ".  Longer than
+ * SHOWN_HEAD + 3 + SHOWN_TAIL bytes, it is shown by its start and its end
+ * (whole UTF-8 characters) around "...", in out; otherwise s itself. */
+enum { SHOWN_HEAD = 120, SHOWN_TAIL = 240 };
+#define SHOWN_MAX (SHOWN_HEAD + 3 + SHOWN_TAIL + 1)
+static const char *shorten(const char *s, char out[static SHOWN_MAX]) {
+  size_t len = strlen(s), k, t;
+
+  if (len < SHOWN_MAX)
+    return s;
+  k = sr_utf8_cut(s, len, SHOWN_HEAD);
+  for (t = len - SHOWN_TAIL; t < len && ((unsigned char)s[t] & 0xc0) == 0x80;)
+    t++;
+  snprintf(out, SHOWN_MAX, "%.*s...%s", (int)k, s, s + t);
+  return out;
+}
+/* For the messages' arguments: the buffer lives to the end of the
+ * enclosing block (a compound literal). */
+#define REL(p) shorten((p), (char[SHOWN_MAX]){0})
+
 /* A name for error messages: control characters shown as \xNN so that a
  * hostile file name cannot write to the user's terminal. */
 static void escape_name(const char *in, char *out, size_t outsz) {
@@ -220,7 +242,7 @@ static void strv_free(char **v, size_t n) {
 
 static int changed(struct sr_error *err, const char *relpath) {
   return sr_error_set(err, SR_EXIT_REFUSED, 0, "bundle_changed",
-                      "bundle: %s: changed while being read", relpath);
+                      "bundle: %s: changed while being read", REL(relpath));
 }
 
 /* Whether an open or stat of an entry the walk listed (or saw), relative
@@ -241,7 +263,7 @@ static bool gone_or_replaced(int e) {
 static int unreadable(struct sr_error *err, int e, const char *relpath,
                       const char *what) {
   return sr_error_set(err, SR_EXIT_REFUSED, e, "bundle_invalid",
-                      "bundle: %s: %s", relpath, what);
+                      "bundle: %s: %s", REL(relpath), what);
 }
 
 /* Reads the names of one directory, sorted, so the walk (and which
@@ -259,7 +281,7 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
 
   if (!d)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io", "bundle: %s",
-                        relpath);
+                        REL(relpath));
   /* dfd is fresh from openat (walk_dir): its offset is the start. */
   sr_dir_init(d, dfd);
   for (;;) {
@@ -269,7 +291,7 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
       if (gone_or_replaced(-r))
         return changed(err, relpath);
       return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io",
-                          "bundle: %s: readdir", relpath);
+                          "bundle: %s: readdir", REL(relpath));
     }
     if (r == 0)
       break;
@@ -279,7 +301,7 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
       if (!nvp) {
         strv_free(v, nv);
         return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io",
-                            "bundle: %s", relpath);
+                            "bundle: %s", REL(relpath));
       }
       v = nvp;
       alloc = na;
@@ -288,7 +310,7 @@ static int read_names(int dfd, const char *relpath, char ***names, size_t *n,
     if (!name) {
       strv_free(v, nv);
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io",
-                          "bundle: %s", relpath);
+                          "bundle: %s", REL(relpath));
     }
     v[nv++] = name;
   }
@@ -316,12 +338,12 @@ static int admit(struct walk *w, const char *relpath, const char *name,
   if (entries >= caps->max_files)
     return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: %s: too many files (limit %" PRIu64 ")",
-                        relpath, caps->max_files);
+                        REL(relpath), caps->max_files);
   if (is_dir) {
     if (depth > caps->max_depth)
       return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                           "bundle: %s: too deep (limit %zu directories)",
-                          relpath, caps->max_depth);
+                          REL(relpath), caps->max_depth);
     w->n_dirs++;
     return 0;
   }
@@ -329,13 +351,13 @@ static int admit(struct walk *w, const char *relpath, const char *name,
     return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: %s: file too large (%" PRIu64
                         " bytes, limit %" PRIu64 ")",
-                        relpath, size, caps->max_file_bytes);
+                        REL(relpath), size, caps->max_file_bytes);
   /* total_bytes <= max_bytes always holds, so this cannot wrap. */
   if (size > caps->max_bytes - w->total_bytes)
     return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: %s: bundle too large (limit %" PRIu64
                         " bytes)",
-                        relpath, caps->max_bytes);
+                        REL(relpath), caps->max_bytes);
   if (depth == 1 && strcmp(name, "SKILL.md") == 0 && size > SR_SKILL_MD_MAX)
     return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_invalid",
                         "bundle: SKILL.md is larger than 1 MiB");
@@ -362,7 +384,7 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
     return refuse(w->err,
                   "bundle: %s%s%s: names with control characters are not "
                   "allowed",
-                  prefix, *prefix ? "/" : "", esc);
+                  REL(prefix), *prefix ? "/" : "", REL(esc));
   }
   /* Without printf: once per entry of a bundle of thousands. */
   prefix_len = strlen(prefix);
@@ -376,14 +398,14 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
   memcpy(relpath + prefix_len, name, name_len + 1);
   if (prefix_len + name_len > caps->max_path)
     return refuse(w->err, "bundle: %s: path too long (limit %zu bytes)",
-                  relpath, caps->max_path);
+                  REL(relpath), caps->max_path);
   if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
     if (errno == ENOENT) /* listed, then removed */
       return changed(w->err, relpath);
     if (errno == EACCES || errno == EPERM)
       return unreadable(w->err, errno, relpath, "stat");
     return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: stat", relpath);
+                        "bundle: %s: stat", REL(relpath));
   }
 
   switch (st.st_mode & S_IFMT) {
@@ -392,16 +414,17 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
     break;
   case S_IFLNK:
     return refuse(w->err, "bundle: %s: symbolic links are not allowed",
-                  relpath);
+                  REL(relpath));
   case S_IFCHR:
   case S_IFBLK:
-    return refuse(w->err, "bundle: %s: device files are not allowed", relpath);
+    return refuse(w->err, "bundle: %s: device files are not allowed",
+                  REL(relpath));
   case S_IFIFO:
-    return refuse(w->err, "bundle: %s: FIFOs are not allowed", relpath);
+    return refuse(w->err, "bundle: %s: FIFOs are not allowed", REL(relpath));
   case S_IFSOCK:
-    return refuse(w->err, "bundle: %s: sockets are not allowed", relpath);
+    return refuse(w->err, "bundle: %s: sockets are not allowed", REL(relpath));
   default:
-    return refuse(w->err, "bundle: %s: unsupported file type", relpath);
+    return refuse(w->err, "bundle: %s: unsupported file type", REL(relpath));
   }
 
   r = admit(w, relpath, name, depth, S_ISDIR(st.st_mode),
@@ -454,14 +477,14 @@ static int walk_entry(struct walk *w, int dfd, const char *prefix, size_t depth,
       return unreadable(w->err, errno, w->v[idx].relpath, "open");
     if (cfd < 0)
       return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
-                          "bundle: %s: open", w->v[idx].relpath);
+                          "bundle: %s: open", REL(w->v[idx].relpath));
     if (fstat(cfd, &cst) < 0)
       return sr_error_set(w->err, SR_EXIT_FAILED, errno, "bundle_io",
-                          "bundle: %s: stat", w->v[idx].relpath);
+                          "bundle: %s: stat", REL(w->v[idx].relpath));
     if (cst.st_dev != st.st_dev || cst.st_ino != st.st_ino)
       return sr_error_set(w->err, SR_EXIT_REFUSED, 0, "bundle_changed",
                           "bundle: %s: changed while being read",
-                          w->v[idx].relpath);
+                          REL(w->v[idx].relpath));
     /* w->v may move while recursing: pass a private copy of the path. */
     _cleanup_free_ char *sub = strdup(w->v[idx].relpath);
     if (!sub)
@@ -646,11 +669,11 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
       return unreadable(err, errno, e->relpath,
                         "open (another process holds a lease on it)");
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: open", e->relpath);
+                        "bundle: %s: open", REL(e->relpath));
   }
   if (fstat(in, &before) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: stat", e->relpath);
+                        "bundle: %s: stat", REL(e->relpath));
   if (!S_ISREG(before.st_mode) || before.st_dev != e->dev ||
       before.st_ino != e->ino || (uint64_t)before.st_size != e->size ||
       !same_time(&before.st_mtim, &e->mtime))
@@ -660,7 +683,7 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
     keep = malloc(e->size + 1);
     if (!keep)
       return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "bundle_io",
-                          "bundle: %s", e->relpath);
+                          "bundle: %s", REL(e->relpath));
   }
   if (dfd >= 0) {
     mode_t mode = e->exec ? 0755 : 0644;
@@ -669,11 +692,11 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
     if (out < 0)
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
-                          "bundle: %s: create staging copy", e->relpath);
+                          "bundle: %s: create staging copy", REL(e->relpath));
     /* The umask may have removed bits: the copy's mode is the record's. */
     if (fchmod(out, mode) < 0)
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
-                          "bundle: %s: chmod staging copy", e->relpath);
+                          "bundle: %s: chmod staging copy", REL(e->relpath));
   }
   r = sr_sha256_copy_regular(in, out, e->size, keep, &total, hash, &step);
   if (r == -EFBIG && step == SR_SHA256_COPY_READ)
@@ -685,19 +708,19 @@ static int stage_file(struct entry *e, int sfd, int dfd, char **skill_md,
     return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_copy",
                         "bundle: %s: write staging copy (the file-size "
                         "limit, ulimit -f)",
-                        e->relpath);
+                        REL(e->relpath));
   if (r < 0 && step == SR_SHA256_COPY_WRITE)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_copy",
-                        "bundle: %s: write staging copy", e->relpath);
+                        "bundle: %s: write staging copy", REL(e->relpath));
   if (r < 0)
     return sr_error_set(err, SR_EXIT_FAILED, -r, "bundle_io", "bundle: %s: %s",
-                        e->relpath,
+                        REL(e->relpath),
                         step == SR_SHA256_COPY_READ ? "read" : "SHA-256");
   if (total != e->size)
     return changed(err, e->relpath); /* shrank while being read */
   if (fstat(in, &after) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: stat", e->relpath);
+                        "bundle: %s: stat", REL(e->relpath));
   if ((uint64_t)after.st_size != e->size ||
       !same_time(&after.st_mtim, &before.st_mtim))
     return changed(err, e->relpath);
@@ -725,26 +748,26 @@ static int stage_dir(const struct entry *e, int sfd, int dfd, int *sub_sfd,
     if (errno == EACCES || errno == EPERM)
       return unreadable(err, errno, e->relpath, "open");
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: open", e->relpath);
+                        "bundle: %s: open", REL(e->relpath));
   }
   if (fstat(s, &st) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_io",
-                        "bundle: %s: stat", e->relpath);
+                        "bundle: %s: stat", REL(e->relpath));
   if (st.st_dev != e->dev || st.st_ino != e->ino)
     return changed(err, e->relpath);
 
   if (dfd >= 0) {
     if (mkdirat(dfd, e->name, 0755) < 0)
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
-                          "bundle: %s: create staging copy", e->relpath);
+                          "bundle: %s: create staging copy", REL(e->relpath));
     d = openat(dfd, e->name,
                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
     if (d < 0)
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
-                          "bundle: %s: open staging copy", e->relpath);
+                          "bundle: %s: open staging copy", REL(e->relpath));
     if (fchmod(d, 0755) < 0)
       return sr_error_set(err, SR_EXIT_FAILED, errno, "bundle_copy",
-                          "bundle: %s: chmod staging copy", e->relpath);
+                          "bundle: %s: chmod staging copy", REL(e->relpath));
   }
   *sub_sfd = TAKE_FD(s);
   *sub_dfd = TAKE_FD(d);
@@ -820,10 +843,9 @@ unsigned sr_bundle_walk_walkers(const struct sr_bundle_walk *bw) {
  * still fits. */
 int sr_bundle_error_named(struct sr_error *err, const char *src, int r) {
   static const char pre[] = "bundle: ", manifest[] = "SKILL.md";
-  enum { HEAD = 120, TAIL = 240 };
   char out[sizeof(err->msg)];
   const char *rest;
-  size_t len, o, k, t;
+  size_t o, k;
 
   if (r >= 0 || !err || !src)
     return r;
@@ -833,24 +855,7 @@ int sr_bundle_error_named(struct sr_error *err, const char *src, int r) {
     rest = err->msg;
   else
     return r;
-  len = strlen(src);
-  memcpy(out, "bundle ", 7);
-  o = 7;
-  if (len <= HEAD + 3 + TAIL) {
-    memcpy(out + o, src, len);
-    o += len;
-  } else {
-    k = sr_utf8_cut(src, len, HEAD);
-    memcpy(out + o, src, k);
-    memcpy(out + o + k, "...", 3);
-    o += k + 3;
-    for (t = len - TAIL; t < len && ((unsigned char)src[t] & 0xc0) == 0x80;)
-      t++;
-    memcpy(out + o, src + t, len - t);
-    o += len - t;
-  }
-  memcpy(out + o, ": ", 2);
-  o += 2;
+  o = (size_t)snprintf(out, sizeof(out), "bundle %s: ", REL(src));
   k = sr_utf8_cut(rest, strlen(rest), sizeof(out) - 1 - o);
   memcpy(out + o, rest, k);
   out[o + k] = '\0';

@@ -558,6 +558,32 @@ static void test_refuse_path_too_long(void **state) {
   expect_refused(t->src, &caps, "bundle_invalid", "dir/1234567: path too long");
 }
 
+/* A refusal of an entry whose path is as long as the cap allows (1024
+ * bytes, as long as the message itself) keeps its reason: the path is
+ * shown by its start and its end.  The reason was cut off. */
+static void test_refuse_long_path_keeps_reason(void **state) {
+  struct tree *t = *state;
+  char rel[1100], p[PATH_MAX + 1100];
+  size_t n = 0;
+
+  minimal_skill(t->src);
+  for (int i = 0; i < 4; i++) {
+    memset(rel + n, 'x', 200);
+    n += 200;
+    rel[n] = '\0';
+    xmkdir(t->src, rel);
+    rel[n++] = '/';
+  }
+  memset(rel + n, 'y', 220);
+  rel[n + 220] = '\0';
+  assert_int_equal(strlen(rel), 1024);
+  snprintf(p, sizeof(p), "%s/%s", t->src, rel);
+  assert_int_equal(symlink("/etc/shadow", p), 0);
+  expect_refused(t->src, NULL, "bundle_invalid", "xxx...xxx");
+  expect_refused(t->src, NULL, "bundle_invalid",
+                 "yyyyyyyyyy: symbolic links are not allowed");
+}
+
 static void test_refuse_no_skill_md(void **state) {
   struct tree *t = *state;
 
@@ -1230,6 +1256,7 @@ int main(void) {
       T(test_refuse_total_too_big),
       T(test_refuse_too_deep),
       T(test_refuse_path_too_long),
+      T(test_refuse_long_path_keeps_reason),
       T(test_refuse_no_skill_md),
       T(test_refuse_skill_md_dir),
       T(test_refuse_skill_md_too_big),
