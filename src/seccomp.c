@@ -18,6 +18,7 @@
 #include <sys/shm.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/in6.h> /* after netinet/in.h, which it defers to */
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
@@ -923,6 +924,9 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
       {IPPROTO_IPV6, IPV6_2292DSTOPTS},
       {IPPROTO_IPV6, IPV6_2292RTHDR},
       {IPPROTO_IPV6, IPV6_2292PKTOPTIONS},
+      /* Not memory: the host's one count of flow labels (4096, of which
+       * an unprivileged caller may take all but 1024). */
+      {IPPROTO_IPV6, IPV6_FLOWLABEL_MGR},
       {IPPROTO_TCP, TCP_MD5SIG},
       {IPPROTO_TCP, TCP_MD5SIG_EXT},
       {IPPROTO_TCP, TCP_AO_ADD_KEY},

@@ -28,6 +28,7 @@
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/in6.h> /* after netinet/in.h, which it defers to */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -628,6 +629,18 @@ static int t_setsockopt_zerocopy(void) {
   return try_sockopt(AF_INET, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one));
 }
 
+/* EPERM: an IPv6 flow label, of the 4096 the host shares. */
+static int t_setsockopt_flowlabel(void) {
+  struct in6_flowlabel_req q = {.flr_dst = in6addr_loopback,
+                                .flr_label = htonl(0x5eed2),
+                                .flr_action = IPV6_FL_A_GET,
+                                .flr_share = IPV6_FL_S_EXCL,
+                                .flr_flags = IPV6_FL_F_CREATE,
+                                .flr_linger = 6};
+
+  return try_sockopt(AF_INET6, IPPROTO_IPV6, IPV6_FLOWLABEL_MGR, &q, sizeof(q));
+}
+
 /* OK, allowed: receive timestamps, which queue nothing. */
 static int t_setsockopt_timestamp(void) {
   int one = 1;
@@ -1029,6 +1042,7 @@ static const struct test_case cases[] = {
     {"setsockopt-timestamping", t_setsockopt_timestamping},
     {"setsockopt-timestamping-new", t_setsockopt_timestamping_new},
     {"setsockopt-zerocopy", t_setsockopt_zerocopy},
+    {"setsockopt-flowlabel", t_setsockopt_flowlabel},
 #ifdef __x86_64__
     {"i386", t_i386},
     {"x32", t_x32},

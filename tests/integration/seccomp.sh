@@ -134,6 +134,7 @@ setsockopt-ipv6-recverr IGNORED
 setsockopt-timestamping EPERM
 setsockopt-timestamping-new EPERM
 setsockopt-zerocopy EPERM
+setsockopt-flowlabel EPERM
 i386 KILLED:SIGSYS
 x32 KILLED:SIGSYS
 getpid OK
