@@ -163,3 +163,28 @@ run_mode() {
   mode=${1%-off} opts=()
   [ "$1" = root-off ] && opts=(-p "${2:-$T/off.profile}")
 }
+
+# The cgroup v1 memory and pids cgroups $V1/{memory,pids}/$OUTER a test
+# makes to start skillrun in, as a scheduler would (the test sets V1 and
+# OUTER): mk_outer makes them, rm_outer removes them and whatever a run
+# left in them (nothing runs there by then), _outer_cleanup is the test's
+# EXIT trap, and outer_caller sets CALLER to start skillrun in them.
+mk_outer() {
+  mkdir "$V1/memory/$OUTER" "$V1/pids/$OUTER" || die "cannot make $OUTER"
+}
+rm_outer() {
+  local h
+  for h in memory pids; do
+    [ -d "$V1/$h/$OUTER" ] || continue
+    find "$V1/$h/$OUTER" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+    rmdir "$V1/$h/$OUTER" || diag "could not remove $V1/$h/$OUTER"
+  done
+}
+_outer_cleanup() {
+  rm_outer
+  cleanup
+}
+outer_caller() {
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  CALLER=(sh -c 'for h in memory pids; do echo $$ >"$0/$h/$1/cgroup.procs" || exit 99; done; shift; exec "$@"' "$V1" "$OUTER")
+}

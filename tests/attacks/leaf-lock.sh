@@ -100,24 +100,11 @@ case $leaf in
   ;;
 esac
 OUTER=skillrun-test-leaflock.$$
-rm_outer() {
-  local h
-  for h in memory pids; do
-    [ -d "$V1/$h/$OUTER" ] || continue
-    find "$V1/$h/$OUTER" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
-    rmdir "$V1/$h/$OUTER" || diag "could not remove $V1/$h/$OUTER"
-  done
-}
-_leaflock_cleanup() {
-  rm_outer
-  cleanup
-}
-trap _leaflock_cleanup EXIT
-mkdir "$V1/memory/$OUTER" "$V1/pids/$OUTER" || die "cannot make $OUTER"
+trap _outer_cleanup EXIT
+mk_outer
 echo $((1 << 30)) >"$V1/memory/$OUTER/memory.limit_in_bytes"
 echo 1000 >"$V1/pids/$OUTER/pids.max"
-# shellcheck disable=SC2016 # expanded by the inner shell
-CALLER=(sh -c 'for h in memory pids; do echo $$ >"$0/$h/$1/cgroup.procs" || exit 99; done; shift; exec "$@"' "$V1" "$OUTER")
+outer_caller
 SUB=$V1/memory/$OUTER/skillrun
 printf 'include default\ncgroup require\n' >"$T/require.profile"
 chmod 644 "$T/require.profile"

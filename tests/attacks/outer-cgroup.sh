@@ -20,28 +20,10 @@ V1=/sys/fs/cgroup
 . "$(dirname "$0")/common.sh"
 
 OUTER=skillrun-test-outer.$$
-mk_outer() {
-  mkdir "$V1/memory/$OUTER" "$V1/pids/$OUTER" || die "cannot make $OUTER"
-}
-# Removes the outer cgroups and whatever a run left in them (nothing
-# runs there by then).
-rm_outer() {
-  local h
-  for h in memory pids; do
-    [ -d "$V1/$h/$OUTER" ] || continue
-    find "$V1/$h/$OUTER" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
-    rmdir "$V1/$h/$OUTER" || diag "could not remove $V1/$h/$OUTER"
-  done
-}
-_outer_cleanup() {
-  rm_outer
-  cleanup
-}
 trap _outer_cleanup EXIT
 
 # skillrun starts in the outer cgroups, as a scheduler would start it.
-# shellcheck disable=SC2016 # expanded by the inner shell
-CALLER=(sh -c 'for h in memory pids; do echo $$ >"$0/$h/$1/cgroup.procs" || exit 99; done; shift; exec "$@"' "$V1" "$OUTER")
+outer_caller
 
 no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
 # closed: the run's directory ends with the status the stream ends with.
