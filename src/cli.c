@@ -435,7 +435,8 @@ static int add_label(struct sr_args *a, const char *value,
   if (!sr_valid_label_value(val))
     return usage_error(err,
                        "invalid --label value for '%s': at most %d bytes of "
-                       "UTF-8 text without control characters",
+                       "UTF-8 text without control, bidirectional formatting "
+                       "or line separator characters",
                        key, SR_LABEL_VALUE_MAX);
   for (size_t i = 0; i < a->n_labels; i++)
     if (!strcmp(a->labels[i].key, key))

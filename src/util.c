@@ -439,7 +439,10 @@ bool sr_valid_label_key(const char *s) {
 bool sr_valid_label_value(const char *s) {
   size_t n = s ? strlen(s) : SIZE_MAX;
 
-  return n <= SR_LABEL_VALUE_MAX && sr_valid_utf8_text(s, n);
+  /* As an input's name: no character that reorders or splits the line
+   * that shows it (an audit line in a terminal, a listing). */
+  return n <= SR_LABEL_VALUE_MAX && sr_valid_utf8_text(s, n) &&
+         !sr_name_misleads(s, n);
 }
 
 bool sr_valid_filename(const char *s) {

@@ -42,5 +42,14 @@ for bad in 'Trace=1' 'k' 'k=a'$'\n''b' 'k=a'$'\x1b''[2J' 'k='$'\xff'; do
     sh -c 'grep -q -- "--label" "$1" && [ "$(wc -l <"$1")" -eq 2 ]' - "$err"
 done
 check "... and no run directory for it" test ! -e "$W/default/badlab"
+# What reorders or splits the line that shows it, as in an input's name:
+# a RIGHT-TO-LEFT OVERRIDE (an audit line in a terminal would read
+# "exe.pdf"), a LINE SEPARATOR.
+for bad in RLO:'k=abc'$'\u202e''fdp.exe' LS:'k=a'$'\u2028''b'; do
+  run "$W" badlab --label "${bad#*:}" "$B" -- true
+  is "--label with a ${bad%%:*}: a usage error (125)" "$rc" 125
+  check "... saying what it may not hold" grep -q "bidirectional formatting" "$err"
+done
+check "... and no run directory for it" test ! -e "$W/default/badlab"
 
 finish

@@ -600,6 +600,19 @@ static void test_labels(void **state) {
   EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xc0\xaf", "b");
   EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xed\xa0\x80",
                "b");
+  /* RIGHT-TO-LEFT OVERRIDE, RIGHT-TO-LEFT ISOLATE, LINE SEPARATOR,
+   * ARABIC LETTER MARK: refused as in an input's name. */
+  EXPECT_ERROR("invalid --label value for 'k'", "--label",
+               "k=abc\xe2\x80\xae"
+               "fdp.exe",
+               "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xe2\x81\xa7x",
+               "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label",
+               "k=a\xe2\x80\xa8"
+               "b",
+               "b");
+  EXPECT_ERROR("invalid --label value for 'k'", "--label", "k=\xd8\x9c", "b");
   EXPECT_ERROR("duplicate --label key 'k'", "--label", "k=1", "--label", "k=2",
                "b");
   EXPECT_ERROR("option '--label' has no effect with '--explain'", "--label",
