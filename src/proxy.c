@@ -312,6 +312,14 @@ static void set_reset_on_close(int fd) {
     (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
 }
 
+/* A relay both of whose directions ended in order: the origin's socket,
+ * made to reset from its start (conn_connect_next), closes as TCP does. */
+static void set_close_in_order(int fd) {
+  const struct linger off = {.l_onoff = 0, .l_linger = 0};
+  if (fd >= 0)
+    (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof(off));
+}
+
 /* An origin's socket the egress budget cut: out of the epoll set, half
  * closed, kept for shutdown_all.  False when it cannot be kept (the
  * caller then closes it, as before). */
@@ -700,6 +708,8 @@ static void conn_close(struct conn *c, bool allowed,
              (c->st == C_RELAY && !(c->d[0].shut && c->d[1].shut))) {
     set_reset_on_close(c->ofd);
     set_reset_on_close(c->cfd);
+  } else if (c->st == C_RELAY) {
+    set_close_in_order(c->ofd);
   }
   /* close() removes the fds from the epoll set. */
   c->cfd = safe_close(c->cfd);
@@ -819,6 +829,11 @@ static void conn_connect_next(struct conn *c) {
       conn_refuse(c, true, SR_PROXY_INTERNAL_ERROR);
       return;
     }
+    /* Reset, not closed in order, unless conn_close finds the relay ended
+     * in order: the proxy may die without its shutdown (PR_SET_PDEATHSIG
+     * when skillrun is killed, sr_proxy_stop's SIGKILL), and the kernel
+     * would then go on sending what the skill queued, for minutes. */
+    set_reset_on_close(fd);
     if (connect(fd, (struct sockaddr *)&ss, (socklen_t)len) < 0 &&
         errno != EINPROGRESS) {
       c->connect_errno = errno;

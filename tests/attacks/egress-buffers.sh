@@ -15,7 +15,9 @@
 #   end in order (here: the proxy's idle timeout, through the test's
 #   driver of the proxy, tests/proxy-driver); one the egress budget cuts
 #   is half closed (what it queued is within the budget and still goes)
-#   and reset at the run's end.
+#   and reset at the run's end.  A tunnel the proxy holds when skillrun is
+#   killed (SIGKILL: the proxy dies with it, without its shutdown) is
+#   reset too: it was closed in order, and its queue went on for minutes.
 # As root and as an unprivileged user, in private network namespaces
 # (root only), like egress.sh.
 set -u
@@ -197,6 +199,30 @@ for mode in $MODES; do
       "$("$JQ" -r 'select(.event == "network_connect") | .reason' "$A")" "$cut"
   done
   PROFILE=allow
+
+  # skillrun killed (SIGKILL: the OOM killer, a scheduler's last word)
+  # while the skill's tunnel to the sink holds what the peer has not
+  # taken: the proxy dies with it (PR_SET_PDEATHSIG), without its
+  # shutdown, and its socket to the peer must reset all the same.
+  start "$mode" "$mode-sink-killed" sink 60
+  wait_for "$OUT" "sent="
+  sup=$pid
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = skillrun ] ||
+    read -r sup _ <<<"$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)"
+  kill -KILL "${sup:-$pid}"
+  wait "$pid"
+  for _ in $(seq 100); do
+    [ -z "$(new_to_sink)" ] && break
+    sleep 0.05
+  done
+  mine=$(new_to_sink)
+  is "$mode, killed: once skillrun is gone, the proxy's socket to the peer is too" "$mine" ""
+  left=$("${srvns[@]}" ss -tnH state established '( sport = :7002 )' | wc -l)
+  is "$mode, killed: ... and the peer's connection (reset)" "$left" 0
+  if [ "$mode" = user ]; then w=$WS_user; else w=$WS_root; fi
+  in_mode "$mode" "$SKILLRUN" --gc --workspace-root "$w" >"$w/gc.out" 2>&1
+  is "$mode, killed: --gc then closes the run" "$?" 0
+  closed_ok "$mode, killed" "$w/default/$mode-sink-killed" abandoned
 done
 
 # The proxy alone (the test's driver, its listener in a namespace of its
