@@ -39,6 +39,9 @@
 /* On a run's audit.jsonl (its marker): the tmpfs base its staging
  * directory is in, when it is on one. */
 #define SR_STAGING_XATTR "user.skillrun.staging"
+/* On a dead run's marker: a gc closed its ledger but could not count the
+ * run, which the next gc then does (as if it had closed it itself). */
+#define SR_UNCOUNTED_XATTR "user.skillrun.uncounted"
 #define HARVEST_MAX_DEPTH 32
 /* The longest path below outputs/ harvested: RUN_DIR/outputs/PATH then
  * fits PATH_MAX (4096) for a run directory whose path is under 1 KiB, so
@@ -1756,6 +1759,22 @@ void sr_workspace_done(struct sr_workspace *ws) {
   sr_workspace_init(ws);
 }
 
+/* r when it says this process ran short of descriptors or memory (gc's
+ * caller's RLIMIT_NOFILE, say): what failed then may work next time, so
+ * the dead run's marker stays for the next gc.  0 for any other outcome,
+ * which gc goes on from as it did. */
+static int short_of(int r) {
+  return r == -EMFILE || r == -ENFILE || r == -ENOMEM || r == -ENOBUFS ? r : 0;
+}
+
+/* A line the caller's own runs index could not take that a later gc may
+ * add: short_of, its lock held past gc's wait, no room, the file-size
+ * limit.  Not one that stays (another user's .metrics: -EPERM). */
+static bool count_later(int r) {
+  return short_of(r) || r == -EAGAIN || r == -EINTR || r == -ENOSPC ||
+         r == -EDQUOT || r == -EFBIG;
+}
+
 /* The directory at the absolute path `where`, found in the caller's own
  * mount namespace: through no magic link (/proc/PID/root, /proc/PID/cwd,
  * /proc/PID/fd/N), which would lead into another process's mounts.  An fd,
@@ -1785,16 +1804,18 @@ static int open_dir_here(const char *where) {
  * name derives from the path), and this version always notes a tmpfs
  * base before making the staging directory in it.  Never creating
  * one. */
-static void remove_tmpfs_staging(const char *root, const char *marker_name,
-                                 int marker, uid_t owner) {
+static int remove_tmpfs_staging(const char *root, const char *marker_name,
+                                int marker, uid_t owner) {
   struct tmpfs_base bases[3];
   size_t n;
   _cleanup_free_ char *name = NULL;
   char where[PATH_MAX];
   ssize_t len;
+  int r;
 
-  if (tmpfs_staging_name(root, marker_name, &name) < 0)
-    return;
+  r = tmpfs_staging_name(root, marker_name, &name);
+  if (r < 0)
+    return short_of(r);
   len = fgetxattr(marker, SR_STAGING_XATTR, where, sizeof(where) - 1);
   if (len > 0) {
     _cleanup_close_ int base = -1;
@@ -1802,22 +1823,26 @@ static void remove_tmpfs_staging(const char *root, const char *marker_name,
 
     where[len] = '\0';
     if (where[0] != '/' || strlen(where) != (size_t)len)
-      return;
+      return 0;
     base = open_dir_here(where);
-    if (base >= 0 && fstat(base, &st) == 0 && st.st_uid == owner &&
-        !(st.st_mode & 022) && on_tmpfs(base, 0))
-      (void)sr_rm_rf_at(base, name);
-    return;
+    if (base < 0)
+      return short_of(base);
+    if (fstat(base, &st) == 0 && st.st_uid == owner && !(st.st_mode & 022) &&
+        on_tmpfs(base, 0))
+      return short_of(sr_rm_rf_at(base, name));
+    return 0;
   }
   if (owner != geteuid())
-    return;
+    return 0;
   n = tmpfs_bases(bases);
   for (size_t i = 0; i < n; i++) {
     _cleanup_close_ int base = open_tmpfs_base(&bases[i], false, 0);
 
-    if (base >= 0)
-      (void)sr_rm_rf_at(base, name);
+    r = short_of(base >= 0 ? sr_rm_rf_at(base, name) : base);
+    if (r < 0)
+      return r;
   }
+  return 0;
 }
 
 /* Whether marker (an open, locked file in .active) is provably the run's
@@ -1826,16 +1851,18 @@ static void remove_tmpfs_staging(const char *root, const char *marker_name,
  * directory.  Anything else (a file planted under a live run's name, a
  * link to another file) is left alone: gc must never let somebody make it
  * remove a live run's staging or close its record. */
-static bool marker_is_runs(int marker, const struct stat *mst, int run) {
+static int marker_is_runs(int marker, const struct stat *mst, int run) {
   _cleanup_close_ int ledger = -1;
   struct stat lst, rst;
 
   if (!S_ISREG(mst->st_mode) || mst->st_nlink != 2)
-    return false;
+    return 0;
   ledger = openat(run, "audit.jsonl",
                   O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (ledger < 0 || fstat(ledger, &lst) < 0 || fstat(run, &rst) < 0)
-    return false;
+  if (ledger < 0)
+    return short_of(-errno);
+  if (fstat(ledger, &lst) < 0 || fstat(run, &rst) < 0)
+    return 0;
   (void)marker;
   return lst.st_dev == mst->st_dev && lst.st_ino == mst->st_ino &&
          rst.st_uid == mst->st_uid;
@@ -1859,6 +1886,15 @@ static bool stillborn(const struct stat *mst, int tenant, const char *exec_id,
   if (fstatat(run, "audit.jsonl", &lst, AT_SYMLINK_NOFOLLOW) == 0)
     return true;
   return unlinkat(tenant, exec_id, AT_REMOVEDIR) == 0;
+}
+
+/* gc_one's return when it ran short (short_of): the marker stays. */
+static int gc_short(int r, bool verbose, const char *what,
+                    const char *tenant_id, const char *exec_id) {
+  if (verbose)
+    printf("cannot %s %s/%s (left for the next gc): %s\n", what, tenant_id,
+           exec_id, strerror(-r));
+  return r;
 }
 
 /* One marker of .active: 1 when its run was dead and is now cleaned and
@@ -1907,7 +1943,10 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   if (tenant >= 0)
     run = openat(tenant, exec_id, OPEN_DIR_FLAGS);
   run_errno = run < 0 ? errno : 0;
-  if (run < 0 || !marker_is_runs(marker, &mst, run)) {
+  r = run < 0 ? short_of(-run_errno) : marker_is_runs(marker, &mst, run);
+  if (r < 0)
+    return gc_short(r, verbose, "look at", tenant_id, exec_id);
+  if (r == 0) {
     if (stillborn(&mst, tenant, exec_id, run, run_errno)) {
       if (verbose)
         printf("removed %s/.active/%s: its run was killed before its "
@@ -1931,9 +1970,15 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
              resolved, name, (intmax_t)mst.st_size);
     return 0;
   }
-  (void)sr_rm_rf_at(run, "staging"); /* reported by the test if it stays */
+  /* A staging copy left for good (the marker gone) is worst on a tmpfs,
+   * where it holds memory nothing refers to any more. */
+  r = short_of(sr_rm_rf_at(run, "staging"));
+  if (r == 0)
+    r = remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
+  if (r < 0)
+    return gc_short(r, verbose, "remove the staging copy of", tenant_id,
+                    exec_id);
   (void)unlinkat(run, "metadata.json.tmp", 0);
-  remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
   /* Read once, under the lock: the outputs it commits, its closing, its
    * metadata.json and its index line all come from this text (and what
    * sr_reclaim_run writes after it). */
@@ -1986,14 +2031,34 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
     int found = n < 0 ? 0
                       : index_counted(root_fd, mst.st_uid, seen, tenant_id,
                                       exec_id, started);
-    bool count = found == 0 || (found < 0 && closed);
-    int q = n < 0    ? n
-            : !count ? 0
-                     : append_index(root_fd, mst.st_uid, lock_tries, line,
-                                    (size_t)n);
+    bool count, mine = mst.st_uid == geteuid();
+    int q;
+
+    if (found < -1)
+      return gc_short(found, verbose, "read the runs index to count", tenant_id,
+                      exec_id);
+    count = found == 0 ||
+            (found < 0 &&
+             (closed || fgetxattr(marker, SR_UNCOUNTED_XATTR, NULL, 0) >= 0));
+    q = n < 0 ? n
+        : !count
+            ? 0
+            : append_index(root_fd, mst.st_uid, lock_tries, line, (size_t)n);
 
     /* None (root's gc in a user's root before any run of theirs
-     * ended) is not worth a word. */
+     * ended) is not worth a word.  A line that could not go into the
+     * caller's own index for now (count_later: its lock held past gc's
+     * wait, no room, no descriptor) keeps the marker, noted as closed by
+     * a gc: the next gc finds the record closed and counts the run then
+     * (as its closer, where the index cannot tell).  One that cannot go
+     * for good (a .metrics another user made in a shared root: -EPERM),
+     * and a line for another user's index (root's gc over their root),
+     * whose owner may keep it locked for good: the run is closed all the
+     * same, uncounted, rather than fail every gc after. */
+    if (mine && count_later(q)) {
+      (void)fsetxattr(marker, SR_UNCOUNTED_XATTR, "1", 1, 0);
+      return gc_short(q, verbose, "count", tenant_id, exec_id);
+    }
     if (verbose && q < 0 && q != -ENOENT)
       printf("cannot count %s/%s in the runs index: %s\n", tenant_id, exec_id,
              strerror(-q));
@@ -2289,12 +2354,16 @@ static int index_catch_up(int root_fd, uid_t owner, struct index_seen *s) {
 }
 
 /* 1 when the owner's index counts the run, 0 when it does not, -1 when
- * that is not known (sr_index_ids_find, or the index cannot be read). */
+ * that is not known (sr_index_ids_find, or the index cannot be read), and
+ * -errno (never -1) when reading it ran short (short_of): gc then tries
+ * again later. */
 static int index_counted(int root_fd, uid_t owner, struct index_seen *s,
                          const char *tenant, const char *execution,
                          int64_t started_s) {
-  if (index_catch_up(root_fd, owner, s) < 0)
-    return -1;
+  int r = index_catch_up(root_fd, owner, s);
+
+  if (r < 0)
+    return short_of(r) ? r : -1;
   return sr_index_ids_find(s->ids, tenant, execution, started_s);
 }
 
