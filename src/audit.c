@@ -425,6 +425,17 @@ int sr_audit_attach_copy(struct sr_audit *a, int copy_fd,
   return 0;
 }
 
+bool sr_audit_drop_empty_copy(struct sr_audit *a) {
+  if (!a || a->copy_fd < 0 || a->copy_len > 0)
+    return false;
+  if (a->copy_reserved)
+    (void)sr_fd_unreserve(a->copy_fd, 0, a->copy_reserved);
+  a->copy_reserved = 0;
+  a->copy_fd = safe_close(a->copy_fd);
+  a->copy_failed = true; /* no backlog for a copy that never comes */
+  return true;
+}
+
 void sr_audit_closing(struct sr_audit *a) {
   if (a)
     a->closing = true;

@@ -112,6 +112,10 @@ int sr_audit_set_skill(struct sr_audit *a, const char *skill,
  * success copy_fd is owned by `a` (closed by sr_audit_done); on failure the
  * caller keeps it. */
 int sr_audit_attach_copy(struct sr_audit *a, int copy_fd, struct sr_error *err);
+/* The attached copy, while it has taken no line, given up (its room
+ * returned, its fd closed): the run has nothing on its record there.
+ * False, and nothing done, once it holds a line. */
+bool sr_audit_drop_empty_copy(struct sr_audit *a);
 /* The room the copy keeps for the final events, beyond their own lines,
  * becomes `extra` bytes (the run's: the artifact list execution_completed
  * will carry, and metadata.json, written in this room once it is given

@@ -215,10 +215,22 @@ int sr_stage_admit(struct sr_run *run, struct sr_error *err) {
   }
   r = sr_audit_attach_copy(&run->audit, audit_copy, err);
   if (r < 0) {
+    /* No room for even the final events: nothing is on the run's record,
+     * and none would be but the stream's.  A directory with an empty
+     * audit.jsonl would be closed by gc as abandoned, its id refused as
+     * one whose supervisor died; it goes instead. */
     safe_close(audit_copy);
+    sr_workspace_unmake(&run->ws, run->execution_id);
     return r;
   }
-  return sr_run_emit_started(run, err);
+  r = sr_run_emit_started(run, err);
+  /* Written nowhere (no room for it beside the final events' room, say):
+   * the same, and the run's end writes it again, naming no run_dir. */
+  if (r < 0 && run->audit.seq == 0 && sr_audit_drop_empty_copy(&run->audit)) {
+    run->started = false;
+    sr_workspace_unmake(&run->ws, run->execution_id);
+  }
+  return r;
 }
 
 /* ------------------------------------------------------------ verify */

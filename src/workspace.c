@@ -542,6 +542,19 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   return 0;
 }
 
+void sr_workspace_unmake(struct sr_workspace *ws, const char *execution) {
+  if (ws->run_fd < 0 || !ws->ledger_linked || ws->tenant_fd < 0)
+    return;
+  ws->logs_fd = safe_close(ws->logs_fd);
+  (void)unlinkat(ws->run_fd, "logs", AT_REMOVEDIR);
+  (void)unlinkat(ws->run_fd, "audit.jsonl", 0);
+  (void)unlinkat(ws->tenant_fd, execution, AT_REMOVEDIR);
+  ws->run_fd = safe_close(ws->run_fd);
+  free(ws->run_path);
+  ws->run_path = NULL;
+  ws->ledger_linked = false;
+}
+
 /* ------------------------------------------------------------ staging */
 
 struct tmpfs_base {

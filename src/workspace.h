@@ -87,6 +87,16 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
                         struct sr_error *err);
 
 /*
+ * Undoes sr_workspace_create for a run with nothing on its record: its
+ * audit.jsonl could not take even the room for its final events.  The
+ * run directory goes (its audit.jsonl and logs/, still empty), its marker
+ * with it in sr_workspace_done, and the id may run again, as when the
+ * ledger could not be linked; execution_started then names no run_dir
+ * and no metadata.json is written.
+ */
+void sr_workspace_unmake(struct sr_workspace *ws, const char *execution);
+
+/*
  * Creates the staging directory, once the bundle's size is known (the
  * verify stage calls it between the bundle's walk and its copy).
  *

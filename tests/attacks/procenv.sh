@@ -69,7 +69,8 @@ for mode in $MODES; do
   # The record's length without a limit, then a limit some 200 bytes
   # short of it: the final line (some 700) does not fit.  The final
   # events' room (16 KiB) is not there from the start: the run stops
-  # before it begins, its stream whole.
+  # before it begins, its stream whole, and with nothing on its record
+  # leaves no run directory.
   id=fsize-free
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "$id" "$B" -- \
     /bin/sh -c 'echo out >/workspace/outputs/o' >"$W/a.$id" 2>/dev/null
@@ -86,7 +87,9 @@ for mode in $MODES; do
   is "$mode: ... an error event says audit_write" "$(field "$W/a.$id" error .reason)" audit_write
   check "$mode: ... which stderr says ($(head -n 1 "$W/e.$id"))" \
     grep -q "file-size limit.*File too large" "$W/e.$id"
-  is "$mode: ... metadata.json says error" "$(meta_status "$W/default/$id")" error
+  # Nothing went on its record: no run directory to say so, nor a marker.
+  check "$mode: ... and leaves no run directory" test ! -e "$W/default/$id"
+  check "$mode: ... nor a marker" test ! -e "$W/.active/default:$id"
 
   # A limit the record reaches halfway through the harvest of 300
   # outputs: the run stops there, and both records end with the final

@@ -28,7 +28,6 @@ mkbundle "$B"
 chmod -R a+rX "$T"
 
 signum() { kill -l "$1"; }
-whole_lines() { "$JQ" -e . "$1" >/dev/null; }
 
 for mode in $MODES; do
   W=$(mode_workspace $mode)
@@ -134,8 +133,9 @@ for mode in $MODES; do
   check "$mode: ... which stderr says first" grep -q \
     "^skillrun: audit: no room left in the run's audit.jsonl for its final events (the file-size limit, ulimit -f): File too large\$" \
     <(head -n 1 "$W/e.$id")
-  check "$mode: ... the run directory's record has no torn line" \
-    whole_lines "$W/default/$id/audit.jsonl"
+  # Nothing went on its record: no run directory, nor a marker for gc.
+  check "$mode: ... and leaves no run directory" test ! -e "$W/default/$id"
+  check "$mode: ... nor a marker" test ! -e "$W/.active/default:$id"
 
   # ulimit -f with room for the final events but not for metadata.json
   # beside them (reason metadata): stderr and the error event blamed a

@@ -12,15 +12,7 @@
 # more room does too.  As root and as the unprivileged user.
 . "$(dirname "$0")/lib.sh"
 
-sandbox_possible || skip_all "user namespaces are not available"
-[ "$(id -u)" -eq 0 ] || skip_all "mounts a tmpfs of its own as the workspace root: needs root"
-unshare -m true 2>/dev/null || skip_all "mounts a tmpfs of its own: no mount namespace (unshare -m)"
-skip_modes
-
-T=$(tmpdir)
-B=$T/full-skill
-mkbundle "$B"
-chmod -R a+rX "$B"
+full_tmpfs_start
 
 cat >"$T/sweep.sh" <<'EOS'
 # sweep.sh MOUNTPOINT BUNDLE MODE UID: one line per amount of free room,
@@ -46,12 +38,7 @@ done
 EOS
 
 for mode in $MODES; do
-  M=$(tmpdir)
-  mkdir "$M/ws"
-  uid=0
-  [ "$mode" = user ] && uid=$USER_UID
-  out=$(SKILLRUN=$SKILLRUN JQ=$JQ unshare -m --propagation private \
-    bash "$T/sweep.sh" "$M/ws" "$B" "$mode" "$uid" 2>&1 </dev/null)
+  out=$(sweep_own_tmpfs "$mode" "$T/sweep.sh")
   diag "$mode: free KiB, exit status, error reason:"
   while read -r line; do diag "  $line"; done <<<"$out"
   first=$(awk '$2 == 0 { print $1; exit }' <<<"$out")
