@@ -27,16 +27,19 @@ mkbundle "$B"
 chmod -R a+rX "$T"
 N=3
 
-# copies UID PREFIX: how many tmpfs staging copies of runs PREFIX* of
-# UID's are in its staging base.
+# bases UID: the tmpfs staging bases UID's runs may use (an ordinary
+# user's own session may have XDG_RUNTIME_DIR).  copies UID PREFIX: how
+# many staging copies of runs PREFIX* are in them.
+bases() { echo "/dev/shm/skillrun-$1" ${XDG_RUNTIME_DIR:+"$XDG_RUNTIME_DIR/skillrun"}; }
 copies() {
-  find "/dev/shm/skillrun-$1" -mindepth 1 -maxdepth 1 -name "*-default:$2*" 2>/dev/null | wc -l
+  # shellcheck disable=SC2046 # one word a base
+  find $(bases "$1") -mindepth 1 -maxdepth 1 -name "*-default:$2*" 2>/dev/null | wc -l
 }
 index_lines() { grep -c " $2\$" "$1/.metrics/runs.log" 2>/dev/null; }
 
 for mode in $MODES; do
   W=$(mode_workspace "$mode")
-  if [ "$mode" = user ]; then pre=("${AS_USER[@]}") uid=$NOBODY; else pre=(env) uid=0; fi
+  if [ "$mode" = user ]; then pre=("${AS_USER[@]}") uid=$USER_UID; else pre=(env) uid=0; fi
   p=short-$$-
   "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id "${p}seed" "$B" \
     -- /bin/true >/dev/null 2>&1
@@ -125,7 +128,8 @@ for mode in $MODES; do
   fi
 
   # Whatever a failing build left on tmpfs goes with the test.
-  "${pre[@]}" find "/dev/shm/skillrun-$uid" -mindepth 1 -maxdepth 1 -name "*-default:$p*" \
+  # shellcheck disable=SC2046 # one word a base
+  "${pre[@]}" find $(bases "$uid") -mindepth 1 -maxdepth 1 -name "*-default:$p*" \
     -exec rm -rf {} + 2>/dev/null
 done
 
