@@ -1910,14 +1910,81 @@ static int gc_short(int r, bool verbose, const char *what,
   return r;
 }
 
+/* What gc_at keeps for every marker of one root. */
+struct gc_walk {
+  int root_fd, active_fd;
+  const char *resolved;
+  bool verbose;
+  const struct sr_trust_key *key;
+  /* The index's lock is waited for GC_LOCK_TRIES times in all, however
+   * many runs this closes: its owner may hold it for good and have made
+   * any number of dead runs (copies of one), each a second of root's
+   * --gc, or of a run's start, otherwise. */
+  unsigned lock_tries;
+  struct index_seen seen;
+};
+
+/* Counted exactly once (skillrun(1) METRICS), in its owner's index as the
+ * run itself would have been, unless a line there has its id: the run's
+ * own (it died after writing it, or a crash tore its last audit line), or
+ * that of a gc that closed it before.  Also when its metadata.json could
+ * not follow, as the next gc finds it counted.  When the index has lines
+ * without ids (an older version's) that may be the run's, as an older
+ * version did: counted if this gc closed it (`closed`).  0, or -errno when
+ * the line must wait for a later gc (the marker stays). */
+static int gc_count(struct gc_walk *w, int marker, const struct stat *mst,
+                    const char *ledger, size_t ledger_len,
+                    const char *tenant_id, const char *exec_id, bool closed) {
+  char line[SR_RECORD_LINE_MAX + 1];
+  int64_t started = -1;
+  int n = sr_reclaim_index_line(ledger, ledger_len, tenant_id, exec_id, line,
+                                sizeof(line), &started);
+  int found = n < 0 ? 0
+                    : index_counted(w->root_fd, mst->st_uid, &w->seen,
+                                    tenant_id, exec_id, started);
+  bool count, mine = mst->st_uid == geteuid();
+  int q;
+
+  if (found < -1)
+    return gc_short(found, w->verbose, "read the runs index to count",
+                    tenant_id, exec_id);
+  count = found == 0 ||
+          (found < 0 &&
+           (closed || fgetxattr(marker, SR_UNCOUNTED_XATTR, NULL, 0) >= 0));
+  q = n < 0    ? n
+      : !count ? 0
+               : append_index(w->root_fd, mst->st_uid, &w->lock_tries, line,
+                              (size_t)n);
+
+  /* None (root's gc in a user's root before any run of theirs ended) is
+   * not worth a word.  A line that could not go into the caller's own
+   * index for now (count_later: its lock held past gc's wait, no room, no
+   * descriptor) keeps the marker, noted as closed by a gc: the next gc
+   * finds the record closed and counts the run then (as its closer, where
+   * the index cannot tell).  One that cannot go for good (a .metrics
+   * another user made in a shared root: -EPERM), and a line for another
+   * user's index (root's gc over their root), whose owner may keep it
+   * locked for good: the run is closed all the same, uncounted, rather
+   * than fail every gc after. */
+  if (mine && count_later(q)) {
+    (void)fsetxattr(marker, SR_UNCOUNTED_XATTR, "1", 1, 0);
+    return gc_short(q, w->verbose, "count", tenant_id, exec_id);
+  }
+  if (w->verbose && q < 0 && q != -ENOENT)
+    printf("cannot count %s/%s in the runs index: %s\n", tenant_id, exec_id,
+           strerror(-q));
+  else if (w->verbose && count && q >= 0 && !closed)
+    printf("counted %s/%s in the runs index: its run ended without its "
+           "line\n",
+           tenant_id, exec_id);
+  return 0;
+}
+
 /* One marker of .active: 1 when its run was dead and is now cleaned and
  * closed, 0 when it is left alone (live, not provably the run's, not
  * ours to manage), -errno when closing its record failed (the marker
  * stays, for the next gc). */
-static int gc_one(int root_fd, int active_fd, const char *resolved,
-                  const char *name, bool verbose,
-                  const struct sr_trust_key *key, unsigned *lock_tries,
-                  struct index_seen *seen) {
+static int gc_one(struct gc_walk *w, const char *name) {
   _cleanup_close_ int marker = -1, tenant = -1, run = -1;
   _cleanup_free_ char *tenant_id = NULL, *ledger = NULL;
   const struct sr_trust_key *sign;
@@ -1931,7 +1998,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
 
   /* Read-write: a dead run's ledger gets its last line through it.  A
    * caller who may not write it may not manage the run either. */
-  marker = openat(active_fd, name,
+  marker = openat(w->active_fd, name,
                   O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
                       O_NOCTTY);
   if (marker < 0 || fstat(marker, &mst) < 0 || !S_ISREG(mst.st_mode))
@@ -1952,44 +2019,44 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   *exec_id++ = '\0';
   if (!sr_valid_id(tenant_id) || !sr_valid_id(exec_id))
     return 0;
-  tenant = openat(root_fd, tenant_id, OPEN_DIR_FLAGS);
+  tenant = openat(w->root_fd, tenant_id, OPEN_DIR_FLAGS);
   if (tenant >= 0)
     run = openat(tenant, exec_id, OPEN_DIR_FLAGS);
   run_errno = run < 0 ? errno : 0;
   r = run < 0 ? short_of(-run_errno) : marker_is_runs(marker, &mst, run);
   if (r < 0)
-    return gc_short(r, verbose, "look at", tenant_id, exec_id);
+    return gc_short(r, w->verbose, "look at", tenant_id, exec_id);
   if (r == 0) {
     if (stillborn(&mst, tenant, exec_id, run, run_errno)) {
-      if (verbose)
+      if (w->verbose)
         printf("removed %s/.active/%s: its run was killed before its "
                "record began\n",
-               resolved, name);
-      (void)unlinkat(active_fd, name, 0);
+               w->resolved, name);
+      (void)unlinkat(w->active_fd, name, 0);
       return 1;
     }
-    if (verbose)
+    if (w->verbose)
       printf("left %s/.active/%s alone: not the audit.jsonl of run %s/%s\n",
-             resolved, name, tenant_id, exec_id);
+             w->resolved, name, tenant_id, exec_id);
     return 0;
   }
   /* Larger than any ledger skillrun writes: not a run's record, and not
    * to be read (its owner may have made it a sparse file of a terabyte,
    * free to them, read up to the cap by every gc of theirs). */
   if ((uint64_t)mst.st_size > SR_AUDIT_MAX_FILE) {
-    if (verbose)
+    if (w->verbose)
       printf("left %s/.active/%s alone: its audit.jsonl is larger than "
              "skillrun writes one (%jd bytes)\n",
-             resolved, name, (intmax_t)mst.st_size);
+             w->resolved, name, (intmax_t)mst.st_size);
     return 0;
   }
   /* A staging copy left for good (the marker gone) is worst on a tmpfs,
    * where it holds memory nothing refers to any more. */
   r = short_of(sr_rm_rf_at(run, "staging"));
   if (r == 0)
-    r = remove_tmpfs_staging(resolved, name, marker, mst.st_uid);
+    r = remove_tmpfs_staging(w->resolved, name, marker, mst.st_uid);
   if (r < 0)
-    return gc_short(r, verbose, "remove the staging copy of", tenant_id,
+    return gc_short(r, w->verbose, "remove the staging copy of", tenant_id,
                     exec_id);
   (void)unlinkat(run, "metadata.json.tmp", 0);
   /* Read once, under the lock: the outputs it commits, its closing, its
@@ -1999,7 +2066,7 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   if (r >= 0)
     r = sr_read_fd(marker, SR_AUDIT_MAX_FILE, &ledger, &ledger_len);
   if (r < 0) {
-    if (verbose)
+    if (w->verbose)
       printf("cannot close the record of %s/%s: cannot read audit.jsonl: "
              "%s\n",
              tenant_id, exec_id, strerror(-r));
@@ -2007,97 +2074,52 @@ static int gc_one(int root_fd, int active_fd, const char *resolved,
   }
   /* Before the record is closed: a gc killed in between does it again. */
   r = sr_reclaim_outputs(ledger, ledger_len, run, mst.st_uid, &removed);
-  if (verbose && r < 0)
+  if (w->verbose && r < 0)
     printf("cannot clean the outputs of %s/%s: %s\n", tenant_id, exec_id,
            strerror(-r));
-  else if (verbose && removed)
+  else if (w->verbose && removed)
     printf("removed %u uncommitted output%s of %s/%s\n", removed,
            removed == 1 ? "" : "s", tenant_id, exec_id);
   /* An anchor says skillrun wrote the ledger: only one nobody but the
-   * key's holder could have written is signed.  Another user's (root's gc
+   * w->key's holder could have written is signed.  Another user's (root's gc
    * over their workspace, or a marker in a shared root's .active they
    * made first) is closed without one: they may have shaped it at will.
    * So is one whose owner the user namespace does not map, which shows as
    * the caller where the caller is the overflow uid. */
-  sign = sr_fd_owner_is_me(marker, &mst) ? key : NULL;
+  sign = sr_fd_owner_is_me(marker, &mst) ? w->key : NULL;
   r = sr_reclaim_run(marker, &ledger, &ledger_len, run, tenant_id, exec_id,
                      mst.st_uid, mst.st_gid, sign, &closed, &err);
-  if (verbose && r < 0)
+  if (w->verbose && r < 0)
     printf("cannot close the record of %s/%s: %s\n", tenant_id, exec_id,
            err.msg);
   /* Its metadata.json could not be replaced by what its owner put in its
    * place (a directory): no later gc could, and the ledger is closed. */
   metadata_failed = r < 0 && !strcmp(err.reason, "metadata");
   ledger_closed = r >= 0 || closed || metadata_failed;
-  /* Counted exactly once (skillrun(1) METRICS), in its owner's index as
-   * the run itself would have been, unless a line there has its id: the
-   * run's own (it died after writing it, or a crash tore its last audit
-   * line), or that of a gc that closed it before.  Also when its
-   * metadata.json could not follow, as the next gc finds it counted.
-   * When the index has lines without ids (an older version's) that may be
-   * the run's, as an older version did: counted if this call closed it. */
   if (ledger_closed) {
-    char line[SR_RECORD_LINE_MAX + 1];
-    int64_t started = -1;
-    int n = sr_reclaim_index_line(ledger, ledger_len, tenant_id, exec_id, line,
-                                  sizeof(line), &started);
-    int found = n < 0 ? 0
-                      : index_counted(root_fd, mst.st_uid, seen, tenant_id,
-                                      exec_id, started);
-    bool count, mine = mst.st_uid == geteuid();
-    int q;
-
-    if (found < -1)
-      return gc_short(found, verbose, "read the runs index to count", tenant_id,
-                      exec_id);
-    count = found == 0 ||
-            (found < 0 &&
-             (closed || fgetxattr(marker, SR_UNCOUNTED_XATTR, NULL, 0) >= 0));
-    q = n < 0 ? n
-        : !count
-            ? 0
-            : append_index(root_fd, mst.st_uid, lock_tries, line, (size_t)n);
-
-    /* None (root's gc in a user's root before any run of theirs
-     * ended) is not worth a word.  A line that could not go into the
-     * caller's own index for now (count_later: its lock held past gc's
-     * wait, no room, no descriptor) keeps the marker, noted as closed by
-     * a gc: the next gc finds the record closed and counts the run then
-     * (as its closer, where the index cannot tell).  One that cannot go
-     * for good (a .metrics another user made in a shared root: -EPERM),
-     * and a line for another user's index (root's gc over their root),
-     * whose owner may keep it locked for good: the run is closed all the
-     * same, uncounted, rather than fail every gc after. */
-    if (mine && count_later(q)) {
-      (void)fsetxattr(marker, SR_UNCOUNTED_XATTR, "1", 1, 0);
-      return gc_short(q, verbose, "count", tenant_id, exec_id);
-    }
-    if (verbose && q < 0 && q != -ENOENT)
-      printf("cannot count %s/%s in the runs index: %s\n", tenant_id, exec_id,
-             strerror(-q));
-    else if (verbose && count && q >= 0 && !closed)
-      printf("counted %s/%s in the runs index: its run ended without its "
-             "line\n",
-             tenant_id, exec_id);
+    int q = gc_count(w, marker, &mst, ledger, ledger_len, tenant_id, exec_id,
+                     closed);
+    if (q < 0)
+      return q;
   }
   if (metadata_failed && (err.err == EISDIR || err.err == EEXIST ||
                           err.err == ENOTEMPTY || err.err == ENOTDIR)) {
-    if (verbose)
+    if (w->verbose)
       printf("closed %s/%s without its metadata.json: %s\n", tenant_id, exec_id,
              err.msg);
-    (void)unlinkat(active_fd, name, 0);
+    (void)unlinkat(w->active_fd, name, 0);
     return 1;
   }
   if (r < 0)
     return r;
-  if (verbose)
+  if (w->verbose)
     printf("%s %s/%s%s\n",
            r > 0 ? "closed abandoned run" : "removed leftovers of", tenant_id,
            exec_id,
-           r > 0 && key && !sign ? " (not anchored: its ledger is another "
-                                   "user's)"
-                                 : "");
-  (void)unlinkat(active_fd, name, 0);
+           r > 0 && w->key && !sign ? " (not anchored: its ledger is another "
+                                      "user's)"
+                                    : "");
+  (void)unlinkat(w->active_fd, name, 0);
   return 1;
 }
 
@@ -2113,12 +2135,11 @@ static int gc_at(int root_fd, const char *resolved,
   const char *name;
   unsigned char type;
   unsigned cleaned = 0, failed = 0;
-  /* The index's lock is waited for GC_LOCK_TRIES times in all, however
-   * many runs this closes: its owner may hold it for good and have made
-   * any number of dead runs (copies of one), each a second of root's
-   * --gc, or of a run's start, otherwise. */
-  unsigned lock_tries = GC_LOCK_TRIES;
-  struct index_seen seen = {0};
+  struct gc_walk w = {.root_fd = root_fd,
+                      .resolved = resolved,
+                      .verbose = verbose,
+                      .key = key,
+                      .lock_tries = GC_LOCK_TRIES};
   int n, r;
 
   active_fd = openat(root_fd, ".active", OPEN_DIR_FLAGS);
@@ -2128,6 +2149,7 @@ static int gc_at(int root_fd, const char *resolved,
     return sr_error_set(err, SR_EXIT_FAILED, errno, "gc",
                         "cannot open %s/.active", resolved);
   }
+  w.active_fd = active_fd;
   if (max && sr_name_sample_init(&pick, max) < 0)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "gc", "gc");
   sr_dir_init(&d, active_fd);
@@ -2138,8 +2160,7 @@ static int gc_at(int root_fd, const char *resolved,
       sr_name_sample_offer(&pick, name);
       continue;
     }
-    r = gc_one(root_fd, active_fd, resolved, name, verbose, key, &lock_tries,
-               &seen);
+    r = gc_one(&w, name);
     if (r > 0)
       cleaned++;
     else if (r < 0)
@@ -2147,20 +2168,19 @@ static int gc_at(int root_fd, const char *resolved,
   }
   if (n < 0) {
     sr_name_sample_done(&pick);
-    sr_index_ids_free(seen.ids);
+    sr_index_ids_free(w.seen.ids);
     return sr_error_set(err, SR_EXIT_FAILED, -n, "gc", "cannot read %s/.active",
                         resolved);
   }
   for (unsigned i = 0; max && i < sr_name_sample_count(&pick); i++) {
-    r = gc_one(root_fd, active_fd, resolved, sr_name_sample_get(&pick, i),
-               verbose, key, &lock_tries, &seen);
+    r = gc_one(&w, sr_name_sample_get(&pick, i));
     if (r > 0)
       cleaned++;
     else if (r < 0)
       failed++;
   }
   sr_name_sample_done(&pick);
-  sr_index_ids_free(seen.ids);
+  sr_index_ids_free(w.seen.ids);
 done:
   if (n_cleaned)
     *n_cleaned = cleaned;
