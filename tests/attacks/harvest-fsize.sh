@@ -67,5 +67,52 @@ for mode in $MODES; do
   skill $mode -i "$T/big-input" -- /bin/true
   refused_as_error $mode "an input" inputs "input $T/big-input"
 done
+
+# Many outputs under a file-size limit that audit.jsonl's room for the
+# artifact list runs into: 100 empty files with 150-byte names, whose
+# list alone would need some 250 KiB of room there, under ulimit -f
+# 160 KiB.  The list stops after some entry, truncated true; its events
+# then soon have no room either, and the harvest fails (125,
+# audit_write), or, with a few entries left, the run succeeds with the
+# list cut.  Either way metadata.json is whole and says what was
+# committed: every artifact_committed counted, its list the first of
+# them, cut as execution_completed's where that has one (skillrun(1),
+# AUDIT EVENTS and FILES; not an empty list).
+# A bundle of its own: the attacker's is larger than that.
+MANY=$T/many-bundle
+mkbundle "$MANY" "Writes many outputs."
+chmod -R a+rX "$MANY"
+b=$B
+B=$MANY
+CALLER=(bash -c 'ulimit -S -f 160 && exec "$@"' -)
+for mode in $MODES; do
+  skill $mode -- /bin/sh -c '
+    n=0; while [ $n -lt 100 ]; do
+      n=$((n + 1)); : >/workspace/outputs/$(printf "%0150d" $n) || exit 1
+    done
+  '
+  r=$(dirname "$(dirname "$OUT")")
+  check "$mode: 100 outputs, their list past ulimit -f: skillrun exits 0 or 125 ($rc)" \
+    test "$rc" = 0 -o "$rc" = 125
+  check "$mode: ... audit verifies" audit_ok "$AUDIT"
+  c=$(grep -c '"artifact_committed"' "$AUDIT")
+  n=$("$JQ" '.result.artifacts.list | length' "$r/metadata.json")
+  is "$mode: ... metadata.json counts the $c artifact_committed, its list of $n cut (truncated)" \
+    "$("$JQ" -r '[.result.artifacts.files, .result.artifacts.truncated, (.result.artifacts.list | length > 0 and length < 100)] | @tsv' "$r/metadata.json")" \
+    "$c	true	true"
+  committed=$("$JQ" -c 'select(.event == "artifact_committed") | {path, size, sha256, mode}' "$AUDIT" | head -n "${n:-0}" | "$JQ" -cs .)
+  is "$mode: ... its list is the first $n artifact_committed" \
+    "$("$JQ" -c .result.artifacts.list "$r/metadata.json")" "$committed"
+  if [ "$rc" = 0 ]; then
+    is "$mode: ... execution_completed has the same artifacts" \
+      "$(field "$AUDIT" execution_completed '.artifacts | tojson')" \
+      "$("$JQ" -c .result.artifacts "$r/metadata.json")"
+  else
+    is "$mode: ... the run is closed as an error, audit_write" \
+      "$(last "$AUDIT") $(field "$AUDIT" error .reason)" \
+      "$(printf 'execution_completed\terror') audit_write"
+  fi
+done
+B=$b
 CALLER=()
 finish
