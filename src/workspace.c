@@ -1221,19 +1221,28 @@ json_t *sr_artifacts_json(const struct sr_artifacts *a) {
 }
 
 /* One artifact into the list, unless that could make the list's JSON pass
- * SR_ARTIFACT_LIST_MAX, or the run's audit.jsonl cannot keep room for it
- * on a full file system (sr_audit_keep_room), twice: in
- * execution_completed, and indented in metadata.json, which gets the room
- * when the ledger's last line is written.  Then the list stops
- * (truncated), the artifact_committed events being the full record. */
+ * SR_ARTIFACT_LIST_MAX (estimated, as gc does for a run it closes), or the
+ * run's audit.jsonl cannot keep room for it on a full file system
+ * (sr_audit_keep_room), twice: in execution_completed, and indented in
+ * metadata.json, which gets the room when the ledger's last line is
+ * written.  Then the list stops (truncated), the artifact_committed
+ * events being the full record.  The room is kept for the entry as it
+ * will be written: kept for the estimate, the list took up to seven times
+ * what it needed of a nearly full file system, and the artifact_committed
+ * events still to come found none left (a run failed with room enough
+ * for its whole record). */
 static int list_artifact(struct sr_artifacts *a, struct sr_audit *audit,
                          const json_t *item, const char *path) {
   size_t cost = SR_ARTIFACT_ENTRY_MAX(strlen(path));
   const uint64_t list = a->list_bytes + cost,
-                 entries = json_array_size(a->list) + 1;
+                 entries = json_array_size(a->list) + 1,
+                 written = a->list_json +
+                           json_dumpb(item, NULL, 0,
+                                      JSON_COMPACT | JSON_PRESERVE_ORDER) +
+                           1;
 
   if (a->truncated || list > SR_ARTIFACT_LIST_MAX ||
-      sr_audit_keep_room(audit, a->metadata_base + 2 * list +
+      sr_audit_keep_room(audit, a->metadata_base + 2 * written +
                                     entries * SR_METADATA_ENTRY_INDENT) < 0) {
     a->truncated = true;
     return 0;
@@ -1243,6 +1252,7 @@ static int list_artifact(struct sr_artifacts *a, struct sr_audit *audit,
   if (json_array_append(a->list, (json_t *)item) < 0)
     return -ENOMEM;
   a->list_bytes += cost;
+  a->list_json = written;
   return 0;
 }
 

@@ -205,6 +205,10 @@ struct sr_artifacts {
   json_t *list; /* JSON array, NULL before the harvest */
   bool truncated;
   size_t list_bytes; /* the list's JSON size, at most (estimated) */
+  /* ... and as written (compact, separators included): the room its two
+   * copies take is kept for this, not for the estimate above, which is
+   * some seven times more for a plain name */
+  uint64_t list_json;
   /* metadata.json's size bar the list, at most (SR_METADATA_RESULT_MAX
    * beyond the sandbox's copy), once the run keeps room for it; 0 before */
   uint64_t metadata_base;

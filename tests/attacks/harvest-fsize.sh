@@ -70,21 +70,21 @@ done
 
 # Many outputs under a file-size limit that audit.jsonl's room for the
 # artifact list runs into: 100 empty files with 150-byte names, whose
-# list alone would need some 250 KiB of room there, under ulimit -f
-# 160 KiB.  The list stops after some entry, truncated true; its events
-# then soon have no room either, and the harvest fails (125,
-# audit_write), or, with a few entries left, the run succeeds with the
-# list cut.  Either way metadata.json is whole and says what was
-# committed: every artifact_committed counted, its list the first of
-# them, cut as execution_completed's where that has one (skillrun(1),
-# AUDIT EVENTS and FILES; not an empty list).
+# list would need some 60 KiB of room there, under ulimit -f 100 KiB.
+# The list stops after some entry, truncated true, or the events run out
+# of room first; then the harvest fails (125, audit_write), or, with a
+# few entries left, the run succeeds with the list cut.  Either way
+# metadata.json is whole and says what was committed: every
+# artifact_committed counted, its list the first of them (all of them
+# unless truncated), as execution_completed's where that has one
+# (skillrun(1), AUDIT EVENTS and FILES; not an empty list).
 # A bundle of its own: the attacker's is larger than that.
 MANY=$T/many-bundle
 mkbundle "$MANY" "Writes many outputs."
 chmod -R a+rX "$MANY"
 b=$B
 B=$MANY
-CALLER=(bash -c 'ulimit -S -f 160 && exec "$@"' -)
+CALLER=(bash -c 'ulimit -S -f 100 && exec "$@"' -)
 for mode in $MODES; do
   skill $mode -- /bin/sh -c '
     n=0; while [ $n -lt 100 ]; do
@@ -97,8 +97,8 @@ for mode in $MODES; do
   check "$mode: ... audit verifies" audit_ok "$AUDIT"
   c=$(grep -c '"artifact_committed"' "$AUDIT")
   n=$("$JQ" '.result.artifacts.list | length' "$r/metadata.json")
-  is "$mode: ... metadata.json counts the $c artifact_committed, its list of $n cut (truncated)" \
-    "$("$JQ" -r '[.result.artifacts.files, .result.artifacts.truncated, (.result.artifacts.list | length > 0 and length < 100)] | @tsv' "$r/metadata.json")" \
+  is "$mode: ... metadata.json counts the $c artifact_committed, lists $n of them, truncated if fewer" \
+    "$("$JQ" -r '.result.artifacts | [.files, (.list | length > 0), .truncated == (.list | length < $c)] | @tsv' --argjson c "$c" "$r/metadata.json")" \
     "$c	true	true"
   committed=$("$JQ" -c 'select(.event == "artifact_committed") | {path, size, sha256, mode}' "$AUDIT" | head -n "${n:-0}" | "$JQ" -cs .)
   is "$mode: ... its list is the first $n artifact_committed" \

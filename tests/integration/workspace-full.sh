@@ -37,6 +37,47 @@ for free in $(seq 32 8 160); do
 done
 EOS
 
+# The same for a run of many outputs, whose final events list them: 200
+# empty files of 150-byte names, a record of some 230 KB (the run's
+# audit.jsonl 160 KB, metadata.json 65 KB), on a tmpfs of 1 MiB filled to
+# leave 192 to 352 KiB.  The room kept for the list was that of the
+# longest JSON each entry could have (seven bytes a path byte): 2.5 KB an
+# entry, and no run succeeded with less than 616 KiB free, the
+# artifact_committed events finding no room for themselves (125).
+cat >"$T/sweep-many.sh" <<'EOS'
+set -u
+mnt=$1 bundle=$2 mode=$3 uid=$4
+for free in $(seq 192 32 352); do
+  mount -t tmpfs -o "size=1m,mode=0755,uid=$uid,gid=$uid" full "$mnt" || exit 1
+  head -c $(((1024 - free) * 1024)) /dev/zero >"$mnt/fill"
+  if [ "$mode" = user ]; then
+    pre=(setpriv --reuid="$uid" --regid="$uid" --clear-groups -- env -u XDG_RUNTIME_DIR)
+  else
+    pre=(env)
+  fi
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$mnt" --execution-id "m$free" "$bundle" \
+    -- /bin/sh -c 'n=0; while [ $n -lt 200 ]; do n=$((n + 1));
+                     : >"$SKILLRUN_OUTPUTS/$(printf %0150d $n)"; done' \
+    >"$mnt.a" 2>/dev/null
+  rc=$?
+  listed=$("$JQ" -r 'select(.event == "execution_completed") |
+                     "\(.artifacts.list | length)/\(.artifacts.files)"' "$mnt.a" 2>/dev/null)
+  echo "$free $rc ${listed:--}"
+  umount "$mnt" || exit 1
+done
+EOS
+
+for mode in $MODES; do
+  out=$(sweep_own_tmpfs "$mode" "$T/sweep-many.sh")
+  diag "$mode: 200 outputs: free KiB, exit status, listed/files:"
+  while read -r line; do diag "  $line"; done <<<"$out"
+  first=$(awk '$2 == 0 { print $1; exit }' <<<"$out")
+  check "$mode: a run of 200 outputs fits in 320 KiB, all listed" \
+    grep -q '^320 0 200/200$' <<<"$out"
+  is "$mode: past the first run of them that fits ($first KiB), every one with more room fits" \
+    "$(awk -v f="${first:-999}" '$1 >= f && $2 != 0' <<<"$out")" ""
+done
+
 for mode in $MODES; do
   out=$(sweep_own_tmpfs "$mode" "$T/sweep.sh")
   diag "$mode: free KiB, exit status, error reason:"
