@@ -8,9 +8,41 @@
 #include "error.h"
 #include "util.h"
 
+/* What of a message too long for msg stays before the cut (the rest is
+ * its end). */
+#define MSG_HEAD 192
+
+/* text (len bytes) into msg, whole when it fits; otherwise its start and
+ * its end around "...", each cut where a character begins.  Its end is
+ * what the message is about ("x.profile:2: unknown key 'k'", ": File name
+ * too long"), after a path that may be as long as PATH_MAX: cut at the
+ * end, a long path left nothing of it. */
+static void set_msg(struct sr_error *e, const char *text, size_t len) {
+  const size_t cap = sizeof(e->msg) - 1;
+  size_t head = MSG_HEAD, tail;
+
+  if (len <= cap) {
+    memcpy(e->msg, text, len);
+    e->msg[len] = '\0';
+    return;
+  }
+  while (head > 0 && ((unsigned char)text[head] & 0xc0) == 0x80)
+    head--;
+  tail = len - (cap - head - 3);
+  while (tail < len && ((unsigned char)text[tail] & 0xc0) == 0x80)
+    tail++;
+  memcpy(e->msg, text, head);
+  memcpy(e->msg + head, "...", 3);
+  memcpy(e->msg + head + 3, text + tail, len - tail);
+  e->msg[head + 3 + len - tail] = '\0';
+}
+
 static int vset(struct sr_error *e, int exit_code, int err, const char *layer,
                 const char *reason, const char *fmt, va_list ap) {
   int r = err > 0 ? -err : -EINVAL;
+  _cleanup_free_ char *text = NULL, *whole = NULL;
+  va_list copy;
+  int n;
 
   if (!e || e->exit_code != 0)
     return r;
@@ -18,10 +50,27 @@ static int vset(struct sr_error *e, int exit_code, int err, const char *layer,
   e->err = err;
   snprintf(e->layer, sizeof(e->layer), "%s", layer ? layer : "");
   snprintf(e->reason, sizeof(e->reason), "%s", reason ? reason : "");
-  vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-  if (err > 0) {
-    size_t n = strlen(e->msg);
-    snprintf(e->msg + n, sizeof(e->msg) - n, ": %s", strerror(err));
+  va_copy(copy, ap);
+  n = vasprintf(&text, fmt, copy);
+  va_end(copy);
+  if (n < 0)
+    text = NULL; /* undefined after a failure */
+  if (n >= 0 && err <= 0) {
+    set_msg(e, text, (size_t)n);
+  } else if (n >= 0 &&
+             (n = asprintf(&whole, "%s: %s", text, strerror(err))) >= 0) {
+    set_msg(e, whole, (size_t)n);
+  } else {
+    /* No memory for the whole text: as much of it as msg holds. */
+    size_t m;
+
+    if (text)
+      set_msg(e, text, strlen(text));
+    else
+      vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    m = strlen(e->msg);
+    if (err > 0)
+      snprintf(e->msg + m, sizeof(e->msg) - m, ": %s", strerror(err));
   }
   return r;
 }

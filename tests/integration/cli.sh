@@ -142,6 +142,23 @@ run --explain -p "$tmp/typo.profile" bundle
 check "a mistyped profile key exits 125 (got $rc)" test "$rc" -eq 125
 check "... naming file:line and the nearest key" \
   grep -qF "typo.profile:2: unknown key 'memroy' (did you mean 'memory'?)" "$tmp/err"
+# ... also at the end of a path of 1,500 bytes: a message too long for
+# its 1 KiB is cut in its middle, never at its end, which says what is
+# wrong (it was cut at the end: a part of the path, nothing else).
+long="$tmp/$(printf 'd%.0s' $(seq 60))"
+long="$long$(printf "/${long##*/}%.0s" $(seq 24))"
+mkdir -p "$long"
+cp "$tmp/typo.profile" "$long/typo.profile"
+run --explain -p "$long/typo.profile" bundle
+check "a mistyped key in a profile of a 1.5 KB path exits 125 (got $rc)" test "$rc" -eq 125
+check "... the message still names file:line and the key, cut in its middle" \
+  grep -qE "^skillrun: $tmp/d+/d+.*[.]{3}[d/]*/typo[.]profile:2: unknown key 'memroy' \(did you mean 'memory'\?\)\$" "$tmp/err"
+check "... in one line of at most 1 KiB" \
+  test "$(wc -l <"$tmp/err")" -eq 1 -a "$(wc -c <"$tmp/err")" -le 1050
+run --workspace-root "$tmp/ws-long" "$long/nothing-here" -- /bin/true
+check "a bundle of a 1.5 KB path that is not there exits 125 or 123 (got $rc)" \
+  test "$rc" -eq 125 -o "$rc" -eq 123
+check "... its message ends with the reason" grep -qE "No such file or directory\$" "$tmp/err"
 
 # A path the caller gives is quoted in one line of stderr, whatever bytes
 # it holds: a newline or a terminal escape in it is shown as '?' (as in

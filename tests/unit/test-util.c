@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "error.h"
 #include "fdutil.h"
 #include "util.h"
 
@@ -962,6 +963,44 @@ static void test_strv(void **state) {
 
 /* The calendar arithmetic against the C library's, across leap days,
  * century years and the ends of months, and at random. */
+/* A message longer than struct sr_error's msg keeps its start and its end
+ * (what it says went wrong) around "...", never cutting a character. */
+static void test_error_long_message(void **state) {
+  struct sr_error e = {0};
+  char path[1601];
+  size_t len;
+
+  (void)state;
+  /* "é" (two bytes) 800 times: a cut at an even offset only. */
+  for (size_t i = 0; i < 1600; i += 2)
+    memcpy(path + i, "\xc3\xa9", 2);
+  path[1600] = '\0';
+  assert_int_equal(sr_error_set(&e, 125, 0, "config_invalid",
+                                "/x%s/y.profile:2: unknown key 'k'", path),
+                   -EINVAL);
+  len = strlen(e.msg);
+  assert_true(len <= sizeof(e.msg) - 1);
+  assert_true(len >= sizeof(e.msg) - 5);
+  assert_true(sr_utf8_valid(e.msg, len));
+  assert_memory_equal(e.msg, "/x\xc3\xa9", 4);
+  assert_non_null(strstr(e.msg, "..."));
+  assert_string_equal(e.msg + len - strlen("/y.profile:2: unknown key 'k'"),
+                      "/y.profile:2: unknown key 'k'");
+
+  /* With an errno, its text is the end that stays. */
+  sr_error_clear(&e);
+  sr_error_set(&e, 125, ENAMETOOLONG, "bundle", "cannot open %s", path);
+  len = strlen(e.msg);
+  assert_true(sr_utf8_valid(e.msg, len));
+  assert_string_equal(e.msg + len - strlen(": File name too long"),
+                      ": File name too long");
+
+  /* One that fits is whole. */
+  sr_error_clear(&e);
+  sr_error_set(&e, 125, ENOENT, "bundle", "cannot open %s", "/b");
+  assert_string_equal(e.msg, "cannot open /b: No such file or directory");
+}
+
 static void test_format_rfc3339(void **state) {
   static const time_t fixed[] = {
       0,          59,         86399,      86400,       951782399,  951782400,
@@ -1590,6 +1629,7 @@ int main(void) {
       cmocka_unit_test(test_strndup_safe),
       cmocka_unit_test(test_grow_array),
       cmocka_unit_test(test_strv),
+      cmocka_unit_test(test_error_long_message),
       cmocka_unit_test(test_format_rfc3339),
       cmocka_unit_test(test_now_rfc3339),
       cmocka_unit_test(test_now_mono_ms),
