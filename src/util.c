@@ -306,7 +306,7 @@ bool sr_name_misleads(const char *s, size_t len) {
 
   for (size_t i = 0; i < len;) {
     size_t n = sr_utf8_seq(p + i, len - i, &skip);
-    if (n > 0 && name_escape_kind(p + i, n))
+    if (n > 0 ? name_escape_kind(p + i, n) != 0 : p[i] >= 0x80 && p[i] <= 0x9f)
       return true;
     i += n > 0 ? n : 1;
   }

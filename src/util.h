@@ -59,7 +59,9 @@ size_t sr_utf8_cut(const char *s, size_t len, size_t max);
  */
 bool sr_name_needs_escape(const char *s, size_t len);
 /* Whether such a name holds a control, a bidirectional formatting
- * character or a line separator (bytes that are not UTF-8 aside). */
+ * character or a line separator; of the bytes that are not UTF-8, one of
+ * 0x80 - 0x9f, which a terminal of 8-bit characters reads as a C1 control
+ * (0x9b as ESC [), as sr_error_for_terminal shows it. */
 bool sr_name_misleads(const char *s, size_t len);
 /*
  * The display form of such a name, NUL-terminated and malloc'd (NULL on

@@ -1568,7 +1568,8 @@ static int harvest_entry(struct harvest *h, int src_dir, int dst_dir,
     return skip(h, SKIP_GONE, rel);
   /* A name that is not UTF-8 is harvested (and recorded with its bytes);
    * one that would mislead a terminal or a listing is not created on the
-   * host at all. */
+   * host at all: also one whose bytes that are not UTF-8 include one that
+   * a terminal of 8-bit characters reads as a control. */
   if (sr_name_misleads(name, strlen(name)))
     return skip(h, SKIP_NAME, rel);
   if (strlen(rel) > HARVEST_MAX_PATH)

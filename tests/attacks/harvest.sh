@@ -63,11 +63,13 @@ for mode in root user; do
   is "$mode: ... no link reached the host" "$(find "$(run_dir)/outputs" -type l | wc -l)" 0
 
   # Names: not UTF-8 (harvested, recorded escaped with its bytes), an
-  # escape sequence and a right-to-left override (skipped, recorded).
+  # escape sequence, a right-to-left override and a byte 0x9b that is not
+  # UTF-8, ESC [ on a terminal of 8-bit characters (skipped, recorded).
   skill $mode -- /bin/sh -c '
     cd /workspace/outputs
     printf "latin-1\n" >"$(printf "caf\351.txt")"
     printf "x\n" >"$(printf "\033[2Jclear")"
+    printf "x\n" >"$(printf "csi\2332J")"
     printf "x\n" >"$(printf "evil\342\200\256txt.exe")"
     printf "x\n" >"$(printf "line\342\200\250sep")"
     printf "x\n" >"$(printf "para\342\200\251sep")"
@@ -83,11 +85,11 @@ for mode in root user; do
     "$("$JQ" -r '"\(.size) \(.sha256)"' <<<"$art")" "8 $(printf 'latin-1\n' | sha256sum | cut -d' ' -f1)"
   check "$mode: ... and is on the host under its own name" \
     test -f "$(run_dir)/outputs/$(printf 'caf\351.txt')"
-  skipped=$(warnings "$AUDIT" | "$JQ" -r 'select(.skipped == "name") | .path' | sort | tr '\n' ' ')
-  is "$mode: names with an escape sequence, a bidi override or a line separator are skipped and named" \
-    "$skipped" '\x1b[2Jclear evil\u202etxt.exe line\u2028sep para\u2029sep '
+  skipped=$(warnings "$AUDIT" | "$JQ" -r 'select(.skipped == "name") | .path' | LC_ALL=C sort | tr '\n' ' ')
+  is "$mode: names with an escape sequence, a bidi override, a line separator or a raw C1 byte are skipped and named" \
+    "$skipped" '\x1b[2Jclear csi\x9b2J evil\u202etxt.exe line\u2028sep para\u2029sep '
   is "$mode: ... not created on the host" \
-    "$(find "$(run_dir)/outputs" -name '*clear' -o -name 'evil*' -o -name '*sep' | wc -l)" 0
+    "$(find "$(run_dir)/outputs" -name '*clear' -o -name 'evil*' -o -name '*sep' -o -name 'csi*' | wc -l)" 0
   check "$mode: ... and no line separator is in the record raw" \
     not grep -q $'\342\200\250\|\342\200\251' "$AUDIT" "$(run_dir)/metadata.json"
   check "$mode: a directory below the depth limit is reported" \

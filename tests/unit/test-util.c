@@ -1159,6 +1159,19 @@ static void test_name_escape(void **state) {
     assert_true(sr_utf8_valid(e, strlen(e)));
     free(e);
   }
+  /* Misleading, not to be created on the host: a control, a bidi
+   * character, a line separator, and a byte 0x80 - 0x9f that is not UTF-8
+   * (a C1 control on a terminal of 8-bit characters); other bytes that
+   * are not UTF-8 only need escaping. */
+  assert_true(sr_name_misleads("\x1b[2J", 4));
+  assert_true(sr_name_misleads("evil\xe2\x80\xaetxt", 10));
+  assert_true(sr_name_misleads("csi\x9b"
+                               "2J",
+                               6));
+  assert_true(sr_name_misleads("\x80", 1));
+  assert_false(sr_name_misleads("caf\xe9", 4));
+  assert_false(sr_name_misleads("\xff\xfe", 2));
+  assert_false(sr_name_misleads("caf\xc3\xa9", 5));
 }
 
 /* Terminal escaping: controls and C1 never pass raw, whatever the chunk
