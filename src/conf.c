@@ -494,7 +494,7 @@ static int use_profile(struct conf_ctx *ctx, int fd, int dir,
     return r;
   /* And the directories it is in: whoever can write one can put
    * another profile under its name. */
-  r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, &fault);
+  r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, 0, &fault);
   if (r < 0)
     return dir_error(ctx->err, r, &fault, where, "profile ", path);
   if (resolved) {
@@ -733,7 +733,7 @@ int sr_conf_load_platform(const char *path, bool named, struct sr_conf *out,
                         (unsigned)(st.st_mode & 07777));
   /* Nor may anyone else write a directory above it, who could rename
    * another file of root's over it. */
-  r = sr_check_dir_chain(dir, 0, NULL, &fault);
+  r = sr_check_dir_chain(dir, 0, NULL, 0, &fault);
   if (r < 0)
     return dir_error(err, r, &fault, "", "", path);
   /* No include: skillrun.conf is root's alone, which no profile is. */

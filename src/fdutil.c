@@ -993,7 +993,7 @@ bool sr_root_mode(void) {
 
 int sr_check_dir_chain(int dirfd, uid_t owner,
                        bool (*group_ok)(int fd, const struct stat *st),
-                       struct sr_dir_fault *fault) {
+                       unsigned flags, struct sr_dir_fault *fault) {
   _cleanup_close_ int cur = -1;
   struct stat st, root;
   int fd = dirfd;
@@ -1001,18 +1001,23 @@ int sr_check_dir_chain(int dirfd, uid_t owner,
   if (fstat(fd, &st) < 0 || stat("/", &root) < 0)
     return -errno;
   for (unsigned level = 0;; level++) {
-    const bool sticky = level > 0 && (st.st_mode & S_ISVTX);
+    const bool sticky =
+        (level > 0 || (flags & SR_CHAIN_STICKY_HERE)) && (st.st_mode & S_ISVTX);
+    const bool as_root =
+        (flags & SR_CHAIN_UNMAPPED_AS_ROOT) && sr_fd_owner_unmapped(fd, &st);
     struct stat up;
     int next;
 
     fault->why = SR_DIR_OK;
     fault->unmapped = false;
-    if (st.st_uid != 0 && st.st_uid != owner)
+    if (st.st_uid != 0 && st.st_uid != owner && !as_root)
       fault->why = SR_DIR_OWNER;
     /* The caller's uid, which an unmapped owner's can show as. */
-    else if (st.st_uid != 0 && owner == geteuid() &&
+    else if (st.st_uid != 0 && owner == geteuid() && !as_root &&
              !sr_fd_owner_is_me(fd, &st))
       fault->why = SR_DIR_OWNER, fault->unmapped = true;
+    else if ((flags & SR_CHAIN_ROOTS_ANY_MODE) && (st.st_uid == 0 || as_root))
+      ;
     else if ((st.st_mode & S_IWOTH) && !sticky)
       fault->why = SR_DIR_OTHERS;
     else if ((st.st_mode & S_IWGRP) && !sticky &&

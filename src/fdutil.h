@@ -237,9 +237,18 @@ struct sr_dir_fault {
   mode_t mode;
   char path[PATH_MAX];
 };
+/* flags: a sticky dirfd passes too (for a directory in it, which no hard
+ * link can take the place of) */
+#define SR_CHAIN_STICKY_HERE 1u
+/* flags: an owner this user namespace does not map passes, as root's,
+ * which it cannot be told from ("/" where only the caller is mapped) */
+#define SR_CHAIN_UNMAPPED_AS_ROOT 2u
+/* flags: a directory of root's passes whatever its mode (the
+ * administrator's layout: a Kubernetes emptyDir is 0777) */
+#define SR_CHAIN_ROOTS_ANY_MODE 4u
 int sr_check_dir_chain(int dirfd, uid_t owner,
                        bool (*group_ok)(int fd, const struct stat *st),
-                       struct sr_dir_fault *fault);
+                       unsigned flags, struct sr_dir_fault *fault);
 /* Whether st's group is its owner's private one (Debian's and Ubuntu's
  * user groups, with a umask of 002): the owner's primary group, named
  * after the owner, listing nobody else and nobody else's primary group,

@@ -144,7 +144,7 @@ static int load_net_hosts(struct sr_run *run, struct sr_error *err) {
                         path);
   /* Nor may anyone else write a directory above it, who could rename
    * another of root's files over its name. */
-  r = sr_check_dir_chain(dir, 0, NULL, &fault);
+  r = sr_check_dir_chain(dir, 0, NULL, 0, &fault);
   if (r < 0)
     return r == -EPERM
                ? sr_error_set(err, SR_EXIT_FAILED, 0, "config_invalid",

@@ -389,7 +389,7 @@ static int load_key(const char *path, bool private_key, bool root_only,
   /* Nor a directory above it: whoever could write one could rename
    * another of root's keys over its name (community.pub as official.pub),
    * or remove it. */
-  if (root_only && (r = sr_check_dir_chain(dir, 0, NULL, &fault)) < 0)
+  if (root_only && (r = sr_check_dir_chain(dir, 0, NULL, 0, &fault)) < 0)
     return r == -EPERM
                ? sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                               "key %s %s", path,
@@ -406,8 +406,8 @@ static int load_key(const char *path, bool private_key, bool root_only,
    * caller's over the key's name, and the caller signs with a key it did
    * not name. */
   if (private_key && !root_only &&
-      (r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, &fault)) <
-          0)
+      (r = sr_check_dir_chain(dir, geteuid(), sr_dir_group_is_owners, 0,
+                              &fault)) < 0)
     return r == -EPERM
                ? sr_error_set(err, SR_EXIT_FAILED, 0, "key_invalid",
                               "private key %s %s", path,

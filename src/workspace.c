@@ -77,6 +77,67 @@ int sr_workspace_default_root(char **out, struct sr_error *err) {
 }
 
 /*
+ * Whether the directory dirfd and those above it are root's or the
+ * caller's, and the caller's writable by nobody else (sticky ones and the
+ * owner's private group allowed; sr_check_dir_chain): the workspace root
+ * in another user's directory, or in one of the caller's that others may
+ * write, is theirs to rename and replace, and the run_dir its runs'
+ * records name with it, as a tenant directory of theirs would be
+ * (skillrun(1) SECURITY).  The mode of root's directories is the
+ * administrator's choice: a Kubernetes emptyDir, the kubelet's, is 0777
+ * without the sticky bit, for whichever uid the pod runs as.  An owner a
+ * user namespace does not map is taken as root's ("/" where only the
+ * caller is mapped).
+ */
+static int check_dirs_above(int dirfd, const char *root, struct sr_error *err) {
+  /* dirfd: the directory the root is (or will be made) in, or one above */
+  struct sr_dir_fault fault;
+  char why[PATH_MAX + 256];
+  int r;
+
+  r = sr_check_dir_chain(dirfd, geteuid(), sr_dir_group_is_owners,
+                         SR_CHAIN_STICKY_HERE | SR_CHAIN_UNMAPPED_AS_ROOT |
+                             SR_CHAIN_ROOTS_ANY_MODE,
+                         &fault);
+  if (r == -EPERM)
+    return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                        "workspace root %s %s", root,
+                        sr_dir_fault_why(&fault, why, sizeof(why)));
+  if (r < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, -r, "workspace",
+                        "cannot check the directories above workspace root %s",
+                        root);
+  return 0;
+}
+
+/* Before a missing workspace root is made (mkdir -p): the deepest of its
+ * directories there is must be one nobody else may rename things in, or
+ * what is made there would be theirs to move. */
+static int check_where_root_is_made(const char *root, struct sr_error *err) {
+  _cleanup_free_ char *path = strdup(root);
+  _cleanup_close_ int fd = -1;
+  char *slash;
+
+  if (!path)
+    return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
+  for (;;) {
+    fd = sr_open_dir_path(AT_FDCWD, path, false, 0, NULL);
+    /* Opened, or an error the walk that makes the root says better. */
+    if (fd != -ENOENT)
+      break;
+    slash = strrchr(path, '/');
+    if (!slash)
+      return 0;
+    slash[slash == path] = '\0';
+  }
+  if (fd < 0)
+    return 0;
+  if (!strcmp(path, root))
+    return 0; /* there already: its parents are checked once it is open */
+  return check_dirs_above(fd, root, err);
+}
+
+/*
  * The workspace root, opened component by component from "/" (mkdir -p,
  * for the administrator's or the caller's path: a missing directory is
  * made, mode 0711, when `create`): an fd, or the error.  A symbolic link
@@ -93,6 +154,11 @@ int sr_workspace_open_root(const char *root, bool create,
   struct sr_foreign_link fl;
   int r;
 
+  if (create) {
+    r = check_where_root_is_made(root, err);
+    if (r < 0)
+      return r;
+  }
   cur = sr_open_dir_path(AT_FDCWD, root, create, 0711, &fl);
   if (cur == -SR_EFOREIGNLINK) {
     char why[PATH_MAX + 160];
@@ -186,10 +252,24 @@ static int check_owned_dir(int fd, const char *path, const char *what,
   return 0;
 }
 
+/* The directories above the open workspace root (check_dirs_above). */
+static int check_root_parents(int root_fd, const char *root,
+                              struct sr_error *err) {
+  _cleanup_close_ int up =
+      openat(root_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+  if (up < 0)
+    return sr_error_set(err, SR_EXIT_FAILED, errno, "workspace",
+                        "cannot open the directory above workspace root %s",
+                        root);
+  return check_dirs_above(up, root, err);
+}
+
 bool sr_workspace_root_usable(int root_fd) {
   struct sr_error ignored = {0};
 
-  return check_owned_dir(root_fd, "", "workspace root", true, &ignored) == 0;
+  return check_owned_dir(root_fd, "", "workspace root", true, &ignored) == 0 &&
+         check_root_parents(root_fd, "", &ignored) == 0;
 }
 
 /* A new record file of the run (audit.jsonl, the logs), mode 0600, the
@@ -441,6 +521,8 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (!ws->root)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");
   r = check_owned_dir(ws->root_fd, resolved, "workspace root", true, err);
+  if (r >= 0)
+    r = check_root_parents(ws->root_fd, resolved, err);
   if (r < 0)
     return r;
 

@@ -172,14 +172,17 @@ wait "$victim" 2>/dev/null
 # run named after root's live one and no attribute (as an older version's
 # marker has none).  gc looked for such a marker's staging in its own
 # tmpfs bases, under the name the path and the marker give, and removed
-# the live run's verified bundle.
-R=$A/rootws
-mkdir "$R"
+# the live run's verified bundle.  A run no longer starts in such a root
+# (ownership.sh): the directory becomes the other user's once the run
+# is live (as one of an older version's, or one chowned later).
+R=$T/later-theirs/rootws
+mkdir -p "$R"
 "$SKILLRUN" --workspace-root "$R" --execution-id victim2 "$B" \
   -- /bin/sh -c 'sleep 60' >"$T/victim2.audit" 2>/dev/null &
 victim=$!
 bg_pids+=("$victim")
 for _ in $(seq 200); do grep -q '"state":"running"' "$T/victim2.audit" 2>/dev/null && break; sleep 0.05; done
+chown "$OTHER:$OTHER" "$T/later-theirs"
 staging=$(field "$T/victim2.audit" bundle_verified .staging)
 if [ "${staging#"$(realpath "$R")"/}" != "$staging" ]; then
   pass "# SKIP root's live run is staged in its run directory, not on a tmpfs base"

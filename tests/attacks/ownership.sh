@@ -98,6 +98,45 @@ for mode in root user; do
   # not count in an index another user made there.
   is "$mode: ... and nothing was made in it" "$(ls -A "$W")" ""
 
+  # A workspace root in a directory of another user's (or one others may
+  # write): its owner can rename the root away and put a directory of
+  # theirs at the run_dir path the audit names (the fresh-eyes finding: a
+  # root in /tmp/proj, which another user made first, mode 0777).
+  # Refused, and one still to be made is not made there.
+  P=$(tmpdir)
+  chown "$other" "$P"
+  chmod 777 "$P"
+  try $mode "$P/ws"
+  is "$mode: a workspace root to be made in a directory of uid $other is refused (125)" "$rc" 125
+  check "$mode: ... naming the directory and its owner" \
+    grep -q "workspace root $P/ws is in directory $P of uid $other, who can rename or replace it" "$ERR"
+  is "$mode: ... recorded as an error (workspace)" "$(field "$AUDIT" error .reason)" workspace
+  is "$mode: ... and nothing was made there" "$(ls -A "$P")" ""
+  mkdir "$P/ws"
+  chown "$me" "$P/ws"
+  try $mode "$P/ws"
+  is "$mode: ... one of the caller's already there is refused too (125)" "$rc" 125
+  check "$mode: ... naming the directory" grep -q "workspace root $P/ws is in directory $P of uid $other" "$ERR"
+  is "$mode: ... and nothing was made in it" "$(ls -A "$P/ws")" ""
+  # Two levels above: a directory of the caller's that others may write
+  # (as root, one of root's: the administrator's layout, whatever its
+  # mode, as a Kubernetes emptyDir is 0777).
+  Q=$(tmpdir)
+  mkdir -p "$Q/a/ws"
+  chown -R "$me" "$Q"
+  chmod 777 "$Q"
+  try $mode "$Q/a/ws"
+  if [ $mode = user ]; then
+    is "$mode: a workspace root below a directory of the caller's others may write is refused (125)" "$rc" 125
+    check "$mode: ... naming that directory" \
+      grep -q "workspace root $Q/a/ws is in directory $Q, writable by others (mode 0777)" "$ERR"
+    chmod 1777 "$Q"
+    try $mode "$Q/a/ws"
+    is "$mode: ... and accepted once it is sticky (as /tmp)" "$rc" 0
+  else
+    is "$mode: a workspace root below a directory of root's others may write is accepted" "$rc" 0
+  fi
+
   # A marker directory (.active) another user made: they could remove a
   # live run's marker, or plant one.
   planted $mode .active

@@ -1565,35 +1565,38 @@ static void test_dir_chain(void **state) {
   assert_true(fd >= 0 && top >= 0);
   assert_int_equal(stat(base, &st), 0);
 
-  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), 0);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, 0, &f), 0);
   /* Writable by others above: named. */
   assert_int_equal(chmod(base, 0777), 0);
-  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), -EPERM);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, 0, &f), -EPERM);
   assert_int_equal(f.why, SR_DIR_OTHERS);
   assert_string_equal(f.path, real);
   /* Sticky: fine above the file's own directory, not as it. */
   assert_int_equal(chmod(base, 01777), 0);
-  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), 0);
-  assert_int_equal(sr_check_dir_chain(top, geteuid(), NULL, &f), -EPERM);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, 0, &f), 0);
+  assert_int_equal(sr_check_dir_chain(top, geteuid(), NULL, 0, &f), -EPERM);
   assert_int_equal(f.why, SR_DIR_OTHERS);
+  /* ... unless asked (a directory in it: a workspace root). */
+  assert_int_equal(
+      sr_check_dir_chain(top, geteuid(), NULL, SR_CHAIN_STICKY_HERE, &f), 0);
   /* Group write: only when group_ok says so, asked about that one. */
   assert_int_equal(chmod(base, 0770), 0);
-  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, &f), -EPERM);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), NULL, 0, &f), -EPERM);
   assert_int_equal(f.why, SR_DIR_GROUP);
   assert_int_equal(f.mode & 07777, 0770);
   group_ok_answer = false;
-  assert_int_equal(sr_check_dir_chain(fd, geteuid(), group_ok, &f), -EPERM);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), group_ok, 0, &f), -EPERM);
   assert_int_equal(group_ok_ino, st.st_ino);
   group_ok_answer = true;
-  assert_int_equal(sr_check_dir_chain(fd, geteuid(), group_ok, &f), 0);
+  assert_int_equal(sr_check_dir_chain(fd, geteuid(), group_ok, 0, &f), 0);
   assert_int_equal(chmod(base, 0700), 0);
   /* Another user's directory above. */
   if (geteuid() == 0) {
     assert_int_equal(chown(base, 65533, 65533), 0);
-    assert_int_equal(sr_check_dir_chain(fd, 0, NULL, &f), -EPERM);
+    assert_int_equal(sr_check_dir_chain(fd, 0, NULL, 0, &f), -EPERM);
     assert_int_equal(f.why, SR_DIR_OWNER);
     assert_int_equal(f.uid, 65533);
-    assert_int_equal(sr_check_dir_chain(fd, 65533, NULL, &f), 0);
+    assert_int_equal(sr_check_dir_chain(fd, 65533, NULL, 0, &f), 0);
   }
   close(fd);
   close(top);
