@@ -252,6 +252,18 @@ static int check_owned_dir(int fd, const char *path, const char *what,
   return 0;
 }
 
+/* The records name a root's run directories by path (execution_started's
+ * run_dir, metadata.json): a byte of it that is not UTF-8 would show there
+ * as U+FFFD, a path that names nothing, or another directory. */
+static int check_root_text(const char *root, struct sr_error *err) {
+  if (sr_utf8_valid(root, strlen(root)))
+    return 0;
+  return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
+                      "workspace root %s is not UTF-8 text, and the records "
+                      "name run directories by path (use one that is)",
+                      root);
+}
+
 /* The directories above the open workspace root (check_dirs_above). */
 static int check_root_parents(int root_fd, const char *root,
                               struct sr_error *err) {
@@ -267,7 +279,14 @@ static int check_root_parents(int root_fd, const char *root,
 
 bool sr_workspace_root_usable(int root_fd) {
   struct sr_error ignored = {0};
+  char link[64], path[PATH_MAX];
+  ssize_t n;
 
+  /* Its path as resolved, where /proc tells it (check_root_text). */
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+  n = readlink(link, path, sizeof(path) - 1);
+  if (n > 0 && !sr_utf8_valid(path, (size_t)n))
+    return false;
   return check_owned_dir(root_fd, "", "workspace root", true, &ignored) == 0 &&
          check_root_parents(root_fd, "", &ignored) == 0;
 }
@@ -500,6 +519,10 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
   if (root[0] != '/')
     return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
                         "workspace root '%s' must be an absolute path", root);
+  /* Before anything is made: as given, and as resolved (a link). */
+  r = check_root_text(root, err);
+  if (r < 0)
+    return r;
   /* The root itself is the administrator's or the caller's: its mode is
    * theirs.  Below it everything is 0700: the sandbox reaches its staging
    * copy by descriptor, never by path (init.c), so nobody else needs to. */
@@ -517,6 +540,9 @@ int sr_workspace_create(struct sr_workspace *ws, const char *root,
     return sr_error_set(err, SR_EXIT_FAILED, 0, "workspace",
                         "workspace root %s changed while it was opened (%s)",
                         root, resolved);
+  r = check_root_text(resolved, err);
+  if (r < 0)
+    return r;
   ws->root = strdup(resolved);
   if (!ws->root)
     return sr_error_set(err, SR_EXIT_FAILED, ENOMEM, "workspace", "workspace");

@@ -70,8 +70,9 @@ int sr_workspace_default_root(char **out, struct sr_error *err);
 int sr_workspace_open_root(const char *root, bool create, struct sr_error *err);
 
 /* Whether the opened workspace root root_fd is one the caller's runs may
- * use: its own or root's, and writable by nobody else unless sticky (what
- * sr_workspace_open checks). */
+ * use: its own or root's, and writable by nobody else unless sticky, in
+ * directories no other user may rename it in, its path UTF-8 text (what
+ * sr_workspace_create checks). */
 bool sr_workspace_root_usable(int root_fd);
 
 /*

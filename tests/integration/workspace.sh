@@ -264,6 +264,22 @@ is "... the stream's error and end (reason workspace, status error)" \
   "$("$JQ" -r 'select(.event == "error") | .reason' "$W/a.rel") $("$JQ" -r 'select(.event == "execution_completed") | .status' "$W/a.rel")" \
   "workspace error"
 check "... nothing made at the relative path" test ! -e "$T/rel-ws"
+# One whose path is not UTF-8: the records name run directories by path,
+# where a byte 0xff showed as U+FFFD, a run_dir that names nothing (the
+# fresh-eyes finding).  Refused before anything is made; and so is one
+# reached through a link, once resolved.
+"$SKILLRUN" --workspace-root "$T/w$(printf '\377')s" "$B" -- /bin/true >"$W/a.u8" 2>"$W/err.u8"
+is "a workspace root whose path is not UTF-8 is refused with 125" "$?" 125
+check "... saying so" grep -q "is not UTF-8 text, and the records name run directories by path" "$W/err.u8"
+is "... the stream's error and end (reason workspace, status error; no run_dir)" \
+  "$("$JQ" -r 'select(.event == "error") | .reason' "$W/a.u8") $("$JQ" -r 'select(.event == "execution_completed") | .status' "$W/a.u8") $(field "$W/a.u8" execution_started .run_dir)" \
+  "workspace error null"
+check "... nothing made there" test ! -e "$T/w$(printf '\377')s"
+mkdir "$T/v$(printf '\377')s"
+ln -s "$T/v$(printf '\377')s" "$T/u8-link"
+"$SKILLRUN" --workspace-root "$T/u8-link" "$B" -- /bin/true >"$W/a.u8l" 2>"$W/err.u8l"
+is "... nor one through a link to such a path (125)" "$?" 125
+is "... and nothing made in it" "$(ls -A "$T/v$(printf '\377')s")" ""
 # A workspace root that does not exist is made with each missing directory
 # above it, as mkdir -p would: the caller's, mode 0711 less the umask
 # (skillrun(1) --workspace-root).
