@@ -66,6 +66,7 @@
 #define SOCKBUF_SANDBOX (64 * 1024)
 #define DRAIN_MS 1000
 #define ACCEPT_BATCH 64
+#define CATCH_UP_ROUNDS 4
 #define ACCEPT_PAUSE_MS 100
 #define READY_TIMEOUT_MS 5000
 
@@ -1391,6 +1392,8 @@ static void egress_limit_hit(struct proxy *px) {
 
 /* ---------------------------------------------------------------- accept */
 
+static void catch_up(struct proxy *px);
+
 static void accept_one(struct proxy *px, int lfd) {
   struct conn *c;
   int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -1410,6 +1413,8 @@ static void accept_one(struct proxy *px, int lfd) {
     }
     return;
   }
+  if (!px->egress_hit && px->n_counted >= px->cfg->max_connections)
+    catch_up(px);
   if (px->egress_hit) {
     counted = false;
     refuse = SR_PROXY_EGRESS_LIMIT;
@@ -1576,6 +1581,65 @@ static void shutdown_all(struct proxy *px) {
   rec_drain(px, 2000);
 }
 
+/* One event of the epoll set, a listener's aside (the callers accept). */
+static void dispatch(struct proxy *px, const struct epoll_event *ev) {
+  struct ep *e = ev->data.ptr;
+
+  switch (e->kind) {
+  case EP_LISTEN:
+    break;
+  case EP_SIGNAL: {
+    struct signalfd_siginfo si;
+    if (read(px->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+      shutdown_all(px);
+      _exit(0);
+    }
+    break;
+  }
+  case EP_RECORD:
+    if (ev->events & (EPOLLERR | EPOLLHUP))
+      _exit(1); /* the supervisor is gone */
+    rec_flush(px);
+    break;
+  case EP_RESOLVER:
+    resolver_done(px);
+    break;
+  case EP_CLIENT:
+    if (e->c->st != C_DEAD)
+      conn_pump(e->c);
+    break;
+  case EP_ORIGIN:
+    if (e->c->st == C_CONNECTING) {
+      /* Only the end of the connect says anything now. */
+      if (ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+        conn_origin_writable(e->c);
+    } else if (e->c->st != C_DEAD) {
+      conn_pump(e->c);
+    }
+    break;
+  }
+}
+
+/* A connection the skill closed counts against net-connections until its
+ * close is read.  A listener with connections waiting comes back first in
+ * every batch, before the closes that came before them: so at the limit,
+ * what is ready now is handled before one more is refused.  A few
+ * batches at most, each of them work that was due anyway. */
+static void catch_up(struct proxy *px) {
+  struct epoll_event evs[64];
+
+  for (int round = 0;
+       round < CATCH_UP_ROUNDS && px->n_counted >= px->cfg->max_connections;
+       round++) {
+    int n = epoll_wait(px->epfd, evs, (int)SR_ARRAY_SIZE(evs), 0);
+
+    for (int i = 0; i < n; i++)
+      dispatch(px, &evs[i]);
+    if (n < (int)SR_ARRAY_SIZE(evs))
+      break;
+  }
+}
+
 _Noreturn static void proxy_loop(struct proxy *px) {
   struct epoll_event evs[64];
 
@@ -1583,49 +1647,26 @@ _Noreturn static void proxy_loop(struct proxy *px) {
     uint64_t now = sr_now_mono_ms();
     int n = epoll_wait(px->epfd, evs, (int)SR_ARRAY_SIZE(evs),
                        next_timeout(px, now));
+    bool listen_ready[SR_ARRAY_SIZE(px->listen_fds)] = {false};
 
     if (n < 0 && errno != EINTR)
       fatal(px, -1, errno, "epoll_wait");
+    /* The batch's other events first: among them may be the closes of
+     * connections the waiting ones are to replace (catch_up). */
     for (int i = 0; i < n; i++) {
-      struct ep *e = evs[i].data.ptr;
-      switch (e->kind) {
-      case EP_LISTEN:
-        for (int k = 0; k < ACCEPT_BATCH && !px->accept_paused; k++) {
-          size_t before = px->next_id;
-          accept_one(px, px->listen_fds[e->index]);
-          if (px->next_id == before)
-            break; /* EAGAIN */
-        }
-        break;
-      case EP_SIGNAL: {
-        struct signalfd_siginfo si;
-        if (read(px->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-          shutdown_all(px);
-          _exit(0);
-        }
-        break;
-      }
-      case EP_RECORD:
-        if (evs[i].events & (EPOLLERR | EPOLLHUP))
-          _exit(1); /* the supervisor is gone */
-        rec_flush(px);
-        break;
-      case EP_RESOLVER:
-        resolver_done(px);
-        break;
-      case EP_CLIENT:
-        if (e->c->st != C_DEAD)
-          conn_pump(e->c);
-        break;
-      case EP_ORIGIN:
-        if (e->c->st == C_CONNECTING) {
-          /* Only the end of the connect says anything now. */
-          if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
-            conn_origin_writable(e->c);
-        } else if (e->c->st != C_DEAD) {
-          conn_pump(e->c);
-        }
-        break;
+      const struct ep *e = evs[i].data.ptr;
+      if (e->kind == EP_LISTEN)
+        listen_ready[e->index] = true;
+      else
+        dispatch(px, &evs[i]);
+    }
+    for (size_t l = 0; l < px->n_listen; l++) {
+      for (int k = 0; listen_ready[l] && k < ACCEPT_BATCH && !px->accept_paused;
+           k++) {
+        size_t before = px->next_id;
+        accept_one(px, px->listen_fds[l]);
+        if (px->next_id == before)
+          break; /* EAGAIN */
       }
     }
     check_deadlines(px, sr_now_mono_ms());

@@ -10,7 +10,8 @@
 #              127.0.0.1 or to the host's own address is refused unless a
 #              profile range permits it; a direct connection fails
 #              (ENETUNREACH); what the manifest asks beyond the profile is
-#              dropped; net-connections and net-egress hold; the proxy runs
+#              dropped; net-connections and net-egress hold (a connection
+#              the skill closed makes room at once); the proxy runs
 #              without privileges and is gone when the run is; a hosts file
 #              another user owns stops the run before the skill starts.
 #   host       names resolve through DNS (a test DNS server), a warning is
@@ -172,6 +173,29 @@ metadata:
   sandbox.network-allow: "allowed.test:7007"
   sandbox.net-connections: "1"
   sandbox.net-egress: 64K
+---
+EOF
+# net-connections 4 and four threads, each opening a connection the list
+# refuses once the one before is closed: never more than four open at
+# once.  The proxy read the listener before the closes that came ahead of
+# it, so one in twenty-five was refused connection-limit.
+CB=$W/closes-skill
+mkdir -p "$CB/scripts"
+cp "$CLIENT" "$CB/scripts/"
+cat >"$CB/scripts/closes.sh" <<'EOF'
+#!/bin/sh
+C=/workspace/inputs/bundle/scripts/proxy-client.py
+printf 'closes=%s\n' "$(python3 $C closes 3128 other.test 8080 4 300 2>&1)"
+printf 'after=%s\n' "$(python3 $C connect-status 3128 allowed.test 7007 2>&1)"
+EOF
+chmod 755 "$CB/scripts/closes.sh"
+cat >"$CB/SKILL.md" <<'EOF'
+---
+name: closes-skill
+description: Closes each connection before it opens the next.
+metadata:
+  sandbox.network-allow: "allowed.test:7007 other.test:8080"
+  sandbox.net-connections: "4"
 ---
 EOF
 HB=$W/host-skill
@@ -344,6 +368,12 @@ for mode in $MODES; do
   check "$mode limits: audited: connection_limit" test -n "$(conn '.reason == "connection_limit"')"
   check "$mode limits: audited: egress_limit" test -n "$(conn '.reason == "egress_limit"')"
   check "$mode limits: nothing of the run is left" gone
+
+  run $mode "$mode-closes" "$W/allow.profile" "$CB" -- /workspace/inputs/bundle/scripts/closes.sh
+  is "$mode closes: the run succeeds" "$rc" 0
+  is "$mode closes: a connection the skill closed does not count against net-connections 4 (4 threads, 1,200 refusals in turn)" \
+    "$(val closes)" "403*1200"
+  is "$mode closes: ... and the listed one after them is let through" "$(val after)" "200 -"
 
   # ------------------------------------------------------------ host
   run $mode "$mode-host" "$W/host.profile" "$HB" -- /workspace/inputs/bundle/scripts/host.sh "$ABSTRACT"

@@ -19,6 +19,9 @@ Clients (run in the sandbox's network namespace; PROXY is the proxy port on
   idle PROXY                          connect, say nothing, print seconds
                                       until the proxy closes
   egress PROXY HOST PORT BYTES        CONNECT, send BYTES; print "sent=N"
+  closes PROXY HOST PORT THREADS N    THREADS threads, each N times in turn:
+                                      CONNECT, read the reply, close; print
+                                      "STATUS*COUNT,..." over all of them
   hold PROXY HOST PORT FILE           CONNECT, write "ok" to FILE, then keep
                                       the tunnel open until killed
   urllib URL                          urllib with the environment's proxies:
@@ -189,6 +192,26 @@ def main(argv):
         except OSError:
             pass
         print("sent=%d" % sent)
+    elif cmd == "closes":
+        codes, lock = {}, threading.Lock()
+
+        def one_by_one():
+            for _ in range(int(argv[6])):
+                try:
+                    s, head = connect(argv[2], argv[3], argv[4])
+                    code = status_of(head)[0]
+                    s.close()
+                except OSError as e:
+                    code = "error-%s" % e.errno
+                with lock:
+                    codes[code] = codes.get(code, 0) + 1
+        threads = [threading.Thread(target=one_by_one)
+                   for _ in range(int(argv[5]))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(",".join("%s*%d" % kv for kv in sorted(codes.items())))
     elif cmd == "hold":
         s, head = connect(argv[2], argv[3], argv[4])
         with open(argv[5], "w") as f:
