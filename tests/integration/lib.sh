@@ -299,9 +299,9 @@ needs_root() {
 # full_tmpfs_start: the start of a test that sweeps the free room of a
 # workspace root on a tmpfs of its own (workspace-full.sh,
 # full-at-start.sh): skipped unless it can mount one, $T, and a bundle in
-# $B.  sweep_own_tmpfs MODE SCRIPT: SCRIPT (bash, given a mount point,
-# the bundle, MODE and its uid) in a mount namespace of its own; its
-# output.
+# $B.  sweep_own_tmpfs MODE SCRIPT [ARG...]: SCRIPT (bash, given a mount
+# point, the bundle, MODE, its uid and the ARGs) in a mount namespace of
+# its own; its output.
 full_tmpfs_start() {
   sandbox_possible || skip_all "user namespaces are not available"
   [ "$(id -u)" -eq 0 ] || skip_all "mounts a tmpfs of its own as the workspace root: needs root"
@@ -318,7 +318,7 @@ sweep_own_tmpfs() {
   mkdir "$m/ws"
   [ "$1" = user ] && uid=$USER_UID
   SKILLRUN=$SKILLRUN JQ=$JQ unshare -m --propagation private \
-    bash "$2" "$m/ws" "$B" "$1" "$uid" 2>&1 </dev/null
+    bash "$2" "$m/ws" "$B" "$1" "$uid" "${@:3}" 2>&1 </dev/null
 }
 
 # A workspace root the unprivileged user owns.
