@@ -991,6 +991,34 @@ bool sr_root_mode(void) {
 /* More levels than a path of PATH_MAX can have ("a/" each). */
 #define DIR_CHAIN_MAX_LEVELS (PATH_MAX / 2)
 
+/* One level of the walk: what is wrong with the directory fd (st), if
+ * anything; *unmapped when its owner only shows as the caller's. */
+static enum sr_dir_fault_kind
+chain_level_fault(int fd, const struct stat *st, uid_t owner,
+                  bool (*group_ok)(int fd, const struct stat *st),
+                  unsigned flags, bool sticky, bool *unmapped) {
+  const bool as_root =
+      (flags & SR_CHAIN_UNMAPPED_AS_ROOT) && sr_fd_owner_unmapped(fd, st);
+
+  *unmapped = false;
+  if (st->st_uid != 0 && st->st_uid != owner && !as_root)
+    return SR_DIR_OWNER;
+  /* The caller's uid, which an unmapped owner's can show as. */
+  if (st->st_uid != 0 && owner == geteuid() && !as_root &&
+      !sr_fd_owner_is_me(fd, st)) {
+    *unmapped = true;
+    return SR_DIR_OWNER;
+  }
+  /* Root's, whatever its mode: owners only, as systemd's safe walk. */
+  if ((flags & SR_CHAIN_ROOTS_ANY_MODE) && (st->st_uid == 0 || as_root))
+    return SR_DIR_OK;
+  if ((st->st_mode & S_IWOTH) && !sticky)
+    return SR_DIR_OTHERS;
+  if ((st->st_mode & S_IWGRP) && !sticky && !(group_ok && group_ok(fd, st)))
+    return SR_DIR_GROUP;
+  return SR_DIR_OK;
+}
+
 int sr_check_dir_chain(int dirfd, uid_t owner,
                        bool (*group_ok)(int fd, const struct stat *st),
                        unsigned flags, struct sr_dir_fault *fault) {
@@ -1003,26 +1031,11 @@ int sr_check_dir_chain(int dirfd, uid_t owner,
   for (unsigned level = 0;; level++) {
     const bool sticky =
         (level > 0 || (flags & SR_CHAIN_STICKY_HERE)) && (st.st_mode & S_ISVTX);
-    const bool as_root =
-        (flags & SR_CHAIN_UNMAPPED_AS_ROOT) && sr_fd_owner_unmapped(fd, &st);
     struct stat up;
     int next;
 
-    fault->why = SR_DIR_OK;
-    fault->unmapped = false;
-    if (st.st_uid != 0 && st.st_uid != owner && !as_root)
-      fault->why = SR_DIR_OWNER;
-    /* The caller's uid, which an unmapped owner's can show as. */
-    else if (st.st_uid != 0 && owner == geteuid() && !as_root &&
-             !sr_fd_owner_is_me(fd, &st))
-      fault->why = SR_DIR_OWNER, fault->unmapped = true;
-    else if ((flags & SR_CHAIN_ROOTS_ANY_MODE) && (st.st_uid == 0 || as_root))
-      ;
-    else if ((st.st_mode & S_IWOTH) && !sticky)
-      fault->why = SR_DIR_OTHERS;
-    else if ((st.st_mode & S_IWGRP) && !sticky &&
-             !(group_ok && group_ok(fd, &st)))
-      fault->why = SR_DIR_GROUP;
+    fault->why = chain_level_fault(fd, &st, owner, group_ok, flags, sticky,
+                                   &fault->unmapped);
     if (fault->why != SR_DIR_OK) {
       char link[64];
       ssize_t n;
