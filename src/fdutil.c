@@ -193,6 +193,15 @@ int sr_tty_reopen_nonblock(int fd) {
   return t;
 }
 
+int sr_fd_reopen(int fd, int flags) {
+  char self[64];
+  int r;
+
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  r = open(self, flags | O_CLOEXEC);
+  return r < 0 ? -errno : r;
+}
+
 int sr_fd_reserve(int fd, uint64_t off, uint64_t len) {
   struct rlimit fsize;
 
@@ -753,6 +762,7 @@ int sr_open_path(int dirfd, const char *path, int flags, mode_t mode,
 int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
                        struct stat *st, int *dir_out) {
   _cleanup_close_ int fd = -1, dir = -1;
+  int rd;
   struct sr_foreign_link fl;
   struct stat own;
 
@@ -761,8 +771,10 @@ int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
   fl.uid = (uid_t)-1;
   fl.dotdot = false;
   fl.mode = 0;
-  fd = open_path_in(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fl,
-                    dir_out ? &dir : NULL);
+  /* O_PATH first: what is not a regular file is refused unopened, as
+   * opening a device does things of its own (a watchdog starts, a tape
+   * rewinds).  The file is then opened by that descriptor. */
+  fd = open_path_in(dirfd, path, O_PATH, 0, &fl, dir_out ? &dir : NULL);
   if (fd == -SR_EFOREIGNLINK) {
     memset(st, 0, sizeof(*st));
     st->st_uid = fl.uid;
@@ -772,13 +784,19 @@ int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
     return fd;
   if (fstat(fd, st) < 0)
     return -errno;
+  /* O_PATH | O_NOFOLLOW opens a link itself, where a plain open fails. */
+  if (S_ISLNK(st->st_mode))
+    return -ELOOP;
   if (!S_ISREG(st->st_mode))
     return -SR_ENOTREG;
   if ((uint64_t)st->st_size > max)
     return -EFBIG;
+  rd = sr_fd_reopen(fd, O_RDONLY | O_NOCTTY);
+  if (rd < 0)
+    return rd;
   if (dir_out)
     *dir_out = TAKE_FD(dir);
-  return TAKE_FD(fd);
+  return rd;
 }
 
 int sr_open_regular(int dirfd, const char *path, uint64_t max,

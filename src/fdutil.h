@@ -68,6 +68,11 @@ int sr_write_bounded_cancellable(int fd, mode_t *type, const void *buf,
  */
 int sr_tty_reopen_nonblock(int fd);
 
+/* The file fd refers to (an O_PATH descriptor too) opened anew with flags
+ * (close-on-exec added), through /proc/self/fd: the same inode, whatever
+ * its name is now.  The descriptor, or -errno. */
+int sr_fd_reopen(int fd, int flags);
+
 /* Space for len bytes from off of a file, allocated now so that later
  * writes there cannot fail for want of space (fallocate KEEP_SIZE); and
  * the same space given back (a hole punched past the data).  0 or -errno

@@ -65,15 +65,13 @@ int sr_stdinpump_start(struct sr_stdinpump *p, int in_fd, int out_fd) {
  */
 static void open_own(struct sr_stdinpump *p) {
   struct stat st, own;
-  char self[64];
   int fd;
 
   p->how = SR_STDIN_READ_PLAIN;
   if (fstat(p->in_fd, &st) < 0 ||
       !(S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && isatty(p->in_fd))))
     return;
-  snprintf(self, sizeof(self), "/proc/self/fd/%d", p->in_fd);
-  fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  fd = sr_fd_reopen(p->in_fd, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return;
   if (fstat(fd, &own) < 0 || own.st_dev != st.st_dev ||

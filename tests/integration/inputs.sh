@@ -67,6 +67,32 @@ echo "notes" >"$T/$(printf 'up\tload.txt')"
 # ... or a right-to-left override, which shows "invoice<RLO>fdp.exe" as
 # "invoiceexe.pdf" (the harvest skips an output so named).
 echo "notes" >"$T/$(printf 'invoice\342\200\256fdp.exe')"
+# A device: opening one does things of its own (a watchdog starts, a tape
+# rewinds), so it must be refused unopened.  A null device of the test's
+# own, whose opens an inotify watch counts (opens.py PATH STOPFILE: prints
+# "ready", then, once STOPFILE exists, "opens=N").
+if [ "$(id -u)" -eq 0 ]; then
+  mknod -m 666 "$T/null-device" c 1 3 || die "mknod"
+fi
+cat >"$T/opens.py" <<'EOF'
+import ctypes, os, select, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0:
+    sys.exit("inotify: %s" % os.strerror(ctypes.get_errno()))
+print("ready", flush=True)
+n, end = 0, time.time() + 60
+while True:
+    stop = os.path.exists(sys.argv[2]) or time.time() > end
+    if select.select([fd], [], [], 0 if stop else 0.05)[0]:
+        buf, off = os.read(fd, 4096), 0
+        while off < len(buf):
+            n += 1
+            off += 16 + struct.unpack_from("iIII", buf, off)[3]
+    elif stop:
+        break
+print("opens=%d" % n)
+EOF
 chmod -R a+rX "$T"
 
 if command -v file >/dev/null; then
@@ -166,6 +192,20 @@ for mode in $MODES; do
   rejected "a symbolic link" input_invalid regular-file
   r "$P" -i "$T:dir"
   rejected "a directory" input_invalid regular-file
+  if [ -c "$T/null-device" ]; then
+    rm -f "$T/stop" "$T/opens"
+    "$PYTHON3" "$T/opens.py" "$T/null-device" "$T/stop" >"$T/opens" &
+    watcher=$!
+    wait_for "$T/opens" ready || die "the inotify watch did not start"
+    r "$P" -i "$T/null-device:dev"
+    touch "$T/stop"
+    wait "$watcher"
+    rejected "a device" input_invalid regular-file
+    check "$mode: ... saying so" grep -q "is a character device, not a regular file" "$E"
+    is "$mode: ... without opening it" "$(sed -n 2p "$T/opens")" opens=0
+  else
+    pass "# SKIP a device as an input: mknod(2) needs root"
+  fi
 
   # ------------------------------------------------------- input names
   for name in "../x" "/etc/passwd" ".." "a/../b" "a/b/c" "a//b" "a/" "bundle" \
