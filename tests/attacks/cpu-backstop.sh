@@ -29,15 +29,23 @@ printf 'include default\ncgroup off\n' >"$T/off.profile"
 chmod 644 "$T/off.profile"
 chmod -R a+rX "$T"
 
-# spent_then_resume ID PID: once the run ID's skill says (outputs/spent)
-# that it spent its 1.5 s, which a loaded host may take well over the
-# seconds of CPU (a fixed sleep let the supervisor resume before, and the
-# skill was killed at its budget, not ended by itself), and it had a moment
-# to exit: skillrun PID resumed.
+# spent_then_resume ID PID: once the run ID's skill has spent its 1.5 s
+# and exited, which a loaded host may take well over the seconds of CPU (a
+# fixed sleep let the supervisor resume before, and the skill was killed
+# at its budget, not ended by itself): skillrun PID resumed.  The skill's
+# end is seen as its init's: init exits once the skill's tree has, and
+# stays a zombie while skillrun is stopped.  (outputs/spent is no sign
+# on the host: the outputs are a tmpfs in the sandbox until the harvest,
+# so waiting for it ran out its 60 s every time.)
 spent_then_resume() {
-  local i
+  local i kid done_
   for ((i = 0; i < 600; i++)); do
-    [ -e "$W/default/$1/outputs/spent" ] && break
+    done_=
+    for kid in $(cat "/proc/$2/task/$2/children" 2>/dev/null); do
+      done_=yes
+      [ "$(awk '{ print $3 }' "/proc/$kid/stat" 2>/dev/null)" = Z ] || { done_=; break; }
+    done
+    [ -n "$done_" ] && break
     sleep 0.1
   done
   sleep 0.5
