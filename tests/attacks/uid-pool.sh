@@ -124,10 +124,9 @@ if command -v strace >/dev/null && command -v flock >/dev/null; then
   printf 'uid-pool 912340 4\n' >"$T/pool4.conf"
   holders=()
   for i in 912340 912341 912342 912343; do
-    flock -o /run/skillrun/uid-pool/$i sleep 60 &
-    holders+=($!)
+    hold_lock /run/skillrun/uid-pool/$i
+    holders+=("$holder")
   done
-  sleep 0.5
   n=$((n + 1))
   # LeakSanitizer cannot stop the world under ptrace and aborts a
   # sanitizer build's skillrun at exit: the other runs check for leaks.
