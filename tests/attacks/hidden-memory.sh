@@ -25,6 +25,19 @@
 . "$(dirname "$0")/common.sh"
 
 no_attacker_left() { [ -z "$(test_pids '^/workspace/inputs/bundle/attacker')" ]; }
+# stopped_oom WHAT HELD CASE: the last attack (CASE) was stopped as over
+# its memory limit, the skill never reporting that it held HELD.
+stopped_oom() {
+  local line
+  line=$(result "$3")
+  is "$run: $by: $1 ends the run (137)" "$rc" 137
+  is "$run: $by: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
+  is "$run: $by: ... limit_exceeded memory, past the limit" \
+    "$(field "$AUDIT" limit_exceeded '"\(.limit) \(.observed > .limit_value)"')" "memory true"
+  check "$run: $by: ... the skill never held $2 (${line:-no report})" \
+    [ "${line#ESCAPED}" = "$line" ]
+  check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+}
 
 memory_runs
 
@@ -71,14 +84,8 @@ for run in "${runs[@]}"; do
   # counts no socket buffers (as above): not run there.
   if [ "$by" != supervisor ]; then
     attack "$mode" "${opts[@]}" --memory 64M --timeout 30s -- sockdip:50:50:8
-    line=$(result sockdip:50:50:8)
-    is "$run: $by: socket buffers and memory let go in short dips end the run (137)" "$rc" 137
-    is "$run: $by: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
-    is "$run: $by: ... limit_exceeded memory, past the limit" \
-      "$(field "$AUDIT" limit_exceeded '"\(.limit) \(.observed > .limit_value)"')" "memory true"
-    check "$run: $by: ... the skill never held them for its 8 s (${line:-no report})" \
-      [ "${line#ESCAPED}" = "$line" ]
-    check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+    stopped_oom "socket buffers and memory let go in short dips" \
+      "them for its 8 s" sockdip:50:50:8
   fi
 
   # 256 MiB sent into connections a listener never accepts, against 64
@@ -86,14 +93,8 @@ for run in "${runs[@]}"; do
   # their queues itself, in every mode (sockq.h).
   attack "$mode" "${opts[@]}" --memory 64M --timeout 60s -- acceptq:256
   by=$(field "$AUDIT" policy_resolved '.policy.limits.memory.enforced_by')
-  line=$(result acceptq:256)
-  is "$run: $by: the queue of connections nobody accepted ends the run (137)" "$rc" 137
-  is "$run: $by: ... status oom" "$(field "$AUDIT" execution_completed .status)" oom
-  is "$run: $by: ... limit_exceeded memory, past the limit" \
-    "$(field "$AUDIT" limit_exceeded '"\(.limit) \(.observed > .limit_value)"')" "memory true"
-  check "$run: $by: ... the skill never held its 256 MiB for long (${line:-no report})" \
-    [ "${line#ESCAPED}" = "$line" ]
-  check "$run: ... the audit stream verifies" audit_ok "$AUDIT"
+  stopped_oom "the queue of connections nobody accepted" \
+    "its 256 MiB for long" acceptq:256
 
   # Not an attack: 4 MiB kept in a socket while 1500000 names that do not
   # exist are looked up, each a negative dentry, kernel memory the kernel
