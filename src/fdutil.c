@@ -791,7 +791,9 @@ int sr_open_regular_in(int dirfd, const char *path, uint64_t max,
     return -SR_ENOTREG;
   if ((uint64_t)st->st_size > max)
     return -EFBIG;
-  rd = sr_fd_reopen(fd, O_RDONLY | O_NOCTTY);
+  /* O_NONBLOCK still: another process's lease on the file fails the open
+   * (EWOULDBLOCK) instead of holding it for the lease break time. */
+  rd = sr_fd_reopen(fd, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (rd < 0)
     return rd;
   if (dir_out)

@@ -8,7 +8,8 @@
 # failure (exit 125, an error event with reason bundle_io, "open:
 # Resource temporarily unavailable") where an --input so held is refused
 # (123): a bundle's owner chose the exit status an orchestrator retries
-# on.  The entry cannot be read: the bundle is refused (exit 123,
+# on.  An --input so held must stay refused at once: opened for reading
+# without O_NONBLOCK, it waited out the lease break time (45 s).  The entry cannot be read: the bundle is refused (exit 123,
 # bundle_rejected with reason bundle_invalid, naming it), with its record
 # whole.  As root against uid 65534 and as uid 65534 against another
 # local user.
@@ -69,6 +70,26 @@ for mode in $MODES; do
   mkdir "$S"
   chown "$other:$other" "$S"
 
+  # hold FILE: uid $other holds a write lease on FILE until release.
+  hold() {
+    rm -f "$S/ready" "$S/stop"
+    setpriv --reuid="$other" --regid="$other" --clear-groups -- \
+      "$HOLD_PY" "$T/hold.py" "$1" "$S/ready" "$S/stop" &
+    HOLDER=$!
+    for _ in $(seq 500); do
+      [ -e "$S/ready" ] && break
+      sleep 0.02
+    done
+    if [ ! -e "$S/ready" ]; then
+      release
+      die "$mode: uid $other could not take a lease on $1"
+    fi
+  }
+  release() {
+    touch "$S/stop"
+    wait $HOLDER
+    HOLDER=
+  }
   # run ID: one run of the bundle; $rc, $A (the audit stream), $E.
   run() {
     A=$w/$1.audit E=$w/$1.err R=$w/default/$1
@@ -80,24 +101,9 @@ for mode in $MODES; do
   run lease-$mode-free
   is "$mode: the bundle of uid $other runs while no lease is held" "$rc" 0
 
-  rm -f "$S/ready" "$S/stop"
-  setpriv --reuid="$other" --regid="$other" --clear-groups -- \
-    "$HOLD_PY" "$T/hold.py" "$L/held" "$S/ready" "$S/stop" &
-  HOLDER=$!
-  for _ in $(seq 500); do
-    [ -e "$S/ready" ] && break
-    sleep 0.02
-  done
-  if [ ! -e "$S/ready" ]; then
-    touch "$S/stop"
-    wait $HOLDER
-    HOLDER=
-    die "$mode: uid $other could not take a lease on $L/held"
-  fi
+  hold "$L/held"
   run lease-$mode-held
-  touch "$S/stop"
-  wait $HOLDER
-  HOLDER=
+  release
   is "$mode: a bundle file of uid $other held under its lease: refused (123)" "$rc" 123
   is "$mode: ... bundle_rejected reason bundle_invalid" \
     "$(field "$A" bundle_rejected .reason)" bundle_invalid
@@ -109,6 +115,29 @@ for mode in $MODES; do
   check "$mode: ... the stream verifies" audit_ok "$A"
   check "$mode: ... the run directory's audit.jsonl is the same" cmp -s "$A" "$R/audit.jsonl"
   is "$mode: ... metadata.json says refused" "$(meta_status "$R")" refused
+
+  # An --input of uid $other's under its lease: refused at once (123),
+  # as skillrun(1) says.  Opened without O_NONBLOCK, the open waited out
+  # the kernel's lease-break-time (45 s by default) before it went on.
+  P=$T/plain-$mode
+  mkbundle "$P"
+  chmod -R a+rX "$P"
+  printf 'data\n' >"$S/input"
+  chown "$other:$other" "$S/input"
+  chmod 644 "$S/input"
+  hold "$S/input"
+  A=$w/lease-$mode-input.audit
+  t0=$(date +%s)
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$w" --execution-id "lease-$mode-input" \
+    -i "$S/input:input" "$P" -- /bin/true >"$A" 2>/dev/null </dev/null
+  rc=$?
+  t1=$(date +%s)
+  release
+  is "$mode: an --input of uid $other held under its lease: refused (123)" "$rc" 123
+  is "$mode: ... input_rejected input_invalid" \
+    "$(field "$A" input_rejected .reason)" input_invalid
+  check "$mode: ... at once, not after the lease break time ($((t1 - t0)) s)" \
+    [ $((t1 - t0)) -lt 20 ]
 done
 
 host_unchanged "bundle-lease"
