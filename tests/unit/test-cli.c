@@ -359,7 +359,7 @@ static void test_limit_table_options(void **state) {
   (void)state;
   for (int id = 0; id < SR__LIM_MAX; id++) {
     const struct sr_limit_def *d = &sr_limit_defs[id];
-    char opt[64], value[32], want[96];
+    char opt[64], value[32], want[192];
     struct sr_args a;
 
     /* A value at or above every minimum (memory's 8 MiB, nofile's 16). */
@@ -624,7 +624,7 @@ static void test_labels(void **state) {
   memset(big, 'k', 63);
   big[63] = '\0';
   {
-    char arg[80];
+    char arg[sizeof(big) + 4];
     snprintf(arg, sizeof(arg), "%s=v", big);
     EXPECT_OK(&a, "--label", arg, "b");
     sr_args_done(&a);

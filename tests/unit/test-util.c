@@ -1006,7 +1006,7 @@ static void test_format_rfc3339(void **state) {
       0,          59,         86399,      86400,       951782399,  951782400,
       951868800,  1078012800, 4107542399, 4107542400,  4107628800, 1709164800,
       1709251199, 1735689599, 1735689600, 253402300799};
-  char got[32], want[32], date[24];
+  char got[32], want[48], date[24];
   struct timespec ts;
   struct tm tm;
   (void)state;
