@@ -82,13 +82,18 @@ struct ctx {
   struct sr_error *err;
 };
 
-/* The device nodes bound from the host, and the devices they must be. */
+/* The device nodes bound from the host, and the devices they must be.
+ * Each is the host's own inode, which inotify(7) watches from inside see
+ * every host process use (skillrun(1) SECURITY).  Not /dev/tty: a skill
+ * watching it counted the bytes a host user typed into a password prompt
+ * that reads /dev/tty a byte at a time (ssh, sudo).  The skill's session
+ * has no terminal; one it makes itself is a node of its own /dev/pts. */
 static const struct {
   const char *name;
   unsigned major, minor;
 } dev_nodes[] = {
     {"null", 1, 3},   {"zero", 1, 5},    {"full", 1, 7},
-    {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
+    {"random", 1, 8}, {"urandom", 1, 9},
 };
 
 /* Top-level /proc entries hidden from the skill: files get /dev/null bound
@@ -1310,13 +1315,13 @@ static bool same_null(const char *null_src, const char *dev, const char *root) {
  */
 static int verify_mountinfo(struct ctx *c, int proc_fd) {
   static const char *const writable[] = {
-      "/dev/null",    "/dev/zero", "/dev/full",          "/dev/random",
-      "/dev/urandom", "/dev/tty",  "/dev/pts",           "/dev/shm",
-      "/tmp",         "/proc",     "/workspace/scratch", "/workspace/outputs",
+      "/dev/null",    "/dev/zero",          "/dev/full",          "/dev/random",
+      "/dev/urandom", "/dev/pts",           "/dev/shm",           "/tmp",
+      "/proc",        "/workspace/scratch", "/workspace/outputs",
   };
   static const char *const devices[] = {
-      "/dev/null",    "/dev/zero", "/dev/full", "/dev/random",
-      "/dev/urandom", "/dev/tty",  "/dev/pts",
+      "/dev/null",   "/dev/zero",    "/dev/full",
+      "/dev/random", "/dev/urandom", "/dev/pts",
   };
   _cleanup_free_ char *heap = NULL;
   char small[16384]; /* some 100 lines; not the heap: sr_read_file_into */

@@ -39,6 +39,7 @@
 #include <linux/seccomp.h>
 #include <linux/sock_diag.h>
 #include <mqueue.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <netinet/in.h>
@@ -1021,6 +1022,43 @@ static void case_tiocsti(struct res *r, const char *arg) {
   /* setsid made a fresh session: the skill cannot take the caller's tty. */
   if (getsid(0) != getpid())
     esc(r, "not a session leader (sid %d)", getsid(0));
+}
+
+/* The host's /dev/tty under inotify(7): a watch is on the inode, and
+ * the view's /dev/tty was the host's devtmpfs node, so the skill saw
+ * every read and write any host process made through its own /dev/tty:
+ * one IN_ACCESS for each byte of a password that ssh or sudo reads from
+ * the user's terminal.  ARG: seconds to wait for an event after the line
+ * "ttywatch: watching" (the test then uses its /dev/tty on the host). */
+static void case_ttywatch(struct res *r, const char *arg) {
+  const int secs = arg && *arg ? atoi(arg) : 10;
+  char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+  int fd = inotify_init1(IN_CLOEXEC), events = 0;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+
+  if (fd < 0) {
+    how(r, "inotify_init1:%s", ename(errno));
+    return;
+  }
+  if (inotify_add_watch(fd, "/dev/tty", IN_ACCESS | IN_MODIFY | IN_OPEN) < 0) {
+    how(r, "watch /dev/tty:%s", ename(errno));
+    close(fd);
+    return;
+  }
+  printf("ttywatch: watching\n");
+  fflush(stdout);
+  if (poll(&p, 1, secs * 1000) > 0) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    for (ssize_t off = 0; off < n;
+         off += (ssize_t)sizeof(struct inotify_event) +
+                ((struct inotify_event *)(buf + off))->len)
+      events++;
+  }
+  if (events)
+    esc(r, "%d events of the host's /dev/tty", events);
+  else
+    how(r, "watched /dev/tty, no event in %d s", secs);
+  close(fd);
 }
 
 /* Line disciplines: TIOCSETD on a terminal of the skill's own devpts
@@ -2980,6 +3018,7 @@ static const struct {
     {"seccomp_stack", case_seccomp_stack},
     {"host_pid", case_host_pid},
     {"tiocsti", case_tiocsti},
+    {"ttywatch", case_ttywatch},
     {"ldisc", case_ldisc},
     {"fds", case_fds},
     {"signals", case_signals},

@@ -10,7 +10,7 @@ set -u
 # its own TAP helpers, defined below).
 . "$(dirname "$0")/lib.sh"
 
-EXPECTED_DEV="fd,full,null,ptmx,pts,random,shm,stderr,stdin,stdout,tty,urandom,zero"
+EXPECTED_DEV="fd,full,null,ptmx,pts,random,shm,stderr,stdin,stdout,urandom,zero"
 ALLOWED_ENV="PATH HOME LANG TMPDIR SKILLRUN_EXECUTION_ID SKILLRUN_TENANT_ID SKILLRUN_SKILL
   SKILLRUN_BUNDLE SKILLRUN_INPUTS SKILLRUN_OUTPUTS SKILLRUN_SCRATCH"
 ALLOWED_ENV=$(echo $ALLOWED_ENV)
@@ -208,7 +208,6 @@ check_report() {
   has_opts "$who" /proc/driver ro nosuid nodev noexec
   has_opts "$who" /dev ro nosuid nodev noexec
   has_opts "$who" /dev/null nosuid noexec
-  has_opts "$who" /dev/tty nosuid noexec
   has_opts "$who" /dev/pts nosuid noexec
   has_opts "$who" /workspace/inputs ro
   has_opts "$who" /workspace/skills/probe-skill ro nosuid nodev

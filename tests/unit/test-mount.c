@@ -272,7 +272,8 @@ static int build(int msg_fd) {
     if (!has_opts(*m, dir_mask))
       return CHILD_FAILED;
   if (!has_opts("/proc/sys", dir_mask) || !has_opts("/dev/null", device) ||
-      !has_opts("/dev/tty", device) || !has_opts("/dev", sealed))
+      !has_opts("/dev/urandom", device) || !has_opts("/dev", sealed) ||
+      access("/dev/tty", F_OK) == 0)
     return CHILD_FAILED;
   return CHILD_OK;
 }
