@@ -36,6 +36,51 @@ static const char *const common_keys[] = {
  * json_dumpb always returns the whole length. */
 #define SR_JSON_DUMP_GUESS 8192u
 
+/* The code point of the well-formed UTF-8 sequence p[0..n). */
+static uint32_t utf8_decode(const unsigned char *p, size_t n) {
+  static const unsigned char lead_mask[] = {0x7f, 0x7f, 0x1f, 0x0f, 0x07};
+  uint32_t cp = p[0] & lead_mask[n];
+
+  for (size_t i = 1; i < n; i++)
+    cp = cp << 6 | (p[i] & 0x3fu);
+  return cp;
+}
+
+/* How long text[0..n) is with each character that misleads a reader
+ * (sr_name_misleads: DEL, a C1 control, a bidirectional formatting or
+ * line separator character) written as \uHHHH, into out when it is not
+ * NULL.  Outside strings a JSON text is ASCII, and jansson writes the C0
+ * controls escaped already, so only string contents change, and not in
+ * what a JSON reader takes from them. */
+static size_t escape_misleading(const char *text, size_t n, char *out) {
+  const unsigned char *p = (const unsigned char *)text;
+  size_t o = 0;
+
+  for (size_t i = 0; i < n;) {
+    size_t k = 1, skip = 1;
+    bool escape = false;
+
+    if (p[i] >= 0x7f) {
+      /* jansson writes UTF-8 only; anything else is copied as it is. */
+      k = sr_utf8_seq(p + i, n - i, &skip);
+      escape = k > 0 && sr_name_misleads(text + i, k);
+      if (k == 0)
+        k = skip;
+    }
+    if (escape) {
+      if (out)
+        snprintf(out + o, 7, "\\u%04" PRIx32, utf8_decode(p + i, k));
+      o += 6;
+    } else {
+      if (out)
+        memcpy(out + o, text + i, k);
+      o += k;
+    }
+    i += k;
+  }
+  return o;
+}
+
 char *sr_json_dump(const json_t *j, size_t flags, size_t extra, size_t *len) {
   size_t cap = SR_JSON_DUMP_GUESS, n;
   char *buf, *grown;
@@ -59,6 +104,26 @@ char *sr_json_dump(const json_t *j, size_t flags, size_t extra, size_t *len) {
   if (n == 0) {
     free(buf);
     return NULL;
+  }
+  /* Pure ASCII, as nearly every line is: nothing to escape. */
+  for (size_t i = 0; i < n; i++) {
+    size_t m;
+
+    if ((unsigned char)buf[i] < 0x7f)
+      continue;
+    m = escape_misleading(buf, n, NULL);
+    if (m != n) {
+      grown = m <= SIZE_MAX - extra - 1 ? malloc(m + extra + 1) : NULL;
+      if (!grown) {
+        free(buf);
+        return NULL;
+      }
+      escape_misleading(buf, n, grown);
+      free(buf);
+      buf = grown;
+      n = m;
+    }
+    break;
   }
   buf[n] = '\0';
   *len = n;

@@ -209,30 +209,56 @@ static void test_null_ids(void **state) {
   assert_non_null(strstr(err.msg, "m.jsonl:3: execution_id differs"));
 }
 
-static void test_escaping_forged_line(void **state) {
-  static const char evil[] = "x\n{\"event\":\"forged\"}\r\n\x1b[2J\"\\ end";
+/* The line of a warning whose message is `text` (malloc'd, *len its
+ * length), which a JSON reader decodes back to `text`. */
+static char *message_line(const char *text, size_t *len) {
   _cleanup_close_ int fd = new_memfd();
-  _cleanup_free_ char *buf = NULL;
   struct sr_audit a;
   json_t *obj;
+  char *buf;
+
+  audit_on(&a, fd);
+  emit_ok(&a, "warning", json_pack("{s:s}", "message", text));
+  buf = slurp(fd, len);
+  obj = json_loadb(buf, *len, 0, NULL);
+  assert_non_null(obj);
+  assert_string_equal(json_string_value(json_object_get(obj, "message")), text);
+  assert_string_equal(json_string_value(json_object_get(obj, "event")),
+                      "warning");
+  json_decref(obj);
+  sr_audit_done(&a);
+  return buf;
+}
+
+static void test_escaping_forged_line(void **state) {
+  static const char evil[] = "x\n{\"event\":\"forged\"}\r\n\x1b[2J\"\\ end";
   size_t len;
+  _cleanup_free_ char *buf = message_line(evil, &len);
 
   (void)state;
-  audit_on(&a, fd);
-  emit_ok(&a, "warning", json_pack("{s:s}", "message", evil));
-  buf = slurp(fd, &len);
   /* Exactly one line: the only '\n' is the terminator. */
   assert_true(len > 0);
   assert_ptr_equal(memchr(buf, '\n', len), buf + len - 1);
   assert_null(memchr(buf, '\r', len));
   assert_null(memchr(buf, '\x1b', len));
-  obj = json_loadb(buf, len, 0, NULL);
-  assert_non_null(obj);
-  assert_string_equal(json_string_value(json_object_get(obj, "message")), evil);
-  assert_string_equal(json_string_value(json_object_get(obj, "event")),
-                      "warning");
-  json_decref(obj);
-  sr_audit_done(&a);
+}
+
+/* A character that misleads a reader (DEL, a C1 control, a bidirectional
+ * formatting or line separator character) is written as \uHHHH in every
+ * JSON text (the audit line here, metadata.json alike): no raw one reaches
+ * a terminal or a splitlines() reader, and a JSON reader decodes the same
+ * string (message_line).  Other text stays as it is. */
+static void test_escaping_misleading(void **state) {
+  static const char text[] = "a\x7f b\xc2\x85 c\xc2\x9b d\xe2\x80\xae "
+                             "e\xe2\x80\xa8 f\xe2\x81\xa6 g\xd8\x9c "
+                             "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x94\x92";
+  size_t len;
+  _cleanup_free_ char *buf = message_line(text, &len);
+
+  (void)state;
+  assert_non_null(strstr(buf, "\"a\\u007f b\\u0085 c\\u009b d\\u202e "
+                              "e\\u2028 f\\u2066 g\\u061c "
+                              "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x94\x92\""));
 }
 
 static void check_lossy(const char *in, size_t len, const char *want,
@@ -1236,6 +1262,7 @@ int main(void) {
       cmocka_unit_test(test_format_common_keys),
       cmocka_unit_test(test_format_out_of_memory),
       cmocka_unit_test(test_escaping_forged_line),
+      cmocka_unit_test(test_escaping_misleading),
       cmocka_unit_test(test_echo_warnings),
       cmocka_unit_test(test_null_ids),
       cmocka_unit_test(test_lossy_utf8),
