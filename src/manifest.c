@@ -705,6 +705,21 @@ static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
   if (too_many)
     return INVALID(err, v->line, "allowed-tools has more than %d entries",
                    SR_MAX_TOOLS);
+  /* The list is in metadata.json: a misleading entry is as malformed as
+   * a wrong shape (its WebFetch destinations are not asked for either). */
+  for (size_t i = 0; i < m->allowed_tools.n; i++) {
+    const char *tool = m->allowed_tools.v[i];
+
+    if (!sr_valid_utf8_text(tool, strlen(tool)) ||
+        sr_name_misleads(tool, strlen(tool))) {
+      sr_strv_done(&m->allowed_tools);
+      return add_warning(m, err,
+                         "SKILL.md:%u: allowed-tools holds a control, "
+                         "bidirectional formatting or line separator "
+                         "character (ignored)",
+                         v->line);
+    }
+  }
   return tools_network(m, v, err);
 }
 
@@ -1003,6 +1018,14 @@ static int check_metadata(struct sr_manifest *m, const struct node *v,
     if (!kv->key || !kv->value)
       return oom(err);
     if (!strcmp(k->str, "version")) {
+      /* The version is in every audit line and metadata.json: held to
+       * what --label holds a caller's values to. */
+      if (!sr_valid_utf8_text(val->str, val->len) ||
+          sr_name_misleads(val->str, val->len))
+        return INVALID(err, val->line,
+                       "metadata version '%s' holds a control, "
+                       "bidirectional formatting or line separator character",
+                       SHOWN(val->str));
       m->version = strdup(val->str);
       if (!m->version)
         return oom(err);

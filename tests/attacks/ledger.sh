@@ -133,12 +133,14 @@ if unshare -m true 2>/dev/null; then
   # KiB free, used to leave the run's ledger without execution_completed
   # (its final lines did not fit the room kept before the version was
   # known).  Now that room is reserved with the version, or the run stops
-  # before any line carries it.
+  # before any line carries it.  A version with a control character is
+  # refused now (skillrun-skill(5)): this one is 4096 backslashes, each
+  # two bytes escaped (8 KiB a line).
   V=$T/control-version
   mkdir -p "$V"
   {
     printf -- '---\nname: control-version\ndescription: A long version.\nmetadata:\n  version: "'
-    for _ in $(seq 4096); do printf '\\x01'; done
+    for _ in $(seq 4096); do printf '\\\\'; done
     printf '"\n---\n# control-version\n'
   } >"$V/SKILL.md"
   chmod -R a+rX "$V"
