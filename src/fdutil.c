@@ -1106,6 +1106,17 @@ const char *sr_dir_fault_why(const struct sr_dir_fault *f, char *buf,
              "rename or replace it (name a file whose directories are yours "
              "or root's as mapped here)",
              f->path, (unsigned)f->uid);
+  else if (f->why == SR_DIR_OWNER && !sr_userns_initial() &&
+           f->uid == overflow_uid())
+    /* A namespace that maps the overflow uid itself (0 -> 100000 x
+     * 65536) shows an owner it does not map, root's /tmp among them, as
+     * that uid: "chown root" could not be the advice. */
+    snprintf(buf, len,
+             "is in directory %s of uid %u, or of an owner this user "
+             "namespace does not map, which shows as that uid (root or "
+             "another user alike), who could rename or replace it (name a "
+             "file whose directories are yours or root's as mapped here)",
+             f->path, (unsigned)f->uid);
   else if (f->why == SR_DIR_OWNER)
     snprintf(buf, len,
              "is in directory %s of uid %u, who can rename or replace it "

@@ -63,4 +63,43 @@ is "... layer uid-pool" "$(field "$T/root0.audit" layer_failed .layer)" uid-pool
 is "... the stream ends in an error" "$(last "$T/root0.audit")" \
   "$(printf 'execution_completed\terror')"
 
+# A rootless container's layout, 65536 ids from 100000 on: the overflow
+# uid 65534 is mapped (host uid 165534), so root's directories, which the
+# namespace does not map, show as that uid and cannot be told from its
+# user's.  A workspace root in one is refused, and the message said
+# "chown root" of a directory that is root's already.
+# The test's own directory (0700) must be searchable by that root.
+chmod o+x "$_test_root"
+mkdir "$T/ns100000"
+chown 100000:100000 "$T/ns100000"
+# in_userns's command starts without capabilities there (its uid was
+# unmapped when it was executed): this one becomes root of the namespace
+# before it executes skillrun.
+rc=0
+"$PYTHON3" -c 'import ctypes, os, sys
+go_r, go_w = os.pipe()
+ns_r, ns_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) != 0:
+        os._exit(99)
+    os.write(ns_w, b"u")
+    os.read(go_r, 1)
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)
+    os.execv(sys.argv[1], sys.argv[1:])
+if os.read(ns_r, 1) == b"u":
+    for f in ("uid_map", "gid_map"):
+        with open("/proc/%d/%s" % (pid, f), "w") as m:
+            m.write("0 100000 65536\n")
+os.write(go_w, b"g")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' \
+  "$SKILLRUN" --workspace-root "$T/ns100000/ws" \
+  --execution-id ov "$B" -- true >"$T/ov.audit" 2>"$T/ov.err" || rc=$?
+is "65536 ids from 100000, a workspace root under root's directory: refused (125)" "$rc" 125
+is "... one line on stderr" "$(wc -l <"$T/ov.err")" 1
+check "... it says the owner may be one the namespace does not map" \
+  grep -q "of uid 65534, or of an owner this user namespace does not map" "$T/ov.err"
+check "... and does not advise chown root" sh -c '! grep -q "chown root" "$1"' - "$T/ov.err"
+
 finish
