@@ -293,7 +293,8 @@ bool sr_name_needs_escape(const char *s, size_t len) {
 
   for (size_t i = 0; i < len;) {
     size_t n = sr_utf8_seq(p + i, len - i, &skip);
-    if (name_escape_kind(p + i, n))
+    /* A backslash is escaped too: the display form is one-to-one. */
+    if (p[i] == '\\' || name_escape_kind(p + i, n))
       return true;
     i += n;
   }
@@ -327,7 +328,9 @@ char *sr_name_escape(const char *s, size_t len) {
     return NULL;
   for (size_t i = 0; i < len;) {
     size_t n = sr_utf8_seq(p + i, len - i, &skip);
-    switch (name_escape_kind(p + i, n)) {
+    /* The backslash that starts every escape is itself one (\x5c), so
+     * that a name spelling "\xff" is not shown as the byte 0xff is. */
+    switch (p[i] == '\\' ? 'x' : name_escape_kind(p + i, n)) {
     case 'x':
       o += (size_t)sprintf(out + o, "\\x%02x", p[i]);
       i += 1;

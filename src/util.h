@@ -55,7 +55,8 @@ size_t sr_utf8_cut(const char *s, size_t len, size_t max);
  * C1 control, DEL, a bidirectional formatting character (U+061C,
  * U+200E, U+200F, U+202A..U+202E, U+2066..U+2069: they reorder what a
  * terminal or a listing shows) or a line separator (U+2028, U+2029: some
- * readers end a line there), it needs escaping (sr_name_escape).
+ * readers end a line there), or a backslash, it needs escaping
+ * (sr_name_escape).
  */
 bool sr_name_needs_escape(const char *s, size_t len);
 /* Whether such a name holds a control, a bidirectional formatting
@@ -65,11 +66,12 @@ bool sr_name_needs_escape(const char *s, size_t len);
 bool sr_name_misleads(const char *s, size_t len);
 /*
  * The display form of such a name, NUL-terminated and malloc'd (NULL on
- * ENOMEM): each byte that is not part of well-formed UTF-8, each C0 control
- * and DEL as \xHH; each C1 control, bidirectional formatting character
- * and line separator as \uHHHH; everything else, backslash included, as
- * is.  It is not
- * reversible: the record carries the raw bytes beside it (base64).
+ * ENOMEM): each byte that is not part of well-formed UTF-8, each C0 control,
+ * DEL and the backslash as \xHH; each C1 control, bidirectional formatting
+ * character and line separator as \uHHHH; everything else as is.  Two
+ * names never share a display form (the backslash of an escape is never
+ * the name's own), though the record still carries the raw bytes beside
+ * it (base64).
  */
 char *sr_name_escape(const char *s, size_t len);
 

@@ -95,6 +95,26 @@ for mode in root user; do
   check "$mode: a directory below the depth limit is reported" \
     sh -c "warnings() { \"$JQ\" -r 'select(.event == \"warning\" and .skipped == \"depth\") | .path' \"\$1\"; }; warnings '$AUDIT' | grep -q '^d1/d2/.*/d33\$'"
 
+  # Names that spell an escape: the four characters \xff and the byte
+  # 0xff, and the characters \u2028 beside a skipped U+2028, used to be
+  # shown alike ("\xff", "x\u2028"): a backslash is shown as \x5c, with
+  # the raw bytes, so that no two names share a path on the record.
+  skill $mode -- /bin/sh -c '
+    cd /workspace/outputs
+    printf a >"$(printf "\\\\xff")"; printf b >"$(printf "\377")"
+    printf c >"$(printf "x\\\\u2028")"; printf d >"$(printf "x\342\200\250")"
+  '
+  run_ok $mode "names that spell an escape"
+  shown=$("$JQ" -r 'select(.event == "artifact_committed" or (.event == "warning" and has("path"))) | .path' "$AUDIT" | LC_ALL=C sort)
+  is "$mode: ... each name has a path of its own" "$(tr '\n' ' ' <<<"$shown")" \
+    '\x5cxff \xff x\u2028 x\x5cu2028 '
+  is "$mode: ... the backslash's name is committed with its raw bytes" \
+    "$("$JQ" -r 'select(.event == "artifact_committed" and .sha256 == "'"$(printf a | sha256sum | cut -d' ' -f1)"'") | .path_base64' "$AUDIT" | base64 -d)" \
+    '\xff'
+  check "$mode: ... and both are on the host under their own names" \
+    test -f "$(run_dir)/outputs/\\xff" -a -f "$(run_dir)/outputs/$(printf '\377')" \
+    -a -f "$(run_dir)/outputs/x\\u2028"
+
   # Long names in a tree: a path below outputs/ over 3072 bytes is skipped
   # (a directory with everything below it), so that every committed path
   # can be opened as run_dir/outputs/PATH.  Twelve 255-byte levels make

@@ -38,8 +38,9 @@ mkskill hog "python3 scripts/hog.py" "sandbox.memory: 64M"
 printf 'chunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))\n' >"$T/hog/scripts/hog.py"
 mkskill broken "scripts/missing.sh"
 # Enough long names that execution_completed's list is cut, and two files
-# whose escaped paths are the same text: a Latin-1 name and one spelled
-# with a backslash.  Only path_base64 tells them apart.
+# whose escaped paths were the same text: a Latin-1 name and one spelled
+# with a backslash, which is escaped too now (\x5c); both carry
+# path_base64, their raw bytes.
 mkskill latin "python3 scripts/many.py"
 cat >"$T/latin/scripts/many.py" <<'EOF'
 import os
@@ -119,9 +120,9 @@ for mode in $MODES; do
     o latin "$(digest latin)"
     is "$mode: $orch: a cut list: exit 0, every artifact" \
       "$rc $(j '.artifacts | length')" "0 302"
-    is "$mode: $orch: ... the two names shown alike keep their raw bytes" \
-      "$(j '.artifacts[] | select(.path == "caf\\xe9") | "\(.path_base64 // "-") \(.size)"' | LC_ALL=C sort | tr '\n' ' ')" \
-      "- 25 $(printf 'caf\351' | base64) 16 "
+    is "$mode: $orch: ... two names once shown alike are shown apart, with their raw bytes" \
+      "$(j '.artifacts[] | select(.path == "caf\\xe9" or .path == "caf\\x5cxe9") | "\(.path) \(.path_base64 // "-") \(.size)"' | LC_ALL=C sort | tr '\n' ' ')" \
+      "caf\\x5cxe9 $(printf 'caf\\xe9' | base64) 25 caf\\xe9 $(printf 'caf\351' | base64) 16 "
     check "$mode: $orch: ... and no other entry has a null path_base64" \
       not grep -q '"path_base64":null' <<<"$out"
 

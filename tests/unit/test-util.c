@@ -1135,7 +1135,12 @@ static void test_name_escape(void **state) {
     const char *shown;
   } cases[] = {
       {"report.txt", 10, false, "report.txt"},
-      {"caf\xc3\xa9 a\\b", 9, false, "caf\xc3\xa9 a\\b"},
+      {"caf\xc3\xa9 ab", 8, false, "caf\xc3\xa9 ab"},
+      /* A backslash is escaped, so that no name reads as another's
+       * escape: the four characters \xff are not the byte 0xff. */
+      {"caf\xc3\xa9 a\\b", 9, true, "caf\xc3\xa9 a\\x5cb"},
+      {"\\xff", 4, true, "\\x5cxff"},
+      {"\xff", 1, true, "\\xff"},
       {"caf\xe9", 4, true, "caf\\xe9"},
       {"a\nb", 3, true, "a\\x0ab"},
       {"\x1b[2J", 4, true, "\\x1b[2J"},
@@ -1172,6 +1177,7 @@ static void test_name_escape(void **state) {
   assert_false(sr_name_misleads("caf\xe9", 4));
   assert_false(sr_name_misleads("\xff\xfe", 2));
   assert_false(sr_name_misleads("caf\xc3\xa9", 5));
+  assert_false(sr_name_misleads("a\\b", 3)); /* escaped, yet harvested */
 }
 
 /* Terminal escaping: controls and C1 never pass raw, whatever the chunk
