@@ -383,6 +383,13 @@ int sr_index_ids_add_line(struct sr_index_ids *s, const char *line,
       s->legacy_last = (int64_t)rec.finished_s;
     return 0;
   }
+  /* A run refused because its id was another's (live, done or
+   * abandoned): the line names that id, yet is not that run's; taken for
+   * it, a live run killed later would never be counted. */
+  if (rec.status == SR_STATUS_REFUSED &&
+      (!strcmp(rec.reason, "execution_replayed") ||
+       !strcmp(rec.reason, "execution_abandoned")))
+    return 0;
   snprintf(key, sizeof(key), "%s\037%s", rec.tenant, rec.execution);
   if (tfind(key, &s->ids, key_cmp))
     return 0;

@@ -24,7 +24,8 @@
  * figure).  EXECUTION, the run's execution id ("-" for a run refused before
  * it had a valid one), is absent from the lines of older versions: gc
  * counts a dead run only when its owner's index has no line with its id
- * (struct sr_index_ids), so that each run is counted exactly once.  --metrics
+ * but a refusal of that id as another run's (struct sr_index_ids), so
+ * that each run is counted exactly once.  --metrics
  * reads that file rather than every run directory's metadata.json: one
  * sequential read instead of 100,000 opens, the runs that never had a run
  * directory (refused before admission) are counted, and counters do not go down
@@ -83,7 +84,9 @@ struct sr_index_ids;
 struct sr_index_ids *sr_index_ids_new(void);
 void sr_index_ids_free(struct sr_index_ids *s);
 /* One line of the index (without its newline): 0 (a line that does not
- * parse is ignored) or -ENOMEM. */
+ * parse is ignored, and so is the line of a run refused as
+ * execution_replayed or execution_abandoned: the id it names is another
+ * run's) or -ENOMEM. */
 int sr_index_ids_add_line(struct sr_index_ids *s, const char *line, size_t len);
 /* 1 when a line names the run (tenant, execution); 0 when none does; -1
  * when none does but a line without an id (an older version's) that ended

@@ -7,7 +7,9 @@
 # them, when the index is the run owner's); a live run beside them is
 # never touched and counted as in progress until it ends; root's --gc
 # over a user's workspace root counts the user's dead run in the user's
-# index and makes nothing of root's there.
+# index and makes nothing of root's there.  A run whose id was replayed
+# while it lived is counted when it dies: the refusal's line, with its
+# id, is not its own.
 set -u
 # shellcheck source=lib.sh
 . "$TOP_SRCDIR/tests/integration/lib.sh"
@@ -111,6 +113,28 @@ for mode in $MODES; do
     sample "$T/m3.$mode" "$abandoned 4"
   is "$mode: ... and so is the refusal" \
     "$(total "$T/m3.$mode" skillrun_metrics_index_records)" 7
+
+  # A run whose id was replayed while it lived, then killed: the
+  # refusal's index line (execution_replayed) names its id but is not its
+  # line; gc used to take it for one and never count the dead run.
+  start_run "$W" k5
+  "${pre[@]}" "$SKILLRUN" --workspace-root "$W" --execution-id k5 "$B" \
+    -- true >/dev/null 2>&1
+  is "$mode: a run of a live run's id is refused" "$?" 123
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >"$T/gc5.$mode" 2>&1
+  is "$mode: ... --gc closes the live run once it is killed" \
+    "$(tail -n 1 "$T/gc5.$mode")" "gc: 1 dead run(s) cleaned under $(realpath "$W")"
+  "${pre[@]}" "$SKILLRUN" --metrics --workspace-root "$W" >"$T/m5.$mode" 2>&1
+  check "$mode: ... and counts it as abandoned, once" \
+    sample "$T/m5.$mode" "$abandoned 5"
+  is "$mode: ... beside the refusal" \
+    "$(total "$T/m5.$mode" skillrun_metrics_index_records)" 9
+  "${pre[@]}" "$SKILLRUN" --gc --workspace-root "$W" >/dev/null 2>&1
+  "${pre[@]}" "$SKILLRUN" --metrics --workspace-root "$W" >"$T/m6.$mode" 2>&1
+  is "$mode: ... and another --gc counts nothing again" \
+    "$(total "$T/m6.$mode" skillrun_metrics_index_records)" 9
 done
 
 # root's --gc over a user's own workspace root: the user's dead run goes

@@ -169,6 +169,24 @@ static void test_execution_id(void **state) {
   assert_int_equal(sr_index_ids_add_line(ids, idless, strlen(idless)), 0);
   assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000200), -1);
   assert_int_equal(sr_index_ids_find(ids, "acme", "e2", 1700000201), 0);
+  /* A run refused because e3 was another run's: its line names e3, yet
+   * e3's own run (live, then killed) is still to be counted; another
+   * refusal of e3 is its own. */
+  {
+    static const char replayed[] =
+        "1 1700000300 acme s refused execution_replayed 1 - - - - - e3";
+    static const char abandoned[] =
+        "1 1700000300 acme s refused execution_abandoned 1 - - - - - e3";
+    static const char other[] =
+        "1 1700000300 acme s refused policy_denied 1 - - - - - e4";
+
+    assert_int_equal(sr_index_ids_add_line(ids, replayed, strlen(replayed)), 0);
+    assert_int_equal(sr_index_ids_add_line(ids, abandoned, strlen(abandoned)),
+                     0);
+    assert_int_equal(sr_index_ids_find(ids, "acme", "e3", 1700000201), 0);
+    assert_int_equal(sr_index_ids_add_line(ids, other, strlen(other)), 0);
+    assert_int_equal(sr_index_ids_find(ids, "acme", "e4", 1700000201), 1);
+  }
   sr_index_ids_free(ids);
 }
 
