@@ -496,6 +496,13 @@ static int check_name(struct sr_manifest *m, const struct node *v,
   if (sr_text_chars(norm, nlen) > SR_MAX_NAME)
     return INVALID(err, v->line, "name is %zu characters long; at most %d",
                    sr_text_chars(norm, nlen), SR_MAX_NAME);
+  /* Recorded as written (the runs index, the audit's skill): its bytes
+   * are bounded too, as NFKC would have them, not as decomposed. */
+  if (len > SR_MANIFEST_NAME_MAX_BYTES)
+    return INVALID(err, v->line,
+                   "name is %zu bytes long as written; at most %d (write "
+                   "it composed, in NFC form)",
+                   len, SR_MANIFEST_NAME_MAX_BYTES);
   chars = sr_text_name_chars(norm, nlen);
   if (chars == SR_TEXT_NAME_NO_MEMORY)
     return oom(err);

@@ -25,13 +25,19 @@ struct sr_manifest_limit {
   unsigned line; /* SKILL.md line, for messages */
 };
 
+/* Bytes of a skill's name as written (after the white space around it is
+ * removed): 64 characters of 4 bytes, all a name in NFKC form can take; a
+ * decomposed one (Hangul jamo, combining marks) could be longer than the
+ * runs index and the audit's skill field hold (SR_RECORD_SKILL_MAX). */
+#define SR_MANIFEST_NAME_MAX_BYTES 256
+
 /*
  * SKILL.md front matter as skillrun reads it (skillrun-skill(5)).  All
  * strings are UTF-8 as written (name is kept as written; validation uses its
  * NFKC form).
  */
 struct sr_manifest {
-  char *name;          /* required, 1-64 */
+  char *name;          /* required, 1-64 (NFKC), 256 bytes as written */
   char *description;   /* required, 1-1024 */
   char *license;       /* optional */
   char *compatibility; /* optional, 1-500 */

@@ -438,8 +438,10 @@ int sr_reclaim_index_line(const char *buf, size_t len, const char *tenant,
   if (sr_valid_id(execution))
     snprintf(rec.execution, sizeof(rec.execution), "%s", execution);
   skill = json_string_value(get_path(meta, "skill", "name"));
-  if (skill)
-    snprintf(rec.skill, sizeof(rec.skill), "%s", skill);
+  /* Whole or not at all (as one the index cannot hold, below): a name
+   * cut short would count the run under another skill. */
+  if (skill && strlen(skill) < sizeof(rec.skill))
+    memcpy(rec.skill, skill, strlen(skill) + 1);
   rec.status = SR_STATUS_ABANDONED;
   rec.duration_ms = rec.cpu_usec = rec.memory_peak = rec.syscalls_denied = -1;
   rec.artifacts = 0;

@@ -1051,6 +1051,23 @@ static int open_root(const struct sr_run *run) {
   return r < 0 ? -1 : r;
 }
 
+/* Every name a manifest passes (manifest.h) is one the index holds. */
+_Static_assert(SR_MANIFEST_NAME_MAX_BYTES <= SR_RECORD_SKILL_MAX,
+               "the runs index holds every valid skill name");
+
+/* src into dst (size bytes) when it fits whole: never a name cut short,
+ * which would count the run under another skill.  Whether it fitted. */
+static bool copy_whole(char *dst, size_t size, const char *src) {
+  size_t n = strlen(src);
+
+  if (n >= size) {
+    dst[0] = '\0';
+    return false;
+  }
+  memcpy(dst, src, n + 1);
+  return true;
+}
+
 /* One line in the runs index for --metrics (metrics.h), after the final
  * event: a failure is only a warning, the run's record is the audit. */
 static void record_in_index(const struct sr_run *run, bool ran,
@@ -1074,14 +1091,19 @@ static void record_in_index(const struct sr_run *run, bool ran,
   rec.finished_s = (uint64_t)time(NULL);
   if (sr_valid_id(run->tenant))
     snprintf(rec.tenant, sizeof(rec.tenant), "%s", run->tenant);
-  if (run->have_manifest && run->manifest.name)
-    snprintf(rec.skill, sizeof(rec.skill), "%s", run->manifest.name);
+  /* A name or reason that does not fit is left out, as one the index
+   * cannot hold (below), never cut to another skill's. */
+  if (run->have_manifest && run->manifest.name &&
+      !copy_whole(rec.skill, sizeof(rec.skill), run->manifest.name))
+    sr_log_warning("the skill's name is longer than the runs index "
+                   "holds (%d bytes): the run is counted without it",
+                   SR_RECORD_SKILL_MAX);
   /* gc counts a dead run only when no line has its id. */
   if (sr_valid_id(run->execution_id))
     snprintf(rec.execution, sizeof(rec.execution), "%s", run->execution_id);
   rec.status = status;
   if (reason)
-    snprintf(rec.reason, sizeof(rec.reason), "%s", reason);
+    (void)copy_whole(rec.reason, sizeof(rec.reason), reason);
   rec.duration_ms = (int64_t)(sr_now_mono_ms() - run->start_ms);
   /* execution_completed's figures: the cgroup's or the sampler's */
   rec.cpu_usec = run->have_usage ? (int64_t)run->cpu_usec : -1;

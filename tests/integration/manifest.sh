@@ -33,6 +33,31 @@ check "uppercase name: ... of the bundle, on stderr" \
 check "uppercase name: ... and in the audit" \
   test "$(field "$T/a.$n" bundle_rejected .message)" = "$(sed 's/^skillrun: //' "$T/err.$n")"
 
+# A name of 64 characters in NFKC form, but 576 bytes as written (each
+# Hangul syllable decomposed into three jamo): past the 256 bytes the runs
+# index holds, where it used to be recorded as "-" (or cut short, as
+# another skill's name); refused, naming its bytes.
+B=$T/jamo-skill
+mkbundle "$B"
+jamo=$(printf '\341\204\200\341\205\241\341\206\250%.0s' $(seq 64))
+sed -i "s/^name: .*/name: $jamo/" "$B/SKILL.md"
+refuse "a 576-byte name of 64 characters" "$B"
+is "... which stderr names" "$(sed 's/^skillrun: bundle [^:]*: //' "$T/err.$n")" \
+  "SKILL.md:2: name is 576 bytes long as written; at most 256 (write it composed, in NFC form)"
+is "... reason manifest_invalid" "$(field "$T/a.$n" bundle_rejected .reason)" manifest_invalid
+is "... counted in the runs index as refused before the skill was known" \
+  "$(awk -v id="m$n" '$NF == id { print $4, $5, $6 }' "$W/.metrics/runs.log")" \
+  "- refused manifest_invalid"
+# The same name composed (64 syllables, 192 bytes) runs, and is counted
+# under its whole name.
+syll=$(printf '\352\260\201%.0s' $(seq 64))
+sed -i "s/^name: .*/name: $syll/" "$B/SKILL.md"
+n=$((n + 1))
+"$SKILLRUN" --workspace-root "$W" --execution-id "m$n" --audit-file "$T/a.$n" "$B" -- /bin/true 2>"$T/err.$n"
+is "the same name composed (192 bytes) runs" "$?" 0
+is "... and is counted under it, whole" \
+  "$(awk -v id="m$n" '$NF == id { print $4 }' "$W/.metrics/runs.log")" "$syll"
+
 B=$T/typo-skill
 mkbundle "$B"
 cat >"$B/SKILL.md" <<'EOS'

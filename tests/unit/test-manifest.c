@@ -479,6 +479,14 @@ static void test_inputs_declarations(void **state) {
             "SKILL.md:5: ", "unknown sandbox key 'sandbox.inputs-type'");
 }
 
+/* A SKILL.md in buf whose name, in s, is `unit` n times. */
+static void name_doc(char *buf, size_t size, char *s, const char *unit, int n) {
+  s[0] = '\0';
+  for (int i = 0; i < n; i++)
+    strcat(s, unit);
+  snprintf(buf, size, "---\nname: %s\ndescription: d\n---\n", s);
+}
+
 static void test_length_limits_exact(void **state) {
   char buf[8192];
   char s[4200];
@@ -511,12 +519,24 @@ static void test_length_limits_exact(void **state) {
   assert_int_equal(sr_text_chars(m.description, strlen(m.description)), 1025);
   sr_manifest_done(&m);
   /* 33 "ﬁ" ligatures are 33 characters as written, 66 after NFKC. */
-  s[0] = '\0';
-  for (int i = 0; i < 33; i++)
-    strcat(s, "\xef\xac\x81");
-  snprintf(buf, sizeof(buf), "---\nname: %s\ndescription: d\n---\n", s);
+  name_doc(buf, sizeof(buf), s, "\xef\xac\x81", 33);
   parse_bad(buf, strlen(buf),
             "SKILL.md:2: ", "name is 66 characters long; at most 64");
+  /* 64 Hangul syllables decomposed (three jamo, 9 bytes each): 64
+   * characters after NFKC, but 576 bytes as written, more than the runs
+   * index holds; 64 composed (3 bytes each) pass, and so do 64 letters
+   * of 4 bytes (DESERET SMALL LETTER LONG I), 256 bytes. */
+  name_doc(buf, sizeof(buf), s, "\xe1\x84\x80\xe1\x85\xa1\xe1\x86\xa8", 64);
+  parse_bad(buf, strlen(buf),
+            "SKILL.md:2: ", "name is 576 bytes long as written; at most 256");
+  name_doc(buf, sizeof(buf), s, "\xea\xb0\x81", 64);
+  parse_good(buf, NULL, &m);
+  assert_string_equal(m.name, s);
+  sr_manifest_done(&m);
+  name_doc(buf, sizeof(buf), s, "\xf0\x90\x90\xa8", 64);
+  parse_good(buf, NULL, &m);
+  assert_int_equal(strlen(m.name), 256);
+  sr_manifest_done(&m);
 }
 
 /* ------------------------------------------------------------ invalid */
