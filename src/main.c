@@ -179,6 +179,22 @@ int main(int argc, char *argv[]) {
   return leave(run_main_on_stack(argc, argv, closed));
 }
 
+/* Why --stdin cannot read fd 0, or NULL. */
+static const char *stdin_unreadable(void) {
+  struct stat st;
+  int fl = fcntl(STDIN_FILENO, F_GETFL);
+
+  if (fl < 0)
+    return "not open";
+  if ((fl & O_PATH) == O_PATH)
+    return "an O_PATH file, which cannot be read";
+  if ((fl & O_ACCMODE) != O_RDONLY && (fl & O_ACCMODE) != O_RDWR)
+    return "not open for reading";
+  if (fstat(STDIN_FILENO, &st) == 0 && S_ISDIR(st.st_mode))
+    return "a directory";
+  return NULL;
+}
+
 /* The command line parsed and its command run: its exit status. */
 static int run_main(int argc, char *argv[], const bool closed[3]) {
   struct sr_args args;
@@ -210,6 +226,18 @@ static int run_main(int argc, char *argv[], const bool closed[3]) {
     sr_log_error("--stdin: standard input is not open");
     sr_args_done(&args);
     return SR_EXIT_FAILED;
+  }
+  /* ... nor one that cannot be read at all: a directory (EISDIR), a file
+   * opened for writing only or O_PATH (EBADF).  The skill would get an
+   * empty input and the record a cut one. */
+  if (args.mode == SR_MODE_RUN && args.forward_stdin) {
+    const char *why = stdin_unreadable();
+
+    if (why) {
+      sr_log_error("--stdin: standard input is %s", why);
+      sr_args_done(&args);
+      return SR_EXIT_FAILED;
+    }
   }
   /* A closed stdout is an error where stdout is what the caller asked for
    * (the audit stream, --explain, --digest, ...), before anything is made;

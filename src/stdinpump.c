@@ -129,17 +129,21 @@ static void close_if_drained(struct sr_stdinpump *p) {
     p->out_fd = safe_close(p->out_fd);
 }
 
-void sr_stdinpump_on_readable(struct sr_stdinpump *p) {
+int sr_stdinpump_on_readable(struct sr_stdinpump *p) {
   ssize_t n;
+  int e = 0;
 
   if (sr_stdinpump_read_fd(p) < 0)
-    return;
+    return 0;
   n = read_some(p);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return;
+    return 0;
   if (n <= 0) {
-    /* A read error ends the input as EOF does: the skill sees its end,
-     * and the record says how much came. */
+    /* A read error ends the skill's input as EOF does (the skill sees its
+     * end), but it is not the input's end: the record says the input was
+     * not forwarded to its end, and the caller is told why. */
+    if (n < 0)
+      e = p->read_err = errno ? errno : EIO;
     p->eof = true;
     p->in_fd = -1;
     p->own_fd = safe_close(p->own_fd);
@@ -148,6 +152,7 @@ void sr_stdinpump_on_readable(struct sr_stdinpump *p) {
     p->len = (size_t)n;
   }
   close_if_drained(p);
+  return e;
 }
 
 void sr_stdinpump_on_writable(struct sr_stdinpump *p) {
@@ -176,7 +181,7 @@ void sr_stdinpump_on_writable(struct sr_stdinpump *p) {
 }
 
 bool sr_stdinpump_complete(const struct sr_stdinpump *p) {
-  return p->eof && !p->broken && p->off == p->len;
+  return p->eof && !p->broken && !p->read_err && p->off == p->len;
 }
 
 int sr_stdinpump_finish(struct sr_stdinpump *p,

@@ -37,6 +37,7 @@ struct sr_stdinpump {
   unsigned char *buf;
   size_t len, off; /* buf[off..len) is waiting to be written */
   bool eof;        /* the caller's input ended (or failed to read) */
+  int read_err;    /* the errno that ended it early, or 0 */
   bool broken;     /* the skill's end closed first: the rest is unread */
   uint64_t bytes;  /* written into the pipe */
   struct sr_sha256 hash;
@@ -51,12 +52,15 @@ int sr_stdinpump_start(struct sr_stdinpump *p, int in_fd, int out_fd);
 /* What the loop should wait for now: -1 for nothing. */
 int sr_stdinpump_read_fd(const struct sr_stdinpump *p);
 int sr_stdinpump_write_fd(const struct sr_stdinpump *p);
-/* One read from in_fd (it polled readable or hung up). */
-void sr_stdinpump_on_readable(struct sr_stdinpump *p);
+/* One read from in_fd (it polled readable or hung up).  0, or the errno
+ * of a read error that has just ended the input early (once): the skill
+ * then sees the end of its input, and the pump is not complete. */
+int sr_stdinpump_on_readable(struct sr_stdinpump *p);
 /* One write to out_fd (it polled writable, or failed: the reader is gone). */
 void sr_stdinpump_on_writable(struct sr_stdinpump *p);
 
-/* Whether the caller's input was forwarded to its end (EOF passed on). */
+/* Whether the caller's input was forwarded to its end (EOF passed on):
+ * not after a read error. */
 bool sr_stdinpump_complete(const struct sr_stdinpump *p);
 /* Stops forwarding (closes the pipe); the lowercase hex SHA-256 of the
  * bytes forwarded into hex.  0 or -errno. */

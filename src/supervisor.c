@@ -1018,6 +1018,27 @@ static int passthrough_stopped(struct sr_supervisor *s, struct sr_error *err) {
       err);
 }
 
+/* --stdin: reading the caller's input failed (ECONNRESET from a socket
+ * whose writer reset it, EIO from a terminal that hung up): the skill saw
+ * the end of its input there, but it was not the input's end.  Said on
+ * the record, with the errno; execution_completed's stdin says complete
+ * false (skillrun(1), --stdin). */
+static int stdin_read_failed(struct sr_supervisor *s, int e,
+                             struct sr_error *err) {
+  char msg[200];
+  const char *name = strerrorname_np(e);
+
+  snprintf(msg, sizeof(msg),
+           "--stdin: cannot read standard input (%s) after %llu bytes: the "
+           "skill's input ends there, not at the input's end",
+           name ?: "unknown error", (unsigned long long)s->stdin_pump.bytes);
+  return sr_audit_emit(s->spec->audit, "warning",
+                       json_pack("{s:s, s:s, s:o}", "reason",
+                                 "stdin_read_failed", "message", msg, "errno",
+                                 name ? json_string(name) : json_null()),
+                       err);
+}
+
 static int on_log(struct sr_supervisor *s, int stream, struct sr_error *err) {
   bool hit = false;
   uint64_t before = log_moved(&s->logs, stream);
@@ -1357,9 +1378,11 @@ static int on_event(struct sr_supervisor *s, int kind, short revents,
     drain_timer(s->log_wake_fd);
     s->log_resting[0] = s->log_resting[1] = false;
     return 0;
-  case EV_STDIN_IN:
-    sr_stdinpump_on_readable(&s->stdin_pump);
-    return 0;
+  case EV_STDIN_IN: {
+    int e = sr_stdinpump_on_readable(&s->stdin_pump);
+
+    return e ? stdin_read_failed(s, e, err) : 0;
+  }
   case EV_STDIN_OUT:
     sr_stdinpump_on_writable(&s->stdin_pump);
     return 0;
