@@ -20,7 +20,13 @@
 #include "cli.h"
 #include "cmd.h"
 #include "error.h"
+#include "fdutil.h"
 #include "macro.h"
+
+/* The signal mask skillrun was started with: main() blocks the run's
+ * cancellation signals before anything else, and the commands that are
+ * not a run get this back. */
+static sigset_t caller_mask;
 
 static int cmd_help(const struct sr_args *a) {
   (void)a;
@@ -150,8 +156,19 @@ static int leave(int code) {
 
 int main(int argc, char *argv[]) {
   bool closed[3];
+  sigset_t cancel;
   int fd;
 
+  /* First of all, the run's cancellation signals (sr_cancel_set) are
+   * blocked: one that comes while the command line is parsed and the run
+   * set up stays pending, and cancels the run once it looks (run.c,
+   * sr_stage_start; skillrun(1) EXIT STATUS).  Blocked only from the run's
+   * start, a SIGINT that came before was lost when skillrun was started
+   * with it ignored (a shell's background job), and the run went on to
+   * its end.  The other commands get the caller's mask back (run_main). */
+  sr_cancel_set(&cancel);
+  if (sigprocmask(SIG_BLOCK, &cancel, &caller_mask) < 0)
+    (void)sigprocmask(SIG_SETMASK, NULL, &caller_mask);
   /* A closed standard descriptor must not become the audit file, a log or
    * a run directory by accident: each gets /dev/null (open(2) takes the
    * lowest free number, so they are filled in order). */
@@ -220,6 +237,10 @@ static int run_main(int argc, char *argv[], const bool closed[3]) {
     sr_args_done(&args);
     return err.exit_code ? err.exit_code : SR_EXIT_FAILED;
   }
+  /* Not a run: the signals end the command as they did before main()
+   * (one that came meanwhile does so now), with the caller's mask. */
+  if (args.mode != SR_MODE_RUN)
+    (void)pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
   /* --stdin hands the skill our standard input: a closed one is an error,
    * not /dev/null. */
   if (closed[STDIN_FILENO] && args.mode == SR_MODE_RUN && args.forward_stdin) {
