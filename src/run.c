@@ -574,7 +574,8 @@ static json_t *explain_run_json(const struct sr_run *run) {
 int sr_stage_explain(struct sr_run *run) {
   const struct sr_policy *p = &run->policy;
   json_t *j = sr_policy_to_json(p, NULL), *w;
-  int r;
+  _cleanup_free_ char *text = NULL;
+  size_t len;
 
   if (!j)
     return SR_EXIT_FAILED;
@@ -599,10 +600,17 @@ int sr_stage_explain(struct sr_run *run) {
       json_array_append_new(w, sr_json_text(p->warnings.v[i]));
   }
   json_object_set_new(j, "warnings", w ? w : json_array());
-  r = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+  /* Through sr_json_dump, as every JSON text skillrun writes: a bundle's
+   * text (an entrypoint, a warning quoting SKILL.md) with a C1 control or
+   * a bidirectional override reaches the reviewer's terminal escaped. */
+  text = sr_json_dump(j, JSON_INDENT(2) | JSON_SORT_KEYS, 1, &len);
   json_decref(j);
-  putchar('\n');
-  return r == 0 && fflush(stdout) == 0 ? 0 : SR_EXIT_FAILED;
+  if (!text)
+    return SR_EXIT_FAILED;
+  text[len++] = '\n';
+  return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0
+             ? 0
+             : SR_EXIT_FAILED;
 }
 
 /* ------------------------------------------------------------ records */

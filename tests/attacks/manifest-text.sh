@@ -16,6 +16,8 @@
 #   the bundle_rejected message carried them raw.  Every JSON text skillrun
 #   writes now has each such character as \uHHHH: no raw one reaches a
 #   reader, and what a JSON reader decodes is the same text.
+# - --explain's JSON, which printed an entrypoint's characters raw to the
+#   terminal of the operator reviewing the bundle.
 # As root and as an unprivileged user.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/common.sh"
@@ -32,6 +34,7 @@ mkskill() {
 mkskill version "metadata:\n  version: \"1$SPECIALS\"\n"
 mkskill tools "allowed-tools: \"Read a$SPECIALS b\"\n"
 mkskill netallow "metadata:\n  sandbox.network-allow: \"ex${SPECIALS}ample.com:443\"\n"
+mkskill entry "metadata:\n  sandbox.entrypoint: \"scripts/run${SPECIALS}.sh\"\n"
 
 # plain FILE...: no DEL, C1 control, bidirectional formatting or line
 # separator character in the files, whose lines each are one JSON text.
@@ -92,4 +95,12 @@ for mode in $MODES; do
     sh -c "[ \$(wc -l <'$ERR') = 1 ] && grep -q \"'ex????ample.com:443'\" '$ERR'"
   check "$mode: ... and the stream verifies" audit_ok "$AUDIT"
 done
+
+# --explain, which an operator runs to review a bundle, prints its JSON
+# (it was written with json_dumpf, the characters raw).
+"$SKILLRUN" --explain "$T/entry" >"$T/explain.json" 2>"$T/explain.err"
+is "--explain of an entrypoint with misleading characters: exit 0" "$?" 0
+check "... no misleading character in what it prints" plain "$T/explain.json"
+is "... the entrypoint, decoded, is what SKILL.md says" \
+  "$("$JQ" -r '.run.command[0] == "scripts/run\u202e\u0085\u2028\u009b.sh"' "$T/explain.json")" true
 finish
