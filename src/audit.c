@@ -36,16 +36,6 @@ static const char *const common_keys[] = {
  * json_dumpb always returns the whole length. */
 #define SR_JSON_DUMP_GUESS 8192u
 
-/* The code point of the well-formed UTF-8 sequence p[0..n). */
-static uint32_t utf8_decode(const unsigned char *p, size_t n) {
-  static const unsigned char lead_mask[] = {0x7f, 0x7f, 0x1f, 0x0f, 0x07};
-  uint32_t cp = p[0] & lead_mask[n];
-
-  for (size_t i = 1; i < n; i++)
-    cp = cp << 6 | (p[i] & 0x3fu);
-  return cp;
-}
-
 /* How long text[0..n) is with each character that misleads a reader
  * (sr_name_misleads: DEL, a C1 control, a bidirectional formatting or
  * line separator character) written as \uHHHH, into out when it is not
@@ -69,7 +59,7 @@ static size_t escape_misleading(const char *text, size_t n, char *out) {
     }
     if (escape) {
       if (out)
-        snprintf(out + o, 7, "\\u%04" PRIx32, utf8_decode(p + i, k));
+        snprintf(out + o, 7, "\\u%04" PRIx32, sr_utf8_code_point(p + i, k));
       o += 6;
     } else {
       if (out)

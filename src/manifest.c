@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +100,11 @@ static const char *shown(const char *s, char *buf, size_t size) {
   return buf;
 }
 #define SHOWN(s) shown((s), (char[80]){0}, 80)
+/* A character sr_name_misleads names, for a message: its code point and
+ * where it is (the text itself may not be shown). */
+#define MISLEADS                                                               \
+  "U+%04" PRIX32 " at byte %zu, a control, bidirectional formatting or "       \
+  "line separator character"
 
 static int add_warning(struct sr_manifest *m, struct sr_error *err,
                        const char *fmt, ...) _printf_(3, 4);
@@ -500,8 +506,8 @@ static int check_name(struct sr_manifest *m, const struct node *v,
    * are bounded too, as NFKC would have them, not as decomposed. */
   if (len > SR_MANIFEST_NAME_MAX_BYTES)
     return INVALID(err, v->line,
-                   "name is %zu bytes long as written; at most %d (write "
-                   "it composed, in NFC form)",
+                   "name is %zu bytes long as written; at most %d (use "
+                   "fewer characters, or ones NFKC would make of them)",
                    len, SR_MANIFEST_NAME_MAX_BYTES);
   chars = sr_text_name_chars(norm, nlen);
   if (chars == SR_TEXT_NAME_NO_MEMORY)
@@ -716,15 +722,16 @@ static int check_allowed_tools(struct sr_manifest *m, const struct node *v,
    * a wrong shape (its WebFetch destinations are not asked for either). */
   for (size_t i = 0; i < m->allowed_tools.n; i++) {
     const char *tool = m->allowed_tools.v[i];
+    const size_t len = strlen(tool);
+    uint32_t cp;
+    size_t at = sr_name_misleading_at(tool, len, &cp);
 
-    if (!sr_valid_utf8_text(tool, strlen(tool)) ||
-        sr_name_misleads(tool, strlen(tool))) {
+    if (at < len) {
       sr_strv_done(&m->allowed_tools);
       return add_warning(m, err,
-                         "SKILL.md:%u: allowed-tools holds a control, "
-                         "bidirectional formatting or line separator "
-                         "character (ignored)",
-                         v->line);
+                         "SKILL.md:%u: allowed-tools entry %zu holds " MISLEADS
+                         " (the list is ignored)",
+                         v->line, i + 1, cp, at + 1);
     }
   }
   return tools_network(m, v, err);
@@ -1027,12 +1034,12 @@ static int check_metadata(struct sr_manifest *m, const struct node *v,
     if (!strcmp(k->str, "version")) {
       /* The version is in every audit line and metadata.json: held to
        * what --label holds a caller's values to. */
-      if (!sr_valid_utf8_text(val->str, val->len) ||
-          sr_name_misleads(val->str, val->len))
-        return INVALID(err, val->line,
-                       "metadata version '%s' holds a control, "
-                       "bidirectional formatting or line separator character",
-                       SHOWN(val->str));
+      uint32_t cp;
+      size_t at = sr_name_misleading_at(val->str, val->len, &cp);
+
+      if (at < val->len)
+        return INVALID(err, val->line, "metadata version holds " MISLEADS, cp,
+                       at + 1);
       m->version = strdup(val->str);
       if (!m->version)
         return oom(err);

@@ -231,7 +231,7 @@ bool sr_utf8_valid(const char *s, size_t len) {
 }
 
 /* The code point of the well-formed sequence p[0..n). */
-static uint32_t utf8_code_point(const unsigned char *p, size_t n) {
+uint32_t sr_utf8_code_point(const unsigned char *p, size_t n) {
   static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
   uint32_t cp = p[0] & lead_mask[n];
 
@@ -250,7 +250,7 @@ bool sr_valid_utf8_text(const char *s, size_t len) {
 
     if (n == 0)
       return false;
-    cp = utf8_code_point(p + i, n);
+    cp = sr_utf8_code_point(p + i, n);
     if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
       return false;
     i += n;
@@ -279,7 +279,7 @@ static char name_escape_kind(const unsigned char *p, size_t n) {
 
   if (n == 0)
     return 'x';
-  cp = utf8_code_point(p, n);
+  cp = sr_utf8_code_point(p, n);
   if (cp < 0x20 || cp == 0x7f)
     return 'x';
   if ((cp >= 0x80 && cp <= 0x9f) || is_format_control(cp))
@@ -301,17 +301,26 @@ bool sr_name_needs_escape(const char *s, size_t len) {
   return false;
 }
 
-bool sr_name_misleads(const char *s, size_t len) {
+size_t sr_name_misleading_at(const char *s, size_t len, uint32_t *cp) {
   const unsigned char *p = (const unsigned char *)s;
   size_t skip = 1;
 
   for (size_t i = 0; i < len;) {
     size_t n = sr_utf8_seq(p + i, len - i, &skip);
-    if (n > 0 ? name_escape_kind(p + i, n) != 0 : p[i] >= 0x80 && p[i] <= 0x9f)
-      return true;
+    if (n > 0 ? name_escape_kind(p + i, n) != 0
+              : p[i] >= 0x80 && p[i] <= 0x9f) {
+      *cp = n > 0 ? sr_utf8_code_point(p + i, n) : p[i];
+      return i;
+    }
     i += n > 0 ? n : 1;
   }
-  return false;
+  return len;
+}
+
+bool sr_name_misleads(const char *s, size_t len) {
+  uint32_t cp;
+
+  return sr_name_misleading_at(s, len, &cp) < len;
 }
 
 char *sr_name_escape(const char *s, size_t len) {
@@ -337,7 +346,7 @@ char *sr_name_escape(const char *s, size_t len) {
       break;
     case 'u':
       o += (size_t)sprintf(out + o, "\\u%04x",
-                           (unsigned)utf8_code_point(p + i, n));
+                           (unsigned)sr_utf8_code_point(p + i, n));
       i += n;
       break;
     default:
@@ -358,7 +367,7 @@ static size_t term_escape_one(const unsigned char *p, size_t n, char *out) {
 
   if (n == 0)
     return (size_t)sprintf(out, "\\x%02x", p[0]);
-  cp = utf8_code_point(p, n);
+  cp = sr_utf8_code_point(p, n);
   if (cp == '\n' || cp == '\t')
     out[0] = (char)cp;
   else if (cp < 0x20 || cp == 0x7f)

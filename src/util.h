@@ -49,6 +49,8 @@ bool sr_utf8_valid(const char *s, size_t len);
 /* How many of the len bytes of s to keep for at most max: len, or max
  * moved back to the start of the UTF-8 sequence it falls in. */
 size_t sr_utf8_cut(const char *s, size_t len, size_t max);
+/* The code point of the well-formed UTF-8 sequence p[0..n) (sr_utf8_seq). */
+uint32_t sr_utf8_code_point(const unsigned char *p, size_t n);
 
 /*
  * A file name for the record: when it is not valid UTF-8, or holds a C0 or
@@ -64,6 +66,9 @@ bool sr_name_needs_escape(const char *s, size_t len);
  * 0x80 - 0x9f, which a terminal of 8-bit characters reads as a C1 control
  * (0x9b as ESC [), as sr_error_for_terminal shows it. */
 bool sr_name_misleads(const char *s, size_t len);
+/* Where the first such character of s[0..len) is, and its code point in
+ * *cp (a byte that is not UTF-8: the byte); len when there is none. */
+size_t sr_name_misleading_at(const char *s, size_t len, uint32_t *cp);
 /*
  * The display form of such a name, NUL-terminated and malloc'd (NULL on
  * ENOMEM): each byte that is not part of well-formed UTF-8, each C0 control,

@@ -35,6 +35,8 @@ mkskill version "metadata:\n  version: \"1$SPECIALS\"\n"
 mkskill tools "allowed-tools: \"Read a$SPECIALS b\"\n"
 mkskill netallow "metadata:\n  sandbox.network-allow: \"ex${SPECIALS}ample.com:443\"\n"
 mkskill entry "metadata:\n  sandbox.entrypoint: \"scripts/run${SPECIALS}.sh\"\n"
+# A block scalar ends in a newline: a control character, named.
+mkskill block "metadata:\n  version: |\n    1.0.0\n"
 
 # plain FILE...: no DEL, C1 control, bidirectional formatting or line
 # separator character in the files, whose lines each are one JSON text.
@@ -73,16 +75,21 @@ for mode in $MODES; do
   is "$mode: ... as an invalid manifest" \
     "$("$JQ" -r 'select(.event == "bundle_rejected") | .reason' "$AUDIT")" manifest_invalid
   check "$mode: ... named on one line of stderr, at its line" \
-    sh -c "[ \$(wc -l <'$ERR') = 1 ] && grep -q 'SKILL.md:5: metadata version' '$ERR'"
+    sh -c "[ \$(wc -l <'$ERR') = 1 ] && grep -q 'SKILL.md:5: metadata version holds U+202E at byte 2' '$ERR'"
   is "$mode: ... and the record ends" "$(last_event)" "execution_completed refused"
   check "$mode: ... no misleading character in the stream" plain "$AUDIT"
   check "$mode: ... which verifies" audit_ok "$AUDIT"
+
+  run_of "$mode" block
+  is "$mode: a version written as a block scalar (a newline at its end) is refused (123)" "$rc" 123
+  check "$mode: ... the message names the character and where it is" \
+    grep -q 'SKILL.md:5: metadata version holds U+000A at byte 6, a control' "$ERR"
 
   run_of "$mode" tools
   is "$mode: allowed-tools with misleading characters: the run succeeds" "$rc" 0
   is "$mode: ... the list is ignored" "$("$JQ" -c .skill.allowed_tools "$RUN_DIR/metadata.json")" "[]"
   check "$mode: ... with a warning" \
-    grep -q '"event":"warning".*allowed-tools holds a control' "$AUDIT"
+    grep -q '"event":"warning".*allowed-tools entry 2 holds U+202E at byte 2' "$AUDIT"
   check "$mode: ... no misleading character in the stream, audit.jsonl or metadata.json" \
     plain "$AUDIT" "$RUN_DIR/audit.jsonl" "$RUN_DIR/metadata.json"
 

@@ -43,7 +43,7 @@ jamo=$(printf '\341\204\200\341\205\241\341\206\250%.0s' $(seq 64))
 sed -i "s/^name: .*/name: $jamo/" "$B/SKILL.md"
 refuse "a 576-byte name of 64 characters" "$B"
 is "... which stderr names" "$(sed 's/^skillrun: bundle [^:]*: //' "$T/err.$n")" \
-  "SKILL.md:2: name is 576 bytes long as written; at most 256 (write it composed, in NFC form)"
+  "SKILL.md:2: name is 576 bytes long as written; at most 256 (use fewer characters, or ones NFKC would make of them)"
 is "... reason manifest_invalid" "$(field "$T/a.$n" bundle_rejected .reason)" manifest_invalid
 is "... counted in the runs index as refused before the skill was known" \
   "$(awk -v id="m$n" '$NF == id { print $4, $5, $6 }' "$W/.metrics/runs.log")" \
