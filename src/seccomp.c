@@ -30,6 +30,10 @@
 #ifndef TCP_AO_ADD_KEY
 #define TCP_AO_ADD_KEY 38
 #endif
+/* Linux 6.4's prctl for KSM (linux/prctl.h), likewise. */
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
+#endif
 /* libseccomp's header.  AM_CPPFLAGS puts src/ on the -I path, where our own
  * seccomp.h shadows <seccomp.h>; going through linux/ (which exists in the
  * system include directory but not in src/) reaches the library's. */
@@ -833,10 +837,15 @@ static int new_ctx(uint32_t def_action, scmp_filter_ctx *out,
  * this one would answer calls before the listener hears of them (the
  * kernel takes an errno or a trap over a notification, and the newest
  * filter's among equals), hiding refused calls from syscall_denied.  The
- * option is an int: the low 32 bits.  setsockopt's options that make a
- * socket a multicast group's member, or an IPv6 anycast address's, or
- * give it a source filter: each membership is a record on the socket
- * (sock_kmalloc, up to net.core.optmem_max a socket) and one on the
+ * option is an int: the low 32 bits.  prctl(PR_SET_MEMORY_MERGE) and
+ * madvise(MADV_MERGEABLE) offer the skill's pages to KSM, which on a host
+ * that runs it merges them with identical pages of other processes (a
+ * virtual machine's memory among them): the time a write to a probe page
+ * takes then tells whether another holds the same contents (memory
+ * deduplication side channels).  The advice is an int too.  setsockopt's
+ * options that make a socket a multicast group's member, or an IPv6 anycast
+ * address's, or give it a source filter: each membership is a record on the
+ * socket (sock_kmalloc, up to net.core.optmem_max a socket) and one on the
  * device, charged to no cgroup; 1000 UDP sockets joining 2340 groups each
  * on lo held 300 MB of the host's memory under a 64 MiB limit, and leaving
  * them at exit took 23 s of kernel time past the CPU budget.  The
@@ -900,6 +909,10 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
   const unsigned long cmds[] = {TIOCSTI, TIOCLINUX, TIOCSETD};
   struct scmp_arg_cmp set_seccomp =
       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_SECCOMP);
+  struct scmp_arg_cmp memory_merge =
+      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_MEMORY_MERGE);
+  struct scmp_arg_cmp mergeable =
+      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, MADV_MERGEABLE);
   /* The MCAST_* options (RFC 3678) are the same numbers at both levels. */
   static const struct sockopt uncharged[] = {
       {IPPROTO_IP, IP_ADD_MEMBERSHIP},
@@ -952,6 +965,10 @@ static int build_tty(struct sr_seccomp_parts *pp, struct sr_error *err) {
       return r;
   }
   r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "prctl", 1, &set_seccomp, err);
+  if (r >= 0)
+    r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "prctl", 1, &memory_merge, err);
+  if (r >= 0)
+    r = add_rule(ctx, SCMP_ACT_ERRNO(EPERM), "madvise", 1, &mergeable, err);
   if (r < 0)
     return r;
   r = add_sockopt_rules(ctx, SCMP_ACT_ERRNO(EPERM), uncharged,

@@ -956,6 +956,30 @@ static void case_kernel(struct res *r, const char *arg) {
   must_fail(r, "ptrace(TRACEME)", ptrace(PTRACE_TRACEME, 0, NULL, NULL));
 }
 
+/* KSM: prctl(PR_SET_MEMORY_MERGE) and madvise(MADV_MERGEABLE) offered
+ * the skill's pages for merging with identical pages of the host's other
+ * processes (a virtual machine's memory among them) where the host runs
+ * KSM, whose copy on a write then times as a probe of their contents. */
+static void case_ksm(struct res *r, const char *arg) {
+  const long merge = 67; /* PR_SET_MEMORY_MERGE, Linux 6.4 */
+  char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+  (void)arg;
+  if (page == MAP_FAILED) {
+    esc(r, "mmap:%s", ename(errno));
+    return;
+  }
+  must_fail(r, "prctl(PR_SET_MEMORY_MERGE)", prctl(merge, 1, 0, 0, 0));
+  must_fail(r, "prctl(PR_SET_MEMORY_MERGE|1<<32)",
+            syscall(SYS_prctl, (unsigned long)merge | (1UL << 32), 1, 0, 0, 0));
+  must_fail(r, "madvise(MADV_MERGEABLE)", madvise(page, 4096, MADV_MERGEABLE));
+  /* The other advice stays: allocators use it. */
+  if (madvise(page, 4096, MADV_DONTNEED) < 0)
+    esc(r, "madvise(MADV_DONTNEED) refused:%s", ename(errno));
+  munmap(page, 4096);
+}
+
 /* ---------------------------------------------- processes outside */
 
 /* Signals and ptrace against a host process (pid passed in): the pid
@@ -3015,6 +3039,7 @@ static const struct {
     {"ns_create", case_ns_create},
     {"ns_join", case_ns_join},
     {"kernel", case_kernel},
+    {"ksm", case_ksm},
     {"seccomp_stack", case_seccomp_stack},
     {"host_pid", case_host_pid},
     {"tiocsti", case_tiocsti},

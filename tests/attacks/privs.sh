@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Attack regression suite, privilege classes: capability and uid regain
 # (setuid-root and file-capability binaries in the bundle, setuid(0),
-# capset), namespace creation and joining, kernel attack surface, terminal
+# capset), namespace creation and joining, kernel attack surface, KSM
+# (pages offered for merging: a side channel where the host runs it), terminal
 # injection, line disciplines (TIOCSETD on a pty of the skill's own: every
 # discipline the kernel has, and the autoload of its module), signals and
 # ptrace against a host process, fd, environment and signal-state leaks.
@@ -49,7 +50,7 @@ cases=(
   signals setuid capset usr_nosuid
   suid_exec:/workspace/inputs/bundle/suid-attacker
   suid_exec:/workspace/inputs/suid-input
-  ns_create ns_join kernel "host_pid:$HOST_PID" tiocsti ldisc fds
+  ns_create ns_join kernel ksm "host_pid:$HOST_PID" tiocsti ldisc fds
   "env:$env_names,=$(printf %s "$SECRET" | rev)"
 )
 [ $fcap = 0 ] || cases+=(fcap_exec:/workspace/inputs/bundle/fcap-attacker)
