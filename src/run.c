@@ -906,59 +906,70 @@ static bool reported_denials(const struct sr_run *run) {
          !run->sup.seccomp_plain;
 }
 
+/* json_object_set_new(o, key, v), *ok false when it fails (v NULL: out of
+ * memory). */
+static void set_field(bool *ok, json_t *o, const char *key, json_t *v) {
+  if (json_object_set_new(o, key, v) < 0)
+    *ok = false;
+}
+
 static json_t *completed_json(const struct sr_run *run, const char *status,
                               int exit_code, bool ran) {
   const struct sr_verdict *v = &run->verdict;
   const struct sr_logpump *lp = &run->sup.logs;
   const bool cg = run->have_cgroup_stats;
   const bool u = run->have_usage;
+  bool ok = true;
   json_t *f;
 
   f = json_pack("{s:s, s:i, s:I}", "status", status, "exit_code", exit_code,
                 "duration_ms", (json_int_t)(sr_now_mono_ms() - run->start_ms));
   if (!f || !ran)
     return f;
-  json_object_set_new(f, "skill_exit_code",
-                      v->skill_exit >= 0 ? json_integer(v->skill_exit)
-                                         : json_null());
-  json_object_set_new(f, "signal",
-                      v->signal ? json_integer(v->signal) : json_null());
+  set_field(&ok, f, "skill_exit_code",
+            v->skill_exit >= 0 ? json_integer(v->skill_exit) : json_null());
+  set_field(&ok, f, "signal",
+            v->signal ? json_integer(v->signal) : json_null());
   if (v->exec_errno)
-    json_object_set_new(f, "exec_error",
-                        json_string(strerrorname_np(v->exec_errno)
-                                        ? strerrorname_np(v->exec_errno)
-                                        : "unknown"));
-  json_object_set_new(
-      f, "cpu_usec", u ? json_integer((json_int_t)run->cpu_usec) : json_null());
-  json_object_set_new(f, "memory_peak",
-                      u ? json_integer((json_int_t)run->memory_peak)
-                        : json_null());
-  json_object_set_new(f, "pids_peak",
-                      u ? json_integer((json_int_t)run->pids_peak)
-                        : json_null());
-  json_object_set_new(f, "oom_kill",
-                      cg ? json_integer((json_int_t)run->cg.oom_kill)
-                         : json_null());
-  json_object_set_new(f, "measured_by", json_string(measured_by(run)));
-  json_object_set_new(f, "logs",
-                      json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "stdout",
-                                "kept", (json_int_t)lp->kept[0], "dropped",
-                                (json_int_t)lp->dropped[0], "stderr", "kept",
-                                (json_int_t)lp->kept[1], "dropped",
-                                (json_int_t)lp->dropped[1]));
-  json_object_set_new(f, "artifacts", sr_artifacts_json(&run->artifacts));
+    set_field(&ok, f, "exec_error",
+              json_string(strerrorname_np(v->exec_errno)
+                              ? strerrorname_np(v->exec_errno)
+                              : "unknown"));
+  set_field(&ok, f, "cpu_usec",
+            u ? json_integer((json_int_t)run->cpu_usec) : json_null());
+  set_field(&ok, f, "memory_peak",
+            u ? json_integer((json_int_t)run->memory_peak) : json_null());
+  set_field(&ok, f, "pids_peak",
+            u ? json_integer((json_int_t)run->pids_peak) : json_null());
+  set_field(&ok, f, "oom_kill",
+            cg ? json_integer((json_int_t)run->cg.oom_kill) : json_null());
+  set_field(&ok, f, "measured_by", json_string(measured_by(run)));
+  set_field(&ok, f, "logs",
+            json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "stdout", "kept",
+                      (json_int_t)lp->kept[0], "dropped",
+                      (json_int_t)lp->dropped[0], "stderr", "kept",
+                      (json_int_t)lp->kept[1], "dropped",
+                      (json_int_t)lp->dropped[1]));
+  set_field(&ok, f, "artifacts", sr_artifacts_json(&run->artifacts));
   if (run->args->forward_stdin)
-    json_object_set_new(f, "stdin",
-                        json_pack("{s:I, s:s, s:b}", "bytes",
-                                  (json_int_t)run->sup.stdin_pump.bytes,
-                                  "sha256", run->sup.stdin_sha256, "complete",
-                                  run->sup.stdin_complete));
+    set_field(&ok, f, "stdin",
+              json_pack("{s:I, s:s, s:b}", "bytes",
+                        (json_int_t)run->sup.stdin_pump.bytes, "sha256",
+                        run->sup.stdin_sha256, "complete",
+                        run->sup.stdin_complete));
   /* Every call the seccomp filter refused (syscall_denied itemises them);
    * null when they were not reported. */
-  json_object_set_new(f, "syscalls_denied",
-                      reported_denials(run)
-                          ? json_integer((json_int_t)run->sup.denials.total)
-                          : json_null());
+  set_field(&ok, f, "syscalls_denied",
+            reported_denials(run)
+                ? json_integer((json_int_t)run->sup.denials.total)
+                : json_null());
+  /* A field that could not be made (out of memory) is not left out: a
+   * line without it says less than happened, and the schema requires it.
+   * None, and emit_completed builds the line again. */
+  if (!ok) {
+    json_decref(f);
+    return NULL;
+  }
   return f;
 }
 

@@ -112,11 +112,23 @@ run() { # FUNC N: one run, its id fi-FUNC-N
         tr -d '\n' 2>/dev/null <"$d/metadata.json"
         echo
       } | $JQ -R -r '(fromjson? // {}) | if type != "object" then {} else . end |
-        [.event // "-", .status // "-", (.result | objects | .status) // "-"] |
+        [.event // "-", .status // "-", (.result | objects | .status) // "-",
+         # An execution_completed with every field its status requires
+         # (schema/audit.schema.json): none was to be left out for want
+         # of memory.
+         (if .event != "execution_completed" or
+             (.status | IN("refused", "error", "abandoned")) or
+             (.status == "cancelled" and (has("skill_exit_code") | not)) or
+             ([has("skill_exit_code", "signal", "cpu_usec", "memory_peak",
+                   "pids_peak", "oom_kill", "measured_by", "logs",
+                   "artifacts")] | all)
+          then "whole" else "cut" end)] |
         map(if type == "string" then . else "-" end) | @tsv' 2>/dev/null | tr '\t\n' '  '
     )
-    local l_event l_status s_event s_status m_status
-    read -r l_event l_status _ s_event s_status _ _ _ m_status <<<"$facts"
+    local l_event l_status l_whole s_event s_status s_whole m_status
+    read -r l_event l_status _ l_whole s_event s_status _ s_whole _ _ m_status _ <<<"$facts"
+    [ "$l_whole" = cut ] && v="$v audit.jsonl's execution_completed lacks a field;"
+    [ "$s_whole" = cut ] && v="$v the stream's execution_completed lacks a field;"
     # One copy that cannot be written (the failed write was its) is given
     # up, with an error on stderr; the other goes on to execution_completed
     # (skillrun(1) AUDIT EVENTS).
